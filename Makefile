@@ -1,0 +1,54 @@
+# ctorch: `make test` and `make demo` do all the set-up on a fresh Debian 12 machine.
+BUILD      ?= build
+BUILD_ASAN ?= build-asan
+JOBS       ?= $(shell nproc)
+DEPS       := gcc make cmake pkg-config libopenblas-dev zlib1g-dev
+DEMO_DEPS  := dataset-fashion-mnist
+BENCH_DEPS := python3-torch
+
+.PHONY: all deps build test test-sanitize demo bench install clean
+
+all: build
+
+# Installs what is missing (as root, through apt-get); otherwise says what to install.
+define apt_install
+	@missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing:$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	  else echo "please install:$$missing (sudo apt-get install$$missing)"; exit 1; fi; \
+	fi
+endef
+
+deps:
+	$(call apt_install,$(DEPS))
+
+$(BUILD)/Makefile: CMakeLists.txt | deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
+
+build: deps $(BUILD)/Makefile
+	cmake --build $(BUILD) -j $(JOBS)
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+test-sanitize: deps
+	cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DCTORCH_SANITIZE=ON
+	cmake --build $(BUILD_ASAN) -j $(JOBS)
+	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS) -LE slow
+
+demo: build
+	$(call apt_install,$(DEMO_DEPS))
+	$(BUILD)/examples/autograd_basics
+	$(BUILD)/examples/sine_fit
+
+bench: build
+	$(call apt_install,$(BENCH_DEPS))
+	bench/run.sh $(BUILD)
+
+install: build
+	cmake --install $(BUILD)
+
+clean:
+	rm -rf $(BUILD) $(BUILD_ASAN)

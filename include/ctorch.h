@@ -1,0 +1,21 @@
+/* ctorch — PyTorch's model in C.
+ *
+ * The umbrella header: tensors (ctorch/tensor.h), elementwise ops
+ * (ctorch/pointwise.h), reductions (ctorch/reduce.h), views (ctorch/shape.h),
+ * autograd (ctorch/autograd.h), gradient checks (ctorch/gradcheck.h), memory
+ * statistics (ctorch/memory.h).  Conventions
+ * (ctorch/base.h): every function returning an object registers it with the innermost
+ * CT_SCOPE; a failing call returns NULL and sets ct_last_error(). */
+#ifndef CTORCH_H
+#define CTORCH_H
+
+#include "ctorch/base.h"
+#include "ctorch/tensor.h"
+#include "ctorch/pointwise.h"
+#include "ctorch/reduce.h"
+#include "ctorch/shape.h"
+#include "ctorch/autograd.h"
+#include "ctorch/memory.h"
+#include "ctorch/gradcheck.h"
+
+#endif

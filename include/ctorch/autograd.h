@@ -1,0 +1,97 @@
+/* ctorch/autograd.h — the recorded graph, backward, gradients and grad modes.
+ *
+ *     ct_tensor *x = ct_tensor_f32((float[]){3}, CT_SHAPE(1), .requires_grad = true);
+ *     ct_tensor *y = ct_mul(x, x);
+ *     ct_backward(ct_sum(y));
+ *     ct_print(ct_grad(x));               // tensor([6.])
+ */
+#ifndef CTORCH_AUTOGRAD_H
+#define CTORCH_AUTOGRAD_H
+
+#include "tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- leaves, grads, the graph ----------------------------------------- */
+
+bool ct_requires_grad(const ct_tensor *t);
+/* requires_grad_(): only on leaves; returns 0, or -1 with an error. */
+int ct_set_requires_grad(ct_tensor *t, bool requires_grad);
+bool ct_is_leaf(const ct_tensor *t);
+/* The accumulated gradient, borrowed: valid while t lives (NULL when none). */
+ct_tensor *ct_grad(const ct_tensor *t);
+/* Replaces t's .grad (NULL sets it to None, like zero_grad(set_to_none=True)). */
+int ct_set_grad(ct_tensor *t, ct_tensor *grad);
+/* Makes a non-leaf keep its .grad after backward. */
+int ct_retain_grad(ct_tensor *t);
+/* A tensor sharing t's data, cut from the graph (requires_grad false). */
+ct_tensor *ct_detach(ct_tensor *t);
+#define ct_detach(t) CT_AT(ct_detach(t))
+
+/* The node that created t (borrowed; NULL for leaves), its name as PyTorch prints it
+ * ("AddBackward0") and the nodes its gradient flows to next. */
+ct_node *ct_grad_fn(const ct_tensor *t);
+const char *ct_node_name(const ct_node *n);
+int ct_node_num_next(const ct_node *n);
+/* The i-th next node (borrowed; NULL when that input needs no gradient). */
+ct_node *ct_node_next(const ct_node *n, int i, int *input_nr);
+
+/* ---- backward ---------------------------------------------------------- */
+
+typedef struct {
+    ct_tensor *gradient; /* required when t has more than one element */
+    bool retain_graph;   /* keep saved tensors for another backward */
+    bool create_graph;   /* record the backward itself (higher-order grads) */
+} ct_backward_options;
+int ct_backward_with(ct_tensor *t, ct_backward_options o);
+/* Accumulates d t / d leaf into every leaf's .grad.  Returns 0 or -1 with an error:
+ * "grad can be implicitly created only for scalar outputs" for a non-scalar t
+ * without .gradient, "Trying to backward through the graph a second time ..." when
+ * the graph was freed by an earlier backward. */
+#define ct_backward(t, ...) CT_AT(ct_backward_with(t, (ct_backward_options){__VA_ARGS__}))
+
+typedef struct {
+    ct_tensor **grad_outputs; /* n_outputs entries, NULL entries for scalars; or NULL */
+    bool retain_graph;        /* defaults to create_graph */
+    bool create_graph;
+    bool allow_unused;        /* an input the outputs do not depend on gets NULL */
+} ct_grad_options;
+/* torch.autograd.grad: writes d outputs / d inputs[i] into result[i] (registered with
+ * the scope) without touching any .grad.  Returns 0 or -1. */
+int ct_autograd_grad_with(int n_outputs, ct_tensor *const *outputs, int n_inputs,
+                      ct_tensor *const *inputs, ct_tensor **result, ct_grad_options o);
+#define ct_autograd_grad(n_outputs, outputs, n_inputs, inputs, result, ...)            \
+    CT_AT(ct_autograd_grad_with(n_outputs, outputs, n_inputs, inputs, result,             \
+                            (ct_grad_options){__VA_ARGS__}))
+
+/* ---- grad modes (per thread, nestable) -------------------------------- */
+
+bool ct_is_grad_enabled(void);
+bool ct_set_grad_enabled(bool enabled); /* returns the previous mode */
+typedef struct { bool prev; int once; } ct_grad_mode_guard;
+ct_grad_mode_guard ct_grad_mode_begin(bool enabled);
+void ct_grad_mode_end(ct_grad_mode_guard *g);
+#define CT_GRAD_MODE_(enabled)                                                        \
+    for (ct_grad_mode_guard CT_CAT(ct_gm_, __LINE__)                                  \
+             __attribute__((cleanup(ct_grad_mode_end))) = ct_grad_mode_begin(enabled); \
+         CT_CAT(ct_gm_, __LINE__).once; CT_CAT(ct_gm_, __LINE__).once = 0)
+/* CT_NO_GRAD { ... }: nothing inside is recorded or saved (torch.no_grad()). */
+#define CT_NO_GRAD CT_GRAD_MODE_(false)
+#define CT_ENABLE_GRAD CT_GRAD_MODE_(true)
+/* Inference mode: no graph at all; in ctorch the same as no_grad. */
+#define CT_INFERENCE_MODE CT_GRAD_MODE_(false)
+
+/* ---- hooks -------------------------------------------------------------- */
+
+/* Called with the gradient of t during backward; return NULL to keep it or a new
+ * tensor to replace it.  Returns a handle for ct_remove_hook, or -1. */
+typedef ct_tensor *(*ct_tensor_hook)(ct_tensor *grad, void *ctx);
+int ct_register_hook(ct_tensor *t, ct_tensor_hook fn, void *ctx);
+int ct_remove_hook(ct_tensor *t, int handle);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

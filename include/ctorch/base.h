@@ -1,0 +1,130 @@
+/* ctorch/base.h — objects, reference counts, scopes, errors, dtypes, devices, shapes.
+ *
+ * Every object ctorch hands out (tensor, node, module, ...) starts with a reference
+ * count.  An object returned by an op is also registered with the innermost open
+ * scope; closing the scope releases it.  Outside any scope the caller owns it and
+ * calls ct_release().  ct_keep() hands an object to the enclosing scope.
+ *
+ *     CT_SCOPE {
+ *         ct_tensor *y = ct_mul(x, x);     // freed when the scope closes
+ *         total += ct_item(ct_sum(y));
+ *     }
+ *
+ * Note: `break` inside CT_SCOPE { } leaves the scope block itself (it is a one-pass
+ * loop), not an enclosing loop.  Inside a loop body write `CT_SCOPE_HERE;` as the
+ * first statement instead: the scope then closes at the end of that block, on
+ * break, continue and return too.
+ */
+#ifndef CTORCH_BASE_H
+#define CTORCH_BASE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- objects ---------------------------------------------------------- */
+
+void *ct_retain(void *obj);  /* returns obj; NULL-safe */
+void ct_release(void *obj);  /* NULL-safe */
+void *ct_keep(void *obj);    /* hand obj to the enclosing scope; returns obj */
+
+/* ---- scopes ----------------------------------------------------------- */
+
+typedef struct { int depth; int once; } ct_scope_guard;
+ct_scope_guard ct_scope_begin(void);
+void ct_scope_end(ct_scope_guard *g);
+int ct_scope_depth(void);
+
+#define CT_CAT_(a, b) a##b
+#define CT_CAT(a, b) CT_CAT_(a, b)
+#define CT_SCOPE                                                                   \
+    for (ct_scope_guard CT_CAT(ct_scope_, __LINE__)                               \
+             __attribute__((cleanup(ct_scope_end))) = ct_scope_begin();           \
+         CT_CAT(ct_scope_, __LINE__).once; CT_CAT(ct_scope_, __LINE__).once = 0)
+#define CT_SCOPE_HERE                                                              \
+    ct_scope_guard CT_CAT(ct_scope_, __LINE__) __attribute__((cleanup(ct_scope_end))) = \
+        ct_scope_begin()
+
+/* ---- errors ----------------------------------------------------------- */
+
+/* A failing call returns NULL (or -1) and sets a thread-local message such as
+ * "ct_matmul: shapes [64, 784] and [128, 10] cannot be multiplied (784 != 128)".
+ * A call given a NULL tensor returns NULL and keeps the first message, so a chain
+ * of calls can be checked once at its end. */
+const char *ct_last_error(void);  /* NULL when no error is pending */
+void ct_clear_error(void);
+typedef void (*ct_error_handler)(const char *message, const char *file, int line);
+ct_error_handler ct_set_error_handler(ct_error_handler h);  /* returns the old one */
+/* Prints the message and the call site of the failing call, then aborts. */
+void ct_abort_on_error(const char *message, const char *file, int line);
+
+/* Call sites: public ops are wrapped by macros that record __FILE__/__LINE__ of the
+ * caller (for error handlers and anomaly mode).  Library internals call the
+ * functions directly; (ct_add)(a, b) does the same in user code. */
+void ct__site(const char *file, int line);
+#ifdef CT_BUILDING_LIBRARY
+#define CT_AT(call) (call) /* inside the library the user's call site stays */
+#else
+#define CT_AT(call) (ct__site(__FILE__, __LINE__), call)
+#endif
+
+/* ---- dtypes ----------------------------------------------------------- */
+
+/* 0 means "not given" in option structs (then the default dtype, or the input's). */
+typedef enum {
+    CT_DTYPE_UNSET = 0,
+    CT_F32, CT_F64, CT_F16, CT_BF16, CT_I64, CT_I32, CT_I16, CT_U8, CT_I8, CT_BOOL,
+    CT_NUM_DTYPES
+} ct_dtype;
+
+size_t ct_dtype_size(ct_dtype t);
+const char *ct_dtype_name(ct_dtype t); /* "float32", "int64", ... */
+bool ct_dtype_is_floating(ct_dtype t);
+bool ct_dtype_is_integral(ct_dtype t); /* includes bool */
+ct_dtype ct_promote_types(ct_dtype a, ct_dtype b); /* torch.promote_types */
+void ct_set_default_dtype(ct_dtype t);              /* float32 or float64 */
+ct_dtype ct_get_default_dtype(void);
+
+/* ---- devices ---------------------------------------------------------- */
+
+/* type 0 means "not given" in option structs. */
+typedef enum { CT_DEV_UNSET = 0, CT_DEV_CPU, CT_DEV_CUDA, CT_NUM_DEVICE_TYPES } ct_device_type;
+typedef struct { int8_t type; int8_t index; } ct_device;
+#define CT_CPU ((ct_device){CT_DEV_CPU, 0})
+#define CT_CUDA(i) ((ct_device){CT_DEV_CUDA, (i)})
+bool ct_device_eq(ct_device a, ct_device b);
+const char *ct_device_str(ct_device d, char buf[16]); /* "cpu", "cuda:0" */
+
+/* ---- shapes ----------------------------------------------------------- */
+
+#define CT_MAX_DIMS 12
+typedef struct { int ndim; int64_t d[CT_MAX_DIMS]; } ct_shape;
+/* CT_SHAPE(2, 3) — a shape by value; CT_SHAPE() is the 0-d (scalar) shape. */
+#define CT_SHAPE(...)                                                              \
+    ((ct_shape){.ndim = (int)(sizeof((int64_t[]){0, __VA_ARGS__}) / sizeof(int64_t)) - 1, \
+                .d = {__VA_ARGS__}})
+/* A list of dims, as for ct_sum(t, .dims = CT_DIMS(0, 2)). */
+typedef struct { int n; int64_t d[CT_MAX_DIMS]; } ct_dims;
+#define CT_DIMS(...)                                                               \
+    ((ct_dims){.n = (int)(sizeof((int64_t[]){0, __VA_ARGS__}) / sizeof(int64_t)) - 1, \
+               .d = {__VA_ARGS__}})
+
+/* Scalars keep their kind so that `t * 2` stays integer and `t * 2.5` floats, as in
+ * PyTorch's promotion rules for Python numbers. */
+typedef struct { double f; int64_t i; int8_t is_int; } ct_scalar;
+#define CT_INT(v) ((ct_scalar){.f = (double)(v), .i = (int64_t)(v), .is_int = 1})
+#define CT_FLOAT(v) ((ct_scalar){.f = (double)(v), .i = (int64_t)(v), .is_int = 0})
+
+/* ---- threads ---------------------------------------------------------- */
+
+void ct_set_num_threads(int n); /* intra-op threads; results are identical for any n */
+int ct_get_num_threads(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

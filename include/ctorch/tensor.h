@@ -1,0 +1,131 @@
+/* ctorch/tensor.h — the tensor: creation, metadata, data access, conversion.
+ *
+ * A tensor is a view (shape, strides, offset, dtype) of a reference-counted storage
+ * on a device.  Views share storage; writes through one are seen by all.
+ *
+ *     ct_tensor *a = ct_zeros(CT_SHAPE(2, 3));                  // float32 zeros
+ *     ct_tensor *b = ct_ones(CT_SHAPE(3), .dtype = CT_F64);
+ *     float v[] = {1, 2, 3, 4};
+ *     ct_tensor *c = ct_tensor_f32(v, CT_SHAPE(2, 2), .requires_grad = true);
+ *
+ * A compound literal holds commas that would split a macro's arguments: name the
+ * array (as above) or wrap it in parentheses: ct_tensor_f32(((float[]){1, 2}), ...).
+ * A one-element literal needs nothing: ct_tensor_f32((float[]){3}, CT_SHAPE(1)).
+ */
+#ifndef CTORCH_TENSOR_H
+#define CTORCH_TENSOR_H
+
+#include "base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ct_tensor ct_tensor;
+typedef struct ct_node ct_node;
+typedef struct ct_generator ct_generator;
+
+/* Keyword options of the factory functions (all optional). */
+typedef struct {
+    ct_dtype dtype;          /* default: ct_get_default_dtype() (or the input's for *_like) */
+    ct_device device;        /* default: cpu */
+    bool requires_grad;
+    ct_generator *generator; /* random factories: default generator when NULL */
+} ct_tensor_options;
+#define CT_OPTS(...) ((ct_tensor_options){__VA_ARGS__})
+
+/* ---- factories -------------------------------------------------------- */
+
+ct_tensor *ct_empty_with(ct_shape shape, ct_tensor_options o);
+ct_tensor *ct_zeros_with(ct_shape shape, ct_tensor_options o);
+ct_tensor *ct_ones_with(ct_shape shape, ct_tensor_options o);
+ct_tensor *ct_full_with(ct_shape shape, double value, ct_tensor_options o);
+ct_tensor *ct_empty_like_with(const ct_tensor *t, ct_tensor_options o);
+ct_tensor *ct_zeros_like_with(const ct_tensor *t, ct_tensor_options o);
+ct_tensor *ct_ones_like_with(const ct_tensor *t, ct_tensor_options o);
+ct_tensor *ct_full_like_with(const ct_tensor *t, double value, ct_tensor_options o);
+/* A 0-d tensor holding v. */
+ct_tensor *ct_scalar_tensor_with(double v, ct_tensor_options o);
+/* Copies numel(shape) elements of `dtype` from data (C order). */
+ct_tensor *ct_tensor_from_with(const void *data, ct_dtype dtype, ct_shape shape, ct_tensor_options o);
+
+#define ct_empty(shape, ...) CT_AT(ct_empty_with(shape, CT_OPTS(__VA_ARGS__)))
+#define ct_zeros(shape, ...) CT_AT(ct_zeros_with(shape, CT_OPTS(__VA_ARGS__)))
+#define ct_ones(shape, ...) CT_AT(ct_ones_with(shape, CT_OPTS(__VA_ARGS__)))
+#define ct_full(shape, value, ...) CT_AT(ct_full_with(shape, value, CT_OPTS(__VA_ARGS__)))
+#define ct_empty_like(t, ...) CT_AT(ct_empty_like_with(t, CT_OPTS(__VA_ARGS__)))
+#define ct_zeros_like(t, ...) CT_AT(ct_zeros_like_with(t, CT_OPTS(__VA_ARGS__)))
+#define ct_ones_like(t, ...) CT_AT(ct_ones_like_with(t, CT_OPTS(__VA_ARGS__)))
+#define ct_full_like(t, value, ...) CT_AT(ct_full_like_with(t, value, CT_OPTS(__VA_ARGS__)))
+#define ct_scalar_tensor(v, ...) CT_AT(ct_scalar_tensor_with(v, CT_OPTS(__VA_ARGS__)))
+#define ct_tensor_from(data, dtype, shape, ...) \
+    CT_AT(ct_tensor_from_with(data, dtype, shape, CT_OPTS(__VA_ARGS__)))
+/* Typed forms: the element type is checked by the compiler. */
+#define ct_tensor_f32(data, shape, ...) \
+    ct_tensor_from((const float *)(data), CT_F32, shape, __VA_ARGS__)
+#define ct_tensor_f64(data, shape, ...) \
+    ct_tensor_from((const double *)(data), CT_F64, shape, __VA_ARGS__)
+#define ct_tensor_i64(data, shape, ...) \
+    ct_tensor_from((const int64_t *)(data), CT_I64, shape, __VA_ARGS__)
+#define ct_tensor_i32(data, shape, ...) \
+    ct_tensor_from((const int32_t *)(data), CT_I32, shape, __VA_ARGS__)
+#define ct_tensor_u8(data, shape, ...) \
+    ct_tensor_from((const uint8_t *)(data), CT_U8, shape, __VA_ARGS__)
+#define ct_tensor_bool(data, shape, ...) \
+    ct_tensor_from((const bool *)(data), CT_BOOL, shape, __VA_ARGS__)
+
+/* Wraps external memory without copying (like torch.from_numpy): writes are seen
+ * both ways.  strides (in elements) may be NULL for C order.  free_fn(data, ctx),
+ * when given, runs once the last tensor viewing the memory is released. */
+ct_tensor *ct_from_blob(void *data, ct_dtype dtype, ct_shape shape, const int64_t *strides,
+                        void (*free_fn)(void *data, void *ctx), void *ctx);
+
+/* ---- metadata --------------------------------------------------------- */
+
+int ct_ndim(const ct_tensor *t);
+int64_t ct_size(const ct_tensor *t, int64_t dim);   /* negative dims count from the end */
+int64_t ct_stride(const ct_tensor *t, int64_t dim); /* in elements */
+ct_shape ct_shape_of(const ct_tensor *t);
+int64_t ct_numel(const ct_tensor *t);
+int64_t ct_storage_offset(const ct_tensor *t);
+ct_dtype ct_dtype_of(const ct_tensor *t);
+ct_device ct_device_of(const ct_tensor *t);
+bool ct_is_contiguous(const ct_tensor *t);
+/* Address of element 0 of the view (the first element in storage order plus offset). */
+void *ct_data_ptr(const ct_tensor *t);
+
+/* ---- reading values --------------------------------------------------- */
+
+/* The value of a one-element tensor as a double; NaN and an error otherwise. */
+double ct_item(const ct_tensor *t);
+int64_t ct_item_int(const ct_tensor *t);
+/* Copies all elements in C order into dst as `dtype` (converting).  Returns 0 or -1. */
+int ct_copy_to_buffer(const ct_tensor *t, void *dst, ct_dtype dtype, size_t dst_bytes);
+
+/* ---- conversion ------------------------------------------------------- */
+
+typedef struct {
+    ct_dtype dtype;   /* unset: keep */
+    ct_device device; /* unset: keep */
+    bool copy;        /* always return a new tensor */
+} ct_to_options;
+ct_tensor *ct_to_with(ct_tensor *t, ct_to_options o);
+/* ct_to(t, .dtype = CT_F64), ct_to(t, .device = CT_CUDA(0)): returns t itself
+ * (retained, registered with the scope) when nothing changes. */
+#define ct_to(t, ...) CT_AT(ct_to_with(t, (ct_to_options){__VA_ARGS__}))
+ct_tensor *ct_contiguous(ct_tensor *t);
+ct_tensor *ct_clone(ct_tensor *t);
+#define ct_contiguous(t) CT_AT(ct_contiguous(t))
+#define ct_clone(t) CT_AT(ct_clone(t))
+
+/* ---- printing --------------------------------------------------------- */
+
+/* PyTorch's repr: "tensor([[1.0000, 2.0000]], requires_grad=True)".  The returned
+ * string is malloc'd; free() it. */
+char *ct_to_string(const ct_tensor *t);
+void ct_print(const ct_tensor *t);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,366 @@
+/* The backward engine.
+ *
+ * Collects the nodes reachable from the roots, counts for each how many edges lead
+ * into it, then runs nodes whose every incoming gradient has arrived, newest first.
+ * Each node's gradients are summed in its buffer; broadcast gradients are reduced to
+ * the input's shape (and cast to its dtype) here, once, so formulas never do it.
+ * Each node runs in its own scope so that temporaries die as soon as it is done. */
+#include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctorch.h"
+#include "autograd/hooks.h"
+#include "autograd/node.h"
+#include "ops/internal.h"
+
+typedef struct {
+    ct_node **items;
+    int len, cap;
+} node_vec;
+
+static void push(node_vec *v, ct_node *n) {
+    if (v->len == v->cap) {
+        v->cap = v->cap ? v->cap * 2 : 32;
+        v->items = realloc(v->items, (size_t)v->cap * sizeof *v->items);
+        if (!v->items) ct_fatal("out of memory in backward");
+    }
+    v->items[v->len++] = n;
+}
+
+/* Max-heap on seq: among ready nodes the most recently created runs first. */
+static void heap_push(node_vec *h, ct_node *n) {
+    push(h, n);
+    int i = h->len - 1;
+    while (i > 0) {
+        int p = (i - 1) / 2;
+        if (h->items[p]->seq >= h->items[i]->seq) break;
+        ct_node *t = h->items[p];
+        h->items[p] = h->items[i];
+        h->items[i] = t;
+        i = p;
+    }
+}
+
+static ct_node *heap_pop(node_vec *h) {
+    ct_node *top = h->items[0];
+    h->items[0] = h->items[--h->len];
+    int i = 0;
+    for (;;) {
+        int l = 2 * i + 1, r = l + 1, m = i;
+        if (l < h->len && h->items[l]->seq > h->items[m]->seq) m = l;
+        if (r < h->len && h->items[r]->seq > h->items[m]->seq) m = r;
+        if (m == i) break;
+        ct_node *t = h->items[m];
+        h->items[m] = h->items[i];
+        h->items[i] = t;
+        i = m;
+    }
+    return top;
+}
+
+static atomic_uint_fast64_t next_task = 1;
+
+/* Adds g (owned reference) into slot. */
+static bool accumulate_into(ct_tensor **slot, ct_tensor *g) {
+    if (!*slot) {
+        *slot = g;
+        return true;
+    }
+    ct_tensor *sum = ct_add(*slot, g);
+    ct_release(g);
+    if (!sum) return false;
+    ct_release(*slot);
+    *slot = ct_retain(sum);
+    return true;
+}
+
+/* AccumulateGrad: hooks, then .grad += grad (in place unless building a graph). */
+static bool accumulate_grad(ct_node *node, ct_tensor *grad, bool create_graph) {
+    ct_tensor *leaf = node->variable;
+    ct_tensor *g = ct_hooks_apply(leaf, grad);
+    if (!g) return false;
+    bool ok = true;
+    if (!leaf->grad) {
+        /* Steal the gradient when only the node's buffer (and g, here) hold it: no other
+         * tensor can then see later in-place accumulation.  Else copy it. */
+        bool alone = g == grad && atomic_load(&g->obj.refs) == 2 &&
+                     atomic_load(&g->storage->obj.refs) == 1 && ct_tensor_is_contiguous(g) &&
+                     !g->grad_fn;
+        if (create_graph || alone) {
+            leaf->grad = ct_retain(g);
+        } else {
+            leaf->grad = ct_retain(ct_clone(g));
+            ok = leaf->grad != NULL;
+        }
+    } else if (create_graph || leaf->grad->grad_fn) {
+        ct_tensor *sum = ct_add(leaf->grad, g);
+        ok = sum != NULL;
+        if (ok) {
+            ct_release(leaf->grad);
+            leaf->grad = ct_retain(sum);
+        }
+    } else {
+        ok = ct_add_(leaf->grad, g) != NULL;
+    }
+    ct_release(g);
+    return ok;
+}
+
+/* Anomaly mode: a NaN or Inf in a computed gradient names the node, the forward op
+ * and where the forward op was called. */
+static bool check_anomaly(ct_node *node, ct_tensor **grad_in) {
+    for (int i = 0; i < node->n_in; i++) {
+        ct_tensor *g = grad_in[i];
+        if (!g || !ct_dtype_is_floating(g->dtype)) continue;
+        double *v = malloc(sizeof(double) * (size_t)(g->numel ? g->numel : 1));
+        if (!v) ct_fatal("out of memory in anomaly mode");
+        ct_copy_to_buffer(g, v, CT_F64, sizeof(double) * (size_t)g->numel);
+        int64_t bad = -1;
+        for (int64_t k = 0; k < g->numel && bad < 0; k++)
+            if (!isfinite(v[k])) bad = k;
+        free(v);
+        if (bad >= 0) {
+            ct_error("Function '%s' returned nan or inf values in its %dth output. The forward "
+                     "op was ct_%s, called at %s:%d.", ct_node_grad_name(node), i,
+                     ct_ops[node->op].name, node->file ? node->file : "?", node->line);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Runs one node with its buffer filled; sends its input gradients along its edges. */
+static bool run_node(ct_node *node, node_vec *ready) {
+    bool ok = true;
+    CT_SCOPE {
+        ct_tensor *grad_in_small[8] = {0}, **grad_in = grad_in_small;
+        if (node->n_in > 8 && !(grad_in = calloc((size_t)node->n_in, sizeof *grad_in)))
+            ct_fatal("out of memory in backward");
+        ok = ct_ops[node->op].backward(node, node->buffer, grad_in);
+        if (ok && ct_anomaly_enabled) ok = check_anomaly(node, grad_in);
+        for (int i = 0; ok && i < node->n_in; i++) {
+            ct_node *next = node->next[i].fn;
+            if (!next || !grad_in[i]) continue;
+            ct_tensor *g = grad_in[i];
+            const ct_input_meta *m = &node->in_meta[i];
+            if (g->ndim != m->ndim || memcmp(g->sizes, m->sizes, sizeof(int64_t) * (size_t)m->ndim))
+                g = ct_sum_to_size(g, m->ndim, m->sizes);
+            if (g && g->dtype != m->dtype) g = ct_to_with(g, (ct_to_options){.dtype = m->dtype});
+            ok = g && next->task == node->task &&
+                 accumulate_into(&next->buffer[node->next[i].input_nr], ct_retain(g));
+        }
+        for (int i = 0; ok && i < node->n_in; i++) {
+            ct_node *next = node->next[i].fn;
+            if (next && --next->deps == 0) heap_push(ready, next);
+        }
+        if (grad_in != grad_in_small) free(grad_in);
+    }
+    return ok;
+}
+
+typedef struct {
+    int n;
+    ct_tensor *const *inputs;
+    ct_tensor **captured; /* NULL: accumulate into .grad */
+} capture_spec;
+
+static void capture(ct_node *node, const capture_spec *c) {
+    for (int i = 0; i < c->n; i++) {
+        ct_tensor *x = c->inputs[i];
+        int slot = -1;
+        if (x->grad_fn == node)
+            slot = x->output_nr;
+        else if (!x->grad_fn && x->grad_acc == node)
+            slot = 0;
+        if (slot >= 0 && node->buffer[slot] && !c->captured[i])
+            c->captured[i] = ct_retain(node->buffer[slot]);
+    }
+}
+
+static int run_backward(int n_roots, ct_tensor *const *roots, ct_tensor *const *root_grads,
+                        bool keep_graph, bool create_graph, const capture_spec *cap) {
+    uint64_t task = atomic_fetch_add(&next_task, 1);
+    node_vec all = {0}, stack = {0}, ready = {0};
+    int rc = 0;
+    bool prev_mode = ct_set_grad_enabled(create_graph);
+
+    /* Collect reachable nodes and count incoming edges. */
+    ct_node **root_nodes = calloc((size_t)n_roots, sizeof *root_nodes);
+    for (int r = 0; r < n_roots; r++) {
+        ct_node *n = roots[r]->grad_fn ? ct_retain(roots[r]->grad_fn) : ct_grad_accumulator(roots[r]);
+        root_nodes[r] = n;
+        if (n->task != task) {
+            n->task = task;
+            n->deps = 0;
+            push(&stack, n);
+            push(&all, n);
+        }
+    }
+    while (stack.len) {
+        ct_node *n = stack.items[--stack.len];
+        n->buffer = calloc((size_t)n->n_out, sizeof(ct_tensor *));
+        if (!n->buffer) ct_fatal("out of memory in backward");
+        for (int i = 0; i < n->n_in; i++) {
+            ct_node *next = n->next[i].fn;
+            if (!next) continue;
+            if (next->task != task) {
+                next->task = task;
+                next->deps = 0;
+                push(&stack, next);
+                push(&all, next);
+            }
+            next->deps++;
+        }
+    }
+    for (int r = 0; r < n_roots; r++) {
+        int slot = roots[r]->grad_fn ? roots[r]->output_nr : 0;
+        accumulate_into(&root_nodes[r]->buffer[slot], ct_retain(root_grads[r]));
+    }
+    for (int i = 0; i < all.len; i++)
+        if (all.items[i]->deps == 0) heap_push(&ready, all.items[i]);
+
+    while (ready.len && rc == 0) {
+        ct_node *node = heap_pop(&ready);
+        bool ok = true;
+        CT_SCOPE {
+            ok = ct_node_run_pre_hooks(node);
+            if (ok && cap) capture(node, cap);
+            if (ok && node->op == CT_OP_accumulate_grad) {
+                if (!cap && node->buffer[0])
+                    ok = accumulate_grad(node, node->buffer[0], create_graph);
+            } else if (ok) {
+                ok = run_node(node, &ready);
+            }
+        }
+        if (!ok) rc = -1;
+        if (!keep_graph && node->op != CT_OP_accumulate_grad) ct_node_release_saved(node);
+    }
+
+    for (int i = 0; i < all.len; i++) {
+        ct_node *n = all.items[i];
+        for (int k = 0; k < n->n_out; k++) ct_release(n->buffer[k]);
+        free(n->buffer);
+        n->buffer = NULL;
+        n->task = 0;
+    }
+    for (int r = 0; r < n_roots; r++) ct_release(root_nodes[r]);
+    free(root_nodes);
+    free(all.items);
+    free(stack.items);
+    free(ready.items);
+    ct_set_grad_enabled(prev_mode);
+    return rc;
+}
+
+bool ct_node_run_pre_hooks(ct_node *node) {
+    for (ct_node_hook *h = node->pre_hooks; h; h = h->next) {
+        ct_tensor *t = h->tensor;
+        ct_tensor **slot = &node->buffer[t->output_nr];
+        if (!*slot) continue;
+        ct_tensor *g = ct_hooks_apply(t, *slot);
+        if (!g) return false;
+        ct_release(*slot);
+        *slot = g;
+        if (t->retains_grad) {
+            ct_tensor *acc = t->grad ? ct_add(t->grad, g) : ct_clone(g);
+            if (!acc) return false;
+            ct_release(t->grad);
+            t->grad = ct_retain(acc);
+        }
+    }
+    return true;
+}
+
+/* The gradient to start from: given, or ones for a one-element output. */
+static ct_tensor *root_gradient(const char *op, ct_tensor *t, ct_tensor *given, int index) {
+    if (!ct_requires_grad_impl(t)) {
+        ct_error("%s: element %d of tensors does not require grad and does not have a grad_fn",
+                 op, index);
+        return NULL;
+    }
+    if (!given) {
+        if (t->numel != 1) {
+            ct_error("%s: grad can be implicitly created only for scalar outputs", op);
+            return NULL;
+        }
+        return ct_ones_like_with(t, (ct_tensor_options){0});
+    }
+    if (given->ndim != t->ndim || memcmp(given->sizes, t->sizes, sizeof(int64_t) * (size_t)t->ndim)) {
+        char a[CT_SHAPE_STR_MAX], b[CT_SHAPE_STR_MAX];
+        ct_error("%s: Mismatch in shape: grad_output[%d] has a shape of %s and output[%d] has a "
+                 "shape of %s.", op, index, ct_shape_str(given->ndim, given->sizes, a), index,
+                 ct_shape_str(t->ndim, t->sizes, b));
+        return NULL;
+    }
+    return given;
+}
+
+int ct_backward_with(ct_tensor *t, ct_backward_options o) {
+    if (!t) return -1;
+    int rc = -1;
+    CT_SCOPE {
+        ct_tensor *g = root_gradient("ct_backward", t, o.gradient, 0);
+        if (g) rc = run_backward(1, &t, &g, o.retain_graph || o.create_graph, o.create_graph, NULL);
+    }
+    return rc;
+}
+
+int ct_autograd_grad_with(int n_out, ct_tensor *const *outputs, int n_in, ct_tensor *const *inputs,
+                      ct_tensor **result, ct_grad_options o) {
+    if (!outputs || !inputs || !result || n_out <= 0 || n_in <= 0) {
+        ct_error("ct_autograd_grad: outputs, inputs and result must be non-empty arrays");
+        return -1;
+    }
+    for (int i = 0; i < n_out; i++)
+        if (!outputs[i]) return -1;
+    for (int i = 0; i < n_in; i++) {
+        if (!inputs[i]) return -1;
+        if (!ct_requires_grad_impl(inputs[i])) {
+            ct_error("ct_autograd_grad: One of the differentiated Tensors does not require grad");
+            return -1;
+        }
+        result[i] = NULL;
+    }
+    int rc = -1;
+    ct_tensor **captured = calloc((size_t)n_in, sizeof *captured);
+    ct_tensor **grads = calloc((size_t)n_out, sizeof *grads);
+    if (!captured || !grads) ct_fatal("out of memory");
+    CT_SCOPE {
+        bool ok = true;
+        for (int i = 0; ok && i < n_out; i++)
+            ok = (grads[i] = root_gradient("ct_autograd_grad", outputs[i],
+                                           o.grad_outputs ? o.grad_outputs[i] : NULL, i)) != NULL;
+        capture_spec cap = {n_in, inputs, captured};
+        if (ok)
+            rc = run_backward(n_out, outputs, grads, o.retain_graph || o.create_graph,
+                              o.create_graph, &cap);
+    }
+    for (int i = 0; i < n_in; i++) {
+        if (rc == 0 && !captured[i] && !o.allow_unused) {
+            ct_error("ct_autograd_grad: One of the differentiated Tensors appears to not have "
+                     "been used in the graph. Set allow_unused=True if this is the desired "
+                     "behavior.");
+            rc = -1;
+        }
+    }
+    for (int i = 0; i < n_in; i++) {
+        if (rc == 0)
+            result[i] = ct_scope_register(captured[i]);
+        else
+            ct_release(captured[i]);
+    }
+    free(captured);
+    free(grads);
+    return rc;
+}
+
+/* AccumulateGrad is run by the engine itself (accumulate_grad above). */
+bool accumulate_grad_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    (void)n;
+    (void)go;
+    (void)gi;
+    CT_ASSERT(!"AccumulateGrad is not run through the op table");
+    return false;
+}

@@ -1,0 +1,174 @@
+/* Recording: nodes, edges, saved tensors. */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctorch/autograd.h"
+#include "autograd/hooks.h"
+#include "autograd/node.h"
+
+bool ct_anomaly_enabled;
+static atomic_uint_fast64_t next_seq;
+
+static void node_destroy(ct_object *o) {
+    ct_node *n = (ct_node *)o;
+    for (int i = 0; i < n->n_in; i++) ct_release(n->next[i].fn);
+    for (int i = 0; i < CT_NODE_MAX_SAVED; i++) ct_release(n->saved[i].t);
+    if (n->extra_free) n->extra_free(n->extra);
+    if (n->variable && n->variable->grad_acc == n) n->variable->grad_acc = NULL;
+    ct_release(n->variable);
+    ct_node_hooks_free(n->pre_hooks);
+    free(n);
+}
+
+bool ct_any_requires_grad(int n, ct_tensor *const *inputs) {
+    if (!ct_is_grad_enabled()) return false;
+    for (int i = 0; i < n; i++)
+        if (inputs[i] && ct_requires_grad_impl(inputs[i])) return true;
+    return false;
+}
+
+static ct_node *node_alloc(ct_op_id op, int n_in, int n_out) {
+    /* One allocation: the node, then its edges, input metadata and flags. */
+    size_t size = sizeof(ct_node) + (size_t)n_in * (sizeof(ct_edge) + sizeof(ct_input_meta)) +
+                  (size_t)n_in * sizeof(bool);
+    ct_node *n = calloc(1, size);
+    if (!n) ct_fatal("out of memory recording the graph");
+    ct_object_init(&n->obj, node_destroy);
+    n->op = op;
+    n->n_in = n_in;
+    n->n_out = n_out;
+    n->in_meta = (ct_input_meta *)(n + 1);
+    n->next = (ct_edge *)(n->in_meta + n_in);
+    n->needs_grad = (bool *)(n->next + n_in);
+    n->seq = atomic_fetch_add_explicit(&next_seq, 1, memory_order_relaxed);
+    ct_current_site(&n->file, &n->line);
+    return n;
+}
+
+ct_node *ct_grad_accumulator(ct_tensor *leaf) {
+    if (leaf->grad_acc) return ct_retain(leaf->grad_acc);
+    ct_node *n = node_alloc(CT_OP_accumulate_grad, 0, 1);
+    /* The node owns the leaf; the leaf points back weakly (cleared on destroy). */
+    n->variable = ct_retain(leaf);
+    leaf->grad_acc = n;
+    return n;
+}
+
+ct_node *ct_node_record(ct_op_id op, int n_in, ct_tensor *const *inputs, int n_out) {
+    if (!ct_any_requires_grad(n_in, inputs)) return NULL;
+    ct_node *n = node_alloc(op, n_in, n_out);
+    for (int i = 0; i < n_in; i++) {
+        ct_tensor *t = inputs[i];
+        if (!t) continue;
+        n->in_meta[i].ndim = t->ndim;
+        n->in_meta[i].dtype = t->dtype;
+        memcpy(n->in_meta[i].sizes, t->sizes, sizeof(int64_t) * (size_t)t->ndim);
+        if (t->grad_fn) {
+            n->next[i].fn = ct_retain(t->grad_fn);
+            n->next[i].input_nr = t->output_nr;
+        } else if (t->requires_grad) {
+            n->next[i].fn = ct_grad_accumulator(t);
+            n->next[i].input_nr = 0;
+        }
+        n->needs_grad[i] = n->next[i].fn != NULL;
+    }
+    return n;
+}
+
+void ct_node_set_output(ct_node *node, ct_tensor *out, int output_nr) {
+    ct_release(out->grad_fn);
+    out->grad_fn = ct_retain(node);
+    out->output_nr = output_nr;
+    out->requires_grad = false; /* implied by grad_fn */
+}
+
+ct_node *ct_record1(ct_op_id op, ct_tensor *out, int n_in, ct_tensor *const *inputs) {
+    ct_node *n = ct_node_record(op, n_in, inputs, 1);
+    if (n) {
+        ct_node_set_output(n, out, 0);
+        ct_release(n); /* out holds it */
+    }
+    return n;
+}
+
+void ct_node_save(ct_node *node, int slot, ct_tensor *t, bool is_output) {
+    CT_ASSERT(slot >= 0 && slot < CT_NODE_MAX_SAVED && !node->saved[slot].t);
+    ct_saved *s = &node->saved[slot];
+    s->version = ct_version(t);
+    s->is_output = is_output;
+    s->output_nr = t->output_nr;
+    if (is_output) {
+        /* An alias without grad_fn: saving the output itself would be a cycle. */
+        s->t = ct_tensor_view_of(t, t->ndim, t->sizes, t->strides, t->offset);
+        if (!s->t) ct_fatal("out of memory saving a tensor for backward");
+        ct_release(s->t->base); /* the alias must not own the output either */
+        s->t->base = NULL;
+    } else {
+        s->t = ct_retain(t);
+    }
+}
+
+void ct_node_release_saved(ct_node *node) {
+    for (int i = 0; i < CT_NODE_MAX_SAVED; i++) {
+        if (!node->saved[i].t) continue;
+        ct_release(node->saved[i].t);
+        node->saved[i].t = NULL;
+        node->released = true;
+    }
+}
+
+const char *ct_node_grad_name(const ct_node *n) {
+    return n->name ? n->name : ct_ops[n->op].grad_name;
+}
+
+ct_tensor *ct_node_saved(ct_node *node, int slot) {
+    ct_saved *s = &node->saved[slot];
+    if (!s->t) {
+        if (node->released)
+            ct_error("Trying to backward through the graph a second time (or directly access "
+                     "saved tensors after they have already been freed). Saved intermediate "
+                     "values of the graph are freed when you call .backward() or "
+                     "autograd.grad(). Specify retain_graph=True if you need to backward "
+                     "through the graph a second time or if you need to access saved tensors "
+                     "after calling backward.");
+        else
+            ct_error("%s: saved tensor %d was never saved (internal error)",
+                     ct_node_grad_name(node), slot);
+        return NULL;
+    }
+    unsigned now = ct_version(s->t);
+    if (now != s->version) {
+        char shape[CT_SHAPE_STR_MAX];
+        ct_error("one of the variables needed for gradient computation has been modified by "
+                 "an inplace operation: [%s %s], which is %s %s, is at version %u; expected "
+                 "version %u instead. Hint: enable anomaly detection to find the operation "
+                 "that failed to compute its gradient.",
+                 ct_dtype_name(s->t->dtype), ct_shape_str(s->t->ndim, s->t->sizes, shape),
+                 s->is_output ? "output 0 of" : "an input of", ct_node_grad_name(node), now,
+                 s->version);
+        return NULL;
+    }
+    if (s->is_output && ct_is_grad_enabled()) {
+        /* create_graph: the output must carry this node again so that formulas using
+         * it are differentiated through it. */
+        ct_tensor *a = ct_tensor_view_of(s->t, s->t->ndim, s->t->sizes, s->t->strides,
+                                         s->t->offset);
+        if (!a) return NULL;
+        a->grad_fn = ct_retain(node);
+        a->output_nr = s->output_nr;
+        return ct_ret(a);
+    }
+    return s->t;
+}
+
+/* ---- public graph inspection -------------------------------------------- */
+
+ct_node *ct_grad_fn(const ct_tensor *t) { return t ? t->grad_fn : NULL; }
+const char *ct_node_name(const ct_node *n) { return n ? ct_node_grad_name(n) : NULL; }
+int ct_node_num_next(const ct_node *n) { return n ? n->n_in : 0; }
+ct_node *ct_node_next(const ct_node *n, int i, int *input_nr) {
+    if (!n || i < 0 || i >= n->n_in) return NULL;
+    if (input_nr) *input_nr = n->next[i].input_nr;
+    return n->next[i].fn;
+}

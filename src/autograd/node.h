@@ -1,0 +1,85 @@
+/* Graph nodes: one per recorded op output group.
+ *
+ * A node holds an edge per input (the input's grad_fn, or its AccumulateGrad node
+ * for a leaf, or nothing when that input needs no gradient), the input's shape and
+ * dtype (so the engine can reduce broadcast gradients and cast them back), the
+ * tensors its backward needs, and the op's scalar arguments. */
+#ifndef CT_AUTOGRAD_NODE_H
+#define CT_AUTOGRAD_NODE_H
+
+#include "ops/op_table.h"
+
+#define CT_NODE_MAX_SAVED 6
+
+typedef struct {
+    ct_node *fn; /* owned reference; NULL: this input gets no gradient */
+    int input_nr;
+} ct_edge;
+
+typedef struct {
+    int ndim;
+    ct_dtype dtype;
+    int64_t sizes[CT_MAX_DIMS];
+} ct_input_meta;
+
+typedef struct {
+    ct_tensor *t;     /* owned; for outputs a grad_fn-less alias (no reference cycle) */
+    unsigned version; /* storage version when saved, see Note [Version counter] */
+    bool is_output;   /* t is an output of this node: re-attached on unpack */
+    int output_nr;
+} ct_saved;
+
+typedef struct ct_node_hook ct_node_hook;
+
+struct ct_node {
+    ct_object obj;
+    ct_op_id op;
+    int n_in, n_out;
+    ct_edge *next;          /* n_in */
+    ct_input_meta *in_meta; /* n_in */
+    bool *needs_grad;       /* n_in: next[i].fn != NULL */
+    ct_saved saved[CT_NODE_MAX_SAVED];
+    bool released;          /* saved tensors were freed by a backward */
+    double args[4];         /* scalar arguments of the forward (alpha, ...) */
+    int64_t iargs[CT_MAX_DIMS + 4];
+    void *extra;            /* op-specific state, freed by extra_free */
+    void (*extra_free)(void *);
+    ct_tensor *variable;    /* AccumulateGrad: the leaf (owned) */
+    const char *name;       /* overrides ct_ops[op].grad_name (custom functions) */
+    ct_node_hook *pre_hooks; /* tensor hooks of non-leaf outputs, by output_nr */
+    const char *file;       /* call site of the forward (anomaly mode) */
+    int line;
+    uint64_t seq;           /* creation order: later nodes run first */
+    /* engine bookkeeping for the backward in progress */
+    uint64_t task;
+    int deps;
+    ct_tensor **buffer;     /* n_out gradient slots */
+};
+
+/* Creates a node for op with n_in inputs and n_out outputs if grad mode is on and an
+ * input requires grad; else returns NULL (and nothing is recorded).  Edges and input
+ * metadata are filled from inputs (entries may be NULL: not differentiable). */
+ct_node *ct_node_record(ct_op_id op, int n_in, ct_tensor *const *inputs, int n_out);
+/* Makes out the output_nr-th output of node (out->grad_fn = node). */
+void ct_node_set_output(ct_node *node, ct_tensor *out, int output_nr);
+/* Saves t for backward (inputs: is_output false; outputs of this node: true). */
+void ct_node_save(ct_node *node, int slot, ct_tensor *t, bool is_output);
+/* The saved tensor, checked against its version; NULL with PyTorch's errors when it
+ * was freed by an earlier backward or modified in place since. */
+ct_tensor *ct_node_saved(ct_node *node, int slot);
+/* Frees saved tensors after a backward without retain_graph. */
+void ct_node_release_saved(ct_node *node);
+const char *ct_node_grad_name(const ct_node *n);
+
+/* Shortcut for single-output ops: records a node when needed and attaches out. */
+ct_node *ct_record1(ct_op_id op, ct_tensor *out, int n_in, ct_tensor *const *inputs);
+/* True when grad mode is on and any input requires grad. */
+bool ct_any_requires_grad(int n, ct_tensor *const *inputs);
+
+/* The leaf's AccumulateGrad node, created on first use (owned reference returned). */
+ct_node *ct_grad_accumulator(ct_tensor *leaf);
+
+/* Anomaly mode flag (set via the public API in autograd/anomaly.c). */
+extern bool ct_anomaly_enabled;
+
+#endif

@@ -1,0 +1,51 @@
+/* Element types: sizes, categories, promotion, and scalar conversion helpers. */
+#ifndef CT_CORE_DTYPE_H
+#define CT_CORE_DTYPE_H
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "ctorch/base.h"
+
+typedef _Float16 ct_half;
+typedef struct { uint16_t bits; } ct_bf16;
+
+static inline float ct_bf16_to_float(ct_bf16 h) {
+    uint32_t u = (uint32_t)h.bits << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+static inline ct_bf16 ct_float_to_bf16(float f) { /* round to nearest even, NaN kept */
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if (isnan(f)) return (ct_bf16){(uint16_t)((u >> 16) | 0x40)};
+    u += 0x7fff + ((u >> 16) & 1);
+    return (ct_bf16){(uint16_t)(u >> 16)};
+}
+
+/* 0 bool, 1 integer, 2 floating: PyTorch's categories for promotion with scalars. */
+int ct_dtype_category(ct_dtype t);
+
+/* Reads element p of type t as double / int64; writes v converted to type t. */
+double ct_load_f64(const void *p, ct_dtype t);
+int64_t ct_load_i64(const void *p, ct_dtype t);
+void ct_store_f64(void *p, ct_dtype t, double v);
+void ct_store_i64(void *p, ct_dtype t, int64_t v);
+
+/* X-macro over every dtype with its C storage type, for generating typed kernels:
+ * X(CT_F32, float) ... */
+#define CT_FOREACH_DTYPE(X) \
+    X(CT_F32, float)        \
+    X(CT_F64, double)       \
+    X(CT_F16, ct_half)      \
+    X(CT_BF16, ct_bf16)     \
+    X(CT_I64, int64_t)      \
+    X(CT_I32, int32_t)      \
+    X(CT_I16, int16_t)      \
+    X(CT_U8, uint8_t)       \
+    X(CT_I8, int8_t)        \
+    X(CT_BOOL, bool)
+
+#endif

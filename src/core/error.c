@@ -1,0 +1,68 @@
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "ctorch/base.h"
+#include "core/error.h"
+
+static _Thread_local char message[2048];
+static _Thread_local int pending;
+static _Thread_local const char *site_file;
+static _Thread_local int site_line;
+static _Atomic(ct_error_handler) handler;
+
+void ct__site(const char *file, int line) {
+    site_file = file;
+    site_line = line;
+}
+
+void ct_current_site(const char **file, int *line) {
+    *file = site_file;
+    *line = site_line;
+}
+
+void ct_error(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
+    pending = 1;
+    ct_error_handler h = handler;
+    if (h) h(message, site_file, site_line);
+}
+
+void ct_fatal(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("ctorch: fatal: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    abort();
+}
+
+const char *ct_last_error(void) { return pending ? message : NULL; }
+
+void ct_clear_error(void) {
+    pending = 0;
+    message[0] = 0;
+}
+
+ct_error_handler ct_set_error_handler(ct_error_handler h) { return atomic_exchange(&handler, h); }
+
+void ct_abort_on_error(const char *msg, const char *file, int line) {
+    if (file)
+        fprintf(stderr, "%s:%d: error: %s\n", file, line, msg);
+    else
+        fprintf(stderr, "error: %s\n", msg);
+    abort();
+}
+
+const char *ct_shape_str(int ndim, const int64_t *d, char buf[CT_SHAPE_STR_MAX]) {
+    int n = snprintf(buf, CT_SHAPE_STR_MAX, "[");
+    for (int i = 0; i < ndim && n < CT_SHAPE_STR_MAX; i++)
+        n += snprintf(buf + n, CT_SHAPE_STR_MAX - n, i ? ", %lld" : "%lld", (long long)d[i]);
+    if (n < CT_SHAPE_STR_MAX) snprintf(buf + n, CT_SHAPE_STR_MAX - n, "]");
+    return buf;
+}

@@ -1,0 +1,28 @@
+/* Error reporting inside the library.
+ *
+ * ct_error() is for user errors: it sets the thread-local message (naming the op,
+ * what it got and what it expected) and calls the installed handler; the caller then
+ * returns NULL or -1.  CT_ASSERT() is for internal invariants: a failure is a bug in
+ * ctorch, never the user's input. */
+#ifndef CT_CORE_ERROR_H
+#define CT_CORE_ERROR_H
+
+#include <stdio.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+void ct_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+_Noreturn void ct_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The call site recorded by the public macros for the current thread. */
+void ct_current_site(const char **file, int *line);
+
+/* Formats a shape as "[2, 3]" into buf. */
+#define CT_SHAPE_STR_MAX 256
+const char *ct_shape_str(int ndim, const int64_t *d, char buf[CT_SHAPE_STR_MAX]);
+
+#define CT_ASSERT(cond)                                                                  \
+    do {                                                                                 \
+        if (!(cond)) ct_fatal("internal error at %s:%d: %s", __FILE__, __LINE__, #cond); \
+    } while (0)
+
+#endif

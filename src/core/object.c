@@ -1,0 +1,90 @@
+/* Reference counts and scopes.
+ *
+ * Each thread has a stack of registered objects; a scope is a mark into it.  Closing
+ * a scope releases everything registered above its mark, then moves the objects that
+ * ct_keep() handed out into the enclosing scope.  Outside any scope registration is a
+ * no-op: the caller owns what it gets. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctorch/base.h"
+#include "core/error.h"
+#include "core/object.h"
+
+typedef struct {
+    void **items;
+    int len, cap;
+} ptr_vec;
+
+typedef struct {
+    int mark;     /* first stack index owned by this scope */
+    ptr_vec kept; /* objects handed to the enclosing scope */
+} scope_frame;
+
+static _Thread_local ptr_vec stack;
+static _Thread_local scope_frame *frames;
+static _Thread_local int depth, frames_cap;
+
+static void vec_push(ptr_vec *v, void *p) {
+    if (v->len == v->cap) {
+        int cap = v->cap ? v->cap * 2 : 64;
+        void **items = realloc(v->items, (size_t)cap * sizeof *items);
+        if (!items) ct_fatal("out of memory growing a scope");
+        v->items = items;
+        v->cap = cap;
+    }
+    v->items[v->len++] = p;
+}
+
+void *ct_retain(void *obj) {
+    if (obj) atomic_fetch_add_explicit(&((ct_object *)obj)->refs, 1, memory_order_relaxed);
+    return obj;
+}
+
+void ct_release(void *obj) {
+    if (!obj) return;
+    ct_object *o = obj;
+    if (atomic_fetch_sub_explicit(&o->refs, 1, memory_order_acq_rel) == 1) o->destroy(o);
+}
+
+void *ct_scope_register(void *obj) {
+    if (obj && depth > 0) vec_push(&stack, obj);
+    return obj;
+}
+
+ct_scope_guard ct_scope_begin(void) {
+    if (depth == frames_cap) {
+        int cap = frames_cap ? frames_cap * 2 : 16;
+        scope_frame *f = realloc(frames, (size_t)cap * sizeof *f);
+        if (!f) ct_fatal("out of memory opening a scope");
+        memset(f + frames_cap, 0, (size_t)(cap - frames_cap) * sizeof *f);
+        frames = f;
+        frames_cap = cap;
+    }
+    frames[depth].mark = stack.len;
+    frames[depth].kept.len = 0;
+    depth++;
+    return (ct_scope_guard){.depth = depth, .once = 1};
+}
+
+void ct_scope_end(ct_scope_guard *g) {
+    /* Scopes close innermost first; a guard whose scope was already closed by an
+     * inner early exit closes nothing more. */
+    while (depth >= g->depth && depth > 0) {
+        scope_frame *f = &frames[depth - 1];
+        /* Release newest first: later objects may point at earlier ones. */
+        while (stack.len > f->mark) ct_release(stack.items[--stack.len]);
+        depth--;
+        for (int i = 0; i < f->kept.len; i++) ct_scope_register(f->kept.items[i]);
+        f->kept.len = 0;
+    }
+}
+
+int ct_scope_depth(void) { return depth; }
+
+void *ct_keep(void *obj) {
+    if (!obj || depth == 0) return obj;
+    ct_retain(obj);
+    vec_push(&frames[depth - 1].kept, obj);
+    return obj;
+}

@@ -1,0 +1,92 @@
+/* The tensor and storage structs, private to the library. */
+#ifndef CT_CORE_TENSOR_IMPL_H
+#define CT_CORE_TENSOR_IMPL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "ctorch/tensor.h"
+#include "core/dtype.h"
+#include "core/error.h"
+#include "core/object.h"
+
+typedef struct ct_storage {
+    ct_object obj;
+    void *data;
+    size_t nbytes;
+    ct_device device;
+    /* Note [Version counter]: shared by every view of the storage; in-place ops bump
+     * it, and saved tensors compare it in backward to detect modification. */
+    atomic_uint version;
+    bool external;                          /* memory from ct_from_blob: not ours */
+    void (*free_fn)(void *data, void *ctx); /* runs for external memory, if set */
+    void *free_ctx;
+} ct_storage;
+
+typedef struct ct_hook_list ct_hook_list;
+
+struct ct_tensor {
+    ct_object obj;
+    ct_storage *storage;
+    int64_t offset; /* in elements */
+    int64_t numel;
+    int ndim;
+    ct_dtype dtype;
+    bool requires_grad; /* leaves only; a non-leaf requires grad iff grad_fn != NULL */
+    bool retains_grad;
+    bool is_view;       /* shares storage with `base` through a view op */
+    bool wrapped_number; /* a C number made a 0-d tensor: promotes like a scalar */
+    bool hooks_attached; /* registered with grad_fn's pre-hooks (autograd/hooks.h) */
+    int output_nr;      /* which output of grad_fn this is */
+    int64_t sizes[CT_MAX_DIMS];
+    int64_t strides[CT_MAX_DIMS]; /* in elements */
+    ct_tensor *grad;
+    ct_node *grad_fn;   /* owned reference; NULL for leaves */
+    ct_node *grad_acc;  /* weak: a leaf's AccumulateGrad node while one exists */
+    ct_tensor *base;    /* owned: the tensor this view was made from (views of views: root) */
+    ct_hook_list *hooks;
+};
+
+static inline char *ct_tensor_data(const ct_tensor *t) {
+    return (char *)t->storage->data + t->offset * (int64_t)ct_dtype_size(t->dtype);
+}
+static inline bool ct_requires_grad_impl(const ct_tensor *t) {
+    return t->requires_grad || t->grad_fn != NULL;
+}
+
+/* A new tensor (refcount 1, not registered with any scope) with fresh contiguous
+ * storage on `device`; NULL with an error when the allocation fails. */
+ct_tensor *ct_tensor_new(ct_shape shape, ct_dtype dtype, ct_device device);
+/* A new tensor viewing `src`'s storage with the given geometry (not registered). */
+ct_tensor *ct_tensor_view_of(ct_tensor *src, int ndim, const int64_t *sizes,
+                             const int64_t *strides, int64_t offset);
+/* ct_from_blob without the scope registration. */
+ct_tensor *ct_blob_new(void *data, ct_dtype dtype, ct_shape shape, const int64_t *strides,
+                       void (*free_fn)(void *, void *), void *ctx);
+/* Registers with the scope and returns t: the last step of every public op. */
+static inline ct_tensor *ct_ret(ct_tensor *t) { return ct_scope_register(t); }
+
+int64_t ct_shape_numel(int ndim, const int64_t *sizes);
+bool ct_tensor_is_contiguous(const ct_tensor *t);
+void ct_contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides);
+/* Wraps a negative dim; sets an error naming `op` and returns -1 when out of range. */
+int ct_wrap_dim(const char *op, int64_t dim, int ndim);
+static inline void ct_bump_version(ct_tensor *t) {
+    atomic_fetch_add_explicit(&t->storage->version, 1, memory_order_relaxed);
+}
+static inline unsigned ct_version(const ct_tensor *t) {
+    return atomic_load_explicit(&t->storage->version, memory_order_relaxed);
+}
+
+/* Copies src into dst elementwise (shapes equal or src broadcastable; dtypes may
+ * differ).  Cannot fail once checked. */
+void ct_copy_into(ct_tensor *dst, const ct_tensor *src);
+
+/* Common checks. */
+#define CT_CHECK_NULL1(a) \
+    do { if (!(a)) return NULL; } while (0)
+#define CT_CHECK_NULL2(a, b) \
+    do { if (!(a) || !(b)) return NULL; } while (0)
+bool ct_check_same_device(const char *op, const ct_tensor *a, const ct_tensor *b);
+
+#endif

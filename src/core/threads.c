@@ -1,0 +1,22 @@
+#include <omp.h>
+#include <stdatomic.h>
+
+#include "ctorch/base.h"
+#include "core/error.h"
+
+static atomic_int num_threads; /* 0: not set, use OpenMP's default */
+
+void ct_set_num_threads(int n) {
+    if (n < 1) {
+        ct_error("ct_set_num_threads: number of threads must be positive (got %d)", n);
+        return;
+    }
+    num_threads = n;
+}
+
+int ct_get_num_threads(void) {
+    int n = num_threads;
+    if (n > 0) return n;
+    n = omp_get_max_threads();
+    return n > 0 ? n : 1;
+}

@@ -1,0 +1,67 @@
+/* Kernels of the arithmetic binary ops.  data: out, a, b.  ctx: ct_pw_args with
+ * alpha in a (floats) / i (integers); for div, i is the rounding mode. */
+#include "cpu/kernel_util.h"
+
+#define FLOAT_KERNELS(DT, T, SFX)                                                        \
+    CT_BINARY_LOOP(add_##SFX, T, T, x + (T)p->a * y)                                     \
+    CT_BINARY_LOOP(sub_##SFX, T, T, x - (T)p->a * y)                                     \
+    CT_BINARY_LOOP(mul_##SFX, T, T, x * y)                                               \
+    CT_BINARY_LOOP(div_##SFX, T, T, x / y)                                               \
+    CT_BINARY_LOOP(div_trunc_##SFX, T, T, trunc(x / y))                                  \
+    CT_BINARY_LOOP(div_floor_##SFX, T, T, ct_floor_div_f(x, y))
+/* Python's floor division for floats: floor of the exact quotient. */
+static inline double ct_floor_div_f(double x, double y) {
+    if (y == 0) return x / y;
+    double mod = fmod(x, y), div = (x - mod) / y;
+    if (mod != 0 && ((y < 0) != (mod < 0))) div -= 1;
+    double fl = floor(div);
+    if (div - fl > 0.5) fl += 1;
+    return div != 0 ? fl : copysign(0.0, x / y);
+}
+CT_FLOAT_TYPES(FLOAT_KERNELS)
+
+/* Integer division by zero is refused by the op before a kernel runs. */
+static inline int64_t ct_floor_div_i(int64_t x, int64_t y) {
+    int64_t q = x / y;
+    return (x % y != 0 && ((x < 0) != (y < 0))) ? q - 1 : q;
+}
+#define INT_KERNELS(DT, T, SFX)                                                          \
+    CT_BINARY_LOOP(add_##SFX, T, T, x + (T)p->i * y)                                     \
+    CT_BINARY_LOOP(sub_##SFX, T, T, x - (T)p->i * y)                                     \
+    CT_BINARY_LOOP(mul_##SFX, T, T, x * y)                                               \
+    CT_BINARY_LOOP(div_trunc_##SFX, T, T, x / y)                                         \
+    CT_BINARY_LOOP(div_floor_##SFX, T, T, ct_floor_div_i(x, y))
+CT_INT_TYPES(INT_KERNELS)
+CT_BINARY_LOOP(add_b8, bool, bool, x || (p->i && y))
+CT_BINARY_LOOP(mul_b8, bool, bool, x && y)
+
+/* One dispatcher per op picks the rounding-mode variant at run time. */
+#define DIV_DISPATCH(DT, T, SFX)                                                         \
+    static void div_any_##SFX(char **d, const int64_t *s, int64_t n, const void *ctx) {  \
+        const ct_pw_args *p = ctx;                                                       \
+        if (p->i == 1) div_trunc_##SFX(d, s, n, ctx);                                    \
+        else div_floor_##SFX(d, s, n, ctx);                                              \
+    }
+CT_INT_TYPES(DIV_DISPATCH)
+static void div_any_f32(char **d, const int64_t *s, int64_t n, const void *ctx) {
+    const ct_pw_args *p = ctx;
+    if (p->i == 0) div_f32(d, s, n, ctx);
+    else if (p->i == 1) div_trunc_f32(d, s, n, ctx);
+    else div_floor_f32(d, s, n, ctx);
+}
+static void div_any_f64(char **d, const int64_t *s, int64_t n, const void *ctx) {
+    const ct_pw_args *p = ctx;
+    if (p->i == 0) div_f64(d, s, n, ctx);
+    else if (p->i == 1) div_trunc_f64(d, s, n, ctx);
+    else div_floor_f64(d, s, n, ctx);
+}
+
+#define ENTRIES(DT, T, SFX)                                                              \
+    {CT_OP_add, DT, (ct_kernel)add_##SFX}, {CT_OP_sub, DT, (ct_kernel)sub_##SFX},        \
+        {CT_OP_mul, DT, (ct_kernel)mul_##SFX}, {CT_OP_div, DT, (ct_kernel)div_any_##SFX},
+const ct_kernel_entry ct_cpu_binary_kernels[] = {
+    CT_FLOAT_TYPES(ENTRIES) CT_INT_TYPES(ENTRIES)
+    {CT_OP_add, CT_BOOL, (ct_kernel)add_b8},
+    {CT_OP_mul, CT_BOOL, (ct_kernel)mul_b8},
+    {0, 0, NULL},
+};

@@ -1,0 +1,80 @@
+/* Building blocks for cpu kernels: typed pointwise loops with contiguous and
+ * broadcast-scalar fast paths that the compiler vectorizes, cloned per instruction
+ * set (AVX-512, AVX2, baseline) and picked at load time by the dynamic linker. */
+#ifndef CT_CPU_KERNEL_UTIL_H
+#define CT_CPU_KERNEL_UTIL_H
+
+#include <math.h>
+
+#include "cpu/iter.h"
+#include "ops/op_table.h"
+#include "ops/pointwise.h"
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(CT_NO_CLONES)
+#define CT_SIMD __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define CT_SIMD
+#endif
+
+/* A unary loop: out (T) = EXPR(x), x read as T, with ctx `p` (const ct_pw_args *). */
+#define CT_UNARY_LOOP(NAME, T, TO, EXPR)                                                 \
+    CT_SIMD static void NAME(char **d, const int64_t *s, int64_t n, const void *ctx) {   \
+        const ct_pw_args *p = ctx;                                                       \
+        (void)p;                                                                         \
+        if (s[0] == sizeof(TO) && s[1] == sizeof(T)) {                                   \
+            TO *restrict o = (TO *)d[0];                                                 \
+            const T *restrict a = (const T *)d[1];                                       \
+            for (int64_t i = 0; i < n; i++) {                                            \
+                T x = a[i];                                                              \
+                o[i] = (TO)(EXPR);                                                       \
+            }                                                                            \
+        } else {                                                                         \
+            for (int64_t i = 0; i < n; i++) {                                            \
+                T x = *(const T *)(d[1] + i * s[1]);                                     \
+                *(TO *)(d[0] + i * s[0]) = (TO)(EXPR);                                   \
+            }                                                                            \
+        }                                                                                \
+    }
+
+/* A binary loop: out (TO) = EXPR(x, y) with x, y of type T. */
+#define CT_BINARY_LOOP(NAME, T, TO, EXPR)                                                \
+    CT_SIMD static void NAME(char **d, const int64_t *s, int64_t n, const void *ctx) {   \
+        const ct_pw_args *p = ctx;                                                       \
+        (void)p;                                                                         \
+        TO *restrict o = (TO *)d[0];                                                     \
+        const T *restrict A = (const T *)d[1], *restrict B = (const T *)d[2];            \
+        if (s[0] == sizeof(TO) && s[1] == sizeof(T) && s[2] == sizeof(T)) {              \
+            for (int64_t i = 0; i < n; i++) {                                            \
+                T x = A[i], y = B[i];                                                    \
+                o[i] = (TO)(EXPR);                                                       \
+            }                                                                            \
+        } else if (s[0] == sizeof(TO) && s[1] == sizeof(T) && s[2] == 0) {               \
+            const T y = B[0];                                                            \
+            for (int64_t i = 0; i < n; i++) {                                            \
+                T x = A[i];                                                              \
+                o[i] = (TO)(EXPR);                                                       \
+            }                                                                            \
+        } else if (s[0] == sizeof(TO) && s[1] == 0 && s[2] == sizeof(T)) {               \
+            const T x = A[0];                                                            \
+            for (int64_t i = 0; i < n; i++) {                                            \
+                T y = B[i];                                                              \
+                o[i] = (TO)(EXPR);                                                       \
+            }                                                                            \
+        } else {                                                                         \
+            for (int64_t i = 0; i < n; i++) {                                            \
+                T x = *(const T *)(d[1] + i * s[1]), y = *(const T *)(d[2] + i * s[2]);  \
+                *(TO *)(d[0] + i * s[0]) = (TO)(EXPR);                                   \
+            }                                                                            \
+        }                                                                                \
+    }
+
+/* Dtype lists for generating one loop per type: X(dtype enum, C type, suffix). */
+#define CT_FLOAT_TYPES(X) X(CT_F32, float, f32) X(CT_F64, double, f64)
+#define CT_INT_TYPES(X)                                                                  \
+    X(CT_I64, int64_t, i64) X(CT_I32, int32_t, i32) X(CT_I16, int16_t, i16)              \
+    X(CT_U8, uint8_t, u8) X(CT_I8, int8_t, i8)
+#define CT_BOOL_TYPE(X) X(CT_BOOL, bool, b8)
+#define CT_REDUCED_TYPES(X) X(CT_F16, ct_half, f16) X(CT_BF16, ct_bf16, bf16)
+#define CT_FOREACH_DTYPE_SFX(X) CT_FLOAT_TYPES(X) CT_REDUCED_TYPES(X) CT_INT_TYPES(X) CT_BOOL_TYPE(X)
+
+#endif

@@ -1,0 +1,170 @@
+/* add, sub, mul, div: forward (tensor, scalar and in-place forms) and backward. */
+#include "autograd/node.h"
+#include "ops/internal.h"
+#include "ops/pointwise.h"
+
+/* The forward shared by all forms.  `self` is both input 0 and the output of an
+ * in-place form.  Returns an unregistered tensor (self retained when in place). */
+static ct_tensor *binary(ct_op_id op, ct_tensor *a, ct_tensor *b, bool inplace, double alpha,
+                         int64_t mode) {
+    if (!a || !b) return NULL;
+    char name[32];
+    snprintf(name, sizeof name, "ct_%s%s", ct_ops[op].name, inplace ? "_" : "");
+    if (op == CT_OP_sub && a->dtype == CT_BOOL && b->dtype == CT_BOOL) {
+        ct_error("%s: Subtraction, the `-` operator, with two bool tensors is not supported. "
+                 "Use the `^` or `logical_xor()` operator instead.", name);
+        return NULL;
+    }
+    ct_tensor *in[2] = {a, b};
+    ct_dtype rt = ct_result_type(2, in);
+    if (op == CT_OP_div && mode != CT_ROUND_NONE && !ct_dtype_is_floating(rt)) {
+        /* Integer division by zero has no value; refuse it instead of trapping. */
+        double *bv = malloc(sizeof(double) * (size_t)(b->numel ? b->numel : 1));
+        if (!bv) ct_fatal("out of memory");
+        ct_copy_to_buffer(b, bv, CT_F64, sizeof(double) * (size_t)b->numel);
+        bool zero = false;
+        for (int64_t i = 0; i < b->numel && !zero; i++) zero = bv[i] == 0;
+        free(bv);
+        if (zero) {
+            ct_error("%s: ZeroDivisionError: integer division by zero", name);
+            return NULL;
+        }
+    }
+    if ((alpha != 1 && alpha != floor(alpha)) && !ct_dtype_is_floating(rt)) {
+        ct_error("%s: For integral input tensors, argument alpha must not be a floating point "
+                 "number.", name);
+        return NULL;
+    }
+    ct_pw_result kind = (op == CT_OP_div && mode == CT_ROUND_NONE) ? CT_PW_PROMOTE_FLOAT
+                                                                   : CT_PW_PROMOTE;
+    ct_pw_spec spec = {op, kind, 0};
+    ct_pw_args args = {.a = alpha, .i = op == CT_OP_div ? mode : (int64_t)alpha};
+
+    ct_tensor *a_before = NULL; /* mul_'s gradient for b needs a's value before */
+    if (inplace && op == CT_OP_mul && ct_any_requires_grad(1, &b)) {
+        a_before = ct_cast_new(a, a->dtype);
+        if (!a_before) return NULL;
+    }
+    ct_tensor *out = ct_pointwise(&spec, 2, in, inplace ? a : NULL, &args);
+    if (!out) {
+        ct_release(a_before);
+        return NULL;
+    }
+    ct_node *n = ct_node_record(op, 2, in, 1);
+    if (n) {
+        n->args[0] = alpha;
+        n->iargs[0] = mode;
+        switch (op) {
+        case CT_OP_mul:
+            if (n->needs_grad[0]) ct_node_save(n, 1, b, false);
+            if (n->needs_grad[1]) ct_node_save(n, 0, a_before ? a_before : a, false);
+            break;
+        case CT_OP_div:
+            if (mode == CT_ROUND_NONE) {
+                ct_node_save(n, 1, b, false);
+                if (n->needs_grad[1]) ct_node_save(n, 2, out, true); /* -g * out / b */
+            }
+            break;
+        default: break;
+        }
+        ct_node_set_output(n, out, 0);
+        ct_release(n);
+    }
+    ct_release(a_before);
+    return out;
+}
+
+/* Scalar forms wrap the number into a 0-d tensor (a "wrapped number"). */
+static ct_tensor *binary_scalar(ct_op_id op, ct_tensor *a, double b, bool inplace, double alpha) {
+    if (!a) return NULL;
+    ct_tensor *w = ct_wrap_scalar(b, a);
+    if (!w) return NULL;
+    ct_tensor *out = binary(op, a, w, inplace, alpha, CT_ROUND_NONE);
+    ct_release(w);
+    return out;
+}
+
+ct_tensor *ct_add(ct_tensor *a, ct_tensor *b) { return ct_ret(binary(CT_OP_add, a, b, false, 1, 0)); }
+ct_tensor *ct_sub(ct_tensor *a, ct_tensor *b) { return ct_ret(binary(CT_OP_sub, a, b, false, 1, 0)); }
+ct_tensor *ct_mul(ct_tensor *a, ct_tensor *b) { return ct_ret(binary(CT_OP_mul, a, b, false, 1, 0)); }
+ct_tensor *ct_div(ct_tensor *a, ct_tensor *b) { return ct_ret(binary(CT_OP_div, a, b, false, 1, 0)); }
+ct_tensor *ct_add_alpha(ct_tensor *a, ct_tensor *b, double alpha) {
+    return ct_ret(binary(CT_OP_add, a, b, false, alpha, 0));
+}
+ct_tensor *ct_sub_alpha(ct_tensor *a, ct_tensor *b, double alpha) {
+    return ct_ret(binary(CT_OP_sub, a, b, false, alpha, 0));
+}
+ct_tensor *ct_div_mode(ct_tensor *a, ct_tensor *b, ct_rounding_mode mode) {
+    if (mode < CT_ROUND_NONE || mode > CT_ROUND_FLOOR) {
+        ct_error("ct_div_mode: rounding_mode must be CT_ROUND_NONE, CT_ROUND_TRUNC or "
+                 "CT_ROUND_FLOOR (got %d)", (int)mode);
+        return NULL;
+    }
+    return ct_ret(binary(CT_OP_div, a, b, false, 1, mode));
+}
+ct_tensor *ct_add_scalar(ct_tensor *a, double b) { return ct_ret(binary_scalar(CT_OP_add, a, b, false, 1)); }
+ct_tensor *ct_sub_scalar(ct_tensor *a, double b) { return ct_ret(binary_scalar(CT_OP_sub, a, b, false, 1)); }
+ct_tensor *ct_mul_scalar(ct_tensor *a, double b) { return ct_ret(binary_scalar(CT_OP_mul, a, b, false, 1)); }
+ct_tensor *ct_div_scalar(ct_tensor *a, double b) { return ct_ret(binary_scalar(CT_OP_div, a, b, false, 1)); }
+ct_tensor *ct_rsub_scalar(ct_tensor *a, double b) {
+    if (!a) return NULL;
+    ct_tensor *w = ct_wrap_scalar(b, a);
+    if (!w) return NULL;
+    ct_tensor *out = binary(CT_OP_sub, w, a, false, 1, 0);
+    ct_release(w);
+    return ct_ret(out);
+}
+ct_tensor *ct_add_(ct_tensor *a, ct_tensor *b) { return ct_ret(binary(CT_OP_add, a, b, true, 1, 0)); }
+ct_tensor *ct_sub_(ct_tensor *a, ct_tensor *b) { return ct_ret(binary(CT_OP_sub, a, b, true, 1, 0)); }
+ct_tensor *ct_mul_(ct_tensor *a, ct_tensor *b) { return ct_ret(binary(CT_OP_mul, a, b, true, 1, 0)); }
+ct_tensor *ct_div_(ct_tensor *a, ct_tensor *b) { return ct_ret(binary(CT_OP_div, a, b, true, 1, 0)); }
+ct_tensor *ct_add_alpha_(ct_tensor *a, ct_tensor *b, double alpha) {
+    return ct_ret(binary(CT_OP_add, a, b, true, alpha, 0));
+}
+ct_tensor *ct_add_scalar_(ct_tensor *a, double b) { return ct_ret(binary_scalar(CT_OP_add, a, b, true, 1)); }
+ct_tensor *ct_mul_scalar_(ct_tensor *a, double b) { return ct_ret(binary_scalar(CT_OP_mul, a, b, true, 1)); }
+
+/* ---- backward formulas (the engine reduces broadcasting) ---- */
+
+bool add_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    double alpha = n->args[0];
+    if (n->needs_grad[0]) gi[0] = go[0];
+    if (n->needs_grad[1]) gi[1] = alpha == 1 ? go[0] : ct_mul_scalar(go[0], alpha);
+    return true;
+}
+
+bool sub_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    double alpha = n->args[0];
+    if (n->needs_grad[0]) gi[0] = go[0];
+    if (n->needs_grad[1]) gi[1] = ct_mul_scalar(go[0], -alpha);
+    return !n->needs_grad[1] || gi[1];
+}
+
+bool mul_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    if (n->needs_grad[0]) {
+        ct_tensor *b = ct_node_saved(n, 1);
+        if (!(gi[0] = ct_mul(go[0], b))) return false;
+    }
+    if (n->needs_grad[1]) {
+        ct_tensor *a = ct_node_saved(n, 0);
+        if (!(gi[1] = ct_mul(go[0], a))) return false;
+    }
+    return true;
+}
+
+bool div_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    if (n->iargs[0] != CT_ROUND_NONE) { /* piecewise constant: zero gradient */
+        for (int i = 0; i < 2; i++)
+            if (n->needs_grad[i] && !(gi[i] = ct_zeros_like_with(go[0], (ct_tensor_options){0})))
+                return false;
+        return true;
+    }
+    ct_tensor *b = ct_node_saved(n, 1);
+    if (!b) return false;
+    if (n->needs_grad[0] && !(gi[0] = ct_div(go[0], b))) return false;
+    if (n->needs_grad[1]) {
+        ct_tensor *out = ct_node_saved(n, 2);
+        if (!out || !(gi[1] = ct_neg(ct_div(ct_mul(go[0], out), b)))) return false;
+    }
+    return true;
+}

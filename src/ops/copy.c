@@ -1,0 +1,157 @@
+/* Copies and conversions: to (dtype/device), contiguous, clone, copy_, detach, and
+ * reading values out (item, copy_to_buffer). */
+#include <math.h>
+#include <string.h>
+
+#include "autograd/node.h"
+#include "ops/internal.h"
+#include "ops/pointwise.h"
+
+ct_tensor *ct_cast_new(const ct_tensor *t, ct_dtype dtype) {
+    ct_tensor *out = ct_tensor_new(ct_shape_of(t), dtype, t->storage->device);
+    if (out) ct_copy_into(out, t);
+    return out;
+}
+
+/* A converted copy recorded as op (ToCopyBackward0 / CloneBackward0): the engine casts
+ * the gradient back to the input's dtype, so both backward formulas pass it through. */
+static ct_tensor *copy_as(ct_op_id op, ct_tensor *t, ct_dtype dtype, ct_device dev) {
+    ct_tensor *out = ct_tensor_new(ct_shape_of(t), dtype, dev);
+    if (!out) return NULL;
+    ct_copy_into(out, t);
+    if (ct_dtype_is_floating(dtype)) ct_record1(op, out, 1, &t);
+    return ct_ret(out);
+}
+
+ct_tensor *ct_to_with(ct_tensor *t, ct_to_options o) {
+    if (!t) return NULL;
+    ct_dtype dtype = o.dtype != CT_DTYPE_UNSET ? o.dtype : t->dtype;
+    ct_device dev = o.device.type != CT_DEV_UNSET ? o.device : t->storage->device;
+    if (dtype <= CT_DTYPE_UNSET || dtype >= CT_NUM_DTYPES) {
+        ct_error("ct_to: invalid dtype %d", (int)dtype);
+        return NULL;
+    }
+    if (!o.copy && dtype == t->dtype && ct_device_eq(dev, t->storage->device))
+        return ct_ret(ct_retain(t));
+    return copy_as(CT_OP_to_copy, t, dtype, dev);
+}
+
+ct_tensor *ct_contiguous(ct_tensor *t) {
+    if (!t) return NULL;
+    if (ct_tensor_is_contiguous(t)) return ct_ret(ct_retain(t));
+    return copy_as(CT_OP_clone, t, t->dtype, t->storage->device);
+}
+
+ct_tensor *ct_clone(ct_tensor *t) {
+    if (!t) return NULL;
+    return copy_as(CT_OP_clone, t, t->dtype, t->storage->device);
+}
+
+bool to_copy_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    (void)n;
+    gi[0] = go[0];
+    return true;
+}
+
+bool clone_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    (void)n;
+    gi[0] = go[0];
+    return true;
+}
+
+/* dst.copy_(src): src broadcast to dst's shape and converted to its dtype. */
+ct_tensor *ct_copy_(ct_tensor *dst, ct_tensor *src) {
+    if (!dst || !src) return NULL;
+    if (!ct_check_inplace("ct_copy_", dst) || !ct_check_same_device("ct_copy_", dst, src))
+        return NULL;
+    int nd;
+    int64_t shape[CT_MAX_DIMS];
+    if (!ct_broadcast_shapes(dst->ndim, dst->sizes, src->ndim, src->sizes, &nd, shape) ||
+        nd != dst->ndim || memcmp(shape, dst->sizes, sizeof(int64_t) * (size_t)nd)) {
+        char a[CT_SHAPE_STR_MAX], b[CT_SHAPE_STR_MAX];
+        ct_error("ct_copy_: the size of src %s must be broadcastable to dst %s",
+                 ct_shape_str(src->ndim, src->sizes, a), ct_shape_str(dst->ndim, dst->sizes, b));
+        return NULL;
+    }
+    /* Overlap: copy through a temporary when src shares dst's storage. */
+    ct_tensor *from = src;
+    if (src->storage == dst->storage) {
+        from = ct_cast_new(src, src->dtype);
+        if (!from) return NULL;
+    } else {
+        ct_retain(from);
+    }
+    ct_copy_into(dst, from);
+    ct_release(from);
+    ct_bump_version(dst);
+    ct_tensor *in[2] = {dst, src};
+    ct_node *n = ct_node_record(CT_OP_copy, 2, in, 1);
+    if (n) {
+        ct_node_set_output(n, dst, 0);
+        ct_release(n);
+    }
+    return ct_ret(ct_retain(dst));
+}
+
+/* CopyBackwards: dst's old values are gone (zero gradient); src gets grad. */
+bool copy_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    if (n->needs_grad[0] && !(gi[0] = ct_zeros_like_with(go[0], (ct_tensor_options){0}))) return false;
+    if (n->needs_grad[1]) gi[1] = go[0];
+    return true;
+}
+
+ct_tensor *ct_detach(ct_tensor *t) {
+    if (!t) return NULL;
+    ct_tensor *d = ct_tensor_view_of(t, t->ndim, t->sizes, t->strides, t->offset);
+    if (!d) return NULL;
+    d->is_view = false; /* shares data like a view, but is a fresh leaf */
+    return ct_ret(d);
+}
+
+int ct_copy_to_buffer(const ct_tensor *t, void *dst, ct_dtype dtype, size_t dst_bytes) {
+    if (!t) return -1;
+    if (!dst) {
+        ct_error("ct_copy_to_buffer: dst is NULL");
+        return -1;
+    }
+    size_t need = (size_t)t->numel * ct_dtype_size(dtype);
+    if (dst_bytes < need) {
+        ct_error("ct_copy_to_buffer: buffer of %zu bytes is too small for %lld elements of %s "
+                 "(%zu bytes needed)", dst_bytes, (long long)t->numel, ct_dtype_name(dtype), need);
+        return -1;
+    }
+    if (t->storage->device.type != CT_DEV_CPU) {
+        ct_error("ct_copy_to_buffer: tensor is not on the cpu; call ct_to(t, .device = CT_CPU) "
+                 "first");
+        return -1;
+    }
+    ct_tensor *view = ct_blob_new(dst, dtype, ct_shape_of(t), NULL, NULL, NULL);
+    if (!view) return -1;
+    ct_copy_into(view, t);
+    ct_release(view);
+    return 0;
+}
+
+static const ct_tensor *item_source(const char *op, const ct_tensor *t) {
+    if (!t) return NULL;
+    if (t->numel != 1) {
+        ct_error("%s: a Tensor with %lld elements cannot be converted to Scalar", op,
+                 (long long)t->numel);
+        return NULL;
+    }
+    if (t->storage->device.type != CT_DEV_CPU) {
+        ct_error("%s: tensor is not on the cpu", op);
+        return NULL;
+    }
+    return t;
+}
+
+double ct_item(const ct_tensor *t) {
+    if (!item_source("ct_item", t)) return NAN;
+    return ct_load_f64(ct_tensor_data(t), t->dtype);
+}
+
+int64_t ct_item_int(const ct_tensor *t) {
+    if (!item_source("ct_item_int", t)) return 0;
+    return ct_load_i64(ct_tensor_data(t), t->dtype);
+}

@@ -1,0 +1,189 @@
+#include <math.h>
+#include <string.h>
+
+#include "ctorch/autograd.h"
+#include "ops/internal.h"
+#include "ops/pointwise.h"
+
+static ct_dtype combine(ct_dtype higher, ct_dtype lower) {
+    if (higher == CT_DTYPE_UNSET) return lower;
+    if (lower == CT_DTYPE_UNSET) return higher;
+    if (ct_dtype_is_floating(higher)) return higher;
+    if (higher == CT_BOOL || ct_dtype_is_floating(lower)) return ct_promote_types(higher, lower);
+    return higher;
+}
+
+static ct_dtype promote_into(ct_dtype acc, ct_dtype t) {
+    return acc == CT_DTYPE_UNSET ? t : ct_promote_types(acc, t);
+}
+
+ct_dtype ct_result_type(int n, ct_tensor *const *inputs) {
+    ct_dtype dim = CT_DTYPE_UNSET, zero = CT_DTYPE_UNSET, wrapped = CT_DTYPE_UNSET;
+    for (int i = 0; i < n; i++) {
+        const ct_tensor *t = inputs[i];
+        if (t->wrapped_number) {
+            ct_dtype w = t->dtype;
+            if (ct_dtype_is_floating(w)) w = ct_get_default_dtype();
+            else if (w != CT_BOOL) w = CT_I64;
+            wrapped = promote_into(wrapped, w);
+        } else if (t->ndim == 0) {
+            zero = promote_into(zero, t->dtype);
+        } else {
+            dim = promote_into(dim, t->dtype);
+        }
+    }
+    return combine(dim, combine(zero, wrapped));
+}
+
+ct_tensor *ct_wrap_scalar(double v, const ct_tensor *like) {
+    ct_dtype dt;
+    if (like && ct_dtype_is_floating(like->dtype))
+        dt = like->dtype;
+    else if (v == floor(v) && fabs(v) < 9.2e18)
+        dt = CT_I64;
+    else
+        dt = ct_get_default_dtype();
+    ct_tensor *t = ct_tensor_new(CT_SHAPE(), dt, CT_CPU);
+    if (!t) return NULL;
+    ct_store_f64(ct_tensor_data(t), dt, v);
+    t->wrapped_number = true;
+    return t;
+}
+
+bool ct_check_inplace(const char *op, ct_tensor *t) {
+    if (ct_is_grad_enabled() && !t->grad_fn && t->requires_grad) {
+        ct_error("%s: a leaf Variable that requires grad is being used in an in-place operation.",
+                 op);
+        return false;
+    }
+    if (ct_is_grad_enabled() && t->is_view && t->base && ct_requires_grad_impl(t->base)) {
+        /* Rebasing the base's history through the view (PyTorch's CopySlices) is not
+         * implemented: refuse rather than compute a wrong gradient for the base. */
+        ct_error("%s: an in-place operation on a view of a tensor that requires grad is not "
+                 "supported; apply it to a clone() of the view or to the base tensor", op);
+        return false;
+    }
+    return true;
+}
+
+static const char *op_name(const ct_pw_spec *s) { return ct_ops[s->op].name; }
+
+/* Reduced-precision floats have no kernels of their own: they compute in float32. */
+static bool is_reduced(ct_dtype t) { return t == CT_F16 || t == CT_BF16; }
+
+ct_tensor *ct_pointwise(const ct_pw_spec *spec, int n_in, ct_tensor *const *inputs,
+                        ct_tensor *out, const ct_pw_args *args) {
+    char name[64];
+    snprintf(name, sizeof name, "ct_%s", op_name(spec));
+    for (int i = 0; i < n_in; i++)
+        if (!inputs[i]) return NULL;
+    if (out && !ct_check_inplace(name, out)) return NULL;
+    /* Devices: wrapped numbers live on the cpu and go anywhere. */
+    const ct_tensor *first = out ? out : NULL;
+    for (int i = 0; i < n_in; i++) {
+        if (inputs[i]->wrapped_number) continue;
+        if (!first) first = inputs[i];
+        else if (!ct_check_same_device(name, first, inputs[i])) return NULL;
+    }
+    /* Broadcast shape. */
+    int ndim = 0;
+    int64_t shape[CT_MAX_DIMS];
+    for (int i = 0; i < n_in; i++) {
+        const ct_tensor *t = inputs[i];
+        int64_t prev[CT_MAX_DIMS];
+        memcpy(prev, shape, sizeof shape);
+        int pn = ndim;
+        if (!ct_broadcast_shapes(pn, prev, t->ndim, t->sizes, &ndim, shape)) {
+            /* Name the first dim that disagrees, as PyTorch does. */
+            int n = pn > t->ndim ? pn : t->ndim;
+            for (int d = n - 1; d >= 0; d--) {
+                int64_t a = d - (n - pn) >= 0 ? prev[d - (n - pn)] : 1;
+                int64_t b = d - (n - t->ndim) >= 0 ? t->sizes[d - (n - t->ndim)] : 1;
+                if (a != b && a != 1 && b != 1) {
+                    ct_error("%s: The size of tensor a (%lld) must match the size of tensor b "
+                             "(%lld) at non-singleton dimension %d", name, (long long)a,
+                             (long long)b, d);
+                    break;
+                }
+            }
+            return NULL;
+        }
+    }
+    /* Dtypes: compute dtype from the promoted inputs. */
+    int p0 = spec->first_input;
+    ct_dtype compute = spec->result == CT_PW_FIRST ? inputs[p0]->dtype
+                                                   : ct_result_type(n_in - p0, inputs + p0);
+    if (spec->result == CT_PW_PROMOTE_FLOAT && !ct_dtype_is_floating(compute))
+        compute = ct_get_default_dtype();
+    ct_dtype result = spec->result == CT_PW_BOOL ? CT_BOOL : compute;
+    if (out) {
+        char a[CT_SHAPE_STR_MAX], b[CT_SHAPE_STR_MAX];
+        if (out->ndim != ndim || memcmp(out->sizes, shape, sizeof(int64_t) * (size_t)ndim)) {
+            ct_error("%s: output with shape %s doesn't match the broadcast shape %s", name,
+                     ct_shape_str(out->ndim, out->sizes, a), ct_shape_str(ndim, shape, b));
+            return NULL;
+        }
+        if (ct_promote_types(result, out->dtype) != out->dtype &&
+            !(ct_dtype_is_floating(out->dtype) && ct_dtype_is_floating(result))) {
+            ct_error("%s: result type %s can't be cast to the desired output type %s", name,
+                     ct_dtype_name(result), ct_dtype_name(out->dtype));
+            return NULL;
+        }
+    }
+    ct_dtype kdtype = is_reduced(compute) ? CT_F32 : compute;
+    ct_device dev = first ? first->storage->device : CT_CPU;
+    ct_loop_fn kernel = (ct_loop_fn)ct_kernel_for(spec->op, dev, kdtype);
+    if (!kernel) {
+        /* Report the user's dtype, not the internal float32 one. */
+        if (kdtype != compute) {
+            ct_clear_error();
+            ct_kernel_for(spec->op, dev, compute);
+        }
+        return NULL;
+    }
+    ct_dtype kresult = spec->result == CT_PW_BOOL ? CT_BOOL : kdtype;
+
+    /* Operands: cast inputs to the kernel's dtype where they differ; the output is
+     * written directly when its dtype is the kernel's, else through a temporary. */
+    ct_tensor *ops[CT_ITER_MAX_OPERANDS] = {0};
+    ct_tensor *owned[CT_ITER_MAX_OPERANDS] = {0};
+    ct_tensor *result_t = out;
+    bool ok = true;
+    if (out && out->dtype == kresult) {
+        ops[0] = out;
+    } else {
+        ct_shape s = {.ndim = ndim};
+        memcpy(s.d, shape, sizeof(int64_t) * (size_t)ndim);
+        ops[0] = owned[0] = ct_tensor_new(s, kresult, dev);
+        ok = ops[0] != NULL;
+    }
+    for (int i = 0; ok && i < n_in; i++) {
+        ct_tensor *t = inputs[i];
+        ct_dtype want = i < p0 ? t->dtype : kdtype;
+        if (t->dtype == want) {
+            ops[i + 1] = t;
+        } else {
+            ops[i + 1] = owned[i + 1] = ct_cast_new(t, want);
+            ok = ops[i + 1] != NULL;
+        }
+    }
+    if (ok) {
+        ct_iter it;
+        ct_iter_init(&it, n_in + 1, ops, ndim, shape);
+        ct_iter_run(&it, kernel, args);
+        if (!out) {
+            if (kresult == result) {
+                result_t = ct_retain(ops[0]);
+            } else {
+                result_t = ct_cast_new(ops[0], result);
+                ok = result_t != NULL;
+            }
+        } else {
+            if (ops[0] != out) ct_copy_into(out, ops[0]);
+            ct_bump_version(out);
+            ct_retain(out);
+        }
+    }
+    for (int i = 0; i <= n_in; i++) ct_release(owned[i]);
+    return ok ? result_t : NULL;
+}

@@ -1,0 +1,104 @@
+#include <stdarg.h>
+#include <stdlib.h>
+
+#include "ct_test.h"
+
+typedef struct {
+    const char *name;
+    ct_test_fn fn;
+} test_entry;
+
+static test_entry tests[512];
+static int ntests, failures_in_test, allow_leaks;
+
+void ct_test_register(const char *name, ct_test_fn fn) {
+    if (ntests < 512) tests[ntests++] = (test_entry){name, fn};
+}
+
+void ct_test_allow_leaks(void) { allow_leaks = 1; }
+
+void ct_test_fail(const char *file, int line, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s:%d: ", file, line);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    failures_in_test++;
+}
+
+double *ct_test_values(const ct_tensor *t) {
+    if (!t) return NULL;
+    int64_t n = ct_numel(t);
+    double *v = malloc(sizeof(double) * (size_t)(n ? n : 1));
+    if (v && ct_copy_to_buffer(t, v, CT_F64, sizeof(double) * (size_t)n) != 0) {
+        free(v);
+        return NULL;
+    }
+    return v;
+}
+
+double ct_test_max_diff(const ct_tensor *a, const ct_tensor *b) {
+    if (!a || !b || ct_numel(a) != ct_numel(b) || ct_ndim(a) != ct_ndim(b)) return NAN;
+    for (int d = 0; d < ct_ndim(a); d++)
+        if (ct_size(a, d) != ct_size(b, d)) return NAN;
+    double *va = ct_test_values(a), *vb = ct_test_values(b), m = 0;
+    if (!va || !vb) m = NAN;
+    for (int64_t i = 0; va && vb && i < ct_numel(a); i++) {
+        double d = fabs(va[i] - vb[i]);
+        if (isnan(va[i]) != isnan(vb[i])) d = INFINITY;
+        if (!(isnan(va[i]) && isnan(vb[i])) && d > m) m = d;
+    }
+    free(va);
+    free(vb);
+    return m;
+}
+
+void ct_test_check_values(const char *file, int line, const char *expr, const ct_tensor *t,
+                          const double *want, int64_t n, double tol) {
+    if (!t) {
+        ct_test_fail(file, line, "%s is NULL (%s)", expr, ct_last_error() ? ct_last_error() : "no error");
+        return;
+    }
+    if (ct_numel(t) != n) {
+        ct_test_fail(file, line, "%s has %lld elements, expected %lld", expr,
+                     (long long)ct_numel(t), (long long)n);
+        return;
+    }
+    double *v = ct_test_values(t);
+    for (int64_t i = 0; v && i < n; i++) {
+        bool same = fabs(v[i] - want[i]) <= tol || (isnan(v[i]) && isnan(want[i])) ||
+                    (isinf(v[i]) && v[i] == want[i]);
+        if (!same) {
+            ct_test_fail(file, line, "%s[%lld] == %.10g, expected %.10g", expr, (long long)i, v[i],
+                         want[i]);
+            break;
+        }
+    }
+    free(v);
+}
+
+int main(int argc, char **argv) {
+    int passed = 0, failed = 0;
+    for (int i = 0; i < ntests; i++) {
+        if (argc > 1 && !strstr(tests[i].name, argv[1])) continue;
+        failures_in_test = 0;
+        allow_leaks = 0;
+        ct_clear_error();
+        int64_t before = ct_memory_allocated(CT_CPU);
+        CT_SCOPE { tests[i].fn(); }
+        int64_t after = ct_memory_allocated(CT_CPU);
+        if (after != before && !allow_leaks)
+            ct_test_fail(__FILE__, __LINE__, "%s leaked %lld bytes of tensor memory", tests[i].name,
+                         (long long)(after - before));
+        if (failures_in_test) {
+            failed++;
+            printf("FAIL %s\n", tests[i].name);
+        } else {
+            passed++;
+            printf("ok   %s\n", tests[i].name);
+        }
+    }
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
