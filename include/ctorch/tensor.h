@@ -118,6 +118,16 @@ ct_tensor *ct_clone(ct_tensor *t);
 #define ct_contiguous(t) CT_AT(ct_contiguous(t))
 #define ct_clone(t) CT_AT(ct_clone(t))
 
+/* ---- in-place writes -------------------------------------------------- */
+
+/* dst.copy_(src): src is broadcast to dst's shape and converted to its dtype. */
+ct_tensor *ct_copy_(ct_tensor *dst, ct_tensor *src);
+ct_tensor *ct_fill_(ct_tensor *t, double value);
+ct_tensor *ct_zero_(ct_tensor *t);
+#define ct_copy_(dst, src) CT_AT(ct_copy_(dst, src))
+#define ct_fill_(t, value) CT_AT(ct_fill_(t, value))
+#define ct_zero_(t) CT_AT(ct_zero_(t))
+
 /* ---- printing --------------------------------------------------------- */
 
 /* PyTorch's repr: "tensor([[1.0000, 2.0000]], requires_grad=True)".  The returned

@@ -142,15 +142,16 @@ typedef struct {
 
 static ct_tensor *grad_of(ct_tensor *const *in, void *p) {
     gg_ctx *c = p;
-    ct_tensor *y = c->f(in, c->ctx);
-    if (!y) return NULL;
-    ct_tensor *v = in[c->n], *g = NULL;
-    if (ct_autograd_grad_with(1, &y, 1, &in[c->which], &g,
-                              (ct_grad_options){.grad_outputs = &v, .create_graph = true,
-                                                .allow_unused = true}) != 0)
-        return NULL;
-    /* An unused input has a zero gradient. */
-    return g ? g : ct_zeros_like_with(in[c->which], (ct_tensor_options){0});
+    ct_tensor *g = NULL;
+    /* Gradients need the graph even when called for finite differences. */
+    CT_ENABLE_GRAD {
+        ct_tensor *y = c->f(in, c->ctx), *v = in[c->n];
+        if (y && ct_autograd_grad_with(1, &y, 1, &in[c->which], &g,
+                                       (ct_grad_options){.grad_outputs = &v, .create_graph = true,
+                                                         .allow_unused = true}) == 0 && !g)
+            g = ct_zeros_like_with(in[c->which], (ct_tensor_options){0}); /* unused input */
+    }
+    return g;
 }
 
 int ct_gradgradcheck_with(ct_gradcheck_fn f, int n, ct_tensor *const *inputs, void *ctx,
