@@ -1,4 +1,4 @@
-/* PyTorch fixtures (tests/fixtures/*.fx, written by tests/fixtures/gen.py). */
+/* PyTorch fixtures: tests/fixtures/<family>.fx, written by tests/fixtures/gen.py. */
 #ifndef CT_TEST_FIXTURES_H
 #define CT_TEST_FIXTURES_H
 
