@@ -17,5 +17,7 @@
 #include "ctorch/autograd.h"
 #include "ctorch/memory.h"
 #include "ctorch/gradcheck.h"
+#include "ctorch/nn.h"
+#include "ctorch/state_dict.h"
 
 #endif

@@ -52,6 +52,18 @@ void *ct_scope_register(void *obj) {
     return obj;
 }
 
+bool ct_scope_unregister(void *obj) {
+    if (!obj || depth == 0) return false;
+    /* Newest first: the object was almost always registered a moment ago. */
+    for (int i = stack.len - 1; i >= frames[depth - 1].mark; i--) {
+        if (stack.items[i] != obj) continue;
+        memmove(&stack.items[i], &stack.items[i + 1], (size_t)(stack.len - i - 1) * sizeof(void *));
+        stack.len--;
+        return true;
+    }
+    return false;
+}
+
 ct_scope_guard ct_scope_begin(void) {
     if (depth == frames_cap) {
         int cap = frames_cap ? frames_cap * 2 : 16;

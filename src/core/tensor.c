@@ -263,3 +263,19 @@ int64_t ct_stride(const ct_tensor *t, int64_t dim) {
     if (d < 0) return -1;
     return t->ndim ? t->strides[d] : 1;
 }
+
+void ct_tensor_assign_data(ct_tensor *t, ct_tensor *src) {
+    ct_storage *old = t->storage;
+    /* Continue the old version count, so that a graph which saved t notices. */
+    unsigned version = ct_version(t);
+    t->storage = ct_retain(src->storage);
+    ct_release(old);
+    atomic_store(&t->storage->version, version);
+    t->offset = src->offset;
+    t->dtype = src->dtype;
+    t->ndim = src->ndim;
+    t->numel = src->numel;
+    memcpy(t->sizes, src->sizes, sizeof t->sizes);
+    memcpy(t->strides, src->strides, sizeof t->strides);
+    ct_bump_version(t);
+}

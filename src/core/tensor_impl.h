@@ -83,6 +83,10 @@ static inline unsigned ct_version(const ct_tensor *t) {
  * differ).  Cannot fail once checked. */
 void ct_copy_into(ct_tensor *dst, const ct_tensor *src);
 
+/* Makes t show src's data: storage, offset, dtype and geometry (module.to(), loading
+ * a state dict): every holder of t sees the new values.  Bumps t's version. */
+void ct_tensor_assign_data(ct_tensor *t, ct_tensor *src);
+
 /* Common checks. */
 #define CT_CHECK_NULL1(a) \
     do { if (!(a)) return NULL; } while (0)
