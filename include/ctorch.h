@@ -19,5 +19,6 @@
 #include "ctorch/gradcheck.h"
 #include "ctorch/nn.h"
 #include "ctorch/state_dict.h"
+#include "ctorch/optim.h"
 
 #endif
