@@ -20,5 +20,6 @@
 #include "ctorch/nn.h"
 #include "ctorch/state_dict.h"
 #include "ctorch/optim.h"
+#include "ctorch/lr_scheduler.h"
 
 #endif
