@@ -72,15 +72,15 @@ ct_tensor *ct_nan_to_num_with(ct_tensor *x, ct_nan_to_num_options o) {
 
 #define SAVED(n) ct_node_saved(n, 0)
 
-/* threshold_backward(g, out, 0): g where out > 0 */
+/* threshold_backward(g, out, 0): 0 where out <= 0, else g (NaN passes g through). */
 bool relu_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    return (gi[0] = ct_mask_grad(ct_gt_scalar(SAVED(n), 0), go[0])) != NULL;
+    return (gi[0] = ct_mask_grad(ct_logical_not(ct_le_scalar(SAVED(n), 0)), go[0])) != NULL;
 }
 bool leaky_relu_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     ct_tensor *x = SAVED(n);
     return (gi[0] = ct_where(ct_gt_scalar(x, 0), go[0], ct_mul_scalar(go[0], n->args[0]))) != NULL;
 }
-/* g where x > 0, else g * alpha * exp(x) */
+/* g where x > 0, else g * alpha * exp(x) (NaN for NaN, as PyTorch) */
 bool elu_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     ct_tensor *x = SAVED(n);
     ct_tensor *neg = ct_mul(go[0], ct_mul_scalar(ct_exp(x), n->args[0]));
