@@ -5,11 +5,19 @@ extern const ct_kernel_entry ct_cpu_binary_kernels[];
 extern const ct_kernel_entry ct_cpu_unary_kernels[];
 extern const ct_kernel_entry ct_cpu_fill_kernels[];
 extern const ct_kernel_entry ct_cpu_reduce_sum_kernels[];
+extern const ct_kernel_entry ct_cpu_activation_kernels[];
+extern const ct_kernel_entry ct_cpu_compare_kernels[];
+extern const ct_kernel_entry ct_cpu_ternary_kernels[];
+extern const ct_kernel_entry ct_cpu_pow_kernels[];
 
 const ct_kernel_entry *const ct_cpu_kernel_tables[] = {
     ct_cpu_binary_kernels,
     ct_cpu_unary_kernels,
     ct_cpu_fill_kernels,
     ct_cpu_reduce_sum_kernels,
+    ct_cpu_activation_kernels,
+    ct_cpu_compare_kernels,
+    ct_cpu_ternary_kernels,
+    ct_cpu_pow_kernels,
     NULL,
 };
