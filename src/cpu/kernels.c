@@ -5,11 +5,21 @@ extern const ct_kernel_entry ct_cpu_binary_kernels[];
 extern const ct_kernel_entry ct_cpu_unary_kernels[];
 extern const ct_kernel_entry ct_cpu_fill_kernels[];
 extern const ct_kernel_entry ct_cpu_reduce_sum_kernels[];
+extern const ct_kernel_entry ct_cpu_reduce_minmax_kernels[];
+extern const ct_kernel_entry ct_cpu_reduce_norm_kernels[];
+extern const ct_kernel_entry ct_cpu_reduce_mask_kernels[];
+extern const ct_kernel_entry ct_cpu_scan_kernels[];
+extern const ct_kernel_entry ct_cpu_softmax_kernels[];
 
 const ct_kernel_entry *const ct_cpu_kernel_tables[] = {
     ct_cpu_binary_kernels,
     ct_cpu_unary_kernels,
     ct_cpu_fill_kernels,
     ct_cpu_reduce_sum_kernels,
+    ct_cpu_reduce_minmax_kernels,
+    ct_cpu_reduce_norm_kernels,
+    ct_cpu_reduce_mask_kernels,
+    ct_cpu_scan_kernels,
+    ct_cpu_softmax_kernels,
     NULL,
 };
