@@ -9,6 +9,11 @@ extern const ct_kernel_entry ct_cpu_activation_kernels[];
 extern const ct_kernel_entry ct_cpu_compare_kernels[];
 extern const ct_kernel_entry ct_cpu_ternary_kernels[];
 extern const ct_kernel_entry ct_cpu_pow_kernels[];
+extern const ct_kernel_entry ct_cpu_reduce_minmax_kernels[];
+extern const ct_kernel_entry ct_cpu_reduce_norm_kernels[];
+extern const ct_kernel_entry ct_cpu_reduce_mask_kernels[];
+extern const ct_kernel_entry ct_cpu_scan_kernels[];
+extern const ct_kernel_entry ct_cpu_softmax_kernels[];
 
 const ct_kernel_entry *const ct_cpu_kernel_tables[] = {
     ct_cpu_binary_kernels,
@@ -19,5 +24,10 @@ const ct_kernel_entry *const ct_cpu_kernel_tables[] = {
     ct_cpu_compare_kernels,
     ct_cpu_ternary_kernels,
     ct_cpu_pow_kernels,
+    ct_cpu_reduce_minmax_kernels,
+    ct_cpu_reduce_norm_kernels,
+    ct_cpu_reduce_mask_kernels,
+    ct_cpu_scan_kernels,
+    ct_cpu_softmax_kernels,
     NULL,
 };
