@@ -14,6 +14,8 @@ extern const ct_kernel_entry ct_cpu_reduce_norm_kernels[];
 extern const ct_kernel_entry ct_cpu_reduce_mask_kernels[];
 extern const ct_kernel_entry ct_cpu_scan_kernels[];
 extern const ct_kernel_entry ct_cpu_softmax_kernels[];
+extern const ct_kernel_entry ct_cpu_gemm_kernels[];
+extern const ct_kernel_entry ct_cpu_conv_kernels[];
 
 const ct_kernel_entry *const ct_cpu_kernel_tables[] = {
     ct_cpu_binary_kernels,
@@ -29,5 +31,7 @@ const ct_kernel_entry *const ct_cpu_kernel_tables[] = {
     ct_cpu_reduce_mask_kernels,
     ct_cpu_scan_kernels,
     ct_cpu_softmax_kernels,
+    ct_cpu_gemm_kernels,
+    ct_cpu_conv_kernels,
     NULL,
 };
