@@ -186,7 +186,8 @@ ct_tensor *ct_linspace_with(double start, double end, int64_t steps, ct_tensor_o
         ct_error("ct_linspace: number of steps must be non-negative (got %lld)", (long long)steps);
         return NULL;
     }
-    ct_range_args a = {.start = start, .end = end};
+    /* one step is [start] (PyTorch fills it), not the formula's [end] */
+    ct_range_args a = {.start = start, .end = steps == 1 ? start : end};
     return finish_range("ct_linspace", CT_OP_linspace, ct_factory_new(CT_SHAPE(steps), o), &a,
                         o.requires_grad);
 }
