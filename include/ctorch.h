@@ -20,5 +20,6 @@
 #include "ctorch/gradcheck.h"
 #include "ctorch/linalg.h"
 #include "ctorch/conv.h"
+#include "ctorch/random.h"
 
 #endif
