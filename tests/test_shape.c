@@ -235,6 +235,18 @@ TEST(cat_promotes_and_skips_legacy_empty) {
     CHECK_VALUES(ct_stack(CT_TENSORS(ct_scalar_tensor(1.0), ct_scalar_tensor(2.0)), 0), 0, 1, 2);
 }
 
+TEST(cat_of_mixed_dtypes_returns_each_input_its_dtype) {
+    ct_tensor *a = ct_ones(CT_SHAPE(2), .dtype = CT_F32, .requires_grad = true);
+    ct_tensor *b = ct_ones(CT_SHAPE(3), .dtype = CT_F64, .requires_grad = true);
+    ct_tensor *w = ct_tensor_f64(((double[]){1, 2, 3, 4, 5}), CT_SHAPE(5));
+    ct_tensor *y = ct_cat(CT_TENSORS(a, b), 0);
+    CHECK(ct_dtype_of(y) == CT_F64);
+    CHECK(ct_backward(ct_sum(ct_mul(y, w))) == 0);
+    CHECK(ct_dtype_of(ct_grad(a)) == CT_F32);
+    CHECK_VALUES(ct_grad(a), 0, 1, 2);
+    CHECK_VALUES(ct_grad(b), 0, 3, 4, 5);
+}
+
 /* ---- more values ---------------------------------------------------------------------- */
 
 TEST(repeat_roll_tril_values) {

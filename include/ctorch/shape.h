@@ -69,7 +69,9 @@ ct_tensor *ct_flatten(ct_tensor *t, int64_t start_dim, int64_t end_dim);
 /* x.unflatten(dim, sizes): dim split into sizes (one may be -1). */
 ct_tensor *ct_unflatten(ct_tensor *t, int64_t dim, ct_shape sizes);
 /* x.as_strided(size, stride, storage_offset): any geometry over x's storage (strides
- * in elements, non-negative).  storage_offset < 0 keeps x's offset. */
+ * in elements, non-negative).  storage_offset < 0 keeps x's offset.  Gradients reach
+ * only elements of x itself: reading storage outside a view x (which PyTorch routes
+ * to the view's base) gives those elements no gradient. */
 ct_tensor *ct_as_strided(ct_tensor *t, ct_shape size, ct_shape stride, int64_t storage_offset);
 #define ct_narrow(t, dim, start, length) CT_AT(ct_narrow(t, dim, start, length))
 #define ct_slice(t, dim, start, end, step) CT_AT(ct_slice(t, dim, start, end, step))

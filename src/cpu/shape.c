@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cpu/iter.h"
+#include "cpu/kernel_util.h"
 #include "cpu/shape.h"
 
 /* One inner run of a same-dtype copy: data[0] the destination, data[1] the source.
@@ -42,7 +43,7 @@ static ct_loop_fn copy_loop(size_t es) {
     }
 }
 
-void ct_cpu_copy_same(ct_tensor *dst, const ct_tensor *src) {
+static void copy_same(ct_tensor *dst, const ct_tensor *src) {
     if (dst->dtype != src->dtype) {
         ct_copy_into(dst, src);
         return;
@@ -61,7 +62,7 @@ static int threads_for(int64_t work) {
 
 static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
 
-void ct_cpu_tril(char *out, const char *in, size_t es, int64_t B, int64_t R, int64_t C,
+static void band(char *out, const char *in, size_t es, int64_t B, int64_t R, int64_t C,
                  int64_t k, bool upper) {
     int64_t rows = B * R;
 #pragma omp parallel for num_threads(threads_for(rows * C)) schedule(static)
@@ -87,7 +88,7 @@ static inline void copy_elem(char *dst, const char *src, size_t es) {
     }
 }
 
-void ct_cpu_pad_gather(char *out, const char *in, size_t es, const ct_pad_geom *g) {
+static void pad_gather(char *out, const char *in, size_t es, const ct_pad_geom *g) {
     const int64_t H = g->in[1], W = g->in[2], Do = g->out[0], Ho = g->out[1], Wo = g->out[2];
     const int64_t D = g->in[0];
     const int64_t *mz = g->map[0], *my = g->map[1], *mx = g->map[2];
@@ -108,7 +109,9 @@ void ct_cpu_pad_gather(char *out, const char *in, size_t es, const ct_pad_geom *
 }
 
 #define SCATTER_ADD(T)                                                                   \
-    static void scatter_add_##T(T *gin, const T *gout, const ct_pad_geom *g) {           \
+    static void scatter_add_##T(char *gin_, const char *gout_, const ct_pad_geom *g) {   \
+        T *gin = (T *)gin_;                                                              \
+        const T *gout = (const T *)gout_;                                                \
         const int64_t D = g->in[0], H = g->in[1], W = g->in[2];                          \
         const int64_t Do = g->out[0], Ho = g->out[1], Wo = g->out[2];                    \
         const int64_t *mz = g->map[0], *my = g->map[1], *mx = g->map[2];                 \
@@ -124,9 +127,16 @@ void ct_cpu_pad_gather(char *out, const char *in, size_t es, const ct_pad_geom *
 SCATTER_ADD(float)
 SCATTER_ADD(double)
 
-void ct_cpu_pad_scatter_add(char *gin, const char *gout, ct_dtype dtype, const ct_pad_geom *g) {
-    if (dtype == CT_F32)
-        scatter_add_float((float *)gin, (const float *)gout, g);
-    else
-        scatter_add_double((double *)gin, (const double *)gout, g);
-}
+#define ENTRIES(DT, T)                                                                   \
+    {CT_OP_cat, DT, (ct_kernel)copy_same}, {CT_OP_stack, DT, (ct_kernel)copy_same},      \
+    {CT_OP_repeat, DT, (ct_kernel)copy_same}, {CT_OP_flip, DT, (ct_kernel)copy_same},    \
+    {CT_OP_roll, DT, (ct_kernel)copy_same}, {CT_OP_constant_pad_nd, DT, (ct_kernel)copy_same}, \
+    {CT_OP_strided_scatter, DT, (ct_kernel)copy_same}, {CT_OP_tril, DT, (ct_kernel)band}, \
+    {CT_OP_triu, DT, (ct_kernel)band}, {CT_OP_reflection_pad, DT, (ct_kernel)pad_gather}, \
+    {CT_OP_replication_pad, DT, (ct_kernel)pad_gather},
+const ct_kernel_entry ct_cpu_shape_kernels[] = {
+    CT_FOREACH_DTYPE(ENTRIES)
+    {CT_OP_pad_backward, CT_F32, (ct_kernel)scatter_add_float},
+    {CT_OP_pad_backward, CT_F64, (ct_kernel)scatter_add_double},
+    {0, 0, NULL},
+};

@@ -6,15 +6,19 @@
 
 #include "core/tensor_impl.h"
 
-/* dst = src for tensors of one dtype, src broadcastable to dst (strides may be zero
- * or negative).  Contiguous runs are memcpy'd, reversed runs (flip) copied backwards;
- * large copies run in parallel.  Falls back to ct_copy_into when dtypes differ. */
-void ct_cpu_copy_same(ct_tensor *dst, const ct_tensor *src);
+/* The kernels are looked up per (op, device, dtype) with ct_kernel_for (listed in
+ * ct_cpu_shape_kernels); their signatures: */
 
-/* out (B, R, C) = in (B, R, C) with the elements outside the band zeroed: tril keeps
- * column j of row i when j <= i + k, triu when j >= i + k.  Both contiguous. */
-void ct_cpu_tril(char *out, const char *in, size_t es, int64_t B, int64_t R, int64_t C,
-                 int64_t k, bool upper);
+/* Copy (cat, stack, repeat, flip, roll, constant_pad_nd, strided_scatter):
+ * dst = src for tensors of one shape (src may broadcast: strides zero or negative).
+ * Contiguous runs are memcpy'd, reversed runs (flip) copied backwards; large copies
+ * run in parallel.  A src of another dtype is converted (ct_copy_into). */
+typedef void (*ct_copy_kernel)(ct_tensor *dst, const ct_tensor *src);
+
+/* tril, triu: out (B, R, C) = in (B, R, C) with the elements outside the band zeroed:
+ * tril keeps column j of row i when j <= i + k, triu when j >= i + k.  Contiguous. */
+typedef void (*ct_band_kernel)(char *out, const char *in, size_t es, int64_t B, int64_t R,
+                               int64_t C, int64_t k, bool upper);
 
 /* The geometry of a padding gather.  in is (B, D, H, W) contiguous, out (B, D', H', W')
  * contiguous, and out[b, z, y, x] = in[b, mz[z], my[y], mx[x]].  Output columns
@@ -25,10 +29,12 @@ typedef struct {
     const int64_t *map[3];     /* mz, my, mx */
     int64_t x_lo, x_hi, x_src;
 } ct_pad_geom;
-void ct_cpu_pad_gather(char *out, const char *in, size_t es, const ct_pad_geom *g);
-/* The adjoint: gin (B, D, H, W), zeroed by the caller, += gout (B, D', H', W') along
- * the same maps.  float32 or float64.  Parallel over B only, so each input element
- * sums its contributions in one fixed order (bitwise identical for any thread count). */
-void ct_cpu_pad_scatter_add(char *gin, const char *gout, ct_dtype dtype, const ct_pad_geom *g);
+/* reflection_pad, replication_pad */
+typedef void (*ct_pad_gather_kernel)(char *out, const char *in, size_t es, const ct_pad_geom *g);
+/* pad_backward, the adjoint: gin (B, D, H, W), zeroed by the caller, += gout
+ * (B, D', H', W') along the same maps.  Parallel over B only, so each input element
+ * sums its contributions in one fixed order (bitwise identical for any thread count).
+ * float32 and float64 (float16/bfloat16 accumulate through float32). */
+typedef void (*ct_pad_scatter_kernel)(char *gin, const char *gout, const ct_pad_geom *g);
 
 #endif

@@ -13,7 +13,7 @@
 
 /* Copies src into dst's region [start, start + src.size(dim)) along dim (or into
  * dst.select(dim, start) when `drop`). */
-static void copy_into_region(ct_tensor *dst, ct_tensor *src, int dim, int64_t start, bool drop) {
+static void copy_into_region(ct_copy_kernel k, ct_tensor *dst, ct_tensor *src, int dim, int64_t start, bool drop) {
     int64_t sizes[CT_MAX_DIMS], strides[CT_MAX_DIMS];
     int nd = 0;
     for (int d = 0; d < dst->ndim; d++) {
@@ -23,7 +23,7 @@ static void copy_into_region(ct_tensor *dst, ct_tensor *src, int dim, int64_t st
     }
     ct_tensor *v = ct_tensor_view_of(dst, nd, sizes, strides, dst->offset + start * dst->strides[dim]);
     if (!v) ct_fatal("out of memory in cat");
-    ct_cpu_copy_same(v, src);
+    k(v, src);
     ct_release(v);
 }
 
@@ -88,12 +88,13 @@ ct_tensor *ct_cat(int n, ct_tensor *const *ts, int64_t dim) {
             }
         shape.d[d] += t->sizes[d];
     }
-    ct_tensor *out = ct_tensor_new(shape, dt, dev);
+    ct_copy_kernel k = (ct_copy_kernel)ct_kernel_for(CT_OP_cat, dev, dt);
+    ct_tensor *out = k ? ct_tensor_new(shape, dt, dev) : NULL;
     if (!out) return NULL;
     int64_t at = 0;
     for (int i = 0; i < n; i++) {
         if (cat_skipped(ts[i])) continue;
-        copy_into_region(out, ts[i], d, at, false);
+        copy_into_region(k, out, ts[i], d, at, false);
         at += ts[i]->sizes[d];
     }
     if (ct_dtype_is_floating(dt)) {
@@ -141,9 +142,10 @@ ct_tensor *ct_stack(int n, ct_tensor *const *ts, int64_t dim) {
     ct_shape shape = {.ndim = r->ndim + 1};
     for (int k = 0, j = 0; k < shape.ndim; k++) shape.d[k] = k == d ? n : r->sizes[j++];
     ct_dtype dt = promoted(n, ts);
-    ct_tensor *out = ct_tensor_new(shape, dt, r->storage->device);
+    ct_copy_kernel k = (ct_copy_kernel)ct_kernel_for(CT_OP_stack, r->storage->device, dt);
+    ct_tensor *out = k ? ct_tensor_new(shape, dt, r->storage->device) : NULL;
     if (!out) return NULL;
-    for (int i = 0; i < n; i++) copy_into_region(out, ts[i], d, i, true);
+    for (int i = 0; i < n; i++) copy_into_region(k, out, ts[i], d, i, true);
     if (ct_dtype_is_floating(dt)) {
         ct_node *node = ct_record1(CT_OP_stack, out, n, ts);
         if (node) node->iargs[0] = d;

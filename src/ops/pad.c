@@ -42,6 +42,9 @@ static ct_tensor *constant_pad(ct_tensor *t, ct_dims pad, double value) {
         sizes[d] = n - cut_l - cut_r > 0 ? n - cut_l - cut_r : 0;
         soff += cut_l * t->strides[d];
     }
+    ct_copy_kernel k = (ct_copy_kernel)ct_kernel_for(CT_OP_constant_pad_nd, t->storage->device,
+                                                     t->dtype);
+    if (!k) return NULL;
     ct_tensor *out = NULL;
     CT_SCOPE {
         out = ct_keep(ct_full_with(shape, value, (ct_tensor_options){
@@ -55,7 +58,7 @@ static ct_tensor *constant_pad(ct_tensor *t, ct_dims pad, double value) {
         if (pad.d[2 * i] > 0) doff += pad.d[2 * i] * dst_strides[d];
     }
     if (ct_shape_numel(t->ndim, sizes) > 0)
-        ct_copy_region(out, doff, dst_strides, t, soff, t->strides, t->ndim, sizes);
+        ct_copy_region(k, out, doff, dst_strides, t, soff, t->strides, t->ndim, sizes);
     ct_node *n = ct_record1(CT_OP_constant_pad_nd, out, 1, &t);
     if (n) save_pad(n, pad, CT_PAD_CONSTANT);
     return out;
@@ -162,6 +165,9 @@ static bool check_gather_pad(ct_tensor *t, ct_dims pad, ct_pad_mode mode) {
 
 static ct_tensor *gather_pad(ct_tensor *t, ct_dims pad, ct_pad_mode mode) {
     if (!check_gather_pad(t, pad, mode)) return NULL;
+    ct_op_id op = mode == CT_PAD_REFLECT ? CT_OP_reflection_pad : CT_OP_replication_pad;
+    ct_pad_gather_kernel k = (ct_pad_gather_kernel)ct_kernel_for(op, t->storage->device, t->dtype);
+    if (!k) return NULL;
     ct_pad_geom g;
     int64_t *maps;
     ct_shape shape;
@@ -169,11 +175,10 @@ static ct_tensor *gather_pad(ct_tensor *t, ct_dims pad, ct_pad_mode mode) {
     ct_tensor *src = ct_tensor_is_contiguous(t) ? ct_retain(t) : ct_cast_new(t, t->dtype);
     ct_tensor *out = src ? ct_tensor_new(shape, t->dtype, t->storage->device) : NULL;
     if (out && out->numel > 0)
-        ct_cpu_pad_gather(ct_tensor_data(out), ct_tensor_data(src), ct_dtype_size(t->dtype), &g);
+        k(ct_tensor_data(out), ct_tensor_data(src), ct_dtype_size(t->dtype), &g);
     free(maps);
     ct_release(src);
     if (!out) return NULL;
-    ct_op_id op = mode == CT_PAD_REFLECT ? CT_OP_reflection_pad : CT_OP_replication_pad;
     ct_node *n = ct_record1(op, out, 1, &t);
     if (n) {
         save_pad(n, pad, mode);
@@ -201,15 +206,18 @@ ct_tensor *ct_pad_backward(ct_tensor *grad, int ndim, const int64_t *in_sizes, c
     int64_t *maps;
     ct_shape out_shape, in_shape = {.ndim = ndim};
     memcpy(in_shape.d, in_sizes, sizeof(int64_t) * (size_t)ndim);
-    pad_plan(mode, ndim, in_sizes, pad, &g, &maps, &out_shape);
     /* accumulate in float32 or float64 */
     ct_dtype acc = grad->dtype == CT_F64 ? CT_F64 : CT_F32;
+    ct_pad_scatter_kernel k = (ct_pad_scatter_kernel)ct_kernel_for(CT_OP_pad_backward,
+                                                                   grad->storage->device, acc);
+    if (!k) return NULL;
+    pad_plan(mode, ndim, in_sizes, pad, &g, &maps, &out_shape);
     ct_tensor *go = grad->dtype == acc && ct_tensor_is_contiguous(grad) ? ct_retain(grad)
                                                                          : ct_cast_new(grad, acc);
     ct_tensor *gin = go ? ct_tensor_new(in_shape, acc, grad->storage->device) : NULL;
     if (gin) {
         memset(ct_tensor_data(gin), 0, (size_t)gin->numel * ct_dtype_size(acc));
-        if (go->numel > 0) ct_cpu_pad_scatter_add(ct_tensor_data(gin), ct_tensor_data(go), acc, &g);
+        if (go->numel > 0) k(ct_tensor_data(gin), ct_tensor_data(go), &g);
     }
     free(maps);
     ct_release(go);

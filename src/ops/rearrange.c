@@ -10,12 +10,12 @@
 #include "ops/internal.h"
 #include "ops/shape_internal.h"
 
-void ct_copy_region(ct_tensor *dst, int64_t doff, const int64_t *dstrides, ct_tensor *src,
+void ct_copy_region(ct_copy_kernel k, ct_tensor *dst, int64_t doff, const int64_t *dstrides, ct_tensor *src,
                         int64_t soff, const int64_t *sstrides, int ndim, const int64_t *sizes) {
     ct_tensor *d = ct_tensor_view_of(dst, ndim, sizes, dstrides, doff);
     ct_tensor *s = ct_tensor_view_of(src, ndim, sizes, sstrides, soff);
     if (!d || !s) ct_fatal("out of memory in a shape op");
-    ct_cpu_copy_same(d, s);
+    k(d, s);
     ct_release(d);
     ct_release(s);
 }
@@ -83,10 +83,11 @@ ct_tensor *ct_repeat(ct_tensor *t, ct_shape repeats) {
                  "internally", t->ndim, repeats.ndim, CT_MAX_DIMS);
         return NULL;
     }
-    ct_tensor *out = ct_tensor_new(shape, t->dtype, t->storage->device);
+    ct_copy_kernel k = (ct_copy_kernel)ct_kernel_for(CT_OP_repeat, t->storage->device, t->dtype);
+    ct_tensor *out = k ? ct_tensor_new(shape, t->dtype, t->storage->device) : NULL;
     if (!out) return NULL;
     ct_contiguous_strides(n, ssz, dst_st);
-    if (out->numel > 0) ct_copy_region(out, 0, dst_st, t, t->offset, sst, n, ssz);
+    if (out->numel > 0) ct_copy_region(k, out, 0, dst_st, t, t->offset, sst, n, ssz);
     ct_node *node = ct_record1(CT_OP_repeat, out, 1, &t);
     if (node) {
         node->iargs[0] = repeats.ndim;
@@ -145,7 +146,8 @@ ct_tensor *ct_flip(ct_tensor *t, ct_dims dims) {
         return NULL;
     }
     if (!wrap_unique_dims("ct_flip", dims, t->ndim, ds)) return NULL;
-    ct_tensor *out = ct_tensor_new(ct_shape_of(t), t->dtype, t->storage->device);
+    ct_copy_kernel k = (ct_copy_kernel)ct_kernel_for(CT_OP_flip, t->storage->device, t->dtype);
+    ct_tensor *out = k ? ct_tensor_new(ct_shape_of(t), t->dtype, t->storage->device) : NULL;
     if (!out) return NULL;
     if (t->numel > 0) {
         /* the input read backwards along the flipped dims */
@@ -155,7 +157,7 @@ ct_tensor *ct_flip(ct_tensor *t, ct_dims dims) {
             off += (t->sizes[ds[i]] - 1) * t->strides[ds[i]];
             st[ds[i]] = -t->strides[ds[i]];
         }
-        ct_copy_region(out, 0, out->strides, t, off, st, t->ndim, t->sizes);
+        ct_copy_region(k, out, 0, out->strides, t, off, st, t->ndim, t->sizes);
     }
     ct_node *n = ct_record1(CT_OP_flip, out, 1, &t);
     if (n) {
@@ -174,14 +176,15 @@ bool flip_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 /* ---- roll ------------------------------------------------------------------------- */
 
 /* dst = src rolled by shift[j] (in [0, size)) along dims[j]: along each dim the
- * elements [0, n-s) move to [s, n) and [n-s, n) to [0, s), so the result is 2^k
+ * elements [0, n-s) move to [s, n) and [n-s, n) to [0, s), so the result is 2^nd
  * block copies. */
-static void roll_copy(ct_tensor *dst, ct_tensor *src, int k, const int *dims, const int64_t *shift) {
-    for (int mask = 0; mask < (1 << k); mask++) {
+static void roll_copy(ct_copy_kernel k, ct_tensor *dst, ct_tensor *src, int nd, const int *dims,
+                      const int64_t *shift) {
+    for (int mask = 0; mask < (1 << nd); mask++) {
         int64_t sizes[CT_MAX_DIMS], soff = src->offset, doff = dst->offset;
         memcpy(sizes, src->sizes, sizeof(int64_t) * (size_t)src->ndim);
         bool empty = false;
-        for (int j = 0; j < k; j++) {
+        for (int j = 0; j < nd; j++) {
             int d = dims[j];
             int64_t n = src->sizes[d], s = shift[j];
             bool wrapped = mask >> j & 1;
@@ -191,7 +194,7 @@ static void roll_copy(ct_tensor *dst, ct_tensor *src, int k, const int *dims, co
             empty |= sizes[d] == 0;
         }
         if (!empty)
-            ct_copy_region(dst, doff, dst->strides, src, soff, src->strides, src->ndim, sizes);
+            ct_copy_region(k, dst, doff, dst->strides, src, soff, src->strides, src->ndim, sizes);
     }
 }
 
@@ -209,14 +212,15 @@ ct_tensor *ct_roll(ct_tensor *t, ct_dims shifts, ct_dims dims) {
         return NULL;
     }
     /* Shifts of one dim add up; a dim may be listed twice. */
-    int ds[CT_MAX_DIMS], k = 0;
+    int ds[CT_MAX_DIMS], nd = 0;
     int64_t total[CT_MAX_DIMS] = {0};
     for (int i = 0; i < dims.n; i++) {
         int d = ct_wrap_dim("ct_roll", dims.d[i], t->ndim);
         if (d < 0) return NULL;
         total[d] += shifts.d[i];
     }
-    ct_tensor *out = ct_tensor_new(ct_shape_of(t), t->dtype, t->storage->device);
+    ct_copy_kernel k = (ct_copy_kernel)ct_kernel_for(CT_OP_roll, t->storage->device, t->dtype);
+    ct_tensor *out = k ? ct_tensor_new(ct_shape_of(t), t->dtype, t->storage->device) : NULL;
     if (!out) return NULL;
     if (t->numel > 0 && flat) {
         ct_tensor *c = ct_tensor_is_contiguous(t) ? ct_retain(t) : ct_cast_new(t, t->dtype);
@@ -225,7 +229,7 @@ ct_tensor *ct_roll(ct_tensor *t, ct_dims shifts, ct_dims dims) {
         ct_tensor *src = ct_tensor_view_of(c, 1, &n, &one, c->offset);
         ct_tensor *dst = ct_tensor_view_of(out, 1, &n, &one, 0);
         if (!src || !dst) ct_fatal("out of memory in roll");
-        roll_copy(dst, src, 1, (int[]){0}, &s);
+        roll_copy(k, dst, src, 1, (int[]){0}, &s);
         ct_release(src);
         ct_release(dst);
         ct_release(c);
@@ -234,11 +238,11 @@ ct_tensor *ct_roll(ct_tensor *t, ct_dims shifts, ct_dims dims) {
         for (int d = 0; d < t->ndim; d++) {
             int64_t s = wrap_shift(total[d], t->sizes[d]);
             if (s) {
-                ds[k] = d;
-                sh[k++] = s;
+                ds[nd] = d;
+                sh[nd++] = s;
             }
         }
-        roll_copy(out, t, k, ds, sh);
+        roll_copy(k, out, t, nd, ds, sh);
     }
     ct_node *n = ct_record1(CT_OP_roll, out, 1, &t);
     if (n) {
@@ -264,6 +268,8 @@ bool roll_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 static ct_tensor *band(ct_op_id op, const char *name, ct_tensor *t, int64_t k, bool upper) {
     if (!t) return NULL;
     if (ct_wrap_dim(name, -2, t->ndim) < 0) return NULL; /* PyTorch's message for 1-D input */
+    ct_band_kernel kern = (ct_band_kernel)ct_kernel_for(op, t->storage->device, t->dtype);
+    if (!kern) return NULL;
     ct_tensor *src = ct_tensor_is_contiguous(t) ? ct_retain(t) : ct_cast_new(t, t->dtype);
     ct_tensor *out = src ? ct_tensor_new(ct_shape_of(t), t->dtype, t->storage->device) : NULL;
     if (!out) {
@@ -272,8 +278,8 @@ static ct_tensor *band(ct_op_id op, const char *name, ct_tensor *t, int64_t k, b
     }
     int64_t R = t->sizes[t->ndim - 2], C = t->sizes[t->ndim - 1];
     if (t->numel > 0)
-        ct_cpu_tril(ct_tensor_data(out), ct_tensor_data(src), ct_dtype_size(t->dtype),
-                    t->numel / (R * C), R, C, k, upper);
+        kern(ct_tensor_data(out), ct_tensor_data(src), ct_dtype_size(t->dtype),
+              t->numel / (R * C), R, C, k, upper);
     ct_release(src);
     ct_node *n = ct_record1(op, out, 1, &t);
     if (n) n->iargs[0] = k;

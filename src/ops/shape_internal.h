@@ -4,6 +4,7 @@
 #define CT_OPS_SHAPE_INTERNAL_H
 
 #include "autograd/node.h"
+#include "cpu/shape.h"
 
 /* Records a view op: a new tensor with the given geometry over t's storage (is_view,
  * base t), with a node for op when t requires grad (*node set to it, or NULL).
@@ -26,8 +27,8 @@ typedef struct {
 ct_tensor *ct_strided_scatter(ct_tensor *src, int ndim, const int64_t *sizes, const ct_geom *g);
 
 /* Copies the region (ndim, sizes) of src at (soff, sstrides) into the region of dst at
- * (doff, dstrides): a strided copy without graph (cpu/shape.h). */
-void ct_copy_region(ct_tensor *dst, int64_t doff, const int64_t *dstrides, ct_tensor *src,
+ * (doff, dstrides) with the copy kernel k, recording nothing. */
+void ct_copy_region(ct_copy_kernel k, ct_tensor *dst, int64_t doff, const int64_t *dstrides, ct_tensor *src,
                     int64_t soff, const int64_t *sstrides, int ndim, const int64_t *sizes);
 
 /* The backward of reflect/replicate padding as an op of its own (so that it is

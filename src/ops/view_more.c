@@ -392,7 +392,9 @@ ct_tensor *ct_strided_scatter(ct_tensor *src, int ndim, const int64_t *sizes, co
     if (!src) return NULL;
     ct_shape s = {.ndim = ndim};
     memcpy(s.d, sizes, sizeof(int64_t) * (size_t)ndim);
-    ct_tensor *out = ct_tensor_new(s, src->dtype, src->storage->device);
+    ct_copy_kernel k = (ct_copy_kernel)ct_kernel_for(CT_OP_strided_scatter, src->storage->device,
+                                                     src->dtype);
+    ct_tensor *out = k ? ct_tensor_new(s, src->dtype, src->storage->device) : NULL;
     if (!out) return NULL;
     memset(ct_tensor_data(out), 0, out->storage->nbytes);
     ct_tensor *view = ct_tensor_view_of(out, g->ndim, g->sizes, g->strides, g->offset);
@@ -403,7 +405,7 @@ ct_tensor *ct_strided_scatter(ct_tensor *src, int ndim, const int64_t *sizes, co
     if (geom_overlaps(g))
         scatter_add_overlapping(out, src, g);
     else
-        ct_cpu_copy_same(view, src);
+        k(view, src);
     ct_release(view);
     ct_node *n = ct_record1(CT_OP_strided_scatter, out, 1, &src);
     if (n) copy_extra(n, g, sizeof *g);

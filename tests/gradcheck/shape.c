@@ -19,6 +19,7 @@ F1(f_flatten_mid, ct_flatten(x[0], 1, 2))
 F1(f_unflatten, ct_unflatten(x[0], 1, CT_SHAPE(-1, 1)))
 F1(f_as_strided, ct_as_strided(x[0], CT_SHAPE(2, 2), CT_SHAPE(1, 2), -1))
 F1(f_as_strided_overlap, ct_as_strided(x[0], CT_SHAPE(3, 3), CT_SHAPE(1, 1), 1))
+F1(f_as_strided_offset, ct_as_strided(ct_narrow(x[0], 0, 2, 3), CT_SHAPE(2, 2), CT_SHAPE(1, 1), -1))
 F1(f_cat, ct_cat(CT_TENSORS(x[0], x[1], x[2]), 1))
 F1(f_cat0, ct_cat(CT_TENSORS(x[0], x[1]), -2))
 F1(f_stack, ct_stack(CT_TENSORS(x[0], x[1]), -1))
@@ -90,6 +91,8 @@ TEST(grad_squeeze_unsqueeze_flatten) {
 TEST(grad_as_strided) {
     GRADGRADCHECK("as_strided", f_as_strided, 1, (ct_tensor *[]){gc_rand(CT_SHAPE(2, 3))}, NULL);
     GRADGRADCHECK("as_strided", f_as_strided, 1, (ct_tensor *[]){gc_noncontig(CT_SHAPE(6))}, NULL);
+    /* a view with a storage offset as input: offsets are absolute, as in PyTorch */
+    GRADGRADCHECK("as_strided", f_as_strided_offset, 1, (ct_tensor *[]){gc_rand(CT_SHAPE(6))}, NULL);
     /* overlapping output: gradients of shared elements add up */
     GRADGRADCHECK("as_strided", f_as_strided_overlap, 1, (ct_tensor *[]){gc_rand(CT_SHAPE(6))}, NULL);
 }
