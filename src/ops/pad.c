@@ -80,6 +80,17 @@ static const char *const pad_names[2][2][3] = {
      {"ReplicationPad1DBackwardBackward0", "ReplicationPad2DBackwardBackward0",
       "ReplicationPad3DBackwardBackward0"}}};
 
+/* Records the node of a reflect/replicate padding (backward = 0) or of its backward
+ * (backward = 1), named as PyTorch names it for the number of padded dims. */
+static void record_pad(ct_op_id op, ct_tensor *out, ct_tensor *in, ct_dims pad, ct_pad_mode mode,
+                       int backward) {
+    ct_node *n = ct_record1(op, out, 1, &in);
+    if (n) {
+        save_pad(n, pad, mode);
+        n->name = pad_names[backward][mode == CT_PAD_REPLICATE][pad.n / 2 - 1];
+    }
+}
+
 /* The input element that output index j (along a dim of size n padded by l on the
  * left) reads. */
 static int64_t pad_source(ct_pad_mode mode, int64_t j, int64_t n, int64_t l) {
@@ -179,11 +190,7 @@ static ct_tensor *gather_pad(ct_tensor *t, ct_dims pad, ct_pad_mode mode) {
     free(maps);
     ct_release(src);
     if (!out) return NULL;
-    ct_node *n = ct_record1(op, out, 1, &t);
-    if (n) {
-        save_pad(n, pad, mode);
-        n->name = pad_names[0][mode == CT_PAD_REPLICATE][pad.n / 2 - 1];
-    }
+    record_pad(op, out, t, pad, mode, 0);
     return ct_ret(out);
 }
 
@@ -227,11 +234,7 @@ ct_tensor *ct_pad_backward(ct_tensor *grad, int ndim, const int64_t *in_sizes, c
         gin = c;
     }
     if (!gin) return NULL;
-    ct_node *n = ct_record1(CT_OP_pad_backward, gin, 1, &grad);
-    if (n) {
-        save_pad(n, pad, mode);
-        n->name = pad_names[1][mode == CT_PAD_REPLICATE][pad.n / 2 - 1];
-    }
+    record_pad(CT_OP_pad_backward, gin, grad, pad, mode, 1);
     return ct_ret(gin);
 }
 

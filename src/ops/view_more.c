@@ -51,6 +51,16 @@ static void *copy_extra(ct_node *n, const void *data, size_t size) {
     return p;
 }
 
+/* dim wrapped for an op that needs a dim to work on; -1 with PyTorch's error for a
+ * 0-dim input. */
+static int wrap_dim_of_nonscalar(const char *op, const char *what, const ct_tensor *t, int64_t dim) {
+    if (t->ndim == 0) {
+        ct_error("%s: %s cannot be applied to a 0-dim tensor.", op, what);
+        return -1;
+    }
+    return ct_wrap_dim(op, dim, t->ndim);
+}
+
 /* ---- slice and narrow --------------------------------------------------- */
 
 /* start and end already clamped to [0, size] with start <= end. */
@@ -77,11 +87,7 @@ static int64_t clamp_bound(int64_t v, int64_t size) {
 
 ct_tensor *ct_slice(ct_tensor *t, int64_t dim, int64_t start, int64_t end, int64_t step) {
     if (!t) return NULL;
-    if (t->ndim == 0) {
-        ct_error("ct_slice: slice() cannot be applied to a 0-dim tensor.");
-        return NULL;
-    }
-    int d = ct_wrap_dim("ct_slice", dim, t->ndim);
+    int d = wrap_dim_of_nonscalar("ct_slice", "slice()", t, dim);
     if (d < 0) return NULL;
     if (step <= 0) {
         ct_error("ct_slice: slice step must be positive (got %lld)", (long long)step);
@@ -95,11 +101,7 @@ ct_tensor *ct_slice(ct_tensor *t, int64_t dim, int64_t start, int64_t end, int64
 
 ct_tensor *ct_narrow(ct_tensor *t, int64_t dim, int64_t start, int64_t length) {
     if (!t) return NULL;
-    if (t->ndim == 0) {
-        ct_error("ct_narrow: narrow() cannot be applied to a 0-dim tensor.");
-        return NULL;
-    }
-    int d = ct_wrap_dim("ct_narrow", dim, t->ndim);
+    int d = wrap_dim_of_nonscalar("ct_narrow", "narrow()", t, dim);
     if (d < 0) return NULL;
     int64_t n = t->sizes[d];
     if (start < -n || start > n) {
@@ -134,11 +136,7 @@ bool slice_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 
 ct_tensor *ct_select(ct_tensor *t, int64_t dim, int64_t index) {
     if (!t) return NULL;
-    if (t->ndim == 0) {
-        ct_error("ct_select: select() cannot be applied to a 0-dim tensor.");
-        return NULL;
-    }
-    int d = ct_wrap_dim("ct_select", dim, t->ndim);
+    int d = wrap_dim_of_nonscalar("ct_select", "select()", t, dim);
     if (d < 0) return NULL;
     int64_t n = t->sizes[d];
     if (index < -n || index >= n) {
