@@ -18,6 +18,7 @@ extern const ct_kernel_entry ct_cpu_gemm_kernels[];
 extern const ct_kernel_entry ct_cpu_conv_kernels[];
 extern const ct_kernel_entry ct_cpu_random_kernels[];
 extern const ct_kernel_entry ct_cpu_range_kernels[];
+extern const ct_kernel_entry ct_cpu_shape_kernels[];
 
 const ct_kernel_entry *const ct_cpu_kernel_tables[] = {
     ct_cpu_binary_kernels,
@@ -37,5 +38,6 @@ const ct_kernel_entry *const ct_cpu_kernel_tables[] = {
     ct_cpu_conv_kernels,
     ct_cpu_random_kernels,
     ct_cpu_range_kernels,
+    ct_cpu_shape_kernels,
     NULL,
 };
