@@ -17,5 +17,6 @@
 #include "ctorch/autograd.h"
 #include "ctorch/memory.h"
 #include "ctorch/gradcheck.h"
+#include "ctorch/index.h"
 
 #endif
