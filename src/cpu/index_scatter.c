@@ -20,32 +20,29 @@
     }
 MOVE_SIZES(GATHER)
 
-/* One column along dim per iterator element: out[index[j]] = src[j], j in order. */
-#define SCATTER(T, N)                                                                    \
-    static void scatter_##N(char **d, const int64_t *s, int64_t n, const void *ctx) {    \
+/* One column along dim per iterator element (operands out, index[, src]): for j in
+ * order, BODY sees `dst` = out's element at index[j] and `sv` = src's j-th element
+ * (NULL without src). */
+#define COLUMN_LOOP(NAME, HAS_SRC, BODY)                                                 \
+    static void NAME(char **d, const int64_t *s, int64_t n, const void *ctx) {           \
         const ct_scatter_args *p = ctx;                                                  \
         for (int64_t i = 0; i < n; i++) {                                                \
             char *o = d[0] + i * s[0];                                                   \
-            const char *ix = d[1] + i * s[1], *sr = d[2] + i * s[2];                     \
+            const char *ix = d[1] + i * s[1], *sr = HAS_SRC ? d[2] + i * s[2] : NULL;    \
             for (int64_t j = 0; j < p->n; j++) {                                         \
                 int64_t k = *(const int64_t *)(ix + j * p->index_stride);                \
-                *(T *)(o + k * p->self_stride) = *(const T *)(sr + j * p->src_stride);   \
-            }                                                                            \
-        }                                                                                \
-    }                                                                                    \
-    static void scatter_value_##N(char **d, const int64_t *s, int64_t n, const void *ctx) { \
-        const ct_scatter_args *p = ctx;                                                  \
-        T v;                                                                             \
-        memcpy(&v, p->value, sizeof v);                                                  \
-        for (int64_t i = 0; i < n; i++) {                                                \
-            char *o = d[0] + i * s[0];                                                   \
-            const char *ix = d[1] + i * s[1];                                            \
-            for (int64_t j = 0; j < p->n; j++) {                                         \
-                int64_t k = *(const int64_t *)(ix + j * p->index_stride);                \
-                *(T *)(o + k * p->self_stride) = v;                                      \
+                char *dst = o + k * p->self_stride;                                      \
+                const char *sv = HAS_SRC ? sr + j * p->src_stride : NULL;                \
+                (void)sv;                                                                \
+                BODY;                                                                    \
             }                                                                            \
         }                                                                                \
     }
+
+/* out[index[j]] = src[j] / value */
+#define SCATTER(T, N)                                                                    \
+    COLUMN_LOOP(scatter_##N, 1, memcpy(dst, sv, sizeof(T)))                              \
+    COLUMN_LOOP(scatter_value_##N, 0, memcpy(dst, p->value, sizeof(T)))
 MOVE_SIZES(SCATTER)
 
 /* out = mask ? value : self   (operands out, self, mask; mask bytes are bool/uint8) */
@@ -68,20 +65,10 @@ MOVE_SIZES(SCATTER)
     }
 MOVE_SIZES(MASKED_FILL)
 
-/* Column-wise scatter_add: out[index[j]] += src[j], j in order. */
+/* out[index[j]] += src[j], j in order */
 #define SCATTER_ADD(DT, T, SFX)                                                          \
-    static void scatter_add_##SFX(char **d, const int64_t *s, int64_t n, const void *ctx) { \
-        const ct_scatter_args *p = ctx;                                                  \
-        for (int64_t i = 0; i < n; i++) {                                                \
-            char *o = d[0] + i * s[0];                                                   \
-            const char *ix = d[1] + i * s[1], *sr = d[2] + i * s[2];                     \
-            for (int64_t j = 0; j < p->n; j++) {                                         \
-                int64_t k = *(const int64_t *)(ix + j * p->index_stride);                \
-                T *dst = (T *)(o + k * p->self_stride);                                  \
-                *dst = CT_IDX_ADD_##SFX(*dst, *(const T *)(sr + j * p->src_stride), 1.0, 1); \
-            }                                                                            \
-        }                                                                                \
-    }
+    COLUMN_LOOP(scatter_add_##SFX, 1,                                                    \
+                *(T *)dst = CT_IDX_ADD_##SFX(*(T *)dst, *(const T *)sv, 1.0, 1))
 CT_IDX_FOREACH(SCATTER_ADD)
 
 /* index_put_: each indexed row of t (strided over the rest dims) gets (or adds) one

@@ -167,11 +167,10 @@ bool index_put_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
         if (n->iargs[1]) {
             gi[0] = go[0];
         } else {
-            ct_shape self = {.ndim = m->ndim};
-            memcpy(self.d, m->sizes, sizeof(int64_t) * (size_t)m->ndim);
             ct_tensor *zero = ct_zeros(CT_SHAPE(), .dtype = go[0]->dtype);
             ct_tensor *c = ct_clone(g);
-            if (!(gi[0] = ct_reshape(ct_index_put_(c, 1, &row_idx, zero, false), self)))
+            if (!(gi[0] = ct_reshape(ct_index_put_(c, 1, &row_idx, zero, false),
+                                     ct_index_input_shape(n, 0))))
                 return false;
         }
     }

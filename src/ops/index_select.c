@@ -16,23 +16,31 @@ static void rows_geometry(const ct_tensor *t, int dim, ct_rows_args *a) {
     a->elsize = ct_dtype_size(t->dtype);
 }
 
-static ct_tensor *zeros_shaped(const int64_t *sizes, int ndim, ct_dtype dtype) {
-    ct_shape s = {.ndim = ndim};
-    memcpy(s.d, sizes, sizeof(int64_t) * (size_t)ndim);
-    return ct_zeros_with(s, (ct_tensor_options){.dtype = dtype});
-}
-
-/* Copies rows index of src (contiguous, dim `dim`) into out (contiguous). */
-static bool select_rows(ct_tensor *out, ct_tensor *src, int dim, const ct_tensor *idx) {
-    ct_rows_fn k = (ct_rows_fn)ct_kernel_for(CT_OP_index_select, src->storage->device, src->dtype);
-    if (!k) return false;
-    ct_rows_args a;
-    rows_geometry(src, dim, &a);
-    a.src_n = ct_index_dim_size(src, dim);
-    a.dst_n = a.nindex = idx->numel;
-    a.index = (const int64_t *)ct_tensor_data(idx);
-    if (out->numel) k(ct_tensor_data(out), ct_tensor_data(src), &a);
-    return true;
+/* The forward shared by index_select and embedding: rows idx (checked) of t along
+ * dim into a new tensor of shape s, recorded as opid (saving idx, iargs[0] = iarg).
+ * Registered result or NULL. */
+static ct_tensor *select_rows(ct_op_id opid, ct_tensor *t, int dim, ct_tensor *idx, ct_shape s,
+                              int64_t iarg) {
+    ct_rows_fn k = (ct_rows_fn)ct_kernel_for(CT_OP_index_select, t->storage->device, t->dtype);
+    ct_tensor *src = k ? ct_index_contig(t) : NULL;
+    ct_tensor *out = src ? ct_tensor_new(s, t->dtype, t->storage->device) : NULL;
+    if (out && out->numel) {
+        ct_rows_args a;
+        rows_geometry(src, dim, &a);
+        a.src_n = ct_index_dim_size(src, dim);
+        a.dst_n = a.nindex = idx->numel;
+        a.index = (const int64_t *)ct_tensor_data(idx);
+        k(ct_tensor_data(out), ct_tensor_data(src), &a);
+    }
+    ct_release(src);
+    if (!out) return NULL;
+    ct_tensor *in[2] = {t, NULL};
+    ct_node *n = ct_record1(opid, out, 2, in);
+    if (n) {
+        n->iargs[0] = iarg;
+        ct_node_save(n, 0, idx, false);
+    }
+    return ct_ret(out);
 }
 
 ct_tensor *ct_index_select(ct_tensor *t, int64_t dim, ct_tensor *index) {
@@ -53,37 +61,22 @@ ct_tensor *ct_index_select(ct_tensor *t, int64_t dim, ct_tensor *index) {
     ct_tensor *idx = ct_index_i64(op, index, true,
                                   "index_select(): Expected dtype int32 or int64 for index");
     if (!idx) return NULL;
-    ct_tensor *out = NULL, *src = NULL;
-    if (!ct_index_check_range(op, idx, d, ct_index_dim_size(t, d), false,
-                              "index out of range in self"))
-        goto done;
-    ct_shape s = ct_shape_of(t);
-    if (s.ndim) s.d[d] = idx->numel;
-    src = ct_index_contig(t);
-    out = src ? ct_tensor_new(s, t->dtype, t->storage->device) : NULL;
-    if (!out || !select_rows(out, src, d, idx)) {
-        ct_release(out);
-        out = NULL;
-        goto done;
+    ct_tensor *out = NULL;
+    if (ct_index_check_range(op, idx, d, ct_index_dim_size(t, d), false,
+                             "index out of range in self")) {
+        ct_shape s = ct_shape_of(t);
+        if (s.ndim) s.d[d] = idx->numel;
+        out = select_rows(CT_OP_index_select, t, d, idx, s, d);
     }
-    ct_tensor *in[2] = {t, NULL};
-    ct_node *n = ct_record1(CT_OP_index_select, out, 2, in);
-    if (n) {
-        n->iargs[0] = d;
-        ct_node_save(n, 0, idx, false);
-    }
-done:
-    ct_release(src);
     ct_release(idx);
-    return out ? ct_ret(out) : NULL;
+    return out;
 }
 
 /* IndexSelectBackward0: zeros(self).index_add(dim, index, grad). */
 bool index_select_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     ct_tensor *idx = ct_node_saved(n, 0);
     if (!idx) return false;
-    const ct_input_meta *m = &n->in_meta[0];
-    ct_tensor *z = zeros_shaped(m->sizes, m->ndim, go[0]->dtype);
+    ct_tensor *z = ct_zeros(ct_index_input_shape(n, 0), .dtype = go[0]->dtype);
     return (gi[0] = ct_index_add(z, n->iargs[0], idx, go[0], 1)) != NULL;
 }
 
@@ -169,12 +162,8 @@ bool index_add_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
         if (!idx) return false;
         ct_tensor *g = ct_index_select(go[0], n->iargs[0], idx);
         if (g && n->args[0] != 1) g = ct_mul_scalar(g, n->args[0]);
-        const ct_input_meta *m = &n->in_meta[2];
-        if (g && m->ndim != g->ndim) { /* a 0-d source */
-            ct_shape s = {.ndim = m->ndim};
-            memcpy(s.d, m->sizes, sizeof(int64_t) * (size_t)m->ndim);
-            g = ct_reshape(g, s);
-        }
+        if (g && n->in_meta[2].ndim != g->ndim) /* a 0-d source */
+            g = ct_reshape(g, ct_index_input_shape(n, 2));
         if (!(gi[2] = g)) return false;
     }
     return true;
@@ -207,27 +196,15 @@ ct_tensor *ct_embedding(ct_tensor *weight, ct_tensor *indices, int64_t padding_i
              ct_dtype_name(indices->dtype));
     ct_tensor *idx = ct_index_i64(op, indices, true, expect);
     if (!idx) return NULL;
-    ct_tensor *out = NULL, *src = NULL;
-    if (!ct_index_check_range(op, idx, 0, num, false, "index out of range in self")) goto done;
-    ct_shape s = ct_shape_of(indices);
-    s.d[s.ndim++] = dim;
-    src = ct_index_contig(weight);
-    out = src ? ct_tensor_new(s, weight->dtype, weight->storage->device) : NULL;
-    if (!out || !select_rows(out, src, 0, idx)) {
-        ct_release(out);
-        out = NULL;
-        goto done;
+    ct_tensor *out = NULL;
+    if (ct_index_check_range(op, idx, 0, num, false, "index out of range in self")) {
+        ct_shape s = ct_shape_of(indices);
+        s.d[s.ndim++] = dim;
+        out = select_rows(CT_OP_embedding, weight, 0, idx, s,
+                          padding_idx == CT_PADDING_NONE ? -1 : padding_idx);
     }
-    ct_tensor *in[2] = {weight, NULL};
-    ct_node *n = ct_record1(CT_OP_embedding, out, 2, in);
-    if (n) {
-        n->iargs[0] = padding_idx == CT_PADDING_NONE ? -1 : padding_idx;
-        ct_node_save(n, 0, idx, false);
-    }
-done:
-    ct_release(src);
     ct_release(idx);
-    return out ? ct_ret(out) : NULL;
+    return out;
 }
 
 /* EmbeddingBackward0: the gradient rows added into zeros(weight) at their indices,

@@ -1,4 +1,7 @@
 /* Helpers shared by the indexing ops: see index_util.h. */
+#include <string.h>
+
+#include "autograd/node.h"
 #include "cpu/index.h"
 #include "ops/index_util.h"
 
@@ -52,4 +55,10 @@ ct_tensor *ct_index_broadcast_copy(ct_tensor *t, int ndim, const int64_t *sizes,
     ct_tensor *c = ct_cast_new(v, dtype);
     ct_release(v);
     return c;
+}
+
+ct_shape ct_index_input_shape(const ct_node *n, int i) {
+    ct_shape s = {.ndim = n->in_meta[i].ndim};
+    memcpy(s.d, n->in_meta[i].sizes, sizeof(int64_t) * (size_t)s.ndim);
+    return s;
 }

@@ -33,6 +33,10 @@ ct_tensor *ct_index_restride(ct_tensor *t, const ct_tensor *index, int dim, int6
  * unregistered; t must broadcast to that shape. */
 ct_tensor *ct_index_broadcast_copy(ct_tensor *t, int ndim, const int64_t *sizes, ct_dtype dtype);
 
+/* The shape of a recorded node's input i (for zeros shaped like it in backward). */
+struct ct_node;
+ct_shape ct_index_input_shape(const struct ct_node *n, int i);
+
 /* Contiguous copy of t with t's dtype, or t itself (retained) when contiguous. */
 ct_tensor *ct_index_contig(ct_tensor *t);
 

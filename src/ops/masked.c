@@ -7,27 +7,34 @@
 #include "ops/index_util.h"
 #include "ops/pointwise.h"
 
-static bool is_mask_dtype(ct_dtype t) { return t == CT_BOOL || t == CT_U8; }
-
-/* The shape t and mask broadcast to, or false with PyTorch's message. */
-static bool broadcast2(const char *op, const ct_tensor *a, const ct_tensor *b, int *nd,
-                       int64_t *shape) {
-    if (ct_broadcast_shapes(a->ndim, a->sizes, b->ndim, b->sizes, nd, shape)) return true;
+/* Checks mask (device, dtype with PyTorch's message for masked_fill or
+ * masked_select) and the shape t and mask broadcast to; false with the error set. */
+static bool check_mask(const char *op, const ct_tensor *t, const ct_tensor *mask, bool fill,
+                       int *nd, int64_t *shape) {
+    if (!ct_check_same_device(op, t, mask)) return false;
+    if (mask->dtype != CT_BOOL && mask->dtype != CT_U8) {
+        if (fill)
+            ct_error("%s: masked_fill_ only supports boolean masks, but got mask with dtype %s",
+                     op, ct_dtype_name(mask->dtype));
+        else
+            ct_error("%s: masked_select: expected BoolTensor or ByteTensor for mask (got %s)", op,
+                     ct_dtype_name(mask->dtype));
+        return false;
+    }
+    if (ct_broadcast_shapes(t->ndim, t->sizes, mask->ndim, mask->sizes, nd, shape)) return true;
     char sa[CT_SHAPE_STR_MAX], sb[CT_SHAPE_STR_MAX];
     ct_error("%s: shapes %s and %s of self and mask cannot be broadcast together", op,
-             ct_shape_str(a->ndim, a->sizes, sa), ct_shape_str(b->ndim, b->sizes, sb));
+             ct_shape_str(t->ndim, t->sizes, sa), ct_shape_str(mask->ndim, mask->sizes, sb));
     return false;
 }
 
 static ct_tensor *masked_fill_impl(const char *op, ct_tensor *t, ct_tensor *mask,
                                    ct_tensor *value_t, double value, bool inplace) {
     if (!t || !mask) return NULL;
-    if (!ct_check_same_device(op, t, mask)) return NULL;
-    if (!is_mask_dtype(mask->dtype)) {
-        ct_error("%s: masked_fill_ only supports boolean masks, but got mask with dtype %s", op,
-                 ct_dtype_name(mask->dtype));
+    int nd;
+    int64_t shape[CT_MAX_DIMS];
+    if (!check_mask(op, t, mask, true, &nd, shape))
         return NULL;
-    }
     if (value_t) {
         if (value_t->ndim != 0) {
             ct_error("%s: masked_fill_ only supports a 0-dimensional value tensor, but got "
@@ -37,9 +44,6 @@ static ct_tensor *masked_fill_impl(const char *op, ct_tensor *t, ct_tensor *mask
         value = ct_item(value_t);
     }
     if (inplace && !ct_check_inplace(op, t)) return NULL;
-    int nd;
-    int64_t shape[CT_MAX_DIMS];
-    if (!broadcast2(op, t, mask, &nd, shape)) return NULL;
     if (inplace && (nd != t->ndim || memcmp(shape, t->sizes, sizeof(int64_t) * (size_t)nd))) {
         char sa[CT_SHAPE_STR_MAX], sb[CT_SHAPE_STR_MAX];
         ct_error("%s: mask of shape %s cannot be broadcast to self of shape %s (an in-place "
@@ -110,15 +114,10 @@ bool masked_fill_tensor_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 ct_tensor *ct_masked_select(ct_tensor *t, ct_tensor *mask) {
     static const char *op = "ct_masked_select";
     if (!t || !mask) return NULL;
-    if (!ct_check_same_device(op, t, mask)) return NULL;
-    if (!is_mask_dtype(mask->dtype)) {
-        ct_error("%s: masked_select: expected BoolTensor or ByteTensor for mask (got %s)", op,
-                 ct_dtype_name(mask->dtype));
-        return NULL;
-    }
     int nd;
     int64_t shape[CT_MAX_DIMS];
-    if (!broadcast2(op, t, mask, &nd, shape)) return NULL;
+    if (!check_mask(op, t, mask, false, &nd, shape))
+        return NULL;
     ct_tensor *m = ct_index_broadcast_copy(mask, nd, shape, CT_BOOL);
     ct_tensor *x = m ? ct_index_broadcast_copy(t, nd, shape, t->dtype) : NULL;
     ct_tensor *out = NULL;
