@@ -416,3 +416,21 @@ TEST(embedding_rows_and_large_select) {
     ct_tensor *want = ct_index_select(w, 0, ct_tensor_i64(((int64_t[]){(4095 * 31) % 2000}), CT_SHAPE(1)));
     CHECK(ct_test_max_diff(row, want) == 0);
 }
+
+/* topk with a small k selects with a heap: same values and indices (ties in index
+ * order, NaN largest) as the first k of a stable sort. */
+TEST(topk_selection_agrees_with_sort) {
+    ct_tensor *x = ct_empty(CT_SHAPE(3, 100), .dtype = CT_F64);
+    double *p = ct_data_ptr(x);
+    for (int i = 0; i < 300; i++) p[i] = (double)((i * 37) % 11) - 5;
+    p[17] = p[150] = p[151] = NAN;
+    for (int k = 1; k <= 12; k += 11) {
+        for (int smallest = 0; smallest < 2; smallest++) {
+            ct_values_indices t = ct_topk(x, k, 1, .smallest = smallest);
+            ct_values_indices s = ct_sort(x, 1, .descending = !smallest);
+            ct_tensor *kk = ct_reshape(ct_nonzero(ct_ones(CT_SHAPE(k))), CT_SHAPE(-1)); /* 0..k-1 */
+            CHECK(ct_test_max_diff(t.values, ct_index_select(s.values, 1, kk)) == 0);
+            CHECK(ct_test_max_diff(t.indices, ct_index_select(s.indices, 1, kk)) == 0);
+        }
+    }
+}

@@ -5,6 +5,7 @@
 
 #include "cpu/index.h"
 #include "cpu/index_types.h"
+#include "cpu/kernel_util.h"
 
 /* One row of `bytes` bytes; single elements skip the memcpy call. */
 static inline void copy_row(char *dst, const char *src, size_t bytes) {
@@ -62,11 +63,18 @@ CT_IDX_FOREACH(INDEX_ADD)
 
 /* ---- helpers ------------------------------------------------------------- */
 
+/* Any of v[0..n) outside [lo, hi)?  Branch-free and vectorized: one unsigned
+ * compare per value (v - lo wraps to a huge number below lo). */
+CT_SIMD static bool any_out_of_range(const int64_t *restrict v, int64_t n, int64_t lo,
+                                     int64_t hi) {
+    uint64_t span = (uint64_t)hi - (uint64_t)lo, bad = 0;
+    for (int64_t i = 0; i < n; i++) bad |= (uint64_t)v[i] - (uint64_t)lo >= span;
+    return bad != 0;
+}
+
 int64_t ct_cpu_find_out_of_range(const int64_t *v, int64_t n, int64_t lo, int64_t hi) {
-    /* A branch-free scan first: the common case has no bad index. */
-    int64_t bad = 0;
-    for (int64_t i = 0; i < n; i++) bad |= (v[i] < lo) | (v[i] >= hi);
-    if (!bad) return -1;
+    if (hi <= lo) return n > 0 ? 0 : -1;
+    if (!any_out_of_range(v, n, lo, hi)) return -1; /* the common case */
     for (int64_t i = 0; i < n; i++)
         if (v[i] < lo || v[i] >= hi) return i;
     return -1;

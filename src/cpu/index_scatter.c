@@ -11,8 +11,16 @@
 
 /* out[i] = self[i + index[i] * self_stride]   (operands out, index, self) */
 #define GATHER(T, N)                                                                     \
-    static void gather_##N(char **d, const int64_t *s, int64_t n, const void *ctx) {     \
+    CT_SIMD static void gather_##N(char **d, const int64_t *s, int64_t n, const void *ctx) { \
         const ct_scatter_args *p = ctx;                                                  \
+        if (s[0] == sizeof(T) && s[1] == sizeof(int64_t) && s[2] == 0) {                 \
+            /* along the innermost dim: a vector gather from one row */                  \
+            T *restrict o = (T *)d[0];                                                   \
+            const int64_t *restrict ix = (const int64_t *)d[1];                          \
+            const char *row = d[2];                                                      \
+            for (int64_t i = 0; i < n; i++) o[i] = *(const T *)(row + ix[i] * p->self_stride); \
+            return;                                                                      \
+        }                                                                                \
         for (int64_t i = 0; i < n; i++) {                                                \
             int64_t k = *(const int64_t *)(d[1] + i * s[1]);                             \
             *(T *)(d[0] + i * s[0]) = *(const T *)(d[2] + i * s[2] + k * p->self_stride); \

@@ -1,6 +1,7 @@
 /* Sorting rows for sort and topk: a stable merge sort of (key, index) pairs per row,
- * rows in parallel, each thread with its own buffers.  NaN orders above every
- * number (last ascending, first descending), as in PyTorch. */
+ * rows in parallel, each thread with its own buffers; topk with k <= n / 8 selects
+ * with a heap instead (O(n log k)).  NaN orders above every number (last ascending,
+ * first descending), as in PyTorch; equal values keep index order. */
 #include <omp.h>
 #include <stdlib.h>
 
@@ -45,6 +46,48 @@
         }                                                                                \
         return p;                                                                        \
     }                                                                                    \
+    /* a before b in the total order (key order, then index): for selection */         \
+    static inline bool better_##SFX(const pair_##SFX *a, const pair_##SFX *b, bool desc) { \
+        return before_##SFX(a, b, desc) || (!before_##SFX(b, a, desc) && a->i < b->i);    \
+    }                                                                                    \
+    /* Restores the heap below i: every parent comes after its children (the root is    \
+     * the last of the k kept so far). */                                                \
+    static void sift_##SFX(pair_##SFX *h, int64_t m, int64_t i, bool desc) {             \
+        for (;;) {                                                                       \
+            int64_t l = 2 * i + 1, r = l + 1, w = i;                                     \
+            if (l < m && better_##SFX(&h[w], &h[l], desc)) w = l;                        \
+            if (r < m && better_##SFX(&h[w], &h[r], desc)) w = r;                        \
+            if (w == i) return;                                                          \
+            pair_##SFX t = h[i];                                                         \
+            h[i] = h[w];                                                                 \
+            h[w] = t;                                                                    \
+            i = w;                                                                       \
+        }                                                                                \
+    }                                                                                    \
+    /* The first k of p[0..n) in order, into out[0..k): a heap of the best k seen, then  \
+     * emptied from the back.  O(n log k) for topk with small k. */                      \
+    static void select_##SFX(pair_##SFX *p, int64_t n, int64_t k, bool desc, pair_##SFX *out) { \
+        for (int64_t j = 0; j < k; j++) {                                                \
+            for (int64_t c = j; c > 0;) { /* sift up */                                  \
+                int64_t par = (c - 1) / 2;                                               \
+                if (!better_##SFX(&p[par], &p[c], desc)) break;                          \
+                pair_##SFX t = p[par];                                                   \
+                p[par] = p[c];                                                           \
+                p[c] = t;                                                                \
+                c = par;                                                                 \
+            }                                                                            \
+        }                                                                                \
+        for (int64_t j = k; j < n; j++) {                                                \
+            if (!better_##SFX(&p[j], &p[0], desc)) continue;                             \
+            p[0] = p[j];                                                                 \
+            sift_##SFX(p, k, 0, desc);                                                   \
+        }                                                                                \
+        for (int64_t m = k; m > 0; m--) {                                                \
+            out[m - 1] = p[0];                                                           \
+            p[0] = p[m - 1];                                                             \
+            sift_##SFX(p, m - 1, 0, desc);                                               \
+        }                                                                                \
+    }                                                                                    \
     /* in [outer, n, inner] -> first k sorted of each row: vals/idx [outer, k, inner] */ \
     static void sort_##SFX(const char *in_, char *vals_, int64_t *idx, const ct_sort_args *a) { \
         const T *in = (const T *)in_;                                                    \
@@ -64,7 +107,11 @@
                     buf[j].k = CT_IDX_TOKEY_##SFX(src[j * inner]);                       \
                     buf[j].i = j;                                                        \
                 }                                                                        \
-                pair_##SFX *s = msort_##SFX(buf, buf + n, n, a->descending);             \
+                pair_##SFX *s = buf + n;                                                 \
+                if (k > 0 && k * 8 <= n) /* topk with a small k: select, do not sort */  \
+                    select_##SFX(buf, n, k, a->descending, s);                           \
+                else                                                                     \
+                    s = msort_##SFX(buf, buf + n, n, a->descending);                     \
                 T *vo = vals + o * k * inner + i;                                        \
                 int64_t *io = idx + o * k * inner + i;                                   \
                 for (int64_t j = 0; j < k; j++) {                                        \
