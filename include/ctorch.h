@@ -21,5 +21,6 @@
 #include "ctorch/linalg.h"
 #include "ctorch/conv.h"
 #include "ctorch/random.h"
+#include "ctorch/index.h"
 
 #endif

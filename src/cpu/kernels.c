@@ -19,6 +19,9 @@ extern const ct_kernel_entry ct_cpu_conv_kernels[];
 extern const ct_kernel_entry ct_cpu_random_kernels[];
 extern const ct_kernel_entry ct_cpu_range_kernels[];
 extern const ct_kernel_entry ct_cpu_shape_kernels[];
+extern const ct_kernel_entry ct_cpu_index_rows_kernels[];
+extern const ct_kernel_entry ct_cpu_index_scatter_kernels[];
+extern const ct_kernel_entry ct_cpu_index_sort_kernels[];
 
 const ct_kernel_entry *const ct_cpu_kernel_tables[] = {
     ct_cpu_binary_kernels,
@@ -39,5 +42,8 @@ const ct_kernel_entry *const ct_cpu_kernel_tables[] = {
     ct_cpu_random_kernels,
     ct_cpu_range_kernels,
     ct_cpu_shape_kernels,
+    ct_cpu_index_rows_kernels,
+    ct_cpu_index_scatter_kernels,
+    ct_cpu_index_sort_kernels,
     NULL,
 };
