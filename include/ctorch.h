@@ -17,5 +17,7 @@
 #include "ctorch/autograd.h"
 #include "ctorch/memory.h"
 #include "ctorch/gradcheck.h"
+#include "ctorch/function.h"   /* custom autograd functions */
+#include "ctorch/checkpoint.h" /* gradient checkpointing */
 
 #endif
