@@ -6,7 +6,8 @@
  * Trades compute for memory: fn runs without recording a graph, so none of its
  * intermediate activations are kept; backward runs fn again with grad enabled on
  * detached copies of the inputs and backpropagates through that recomputed graph.
- * fn must compute the same thing both times (no RNG state is restored).  Leaves fn
+ * fn must compute the same thing both times (no RNG state is restored), and ctx must
+ * stay valid until the backward is done.  Leaves fn
  * reaches through ctx (parameters) get their .grad accumulated by ct_backward, as
  * with PyTorch's reentrant checkpoint; ct_autograd_grad sees only the inputs.  Only
  * first-order gradients: backward with create_graph through a checkpoint fails. */

@@ -12,7 +12,7 @@
 #include "ops/internal.h"
 
 struct ct_function_ctx {
-    const ct_function *fn;
+    ct_function fn; /* a copy: the caller's descriptor may be gone by backward */
     ct_node *node; /* weak: the node owns the context; NULL when nothing is recorded */
     bool in_forward;
     int n_pending;
@@ -103,7 +103,7 @@ ct_tensor *ct_function_apply(const ct_function *fn, int n, ct_tensor *const *inp
     ct_function_ctx *ctx = calloc(1, sizeof *ctx + len);
     if (!ctx) ct_fatal("out of memory in ct_function_apply");
     snprintf(ctx->name, len, "%sBackward", name);
-    ctx->fn = fn;
+    ctx->fn = *fn;
     ctx->data = fn->data;
     ctx->node = ct_node_record(CT_OP_custom_function, n, inputs, 1);
     if (ctx->node) {
@@ -149,7 +149,7 @@ static bool grad_fits(const ct_tensor *g, const ct_input_meta *m) {
 
 bool custom_function_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     ct_function_ctx *ctx = n->extra;
-    if (!ctx->fn->backward) {
+    if (!ctx->fn.backward) {
         ct_error("%s: backward is not implemented for this function", ctx->name);
         return false;
     }
@@ -159,7 +159,7 @@ bool custom_function_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
         memcpy(s.d, ctx->out_sizes, sizeof(int64_t) * (size_t)ctx->out_ndim);
         if (!(g = ct_zeros_with(s, (ct_tensor_options){.dtype = ctx->out_dtype}))) return false;
     }
-    if (ctx->fn->backward(ctx, g, gi) != 0) {
+    if (ctx->fn.backward(ctx, g, gi) != 0) {
         if (!ct_last_error()) ct_error("%s: backward returned an error", ctx->name);
         return false;
     }
