@@ -24,6 +24,14 @@ TEST(custom_exp_values_gradients_and_name) {
     CHECK_STR_EQ(ct_node_name(ct_grad_fn(y)), "MyExpBackward");
     CHECK_INT_EQ(ct_node_num_next(ct_grad_fn(y)), 1);
     CHECK_STR_EQ(ct_node_name(ct_node_next(ct_grad_fn(y), 0, NULL)), "AccumulateGrad");
+    CHECK(ct_backward(ct_sum(ct_mul_scalar(y, 2)), .retain_graph = true) == 0);
+    CHECK_VALUES(ct_grad(x), 1e-12, 2, 2 * exp(1), 2 * exp(-2));
+    /* Saving the output did not turn it into an alias: it can be modified in place,
+     * which the saved-tensor check then reports. */
+    ct_set_grad(x, NULL);
+    CHECK(ct_mul_scalar_(y, 1) != NULL);
+    CHECK_ERROR(ct_backward(ct_sum(y)), "which is output 0 of MyExpBackward");
+    y = ct_function_apply(&MyExp, 1, &x);
     CHECK(ct_backward(ct_sum(ct_mul_scalar(y, 2))) == 0);
     CHECK_VALUES(ct_grad(x), 1e-12, 2, 2 * exp(1), 2 * exp(-2));
 }

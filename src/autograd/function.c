@@ -79,16 +79,28 @@ void ct_ctx_set_data(ct_function_ctx *ctx, void *data, void (*free_fn)(void *)) 
     ctx->free_data = free_fn;
 }
 
-/* Moves the tensors saved in forward into the node; `was` is the tensor forward
- * returned, `out` the node's output (the same, or an alias of it). */
-static void move_saved(ct_function_ctx *ctx, const ct_tensor *was, ct_tensor *out) {
+/* Makes out (forward's result, owned) the node's output and moves the tensors saved
+ * in forward into the node; returns the output (out, or an alias of it). */
+static ct_tensor *attach_output(ct_function_ctx *ctx, ct_tensor *out) {
+    /* The context's own references to out must not count as someone else's. */
+    bool is_out[CT_NODE_MAX_SAVED] = {0};
+    for (int i = 0; i < ctx->n_pending; i++)
+        if (ctx->pending[i] == out) {
+            is_out[i] = true;
+            ct_release(out);
+            ctx->pending[i] = NULL;
+        }
+    out = ct_node_fresh_output(out);
     for (int i = 0; i < ctx->n_pending; i++) {
-        ct_tensor *t = ctx->pending[i];
-        bool is_out = t == was || t == out;
-        ct_node_save(ctx->node, i, is_out ? out : t, is_out);
-        ct_release(t);
+        ct_node_save(ctx->node, i, is_out[i] ? out : ctx->pending[i], is_out[i]);
+        ct_release(ctx->pending[i]);
     }
     ctx->n_pending = 0;
+    ctx->out_ndim = out->ndim;
+    ctx->out_dtype = out->dtype;
+    memcpy(ctx->out_sizes, out->sizes, sizeof(int64_t) * (size_t)out->ndim);
+    ct_node_set_output(ctx->node, out, 0);
+    return out;
 }
 
 ct_tensor *ct_function_apply(const ct_function *fn, int n, ct_tensor *const *inputs) {
@@ -124,15 +136,7 @@ ct_tensor *ct_function_apply(const ct_function *fn, int n, ct_tensor *const *inp
         ctx_free(ctx);
         return out ? ct_ret(out) : NULL;
     }
-    if (out && ct_dtype_is_floating(out->dtype)) {
-        ct_tensor *was = out;
-        out = ct_node_fresh_output(out);
-        move_saved(ctx, was, out);
-        ctx->out_ndim = out->ndim;
-        ctx->out_dtype = out->dtype;
-        memcpy(ctx->out_sizes, out->sizes, sizeof(int64_t) * (size_t)out->ndim);
-        ct_node_set_output(ctx->node, out, 0);
-    }
+    if (out && ct_dtype_is_floating(out->dtype)) out = attach_output(ctx, out);
     ct_release(ctx->node); /* the output holds it; without one it dies with ctx */
     return out ? ct_ret(out) : NULL;
 }
