@@ -1,7 +1,8 @@
 /* The backward engine.
  *
- * Collects the nodes reachable from the roots, counts for each how many edges lead
- * into it, then runs nodes whose every incoming gradient has arrived, newest first.
+ * Collects the nodes reachable from the roots (for ct_autograd_grad only those on a
+ * path to an input, see mark_needed), counts for each how many edges lead into it,
+ * then runs nodes whose every incoming gradient has arrived, newest first.
  * Each node's gradients are summed in its buffer; broadcast gradients are reduced to
  * the input's shape (and cast to its dtype) here, once, so formulas never do it.
  * Each node runs in its own scope so that temporaries die as soon as it is done. */
