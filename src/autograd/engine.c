@@ -150,7 +150,15 @@ static bool run_node(ct_node *node, node_vec *ready) {
         ct_tensor *grad_in_small[8] = {0}, **grad_in = grad_in_small;
         if (node->n_in > 8 && !(grad_in = calloc((size_t)node->n_in, sizeof *grad_in)))
             ct_fatal("out of memory in backward");
-        ok = ct_ops[node->op].backward(node, node->buffer, grad_in);
+        /* A node that received no gradient at all passes none on. */
+        bool any = false;
+        for (int k = 0; k < node->n_out; k++) any = any || node->buffer[k];
+        if (any) {
+            ok = ct_ops[node->op].backward(node, node->buffer, grad_in);
+            if (!ok && !ct_last_error())
+                ct_error("%s: backward failed without a message (internal error)",
+                         ct_node_grad_name(node));
+        }
         if (ok && ct_anomaly_enabled) ok = check_anomaly(node, grad_in);
         for (int i = 0; ok && i < node->n_in; i++) {
             ct_node *next = node->next[i].fn;

@@ -19,6 +19,7 @@ typedef struct ct_storage {
      * it, and saved tensors compare it in backward to detect modification. */
     atomic_uint version;
     bool external;                          /* memory from ct_from_blob: not ours */
+    bool inline_data;                       /* data follows this header in one block */
     void (*free_fn)(void *data, void *ctx); /* runs for external memory, if set */
     void *free_ctx;
 } ct_storage;
