@@ -22,5 +22,7 @@
 #include "ctorch/conv.h"
 #include "ctorch/random.h"
 #include "ctorch/index.h"
+#include "ctorch/function.h"   /* custom autograd functions */
+#include "ctorch/checkpoint.h" /* gradient checkpointing */
 
 #endif
