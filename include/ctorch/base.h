@@ -130,6 +130,15 @@ typedef struct { double f; int64_t i; int8_t is_int; } ct_scalar;
         _Pragma("GCC diagnostic pop") ct_defaults_;                                    \
     })
 
+/* ---- two results ----------------------------------------------------- */
+
+#ifndef CT_VALUES_INDICES_DEFINED
+#define CT_VALUES_INDICES_DEFINED
+/* Ops returning values and int64 indices (sort, topk, max(dim), ...), like
+ * torch.return_types; both NULL on error. */
+typedef struct { struct ct_tensor *values, *indices; } ct_values_indices;
+#endif
+
 /* ---- threads ---------------------------------------------------------- */
 
 void ct_set_num_threads(int n); /* intra-op threads; results are identical for any n */
