@@ -1,7 +1,7 @@
 /* ctorch/reduce.h — reductions.
  *
- *     ct_sum(t)                                   // all elements, a 0-d tensor
- *     ct_sum(t, .dims = CT_DIMS(0, 2), .keepdim = true)
+ *     ct_sum(t);                                  // all elements, a 0-d tensor
+ *     ct_sum(t, .dims = CT_DIMS(0, 2), .keepdim = true);
  *
  * Results never depend on the thread count: each output is reduced in a fixed order. */
 #ifndef CTORCH_REDUCE_H
