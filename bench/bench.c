@@ -4,7 +4,7 @@
  *     bench [name-substring]        (threads: OMP_NUM_THREADS)
  *
  * Each case is a function running its op `iters` times; time_case() calibrates iters to
- * about MIN_SECONDS and keeps the best of REPEATS runs.  Cases of ops that are not in
+ * about min_seconds and keeps the best of `repeats` runs.  Cases of ops that are not in
  * the library yet are compiled once the op's macro exists (#ifdef ct_matmul ...): their
  * rows print "n/a" until then.  Add a case: a function and a row in `cases` below. */
 #include <cblas.h>
@@ -15,8 +15,9 @@
 #include <string.h>
 #include <time.h>
 
-enum { REPEATS = 5 };
-static const double MIN_SECONDS = 0.2;
+/* CT_BENCH_QUICK=1 (the smoke test): every case once, the figures meaningless. */
+static int repeats = 5;
+static double min_seconds = 0.2;
 enum { BIG = 16 << 20 }; /* elements of the elementwise and reduction cases */
 
 static double now(void) {
@@ -61,7 +62,7 @@ static void add_small(long iters) {
 enum { CHAIN = 1000 };
 static double backward_per_node(void) {
     double best = INFINITY;
-    for (int r = 0; r < 20; r++) CT_SCOPE {
+    for (int r = 0; r < 4 * repeats; r++) CT_SCOPE {
         ct_tensor *y = s_a;
         for (int i = 0; i < CHAIN; i++) y = ct_add(y, s_b);
         double t0 = now();
@@ -198,7 +199,7 @@ static const bench_case cases[] = {
     {"conv2d_fwd_bwd", "ms", setup_conv, conv_fwd_bwd, PER_CALL_MS, 3 * CONV_FLOP, NULL},
 };
 
-/* Seconds per call: iters doubled until one run takes MIN_SECONDS, best of REPEATS. */
+/* Seconds per call: iters grown until one run takes min_seconds, best of `repeats`. */
 static double time_case(void (*run)(long)) {
     long iters = 1;
     double t;
@@ -207,11 +208,11 @@ static double time_case(void (*run)(long)) {
         double t0 = now();
         run(iters);
         t = now() - t0;
-        if (t >= MIN_SECONDS || iters >= (1L << 30)) break;
-        iters *= t > 0 ? (MIN_SECONDS / t > 8 ? 8 : 2) : 8;
+        if (t >= min_seconds || iters >= (1L << 30)) break;
+        iters *= t > 0 ? (min_seconds / t > 8 ? 8 : 2) : 8;
     }
     double best = t / (double)iters;
-    for (int r = 1; r < REPEATS; r++) {
+    for (int r = 1; r < repeats; r++) {
         double t0 = now();
         run(iters);
         double per = (now() - t0) / (double)iters;
@@ -233,6 +234,10 @@ static void release_inputs(void) {
 
 int main(int argc, char **argv) {
     ct_set_error_handler(ct_abort_on_error);
+    if (getenv("CT_BENCH_QUICK")) {
+        repeats = 1;
+        min_seconds = 0;
+    }
     printf("# ctorch bench, threads %d\n", ct_get_num_threads());
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const bench_case *c = &cases[i];
