@@ -1,11 +1,11 @@
 /* ctorch/reduce.h — reductions, scans and softmax.
  *
- *     ct_sum(t)                                   // all elements, a 0-d tensor
- *     ct_sum(t, .dims = CT_DIMS(0, 2), .keepdim = true)
- *     ct_var(t, .dims = CT_DIMS(-1), CT_CORRECTION(0))   // biased variance
- *     ct_norm(t, .p = INFINITY, .dims = CT_DIMS(1))
+ *     ct_sum(t);                                  // all elements, a 0-d tensor
+ *     ct_sum(t, .dims = CT_DIMS(0, 2), .keepdim = true);
+ *     ct_var(t, .dims = CT_DIMS(-1), CT_CORRECTION(0));  // biased variance
+ *     ct_norm(t, .p = INFINITY, .dims = CT_DIMS(1));
  *     ct_values_indices m = ct_max_dim(t, 1, false);     // m.values, m.indices (int64)
- *     ct_softmax(t, -1)
+ *     ct_softmax(t, -1);
  *
  * Results never depend on the thread count: each output is reduced in a fixed order
  * (fixed chunks combined in order).  float32 accumulates in double.  float16 and

@@ -1,0 +1,40 @@
+#!/bin/sh
+# Installs ctorch from a build tree into a temporary prefix, then builds hello.c
+# outside the tree with pkg-config, linked against the shared and then the static
+# library, and checks what it prints.
+#   run.sh BUILD_DIR CC [EXTRA_CFLAGS...]   (EXTRA_CFLAGS: sanitizer flags of that build)
+set -eu
+build=$1; cc=$2; shift 2
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/ctorch-install.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+prefix=$tmp/prefix
+
+cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" || { cat "$tmp/install.log"; exit 1; }
+pc=$(dirname "$(find "$prefix" -name ctorch.pc)")
+export PKG_CONFIG_PATH="$pc${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+cp "$here/hello.c" "$tmp/"
+cd "$tmp"
+want="sum=14 grad=2 4 6"
+
+check() { # name, command...
+    name=$1; shift
+    got=$("$@") || { echo "FAIL $name: exit status $?"; exit 1; }
+    [ "$got" = "$want" ] || { echo "FAIL $name: printed '$got', expected '$want'"; exit 1; }
+    echo "ok $name: $got"
+}
+
+# Shared library: the headers and -lctorch come from the prefix only.
+echo "pkg-config --cflags --libs ctorch: $(pkg-config --cflags --libs ctorch)"
+"$cc" "$@" -Wall -Wextra -Werror hello.c -o hello_shared $(pkg-config --cflags --libs ctorch)
+check shared env LD_LIBRARY_PATH="$(pkg-config --variable=libdir ctorch)" ./hello_shared
+
+# Static library: --static adds the private dependencies (OpenBLAS, zlib, OpenMP);
+# -l:libctorch.a picks the archive over the .so next to it.
+static_flags=$(pkg-config --cflags --libs --static ctorch | sed 's/-lctorch\b/-l:libctorch.a/')
+echo "pkg-config --cflags --libs --static ctorch: $static_flags"
+"$cc" "$@" -Wall -Wextra -Werror hello.c -o hello_static $static_flags
+if readelf -d hello_static | grep -q 'libctorch\.so'; then
+    echo "FAIL static: hello_static needs libctorch.so"; exit 1
+fi
+check static ./hello_static
