@@ -1,7 +1,12 @@
 /* ctorch/checkpoint.h — gradient checkpointing (torch.utils.checkpoint).
  *
- *     static ct_tensor *block(ct_tensor *const *in, void *ctx) { ... }
- *     h = ct_checkpoint(block, &weights, 1, &h);
+ *     static ct_tensor *block(ct_tensor *const *in, void *ctx) {
+ *         return ct_tanh(ct_mul(in[0], (ct_tensor *)ctx));
+ *     }
+ *     ...
+ *     ct_tensor *w = ct_full(CT_SHAPE(3), 0.5, .requires_grad = true);
+ *     ct_tensor *h = ct_checkpoint(block, w, 1, &x);   // nothing inside block is kept
+ *     ct_backward(ct_sum(h));                          // block runs again here
  *
  * Trades compute for memory: fn runs without recording a graph, so none of its
  * intermediate activations are kept; backward runs fn again with grad enabled on

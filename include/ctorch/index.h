@@ -1,10 +1,12 @@
 /* ctorch/index.h — indexing: select, gather/scatter, masks, sort, embedding.
  *
+ *     ct_tensor *idx = ct_arange(2), *idx2d = ct_zeros(CT_SHAPE(2, 3, 1), .dtype = CT_I64);
+ *     ct_tensor *mask = ct_gt_scalar(ct_rand_like(t), 0.5);
  *     ct_tensor *rows = ct_index_select(t, 0, idx);          // idx: int64 (or int32), 1-D
  *     ct_tensor *g = ct_gather(t, 1, idx2d);                 // idx2d: int64, same ndim as t
  *     ct_tensor *m = ct_masked_fill(t, mask, -INFINITY);     // mask: bool, broadcast
  *     ct_values_indices s = ct_sort(t, -1, .descending = true);
- *     ct_values_indices k = ct_topk(t, 5, -1);               // largest 5 along the last dim
+ *     ct_values_indices k = ct_topk(t, 2, -1);               // largest 2 along the last dim
  *
  * Index values are checked before anything is written: an out-of-range index gives
  * PyTorch's "index 5 is out of bounds for dimension 0 with size 3", never a crash.

@@ -8,9 +8,9 @@
  *
  * Lists of tensors go in as a count and an array; CT_TENSORS(a, b, c) writes both:
  *
- *     ct_tensor *y = ct_cat(CT_TENSORS(a, b), 1);       // torch.cat([a, b], 1)
- *     ct_tensor *ts[] = {a, b, c};
- *     ct_tensor *z = ct_stack(3, ts, 0);
+ *     ct_tensor *y = ct_cat(CT_TENSORS(a, b), 0);       // torch.cat([a, b], 0)
+ *     ct_tensor *ts[] = {a, b, a};
+ *     ct_tensor *z = ct_stack(3, ts, 0);                // [3, 3]
  *
  * Lists come out through an array the caller provides.  Functions producing them
  * return how many tensors the result has; given out == NULL they only count:
@@ -145,7 +145,7 @@ typedef struct {
  * negative pads (cropping).  Reflect and replicate pad the last 1, 2 or 3 dims of a
  * 2-3, 3-4 or 4-5 dimensional input; reflect pads must be smaller than the size.
  *
- *     ct_pad(x, CT_DIMS(1, 1, 2, 2), .mode = CT_PAD_REFLECT)
+ *     ct_tensor *p = ct_pad(t, CT_DIMS(1, 1, 2, 2), .mode = CT_PAD_REFLECT);  // [2, 7, 6]
  */
 ct_tensor *ct_pad_with(ct_tensor *t, ct_dims pad, ct_pad_options o);
 #define ct_pad(t, pad, ...) CT_AT(ct_pad_with(t, pad, (ct_pad_options){__VA_ARGS__}))

@@ -76,8 +76,8 @@ ct_tensor *ct_tensor_from_with(const void *data, ct_dtype dtype, ct_shape shape,
 
 /* Ranges.  Arguments keep their C type as PyTorch keeps Python's: integers give an
  * int64 tensor, any floating argument the default dtype (.dtype overrides):
- *     ct_arange(5)                   tensor([0, 1, 2, 3, 4])
- *     ct_arange_range(1, 2.5, 0.5)   tensor([1.0000, 1.5000, 2.0000])
+ *     ct_print(ct_arange(5));                   // tensor([0, 1, 2, 3, 4])
+ *     ct_print(ct_arange_range(1, 2.5, 0.5));   // tensor([1.0000, 1.5000, 2.0000])
  * The length is ceil((end - start) / step); step must be nonzero and point from start
  * towards end.  A ct_scalar (CT_INT(v), CT_FLOAT(v)) is accepted too. */
 ct_tensor *ct_arange_with(ct_scalar start, ct_scalar end, ct_scalar step, ct_tensor_options o);
