@@ -10,8 +10,7 @@
  *             if (!(grad_in[0] = ct_mul(grad_out, ct_ctx_saved(ctx, 0)))) return -1;
  *         return 0;
  *     }
- *     static const ct_function MyExp = {.name = "MyExp", .forward = my_exp_forward,
- *                                       .backward = my_exp_backward};
+ *     static const ct_function MyExp = {"MyExp", my_exp_forward, my_exp_backward, NULL};
  *     ...
  *     ct_tensor *y = ct_function_apply(&MyExp, 1, &x);    // ct_grad_fn(y): "MyExpBackward"
  *
