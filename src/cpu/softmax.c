@@ -4,61 +4,99 @@
  * Each is fused: one pass for the max, one for the sum of exp(x - max) (in double),
  * one writing the result, so large magnitudes (1e4) neither overflow nor lose the
  * small terms.  Every row / column is computed by one thread in a fixed order. */
+#include "cpu/fast_math.h"
 #include "cpu/reduce.h"
 #include "cpu/softmax.h"
 
-/* The per-type pieces: T, its exp and log. */
-#define SOFTMAX_KERNELS(T, SFX, EXP, LOG)                                                \
-    CT_SIMD static T rowmax_##SFX(const T *restrict x, int64_t n) {                      \
-        T l[CT_REDUCE_LANES];                                                            \
-        for (int j = 0; j < CT_REDUCE_LANES; j++) l[j] = -INFINITY;                      \
+/* Lane sums in double (a fixed tree, so the value never depends on threads). */
+#define LANE_SUM(T, SFX)                                                                 \
+    CT_SIMD static void lanes_add_##SFX(double *restrict l, const T *restrict a,         \
+                                        const T *restrict b, int64_t n) {                \
         int64_t i = 0;                                                                   \
-        for (; i + CT_REDUCE_LANES <= n; i += CT_REDUCE_LANES)                           \
-            for (int j = 0; j < CT_REDUCE_LANES; j++) l[j] = CT_MAX_OF(l[j], x[i + j]);  \
-        for (int j = 0; i < n; i++, j++) l[j] = CT_MAX_OF(l[j], x[i]);                   \
-        for (int w = CT_REDUCE_LANES / 2; w > 0; w /= 2)                                 \
-            for (int j = 0; j < w; j++) l[j] = CT_MAX_OF(l[j], l[j + w]);                \
-        return l[0];                                                                     \
-    }                                                                                    \
-    /* sum of exp(x - m), optionally storing the exps into e. */                         \
-    static double rowexpsum_##SFX(const T *restrict x, T *restrict e, int64_t n, T m) {  \
-        double s = 0;                                                                    \
-        for (int64_t i = 0; i < n; i++) {                                                \
-            T v = EXP(x[i] - m);                                                         \
-            if (e) e[i] = v;                                                             \
-            s += v;                                                                      \
+        if (b) {                                                                         \
+            for (; i + CT_REDUCE_LANES <= n; i += CT_REDUCE_LANES)                       \
+                for (int j = 0; j < CT_REDUCE_LANES; j++)                                \
+                    l[j] += (double)a[i + j] * (double)b[i + j];                         \
+            for (int j = 0; i < n; i++, j++) l[j] += (double)a[i] * (double)b[i];        \
+        } else {                                                                         \
+            for (; i + CT_REDUCE_LANES <= n; i += CT_REDUCE_LANES)                       \
+                for (int j = 0; j < CT_REDUCE_LANES; j++) l[j] += (double)a[i + j];      \
+            for (int j = 0; i < n; i++, j++) l[j] += (double)a[i];                       \
         }                                                                                \
-        return s;                                                                        \
     }                                                                                    \
+    /* sum of a (or of a * b) over n elements */                                         \
+    static double rowsum_##SFX(const T *a, const T *b, int64_t n) {                      \
+        double l[CT_REDUCE_LANES] = {0};                                                 \
+        lanes_add_##SFX(l, a, b, n);                                                     \
+        for (int w = CT_REDUCE_LANES / 2; w > 0; w /= 2)                                 \
+            for (int j = 0; j < w; j++) l[j] += l[j + w];                                \
+        return l[0];                                                                     \
+    }
+LANE_SUM(float, f32)
+LANE_SUM(double, f64)
+
+/* Elementwise maps, vectorized when EXP is (float: ct_expf_fast). */
+#define MAPS(T, SFX, EXP)                                                                \
+    CT_SIMD static void map_exp_##SFX(T *restrict o, const T *restrict x, int64_t n, T m) { \
+        for (int64_t i = 0; i < n; i++) o[i] = EXP(x[i] - m);                            \
+    }                                                                                    \
+    CT_SIMD static void map_scale_##SFX(T *restrict o, int64_t n, T s) {                 \
+        for (int64_t i = 0; i < n; i++) o[i] *= s;                                       \
+    }                                                                                    \
+    CT_SIMD static void map_shift_##SFX(T *restrict o, const T *restrict x, int64_t n, T s) { \
+        for (int64_t i = 0; i < n; i++) o[i] = x[i] - s;                                 \
+    }                                                                                    \
+    CT_SIMD static void map_sm_bwd_##SFX(T *restrict o, const T *restrict y,             \
+                                         const T *restrict g, int64_t n, T s) {          \
+        for (int64_t i = 0; i < n; i++) o[i] = y[i] * (g[i] - s);                        \
+    }                                                                                    \
+    CT_SIMD static void map_lsm_bwd_##SFX(T *restrict o, const T *restrict y,            \
+                                          const T *restrict g, int64_t n, T s) {         \
+        for (int64_t i = 0; i < n; i++) o[i] = g[i] - EXP(y[i]) * s;                     \
+    }                                                                                    \
+    /* sum of exp(x - m) in blocks through a small buffer (e: where to keep the exps,    \
+     * or NULL) */                                                                       \
+    static double expsum_##SFX(const T *x, T *e, int64_t n, T m) {                       \
+        T buf[256];                                                                      \
+        double l[CT_REDUCE_LANES] = {0};                                                 \
+        for (int64_t b = 0; b < n; b += 256) {                                           \
+            int64_t len = n - b < 256 ? n - b : 256;                                     \
+            T *dst = e ? e + b : buf;                                                    \
+            map_exp_##SFX(dst, x + b, len, m);                                           \
+            lanes_add_##SFX(l, dst, NULL, len);                                          \
+        }                                                                                \
+        for (int w = CT_REDUCE_LANES / 2; w > 0; w /= 2)                                 \
+            for (int j = 0; j < w; j++) l[j] += l[j + w];                                \
+        return l[0];                                                                     \
+    }
+MAPS(float, f32, ct_expf_fast)
+MAPS(double, f64, exp)
+CT_DEFINE_EXTREME_CHUNK(rowmax_f32, float, int32_t, -INFINITY, >)
+CT_DEFINE_EXTREME_CHUNK(rowmax_f64, double, int64_t, -INFINITY, >)
+
+/* The per-type kernel: T, its exp and log. */
+#define SOFTMAX_KERNELS(T, SFX, EXP, LOG)                                                \
     /* One row or column block: x, o of [L, M2] starting at column c0, nc columns. */   \
     static void block_##SFX(ct_softmax_kind kind, const T *x, const T *g, T *o, int64_t L, \
                             int64_t M2, int64_t nc) {                                    \
         if (M2 == 1) {                                                                   \
+            T m = kind <= CT_LOGSUMEXP ? rowmax_##SFX##_chunk(x, L, NULL) : 0;           \
             switch (kind) {                                                              \
-            case CT_SOFTMAX: {                                                           \
-                T m = rowmax_##SFX(x, L);                                                \
-                T inv = (T)(1.0 / rowexpsum_##SFX(x, o, L, m));                          \
-                for (int64_t i = 0; i < L; i++) o[i] *= inv;                             \
-            } break;                                                                     \
-            case CT_LOG_SOFTMAX: {                                                       \
-                T m = rowmax_##SFX(x, L);                                                \
-                T sh = m + (T)LOG(rowexpsum_##SFX(x, NULL, L, m));                       \
-                for (int64_t i = 0; i < L; i++) o[i] = x[i] - sh;                        \
-            } break;                                                                     \
-            case CT_LOGSUMEXP: {                                                         \
-                T m = rowmax_##SFX(x, L);                                                \
-                o[0] = isinf(m) ? m : m + (T)LOG(rowexpsum_##SFX(x, NULL, L, m));        \
-            } break;                                                                     \
-            case CT_SOFTMAX_BWD: { /* x: softmax output y; o = y * (g - sum(g * y)) */   \
-                double s = 0;                                                            \
-                for (int64_t i = 0; i < L; i++) s += (double)g[i] * x[i];                \
-                for (int64_t i = 0; i < L; i++) o[i] = x[i] * (g[i] - (T)s);             \
-            } break;                                                                     \
-            case CT_LOG_SOFTMAX_BWD: { /* x: log_softmax output; o = g - exp(x) sum(g) */ \
-                double s = 0;                                                            \
-                for (int64_t i = 0; i < L; i++) s += g[i];                               \
-                for (int64_t i = 0; i < L; i++) o[i] = g[i] - EXP(x[i]) * (T)s;          \
-            } break;                                                                     \
+            case CT_SOFTMAX:                                                             \
+                map_scale_##SFX(o, L, (T)(1.0 / expsum_##SFX(x, o, L, m)));              \
+                break;                                                                   \
+            case CT_LOG_SOFTMAX:                                                         \
+                map_shift_##SFX(o, x, L, m + (T)LOG(expsum_##SFX(x, NULL, L, m)));       \
+                break;                                                                   \
+            case CT_LOGSUMEXP:                                                           \
+                o[0] = isinf(m) ? m : m + (T)LOG(expsum_##SFX(x, NULL, L, m));           \
+                break;                                                                   \
+            case CT_SOFTMAX_BWD: /* x: softmax output y; o = y * (g - sum(g * y)) */     \
+                map_sm_bwd_##SFX(o, x, g, L, (T)rowsum_##SFX(g, x, L));                  \
+                break;                                                                   \
+            case CT_LOG_SOFTMAX_BWD: /* x: log_softmax output; o = g - exp(x) sum(g) */  \
+                map_lsm_bwd_##SFX(o, x, g, L, (T)rowsum_##SFX(g, NULL, L));              \
+                break;                                                                   \
             }                                                                            \
             return;                                                                      \
         }                                                                                \
@@ -110,7 +148,7 @@
                         (T *)o + m * ostride + c0, L, M2, nc);                           \
         }                                                                                \
     }
-SOFTMAX_KERNELS(float, f32, expf, log)
+SOFTMAX_KERNELS(float, f32, ct_expf_fast, log)
 SOFTMAX_KERNELS(double, f64, exp, log)
 
 const ct_kernel_entry ct_cpu_softmax_kernels[] = {
