@@ -74,11 +74,74 @@ MAPS(double, f64, exp)
 CT_DEFINE_EXTREME_CHUNK(rowmax_f32, float, int32_t, -INFINITY, >)
 CT_DEFINE_EXTREME_CHUNK(rowmax_f64, double, int64_t, -INFINITY, >)
 
+/* Columns [0, nc) of x, g, o seen as [L, M2]: each pass streams whole rows.
+ * mx, s: nc scratch values. */
+#define COLS(T, SFX, EXP, LOG)                                                           \
+    CT_SIMD static void cols_##SFX(ct_softmax_kind kind, const T *restrict x,            \
+                                   const T *restrict g, T *restrict o, int64_t L,        \
+                                   int64_t M2, int64_t nc, T *restrict mx,               \
+                                   double *restrict s) {                                 \
+        for (int64_t c = 0; c < nc; c++) {                                               \
+            mx[c] = -INFINITY;                                                           \
+            s[c] = 0;                                                                    \
+        }                                                                                \
+        if (kind <= CT_LOGSUMEXP) {                                                      \
+            for (int64_t l = 0; l < L; l++) {                                            \
+                const T *restrict xr = x + l * M2;                                       \
+                for (int64_t c = 0; c < nc; c++) {                                       \
+                    T v = xr[c], a = mx[c];                                              \
+                    mx[c] = ((v > a) | (v != v)) ? v : a;                                \
+                }                                                                        \
+            }                                                                            \
+            for (int64_t l = 0; l < L; l++) {                                            \
+                const T *restrict xr = x + l * M2;                                       \
+                for (int64_t c = 0; c < nc; c++) s[c] += EXP(xr[c] - mx[c]);             \
+            }                                                                            \
+        } else {                                                                         \
+            for (int64_t l = 0; l < L; l++) {                                            \
+                const T *restrict gr = g + l * M2, *restrict xr = x + l * M2;            \
+                if (kind == CT_SOFTMAX_BWD)                                              \
+                    for (int64_t c = 0; c < nc; c++) s[c] += (double)gr[c] * xr[c];      \
+                else                                                                     \
+                    for (int64_t c = 0; c < nc; c++) s[c] += gr[c];                      \
+            }                                                                            \
+        }                                                                                \
+        switch (kind) {                                                                  \
+        case CT_LOGSUMEXP:                                                               \
+            for (int64_t c = 0; c < nc; c++)                                             \
+                o[c] = isinf(mx[c]) ? mx[c] : mx[c] + (T)LOG(s[c]);                      \
+            return;                                                                      \
+        case CT_SOFTMAX:                                                                 \
+            for (int64_t c = 0; c < nc; c++) s[c] = 1.0 / s[c];                          \
+            for (int64_t l = 0; l < L; l++)                                              \
+                for (int64_t c = 0; c < nc; c++)                                         \
+                    o[l * M2 + c] = EXP(x[l * M2 + c] - mx[c]) * (T)s[c];                \
+            return;                                                                      \
+        case CT_LOG_SOFTMAX:                                                             \
+            for (int64_t c = 0; c < nc; c++) s[c] = mx[c] + LOG(s[c]);                   \
+            for (int64_t l = 0; l < L; l++)                                              \
+                for (int64_t c = 0; c < nc; c++) o[l * M2 + c] = x[l * M2 + c] - (T)s[c]; \
+            return;                                                                      \
+        case CT_SOFTMAX_BWD:                                                             \
+            for (int64_t l = 0; l < L; l++)                                              \
+                for (int64_t c = 0; c < nc; c++)                                         \
+                    o[l * M2 + c] = x[l * M2 + c] * (g[l * M2 + c] - (T)s[c]);           \
+            return;                                                                      \
+        case CT_LOG_SOFTMAX_BWD:                                                         \
+            for (int64_t l = 0; l < L; l++)                                              \
+                for (int64_t c = 0; c < nc; c++)                                         \
+                    o[l * M2 + c] = g[l * M2 + c] - EXP(x[l * M2 + c]) * (T)s[c];        \
+            return;                                                                      \
+        }                                                                                \
+    }
+COLS(float, f32, ct_expf_fast, log)
+COLS(double, f64, exp, log)
+
 /* The per-type kernel: T, its exp and log. */
 #define SOFTMAX_KERNELS(T, SFX, EXP, LOG)                                                \
     /* One row or column block: x, o of [L, M2] starting at column c0, nc columns. */   \
     static void block_##SFX(ct_softmax_kind kind, const T *x, const T *g, T *o, int64_t L, \
-                            int64_t M2, int64_t nc) {                                    \
+                            int64_t M2, int64_t nc, T *scratch) {                        \
         if (M2 == 1) {                                                                   \
             T m = kind <= CT_LOGSUMEXP ? rowmax_##SFX##_chunk(x, L, NULL) : 0;           \
             switch (kind) {                                                              \
@@ -100,52 +163,33 @@ CT_DEFINE_EXTREME_CHUNK(rowmax_f64, double, int64_t, -INFINITY, >)
             }                                                                            \
             return;                                                                      \
         }                                                                                \
-        T mx[CT_REDUCE_COLBLOCK];                                                        \
-        double s[CT_REDUCE_COLBLOCK];                                                    \
-        for (int64_t c = 0; c < nc; c++) {                                               \
-            mx[c] = -INFINITY;                                                           \
-            s[c] = 0;                                                                    \
-        }                                                                                \
-        if (kind == CT_SOFTMAX || kind == CT_LOG_SOFTMAX || kind == CT_LOGSUMEXP) {      \
-            for (int64_t l = 0; l < L; l++)                                              \
-                for (int64_t c = 0; c < nc; c++) mx[c] = CT_MAX_OF(mx[c], x[l * M2 + c]); \
-            for (int64_t l = 0; l < L; l++)                                              \
-                for (int64_t c = 0; c < nc; c++) s[c] += EXP(x[l * M2 + c] - mx[c]);     \
-        } else if (kind == CT_SOFTMAX_BWD) {                                             \
-            for (int64_t l = 0; l < L; l++)                                              \
-                for (int64_t c = 0; c < nc; c++) s[c] += (double)g[l * M2 + c] * x[l * M2 + c]; \
-        } else {                                                                         \
-            for (int64_t l = 0; l < L; l++)                                              \
-                for (int64_t c = 0; c < nc; c++) s[c] += g[l * M2 + c];                  \
-        }                                                                                \
-        if (kind == CT_LOGSUMEXP) {                                                      \
-            for (int64_t c = 0; c < nc; c++)                                             \
-                o[c] = isinf(mx[c]) ? mx[c] : mx[c] + (T)LOG(s[c]);                      \
-            return;                                                                      \
-        }                                                                                \
-        for (int64_t l = 0; l < L; l++)                                                  \
-            for (int64_t c = 0; c < nc; c++) {                                           \
-                int64_t i = l * M2 + c;                                                  \
-                switch (kind) {                                                          \
-                case CT_SOFTMAX: o[i] = EXP(x[i] - mx[c]) / (T)s[c]; break;              \
-                case CT_LOG_SOFTMAX: o[i] = x[i] - mx[c] - (T)LOG(s[c]); break;          \
-                case CT_SOFTMAX_BWD: o[i] = x[i] * (g[i] - (T)s[c]); break;              \
-                default: o[i] = g[i] - EXP(x[i]) * (T)s[c]; break;                       \
-                }                                                                        \
-            }                                                                            \
+        T *mx = scratch;                                                                 \
+        double *s = (double *)(scratch + nc);                                            \
+        cols_##SFX(kind, x, g, o, L, M2, nc, mx, s);                                     \
     }                                                                                    \
     static void softmax_##SFX(ct_softmax_kind kind, const char *x, const char *g, char *o, \
                               int64_t M1, int64_t L, int64_t M2) {                       \
-        int64_t ncb = (M2 + CT_REDUCE_COLBLOCK - 1) / CT_REDUCE_COLBLOCK;                \
-        int64_t ostride = kind == CT_LOGSUMEXP ? M2 : L * M2;                            \
         int nt = ct_get_num_threads();                                                   \
-        _Pragma("omp parallel for if (M1 * L * M2 >= CT_GRAIN && nt > 1) num_threads(nt)") \
+        bool par = M1 * L * M2 >= CT_GRAIN && nt > 1;                                    \
+        /* Columns are split into ranges only for parallelism: each column is computed   \
+         * the same way whatever the split. */                                           \
+        int64_t cw = M2;                                                                 \
+        if (M2 > 1 && par && M1 < nt) cw = ((M2 + nt - 1) / nt + 15) / 16 * 16;          \
+        int64_t ncb = M2 ? (M2 + cw - 1) / cw : 0;                                       \
+        int64_t ostride = kind == CT_LOGSUMEXP ? M2 : L * M2;                            \
+        _Pragma("omp parallel for if (par) num_threads(nt)")                             \
         for (int64_t k = 0; k < M1 * ncb; k++) {                                         \
-            int64_t m = k / ncb, c0 = (k % ncb) * CT_REDUCE_COLBLOCK;                    \
-            int64_t nc = M2 - c0 < CT_REDUCE_COLBLOCK ? M2 - c0 : CT_REDUCE_COLBLOCK;    \
+            int64_t m = k / ncb, c0 = (k % ncb) * cw;                                    \
+            int64_t nc = M2 - c0 < cw ? M2 - c0 : cw;                                    \
+            T *scratch = NULL;                                                           \
+            if (M2 > 1) {                                                                \
+                scratch = malloc((size_t)nc * (sizeof(T) + sizeof(double)) + 16);        \
+                if (!scratch) ct_fatal("out of memory in softmax");                      \
+            }                                                                            \
             block_##SFX(kind, (const T *)x + m * L * M2 + c0,                            \
                         g ? (const T *)g + m * L * M2 + c0 : NULL,                       \
-                        (T *)o + m * ostride + c0, L, M2, nc);                           \
+                        (T *)o + m * ostride + c0, L, M2, nc, scratch);                  \
+            free(scratch);                                                               \
         }                                                                                \
     }
 SOFTMAX_KERNELS(float, f32, ct_expf_fast, log)

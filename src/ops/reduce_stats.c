@@ -102,7 +102,7 @@ ct_tensor *ct_norm_with(ct_tensor *t, ct_norm_options o) {
     }
     ct_reduce_plan p;
     if (!ct_reduce_plan_make("ct_norm", t, o.dims, o.keepdim, &p)) return NULL;
-    if ((kind == CT_NORM_LINF || kind == CT_NORM_LNINF) && t->numel == 0) {
+    if ((kind == CT_NORM_LINF || kind == CT_NORM_LNINF) && p.R == 0 && p.M > 0) {
         ct_error("ct_norm: linalg.vector_norm cannot compute the %g norm on an empty tensor "
                  "because the operation does not have an identity", pv);
         return NULL;

@@ -40,9 +40,11 @@ static ct_tensor *forward(ct_op_id op, const char *name, ct_tensor *t, int64_t d
     int d = ct_wrap_dim(name, dim, t->ndim);
     if (d < 0) return NULL;
     if (!ct_dtype_is_floating(t->dtype)) {
-        ct_error("%s: \"%s\" not implemented for '%s'", name,
-                 op == CT_OP_softmax ? "softmax_lastdim_kernel_impl"
-                                     : "log_softmax_lastdim_kernel_impl",
+        /* PyTorch names the kernel that refused the dtype. */
+        const char *kernel = d != t->ndim - 1 && t->ndim > 0 ? "softmax_kernel_impl"
+                             : op == CT_OP_softmax           ? "softmax_lastdim_kernel_impl"
+                                                             : "log_softmax_lastdim_kernel_impl";
+        ct_error("%s: \"%s\" not implemented for '%s'", name, kernel,
                  ct_dtype_torch_name(t->dtype));
         return NULL;
     }
