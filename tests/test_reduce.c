@@ -394,3 +394,15 @@ TEST(float32_sum_accuracy) {
     ct_tensor *cs = ct_cumsum(x, 0);
     CHECK_CLOSE(((float *)ct_data_ptr(cs))[n - 1] / ref, 1, 1e-6);
 }
+
+/* The examples of include/ctorch/reduce.h, compiled so that they never rot. */
+TEST(header_examples) {
+    ct_tensor *t = ct_ones(CT_SHAPE(2, 3, 4));
+    CHECK_VALUES(ct_sum(t), 0, 24);
+    CHECK_INT_EQ(ct_numel(ct_sum(t, .dims = CT_DIMS(0, 2), .keepdim = true)), 3);
+    CHECK_VALUES(ct_var(t, .dims = CT_DIMS(-1), CT_CORRECTION(0)), 0, 0, 0, 0, 0, 0, 0);
+    CHECK_INT_EQ(ct_numel(ct_norm(t, .p = INFINITY, .dims = CT_DIMS(1))), 8);
+    ct_values_indices m = ct_max_dim(t, 1, false);
+    CHECK(m.values && ct_dtype_of(m.indices) == CT_I64);
+    CHECK_CLOSE(ct_item(ct_sum(ct_softmax(t, -1))), 6, 1e-5);
+}

@@ -112,8 +112,8 @@ ct_tensor *ct_cumprod_with(ct_tensor *t, int64_t dim, ct_scan_options o);
 
 /* ---- softmax ---------------------------------------------------------- */
 
-/* exp(t) / sum(exp(t)) along dim, and its log; stable for large magnitudes.
- * Floating inputs (integers become the default float dtype). */
+/* exp(t) / sum(exp(t)) along dim, and its log; stable for large magnitudes (the max
+ * is subtracted first).  Floating inputs only, as in PyTorch. */
 ct_tensor *ct_softmax(ct_tensor *t, int64_t dim);
 ct_tensor *ct_log_softmax(ct_tensor *t, int64_t dim);
 #define ct_softmax(t, dim) CT_AT(ct_softmax(t, dim))
