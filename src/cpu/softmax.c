@@ -141,7 +141,7 @@ COLS(double, f64, exp, log)
 #define SOFTMAX_KERNELS(T, SFX, EXP, LOG)                                                \
     /* One row or column block: x, o of [L, M2] starting at column c0, nc columns. */   \
     static void block_##SFX(ct_softmax_kind kind, const T *x, const T *g, T *o, int64_t L, \
-                            int64_t M2, int64_t nc, T *scratch) {                        \
+                            int64_t M2, int64_t nc, double *scratch) {                    \
         if (M2 == 1) {                                                                   \
             T m = kind <= CT_LOGSUMEXP ? rowmax_##SFX##_chunk(x, L, NULL) : 0;           \
             switch (kind) {                                                              \
@@ -163,8 +163,8 @@ COLS(double, f64, exp, log)
             }                                                                            \
             return;                                                                      \
         }                                                                                \
-        T *mx = scratch;                                                                 \
-        double *s = (double *)(scratch + nc);                                            \
+        double *s = scratch; /* doubles first: both stay aligned */                      \
+        T *mx = (T *)(s + nc);                                                           \
         cols_##SFX(kind, x, g, o, L, M2, nc, mx, s);                                     \
     }                                                                                    \
     static void softmax_##SFX(ct_softmax_kind kind, const char *x, const char *g, char *o, \
@@ -181,7 +181,7 @@ COLS(double, f64, exp, log)
         for (int64_t k = 0; k < M1 * ncb; k++) {                                         \
             int64_t m = k / ncb, c0 = (k % ncb) * cw;                                    \
             int64_t nc = M2 - c0 < cw ? M2 - c0 : cw;                                    \
-            T *scratch = NULL;                                                           \
+            double *scratch = NULL;                                                       \
             if (M2 > 1) {                                                                \
                 scratch = malloc((size_t)nc * (sizeof(T) + sizeof(double)) + 16);        \
                 if (!scratch) ct_fatal("out of memory in softmax");                      \
