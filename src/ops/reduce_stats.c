@@ -8,13 +8,6 @@
 #include "cpu/softmax.h"
 #include "ops/reduce_plan.h"
 
-static ct_dims plan_dims(const ct_node *n) {
-    ct_dims dims = {0}; /* none (a 0-d input): all */
-    for (int d = 0; d < n->in_meta[0].ndim; d++)
-        if (n->iargs[0] >> d & 1) dims.d[dims.n++] = d;
-    return dims;
-}
-
 /* ---- var / std -------------------------------------------------------- */
 
 /* Two passes: the mean, then the squared deviations summed in double (cancellation
@@ -60,7 +53,7 @@ ct_tensor *ct_std_with(ct_tensor *t, ct_var_options o) { return var_std(CT_OP_st
 
 /* d var / dx = 2 (x - mean) / (N - correction). */
 static ct_tensor *centered(ct_tensor *x, const ct_node *n) {
-    return ct_sub(x, ct_mean_with(x, (ct_reduce_options){.dims = plan_dims(n), .keepdim = true}));
+    return ct_sub(x, ct_mean_with(x, (ct_reduce_options){.dims = ct_reduce_dims_of(n), .keepdim = true}));
 }
 
 bool var_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
@@ -136,7 +129,7 @@ bool norm_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     } break;
     default: { /* +-inf: split evenly among the elements whose |x| is the norm */
         ct_tensor *mask = ct_reduce_mask(x, yk, CT_MASK_ABS_EQ);
-        ct_tensor *count = ct_sum_with(mask, (ct_reduce_options){.dims = plan_dims(n),
+        ct_tensor *count = ct_sum_with(mask, (ct_reduce_options){.dims = ct_reduce_dims_of(n),
                                                                  .keepdim = true});
         ct_tensor *w = ct_div(ct_mul(mask, ct_reduce_mask(x, x, CT_MASK_SIGN)), count);
         gi[0] = ct_mul(g, w);
@@ -157,21 +150,13 @@ ct_tensor *ct_logsumexp_with(ct_tensor *t, ct_reduce_options o) {
     ct_dtype k = ct_compute_dtype(out_dt);
     ct_softmax_fn fn = (ct_softmax_fn)ct_kernel_for(CT_OP_softmax, t->storage->device, k);
     if (!fn) return NULL;
-    ct_tensor *src = t->dtype == k ? ct_retain(t) : ct_cast_new(t, k);
     int64_t M1 = 0, M2 = 0;
-    ct_tensor *x = src ? ct_reduce_layout(src, &p, &M1, &M2) : NULL;
-    ct_release(src);
+    ct_tensor *x = ct_reduce_block(t, &p, k, &M1, &M2);
     if (!x) return NULL;
-    ct_shape s = {.ndim = p.out_ndim};
-    memcpy(s.d, p.out_sizes, sizeof(int64_t) * (size_t)p.out_ndim);
-    ct_tensor *out = ct_tensor_new(s, k, t->storage->device);
+    ct_tensor *out = ct_tensor_new(ct_reduce_out_shape(&p), k, t->storage->device);
     if (out) fn(CT_LOGSUMEXP, ct_tensor_data(x), NULL, ct_tensor_data(out), M1, p.R, M2);
     ct_release(x);
-    if (out && k != out_dt) {
-        ct_tensor *c = ct_cast_new(out, out_dt);
-        ct_release(out);
-        out = c;
-    }
+    out = ct_cast_result(out, out_dt);
     if (!out) return NULL;
     ct_node *n = ct_reduce_record(CT_OP_logsumexp, out, t, &p, o.keepdim);
     if (n) {

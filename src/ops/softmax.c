@@ -25,12 +25,7 @@ static ct_tensor *run(ct_softmax_kind kind, ct_tensor *x, ct_tensor *g, int dim,
                 M1, L, M2);
     ct_release(xc);
     ct_release(gc);
-    if (out && k != out_dt) {
-        ct_tensor *c = ct_cast_new(out, out_dt);
-        ct_release(out);
-        out = c;
-    }
-    return out;
+    return ct_cast_result(out, out_dt);
 }
 
 static ct_tensor *forward(ct_op_id op, const char *name, ct_tensor *t, int64_t dim) {
