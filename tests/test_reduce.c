@@ -406,3 +406,27 @@ TEST(header_examples) {
     CHECK(m.values && ct_dtype_of(m.indices) == CT_I64);
     CHECK_CLOSE(ct_item(ct_sum(ct_softmax(t, -1))), 6, 1e-5);
 }
+
+/* Reductions over the leading dims of a contiguous tensor (and over either dim of a
+ * transpose) read the input in place: no copy of the input is allocated. */
+TEST(no_input_copies) {
+    ct_tensor *x = ct_ones(CT_SHAPE(512, 256));
+    ct_tensor *xt = ct_t(x);
+    ct_tensor *x3 = ct_ones(CT_SHAPE(8, 64, 32));
+    for (int k = 0; k < 7; k++) {
+        CT_SCOPE_HERE;
+        int64_t before = ct_memory_allocated(CT_CPU);
+        ct_reset_peak_memory_stats(CT_CPU);
+        ct_tensor *r = k == 0 ? ct_sum(x, .dims = CT_DIMS(0))
+                     : k == 1 ? ct_mean(x, .dims = CT_DIMS(1))
+                     : k == 2 ? ct_amax(xt, .dims = CT_DIMS(0))
+                     : k == 3 ? ct_sum(xt, .dims = CT_DIMS(1))
+                     : k == 4 ? ct_prod(x3, .dims = CT_DIMS(1))
+                     : k == 5 ? ct_logsumexp(x3, .dims = CT_DIMS(0, 1))
+                              : ct_norm(x3, .dims = CT_DIMS(1, 2));
+        CHECK(r != NULL);
+        if (ct_max_memory_allocated(CT_CPU) - before > 64 * 1024)
+            ct_test_fail(__FILE__, __LINE__, "reduction %d copied its input (%lld bytes)", k,
+                         (long long)(ct_max_memory_allocated(CT_CPU) - before));
+    }
+}

@@ -44,16 +44,21 @@ bool ct_reduce_plan_make(const char *op, const ct_tensor *t, ct_dims dims, bool 
     return true;
 }
 
-ct_tensor *ct_reduce_input(ct_tensor *t, const ct_reduce_plan *p) {
+/* t's dims reordered: kept dims then reduced ones (or reduced first), as a view. */
+static ct_tensor *reordered(ct_tensor *t, const ct_reduce_plan *p, bool reduced_first) {
     int64_t sizes[CT_MAX_DIMS], strides[CT_MAX_DIMS];
     int n = 0;
     for (int pass = 0; pass < 2; pass++)
         for (int d = 0; d < t->ndim; d++)
-            if (p->reduced[d] == (pass == 1)) {
+            if (p->reduced[d] == ((pass == 1) != reduced_first)) {
                 sizes[n] = t->sizes[d];
                 strides[n++] = t->strides[d];
             }
-    ct_tensor *v = ct_tensor_view_of(t, n, sizes, strides, t->offset);
+    return ct_tensor_view_of(t, n, sizes, strides, t->offset);
+}
+
+ct_tensor *ct_reduce_input(ct_tensor *t, const ct_reduce_plan *p) {
+    ct_tensor *v = reordered(t, p, false);
     if (!v || ct_tensor_is_contiguous(v)) return v;
     ct_tensor *c = ct_cast_new(v, v->dtype);
     ct_release(v);
@@ -81,6 +86,14 @@ static bool blocked(const ct_tensor *t, const ct_reduce_plan *p, int64_t *M1, in
 
 ct_tensor *ct_reduce_layout(ct_tensor *t, const ct_reduce_plan *p, int64_t *M1, int64_t *M2) {
     if (ct_tensor_is_contiguous(t) && blocked(t, p, M1, M2)) return ct_retain(t);
+    /* A permuted input (a transpose) may still be one block, reduced dims leading. */
+    ct_tensor *v = reordered(t, p, true);
+    if (v && ct_tensor_is_contiguous(v)) {
+        *M1 = 1;
+        *M2 = p->M;
+        return v;
+    }
+    ct_release(v);
     *M1 = p->M;
     *M2 = 1;
     return ct_reduce_input(t, p);
