@@ -412,7 +412,7 @@ TEST(header_examples) {
 TEST(no_input_copies) {
     ct_tensor *x = ct_ones(CT_SHAPE(512, 256));
     ct_tensor *xt = ct_t(x);
-    ct_tensor *x3 = ct_ones(CT_SHAPE(8, 64, 32));
+    ct_tensor *x3 = ct_ones(CT_SHAPE(16, 64, 64));
     for (int k = 0; k < 7; k++) {
         CT_SCOPE_HERE;
         int64_t before = ct_memory_allocated(CT_CPU);
@@ -425,7 +425,7 @@ TEST(no_input_copies) {
                      : k == 5 ? ct_logsumexp(x3, .dims = CT_DIMS(0, 1))
                               : ct_norm(x3, .dims = CT_DIMS(1, 2));
         CHECK(r != NULL);
-        if (ct_max_memory_allocated(CT_CPU) - before > 64 * 1024)
+        if (ct_max_memory_allocated(CT_CPU) - before > 32 * 1024) /* outputs only */
             ct_test_fail(__FILE__, __LINE__, "reduction %d copied its input (%lld bytes)", k,
                          (long long)(ct_max_memory_allocated(CT_CPU) - before));
     }
