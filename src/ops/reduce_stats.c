@@ -26,15 +26,13 @@ static ct_tensor *var_std(ct_op_id op, const char *name, ct_tensor *t, ct_var_op
     ct_tensor *out = NULL;
     CT_SCOPE {
         CT_NO_GRAD {
-            ct_reduce_options ro = {.dims = o.dims, .keepdim = o.keepdim};
+            /* sqrt(sum d^2) by the norm kernel (squared for var: 2 ulp). */
             ct_tensor *d = ct_sub(t, ct_mean_with(t, (ct_reduce_options){.dims = o.dims,
                                                                          .keepdim = true}));
-            if (op == CT_OP_var) {
-                out = ct_div_scalar(ct_sum_with(ct_mul(d, d), ro), denom);
-            } else {
-                ct_norm_options no = {.p = 2, .dims = o.dims, .keepdim = o.keepdim};
-                out = ct_div_scalar(ct_norm_with(d, no), sqrt(denom));
-            }
+            ct_norm_options no = {.p = 2, .dims = o.dims, .keepdim = o.keepdim};
+            ct_tensor *nrm = ct_norm_with(d, no);
+            out = op == CT_OP_var ? ct_div_scalar(ct_mul(nrm, nrm), denom)
+                                  : ct_div_scalar(nrm, sqrt(denom));
             ct_retain(out);
         }
     }
