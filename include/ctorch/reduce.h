@@ -81,11 +81,8 @@ ct_tensor *ct_norm_with(ct_tensor *t, ct_norm_options o);
 
 /* ---- max / min with indices ------------------------------------------- */
 
-/* Two results of one op; both registered with the scope, both NULL on error. */
-typedef struct {
-    ct_tensor *values;
-    ct_tensor *indices; /* int64 */
-} ct_values_indices;
+/* max/min along a dim return ct_values_indices (ctorch/base.h): both registered with
+ * the scope, indices int64, both NULL on error. */
 
 /* Over all elements: a 0-d tensor (the gradient is split evenly among ties). */
 ct_tensor *ct_max(ct_tensor *t);
