@@ -248,6 +248,12 @@ TEST(empty_reductions) {
     CHECK_VALUES(ct_softmax(s, -1), 0, 1);
     CHECK_VALUES(ct_cumprod(s, 0), 0, 3);
     CHECK_VALUES(ct_max_dim(s, 0, false).indices, 0, 0);
+    /* NaN propagates, and its index is the one reported */
+    float nv[] = {1, NAN, 3};
+    ct_tensor *n = ct_tensor_f32(nv, CT_SHAPE(3));
+    CHECK(isnan(ct_item(ct_max(n))) && isnan(ct_item(ct_amin(n))));
+    CHECK_INT_EQ(ct_item_int(ct_argmax(n)), 1);
+    CHECK_INT_EQ(ct_item_int(ct_min_dim(n, 0, false).indices), 1);
 }
 
 TEST(softmax_stable_at_large_magnitudes) {
@@ -295,10 +301,16 @@ TEST(errors) {
     CHECK_ERROR(ct_sum(x, .dims = CT_DIMS(1, -1)), "dim 1 appears multiple times in the list of dims");
     CHECK_ERROR(ct_mean(i), "mean(): could not infer output dtype. Input dtype must be either a "
                             "floating point or complex dtype. Got: Long");
+    CHECK_ERROR(ct_mean(i, .dtype = CT_I32), "Optional dtype must be either a floating point or "
+                                             "complex dtype. Got: Int");
     CHECK_ERROR(ct_var(i), "std and var only support floating point");
     CHECK_ERROR(ct_norm(i), "Expected a floating point or complex tensor as input. Got Long");
     CHECK_ERROR(ct_norm(x, .p = 3), "p = 3 is not supported");
-    CHECK_ERROR(ct_softmax(i, 0), "not implemented for 'Long'");
+    CHECK_ERROR(ct_softmax(i, 0), "\"softmax_kernel_impl\" not implemented for 'Long'");
+    CHECK_ERROR(ct_log_softmax(i, 1), "\"log_softmax_lastdim_kernel_impl\" not implemented for 'Long'");
+    CHECK_ERROR(ct_norm(ct_zeros(CT_SHAPE(0, 2)), .p = INFINITY), "cannot compute the inf norm on an empty tensor");
+    CHECK_INT_EQ(ct_numel(ct_norm(ct_zeros(CT_SHAPE(0, 2)), .p = INFINITY, .dims = CT_DIMS(1))), 0);
+    CHECK_ERROR(ct_sum(ct_scalar_tensor(3), .dims = CT_DIMS(0, -1)), "dim 0 appears multiple times");
     CHECK_ERROR(ct_softmax(x, 2), "ct_softmax: Dimension out of range");
     CHECK_ERROR(ct_cumsum(x, -3), "ct_cumsum: Dimension out of range");
     CHECK_ERROR(ct_max_dim(x, 5, false).values, "ct_max_dim: Dimension out of range");
@@ -381,4 +393,40 @@ TEST(float32_sum_accuracy) {
     free(c);
     ct_tensor *cs = ct_cumsum(x, 0);
     CHECK_CLOSE(((float *)ct_data_ptr(cs))[n - 1] / ref, 1, 1e-6);
+}
+
+/* The examples of include/ctorch/reduce.h, compiled so that they never rot. */
+TEST(header_examples) {
+    ct_tensor *t = ct_ones(CT_SHAPE(2, 3, 4));
+    CHECK_VALUES(ct_sum(t), 0, 24);
+    CHECK_INT_EQ(ct_numel(ct_sum(t, .dims = CT_DIMS(0, 2), .keepdim = true)), 3);
+    CHECK_VALUES(ct_var(t, .dims = CT_DIMS(-1), CT_CORRECTION(0)), 0, 0, 0, 0, 0, 0, 0);
+    CHECK_INT_EQ(ct_numel(ct_norm(t, .p = INFINITY, .dims = CT_DIMS(1))), 8);
+    ct_values_indices m = ct_max_dim(t, 1, false);
+    CHECK(m.values && ct_dtype_of(m.indices) == CT_I64);
+    CHECK_CLOSE(ct_item(ct_sum(ct_softmax(t, -1))), 6, 1e-5);
+}
+
+/* Reductions over the leading dims of a contiguous tensor (and over either dim of a
+ * transpose) read the input in place: no copy of the input is allocated. */
+TEST(no_input_copies) {
+    ct_tensor *x = ct_ones(CT_SHAPE(512, 256));
+    ct_tensor *xt = ct_t(x);
+    ct_tensor *x3 = ct_ones(CT_SHAPE(16, 64, 64));
+    for (int k = 0; k < 7; k++) {
+        CT_SCOPE_HERE;
+        int64_t before = ct_memory_allocated(CT_CPU);
+        ct_reset_peak_memory_stats(CT_CPU);
+        ct_tensor *r = k == 0 ? ct_sum(x, .dims = CT_DIMS(0))
+                     : k == 1 ? ct_mean(x, .dims = CT_DIMS(1))
+                     : k == 2 ? ct_amax(xt, .dims = CT_DIMS(0))
+                     : k == 3 ? ct_sum(xt, .dims = CT_DIMS(1))
+                     : k == 4 ? ct_prod(x3, .dims = CT_DIMS(1))
+                     : k == 5 ? ct_logsumexp(x3, .dims = CT_DIMS(0, 1))
+                              : ct_norm(x3, .dims = CT_DIMS(1, 2));
+        CHECK(r != NULL);
+        if (ct_max_memory_allocated(CT_CPU) - before > 32 * 1024) /* outputs only */
+            ct_test_fail(__FILE__, __LINE__, "reduction %d copied its input (%lld bytes)", k,
+                         (long long)(ct_max_memory_allocated(CT_CPU) - before));
+    }
 }

@@ -22,7 +22,7 @@ extern "C" {
 typedef struct {
     ct_dims dims;   /* dims to reduce (negative count from the end); none given: all */
     bool keepdim;   /* keep reduced dims with size 1 */
-    ct_dtype dtype; /* accumulate and return in this dtype (sum, mean, prod, cumsum) */
+    ct_dtype dtype; /* accumulate and return in this dtype (sum, mean, prod) */
 } ct_reduce_options;
 
 ct_tensor *ct_sum_with(ct_tensor *t, ct_reduce_options o);
@@ -101,7 +101,8 @@ ct_values_indices ct_min_dim(ct_tensor *t, int64_t dim, bool keepdim);
 typedef struct {
     ct_dtype dtype; /* result dtype; default: the input's (integers and bool: int64) */
 } ct_scan_options;
-/* Running sum / product along dim. */
+/* Running sum / product along dim.  cumprod's gradient is exact with zeros in the
+ * input; a double backward through cumprod at such an input is not implemented. */
 ct_tensor *ct_cumsum_with(ct_tensor *t, int64_t dim, ct_scan_options o);
 ct_tensor *ct_cumprod_with(ct_tensor *t, int64_t dim, ct_scan_options o);
 #define ct_cumsum(t, dim, ...) CT_AT(ct_cumsum_with(t, dim, (ct_scan_options){__VA_ARGS__}))
@@ -109,8 +110,8 @@ ct_tensor *ct_cumprod_with(ct_tensor *t, int64_t dim, ct_scan_options o);
 
 /* ---- softmax ---------------------------------------------------------- */
 
-/* exp(t) / sum(exp(t)) along dim, and its log; stable for large magnitudes.
- * Floating inputs (integers become the default float dtype). */
+/* exp(t) / sum(exp(t)) along dim, and its log; stable for large magnitudes (the max
+ * is subtracted first).  Floating inputs only, as in PyTorch. */
 ct_tensor *ct_softmax(ct_tensor *t, int64_t dim);
 ct_tensor *ct_log_softmax(ct_tensor *t, int64_t dim);
 #define ct_softmax(t, dim) CT_AT(ct_softmax(t, dim))

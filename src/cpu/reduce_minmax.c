@@ -17,6 +17,8 @@
 /* The identities of max and min per type: X(DT, T, SFX, lowest, highest). */
 #define MINMAX_TYPES(X)                                                                  \
     X(CT_F32, float, f32, -INFINITY, INFINITY) X(CT_F64, double, f64, -INFINITY, INFINITY) \
+    INT_TYPES(X)
+#define INT_TYPES(X)                                                                     \
     X(CT_I64, int64_t, i64, INT64_MIN, INT64_MAX)                                        \
     X(CT_I32, int32_t, i32, INT32_MIN, INT32_MAX)                                        \
     X(CT_I16, int16_t, i16, INT16_MIN, INT16_MAX) X(CT_U8, uint8_t, u8, 0, UINT8_MAX)    \
@@ -51,9 +53,20 @@
         }                                                                                \
     }
 
+/* Floats take the vectorized chunks; integers the generic lanes. */
+#define FLOAT_CHUNKS(T, SFX, IT)                                                         \
+    CT_DEFINE_EXTREME_CHUNK(amax_##SFX, T, IT, -INFINITY, >)                             \
+    CT_DEFINE_EXTREME_CHUNK(amin_##SFX, T, IT, INFINITY, <)
+FLOAT_CHUNKS(float, f32, int32_t)
+FLOAT_CHUNKS(double, f64, int64_t)
+#define INT_CHUNKS(DT, T, SFX, LO, HI)                                                   \
+    CT_DEFINE_REDUCE_CHUNK(amax_##SFX, T, T, LO, MAX_STEP, MAX_COMB)                     \
+    CT_DEFINE_REDUCE_CHUNK(amin_##SFX, T, T, HI, MIN_STEP, MIN_COMB)
+INT_TYPES(INT_CHUNKS)
+
 #define KERNELS(DT, T, SFX, LO, HI)                                                          \
-    CT_DEFINE_REDUCE(amax_##SFX, T, T, T, LO, MAX_STEP, MAX_COMB, SAME)                  \
-    CT_DEFINE_REDUCE(amin_##SFX, T, T, T, HI, MIN_STEP, MIN_COMB, SAME)                  \
+    CT_DEFINE_REDUCE_DRIVER(amax_##SFX, T, T, T, LO, MAX_STEP, MAX_COMB, SAME)           \
+    CT_DEFINE_REDUCE_DRIVER(amin_##SFX, T, T, T, HI, MIN_STEP, MIN_COMB, SAME)           \
     CT_DEFINE_REDUCE(all_##SFX, T, bool, bool, true, ALL_STEP, AND_COMB, SAME)           \
     CT_DEFINE_REDUCE(any_##SFX, T, bool, bool, false, ANY_STEP, OR_COMB, SAME)           \
     ARG_KERNEL(max_dim_##SFX, T, ARG_BETTER_MAX)                                         \

@@ -1,4 +1,4 @@
-/* sum and prod: floats accumulate in double, integers and bool in int64.
+/* sum, mean and prod: floats accumulate in double, integers and bool in int64.
  * See Note [Fixed reduction order] in cpu/reduce.h. */
 #include "cpu/reduce.h"
 
@@ -14,6 +14,10 @@
     CT_DEFINE_REDUCE(prod_##SFX, T, ACC, TO, 1, MUL_STEP, MUL_COMB, SAME)
 ARITH_KERNELS(float, f32, double, float)
 ARITH_KERNELS(double, f64, double, double)
+/* mean: the sum times ctx's 1 / R, in double before rounding. */
+#define MEAN_FIN(a) ((a) * *(const double *)ctx)
+CT_DEFINE_REDUCE(mean_f32, float, double, float, 0, ADD_STEP, ADD_COMB, MEAN_FIN)
+CT_DEFINE_REDUCE(mean_f64, double, double, double, 0, ADD_STEP, ADD_COMB, MEAN_FIN)
 /* Integers wrap around on overflow as in PyTorch: unsigned arithmetic makes that defined. */
 ARITH_KERNELS(int64_t, i64, uint64_t, int64_t)
 ARITH_KERNELS(int32_t, i32, uint64_t, int64_t)
@@ -26,5 +30,6 @@ ARITH_KERNELS(bool, b8, uint64_t, int64_t)
     {CT_OP_sum, DT, (ct_kernel)sum_##SFX}, {CT_OP_prod, DT, (ct_kernel)prod_##SFX},
 const ct_kernel_entry ct_cpu_reduce_sum_kernels[] = {
     CT_FLOAT_TYPES(ENTRIES) CT_INT_TYPES(ENTRIES) CT_BOOL_TYPE(ENTRIES)
+    {CT_OP_mean, CT_F32, (ct_kernel)mean_f32}, {CT_OP_mean, CT_F64, (ct_kernel)mean_f64},
     {0, 0, NULL},
 };

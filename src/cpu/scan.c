@@ -10,6 +10,20 @@
 #define SCAN_KERNEL(NAME, T, ACC, TO, INIT, STEP)                                        \
     CT_SIMD static void NAME##_block(const T *restrict x, TO *restrict o, int64_t L,     \
                                      int64_t M2, int64_t nc, bool rev, bool excl) {      \
+        if (nc == 1 && M2 == 1 && !rev) { /* a contiguous row: one running value */     \
+            ACC a = (INIT);                                                              \
+            if (excl)                                                                    \
+                for (int64_t l = 0; l < L; l++) {                                        \
+                    o[l] = (TO)a;                                                        \
+                    STEP(a, x[l]);                                                       \
+                }                                                                        \
+            else                                                                         \
+                for (int64_t l = 0; l < L; l++) {                                        \
+                    STEP(a, x[l]);                                                       \
+                    o[l] = (TO)a;                                                        \
+                }                                                                        \
+            return;                                                                      \
+        }                                                                                \
         ACC acc[CT_REDUCE_COLBLOCK];                                                     \
         for (int64_t c = 0; c < nc; c++) acc[c] = (INIT);                                \
         for (int64_t p = 0; p < L; p++) {                                                \

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 typedef enum {
+    /* the first three take a max first (kernels test kind <= CT_LOGSUMEXP) */
     CT_SOFTMAX,         /* o = exp(x - max) / sum */
     CT_LOG_SOFTMAX,     /* o = x - max - log(sum) */
     CT_LOGSUMEXP,       /* o[M1, M2] = max + log(sum) */

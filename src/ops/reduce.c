@@ -54,25 +54,11 @@ ct_tensor *ct_mean_with(ct_tensor *t, ct_reduce_options o) {
     }
     ct_reduce_plan p;
     if (!ct_reduce_plan_make("ct_mean", t, o.dims, o.keepdim, &p)) return NULL;
+    /* The kernel divides the double sum by R (0 / 0: NaN for an empty reduction). */
     ct_dtype k = ct_compute_dtype(out_dt);
-    ct_tensor *s = ct_reduce_run(CT_OP_sum, t, &p, k, k, k, NULL);
-    if (!s) return NULL;
-    /* Divide in the kernel dtype: 0 / 0 gives NaN for an empty reduction. */
     double scale = 1.0 / (double)p.R;
-    int64_t nel = s->numel;
-    if (k == CT_F32) {
-        float *d = (float *)ct_tensor_data(s);
-        for (int64_t i = 0; i < nel; i++) d[i] = p.R ? (float)(d[i] * scale) : NAN;
-    } else {
-        double *d = (double *)ct_tensor_data(s);
-        for (int64_t i = 0; i < nel; i++) d[i] = p.R ? d[i] * scale : NAN;
-    }
-    ct_tensor *out = s;
-    if (k != out_dt) {
-        out = ct_cast_new(s, out_dt);
-        ct_release(s);
-        if (!out) return NULL;
-    }
+    ct_tensor *out = ct_reduce_run(CT_OP_mean, t, &p, k, k, out_dt, &scale);
+    if (!out) return NULL;
     ct_node *n = ct_reduce_record(CT_OP_mean, out, t, &p, o.keepdim);
     name_all_dims(n, o, "MeanBackward0");
     if (n) n->args[0] = (double)p.R;

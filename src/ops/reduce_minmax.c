@@ -61,10 +61,8 @@ static bool extreme_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     ct_tensor *x = ct_node_saved(n, 0), *y = ct_node_saved(n, 1);
     if (!x || !y) return false;
     ct_tensor *mask = ct_reduce_mask(x, ct_reduce_kept(y, n), CT_MASK_EQ);
-    ct_dims dims = {0}; /* none (a 0-d input): all */
-    for (int d = 0; d < x->ndim; d++)
-        if (n->iargs[0] >> d & 1) dims.d[dims.n++] = d;
-    ct_tensor *count = ct_sum_with(mask, (ct_reduce_options){.dims = dims, .keepdim = true});
+    ct_tensor *count = ct_sum_with(mask, (ct_reduce_options){.dims = ct_reduce_dims_of(n),
+                                                             .keepdim = true});
     gi[0] = ct_div(ct_mul(ct_reduce_kept(go[0], n), mask), count);
     return gi[0] != NULL;
 }
@@ -80,13 +78,10 @@ static bool arg_extreme(ct_op_id kop, ct_tensor *t, const ct_reduce_plan *p, boo
     ct_dtype k = ct_compute_dtype(t->dtype);
     ct_argreduce_fn fn = (ct_argreduce_fn)ct_kernel_for(kop, t->storage->device, k);
     if (!fn) return false;
-    ct_tensor *src = t->dtype == k ? ct_retain(t) : ct_cast_new(t, k);
     int64_t M1 = 0, M2 = 0;
-    ct_tensor *x = src ? ct_reduce_layout(src, p, &M1, &M2) : NULL;
-    ct_release(src);
+    ct_tensor *x = ct_reduce_block(t, p, k, &M1, &M2);
     if (!x) return false;
-    ct_shape s = {.ndim = p->out_ndim};
-    memcpy(s.d, p->out_sizes, sizeof(int64_t) * (size_t)p->out_ndim);
+    ct_shape s = ct_reduce_out_shape(p);
     ct_tensor *v = want_values ? ct_tensor_new(s, k, t->storage->device) : NULL;
     ct_tensor *i = ct_tensor_new(s, CT_I64, t->storage->device);
     bool ok = i && (v || !want_values);
@@ -94,12 +89,7 @@ static bool arg_extreme(ct_op_id kop, ct_tensor *t, const ct_reduce_plan *p, boo
         fn(ct_tensor_data(x), v ? ct_tensor_data(v) : NULL, (int64_t *)ct_tensor_data(i), M1,
            p->R, M2);
     ct_release(x);
-    if (ok && v && k != t->dtype) {
-        ct_tensor *c = ct_cast_new(v, t->dtype);
-        ct_release(v);
-        v = c;
-        ok = v != NULL;
-    }
+    if (ok && v) ok = (v = ct_cast_result(v, t->dtype)) != NULL;
     if (!ok) {
         ct_release(v);
         ct_release(i);
@@ -146,10 +136,7 @@ static bool extreme_dim_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     int64_t R = m->ndim ? m->sizes[dim] : 1;
     ct_shape s = {.ndim = m->ndim};
     for (int d = 0; d < m->ndim; d++) s.d[d] = d == dim ? R : 1;
-    ct_tensor *pos = ct_tensor_new(s, CT_F64, CT_CPU);
-    if (!pos) return false;
-    for (int64_t r = 0; r < R; r++) ((double *)ct_tensor_data(pos))[r] = (double)r;
-    ct_ret(pos);
+    ct_tensor *pos = ct_sub_scalar(ct_cumsum(ct_ones(s, .dtype = CT_F64), dim), 1);
     ct_tensor *onehot = ct_reduce_mask(pos, ct_reduce_kept(idx, n), CT_MASK_EQ);
     gi[0] = ct_mul(ct_reduce_kept(go[0], n), onehot);
     return gi[0] != NULL;

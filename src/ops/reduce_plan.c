@@ -44,16 +44,21 @@ bool ct_reduce_plan_make(const char *op, const ct_tensor *t, ct_dims dims, bool 
     return true;
 }
 
-ct_tensor *ct_reduce_input(ct_tensor *t, const ct_reduce_plan *p) {
+/* t's dims reordered: kept dims then reduced ones (or reduced first), as a view. */
+static ct_tensor *reordered(ct_tensor *t, const ct_reduce_plan *p, bool reduced_first) {
     int64_t sizes[CT_MAX_DIMS], strides[CT_MAX_DIMS];
     int n = 0;
     for (int pass = 0; pass < 2; pass++)
         for (int d = 0; d < t->ndim; d++)
-            if (p->reduced[d] == (pass == 1)) {
+            if (p->reduced[d] == ((pass == 1) != reduced_first)) {
                 sizes[n] = t->sizes[d];
                 strides[n++] = t->strides[d];
             }
-    ct_tensor *v = ct_tensor_view_of(t, n, sizes, strides, t->offset);
+    return ct_tensor_view_of(t, n, sizes, strides, t->offset);
+}
+
+ct_tensor *ct_reduce_input(ct_tensor *t, const ct_reduce_plan *p) {
+    ct_tensor *v = reordered(t, p, false);
     if (!v || ct_tensor_is_contiguous(v)) return v;
     ct_tensor *c = ct_cast_new(v, v->dtype);
     ct_release(v);
@@ -81,32 +86,51 @@ static bool blocked(const ct_tensor *t, const ct_reduce_plan *p, int64_t *M1, in
 
 ct_tensor *ct_reduce_layout(ct_tensor *t, const ct_reduce_plan *p, int64_t *M1, int64_t *M2) {
     if (ct_tensor_is_contiguous(t) && blocked(t, p, M1, M2)) return ct_retain(t);
+    /* A permuted input (a transpose) may still be one block, reduced dims leading. */
+    ct_tensor *v = reordered(t, p, true);
+    if (v && ct_tensor_is_contiguous(v)) {
+        *M1 = 1;
+        *M2 = p->M;
+        return v;
+    }
+    ct_release(v);
     *M1 = p->M;
     *M2 = 1;
     return ct_reduce_input(t, p);
+}
+
+ct_tensor *ct_reduce_block(ct_tensor *t, const ct_reduce_plan *p, ct_dtype k, int64_t *M1,
+                           int64_t *M2) {
+    ct_tensor *src = t->dtype == k ? ct_retain(t) : ct_cast_new(t, k);
+    ct_tensor *x = src ? ct_reduce_layout(src, p, M1, M2) : NULL;
+    ct_release(src);
+    return x;
+}
+
+ct_tensor *ct_cast_result(ct_tensor *out, ct_dtype dt) {
+    if (!out || out->dtype == dt) return out;
+    ct_tensor *c = ct_cast_new(out, dt);
+    ct_release(out);
+    return c;
+}
+
+ct_shape ct_reduce_out_shape(const ct_reduce_plan *p) {
+    ct_shape s = {.ndim = p->out_ndim};
+    memcpy(s.d, p->out_sizes, sizeof(int64_t) * (size_t)p->out_ndim);
+    return s;
 }
 
 ct_tensor *ct_reduce_run(ct_op_id op, ct_tensor *t, const ct_reduce_plan *p, ct_dtype kin,
                          ct_dtype kout, ct_dtype out_dt, const void *ctx) {
     ct_reduce_fn k = (ct_reduce_fn)ct_kernel_for(op, t->storage->device, kin);
     if (!k) return NULL;
-    ct_tensor *src = t->dtype == kin ? ct_retain(t) : ct_cast_new(t, kin);
-    if (!src) return NULL;
     int64_t M1, M2;
-    ct_tensor *x = ct_reduce_layout(src, p, &M1, &M2);
-    ct_release(src);
+    ct_tensor *x = ct_reduce_block(t, p, kin, &M1, &M2);
     if (!x) return NULL;
-    ct_shape s = {.ndim = p->out_ndim};
-    memcpy(s.d, p->out_sizes, sizeof(int64_t) * (size_t)p->out_ndim);
-    ct_tensor *out = ct_tensor_new(s, kout, t->storage->device);
+    ct_tensor *out = ct_tensor_new(ct_reduce_out_shape(p), kout, t->storage->device);
     if (out) k(ct_tensor_data(x), ct_tensor_data(out), M1, p->R, M2, ctx);
     ct_release(x);
-    if (out && kout != out_dt) {
-        ct_tensor *c = ct_cast_new(out, out_dt);
-        ct_release(out);
-        out = c;
-    }
-    return out;
+    return ct_cast_result(out, out_dt);
 }
 
 ct_node *ct_reduce_record(ct_op_id op, ct_tensor *out, ct_tensor *t, const ct_reduce_plan *p,
@@ -140,6 +164,13 @@ static ct_shape kept_shape(const ct_node *n) {
     ct_shape kept = {.ndim = m->ndim};
     for (int d = 0; d < m->ndim; d++) kept.d[d] = (n->iargs[0] >> d & 1) ? 1 : m->sizes[d];
     return kept;
+}
+
+ct_dims ct_reduce_dims_of(const ct_node *n) {
+    ct_dims dims = {0};
+    for (int d = 0; d < n->in_meta[0].ndim; d++)
+        if (n->iargs[0] >> d & 1) dims.d[dims.n++] = d;
+    return dims;
 }
 
 ct_tensor *ct_reduce_kept(ct_tensor *g, const ct_node *n) {

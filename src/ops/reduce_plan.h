@@ -26,6 +26,13 @@ ct_tensor *ct_reduce_input(ct_tensor *t, const ct_reduce_plan *plan);
 /* t's data seen as a contiguous [M1, R, M2] block: t itself (retained) when its
  * layout allows it, else a permuted copy ([M, R, 1]); unregistered. */
 ct_tensor *ct_reduce_layout(ct_tensor *t, const ct_reduce_plan *p, int64_t *M1, int64_t *M2);
+/* ct_reduce_layout of t converted to dtype k first (when it differs); unregistered. */
+ct_tensor *ct_reduce_block(ct_tensor *t, const ct_reduce_plan *p, ct_dtype k, int64_t *M1,
+                           int64_t *M2);
+/* out converted to dtype dt (out itself when it has it); consumes out; NULL-safe. */
+ct_tensor *ct_cast_result(ct_tensor *out, ct_dtype dt);
+/* The plan's output shape. */
+ct_shape ct_reduce_out_shape(const ct_reduce_plan *p);
 /* Runs op's ct_reduce_fn kernel for dtype kin (t converted first when its dtype
  * differs) producing kout, then converts to out_dt.  A new unregistered tensor of the
  * plan's output shape, or NULL with the error set. */
@@ -44,6 +51,8 @@ const char *ct_dtype_torch_name(ct_dtype t);
 /* Gradient g of a reduction's output brought back to the input's shape: reduced dims
  * reinserted as size 1 when !keepdim, then expanded.  Registered. */
 ct_tensor *ct_reduce_grad_expand(ct_tensor *g, const ct_node *n, bool keepdim);
+/* The reduced dims of node n's plan as a list (empty for a 0-d input: all). */
+ct_dims ct_reduce_dims_of(const ct_node *n);
 /* The output-shaped g (or saved output) reshaped to the keepdim shape (registered),
  * so that it broadcasts against the input. */
 ct_tensor *ct_reduce_kept(ct_tensor *g, const ct_node *n);

@@ -8,13 +8,6 @@
 #include "cpu/softmax.h"
 #include "ops/reduce_plan.h"
 
-static ct_dims plan_dims(const ct_node *n) {
-    ct_dims dims = {0}; /* none (a 0-d input): all */
-    for (int d = 0; d < n->in_meta[0].ndim; d++)
-        if (n->iargs[0] >> d & 1) dims.d[dims.n++] = d;
-    return dims;
-}
-
 /* ---- var / std -------------------------------------------------------- */
 
 /* Two passes: the mean, then the squared deviations summed in double (cancellation
@@ -33,15 +26,13 @@ static ct_tensor *var_std(ct_op_id op, const char *name, ct_tensor *t, ct_var_op
     ct_tensor *out = NULL;
     CT_SCOPE {
         CT_NO_GRAD {
-            ct_reduce_options ro = {.dims = o.dims, .keepdim = o.keepdim};
+            /* sqrt(sum d^2) by the norm kernel (squared for var: 2 ulp). */
             ct_tensor *d = ct_sub(t, ct_mean_with(t, (ct_reduce_options){.dims = o.dims,
                                                                          .keepdim = true}));
-            if (op == CT_OP_var) {
-                out = ct_div_scalar(ct_sum_with(ct_mul(d, d), ro), denom);
-            } else {
-                ct_norm_options no = {.p = 2, .dims = o.dims, .keepdim = o.keepdim};
-                out = ct_div_scalar(ct_norm_with(d, no), sqrt(denom));
-            }
+            ct_norm_options no = {.p = 2, .dims = o.dims, .keepdim = o.keepdim};
+            ct_tensor *nrm = ct_norm_with(d, no);
+            out = op == CT_OP_var ? ct_div_scalar(ct_mul(nrm, nrm), denom)
+                                  : ct_div_scalar(nrm, sqrt(denom));
             ct_retain(out);
         }
     }
@@ -60,7 +51,7 @@ ct_tensor *ct_std_with(ct_tensor *t, ct_var_options o) { return var_std(CT_OP_st
 
 /* d var / dx = 2 (x - mean) / (N - correction). */
 static ct_tensor *centered(ct_tensor *x, const ct_node *n) {
-    return ct_sub(x, ct_mean_with(x, (ct_reduce_options){.dims = plan_dims(n), .keepdim = true}));
+    return ct_sub(x, ct_mean_with(x, (ct_reduce_options){.dims = ct_reduce_dims_of(n), .keepdim = true}));
 }
 
 bool var_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
@@ -102,7 +93,7 @@ ct_tensor *ct_norm_with(ct_tensor *t, ct_norm_options o) {
     }
     ct_reduce_plan p;
     if (!ct_reduce_plan_make("ct_norm", t, o.dims, o.keepdim, &p)) return NULL;
-    if ((kind == CT_NORM_LINF || kind == CT_NORM_LNINF) && t->numel == 0) {
+    if ((kind == CT_NORM_LINF || kind == CT_NORM_LNINF) && p.R == 0 && p.M > 0) {
         ct_error("ct_norm: linalg.vector_norm cannot compute the %g norm on an empty tensor "
                  "because the operation does not have an identity", pv);
         return NULL;
@@ -136,7 +127,7 @@ bool norm_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     } break;
     default: { /* +-inf: split evenly among the elements whose |x| is the norm */
         ct_tensor *mask = ct_reduce_mask(x, yk, CT_MASK_ABS_EQ);
-        ct_tensor *count = ct_sum_with(mask, (ct_reduce_options){.dims = plan_dims(n),
+        ct_tensor *count = ct_sum_with(mask, (ct_reduce_options){.dims = ct_reduce_dims_of(n),
                                                                  .keepdim = true});
         ct_tensor *w = ct_div(ct_mul(mask, ct_reduce_mask(x, x, CT_MASK_SIGN)), count);
         gi[0] = ct_mul(g, w);
@@ -157,21 +148,13 @@ ct_tensor *ct_logsumexp_with(ct_tensor *t, ct_reduce_options o) {
     ct_dtype k = ct_compute_dtype(out_dt);
     ct_softmax_fn fn = (ct_softmax_fn)ct_kernel_for(CT_OP_softmax, t->storage->device, k);
     if (!fn) return NULL;
-    ct_tensor *src = t->dtype == k ? ct_retain(t) : ct_cast_new(t, k);
     int64_t M1 = 0, M2 = 0;
-    ct_tensor *x = src ? ct_reduce_layout(src, &p, &M1, &M2) : NULL;
-    ct_release(src);
+    ct_tensor *x = ct_reduce_block(t, &p, k, &M1, &M2);
     if (!x) return NULL;
-    ct_shape s = {.ndim = p.out_ndim};
-    memcpy(s.d, p.out_sizes, sizeof(int64_t) * (size_t)p.out_ndim);
-    ct_tensor *out = ct_tensor_new(s, k, t->storage->device);
+    ct_tensor *out = ct_tensor_new(ct_reduce_out_shape(&p), k, t->storage->device);
     if (out) fn(CT_LOGSUMEXP, ct_tensor_data(x), NULL, ct_tensor_data(out), M1, p.R, M2);
     ct_release(x);
-    if (out && k != out_dt) {
-        ct_tensor *c = ct_cast_new(out, out_dt);
-        ct_release(out);
-        out = c;
-    }
+    out = ct_cast_result(out, out_dt);
     if (!out) return NULL;
     ct_node *n = ct_reduce_record(CT_OP_logsumexp, out, t, &p, o.keepdim);
     if (n) {

@@ -43,11 +43,7 @@ ct_tensor *ct_scan(ct_op_id op, ct_tensor *t, int64_t dim, bool reverse, bool ex
     ct_scan_args args = {reverse, exclusive};
     if (out) fn(ct_tensor_data(x), ct_tensor_data(out), M1, L, M2, &args);
     ct_release(x);
-    if (out && kout != out_dt) {
-        ct_tensor *c = ct_cast_new(out, out_dt);
-        ct_release(out);
-        out = c;
-    }
+    out = ct_cast_result(out, out_dt);
     if (!out) return NULL;
     if (ct_dtype_is_floating(out_dt)) {
         ct_node *n = ct_record1(op, out, 1, &t);

@@ -7,12 +7,10 @@
 #include "ops/reduce_plan.h"
 
 /* Runs kind along dim over x (and g); a new unregistered tensor of dtype out_dt. */
-static ct_tensor *run(const char *name, ct_softmax_kind kind, ct_tensor *x, ct_tensor *g,
-                      int dim, ct_dtype out_dt) {
+static ct_tensor *run(ct_softmax_kind kind, ct_tensor *x, ct_tensor *g, int dim, ct_dtype out_dt) {
     ct_dtype k = ct_compute_dtype(out_dt);
     ct_softmax_fn fn = (ct_softmax_fn)ct_kernel_for(CT_OP_softmax, x->storage->device, k);
     if (!fn) return NULL;
-    (void)name;
     int64_t M1 = 1, L = x->ndim ? x->sizes[dim] : 1, M2 = 1;
     for (int d = 0; d < x->ndim; d++) {
         if (d < dim) M1 *= x->sizes[d];
@@ -27,12 +25,7 @@ static ct_tensor *run(const char *name, ct_softmax_kind kind, ct_tensor *x, ct_t
                 M1, L, M2);
     ct_release(xc);
     ct_release(gc);
-    if (out && k != out_dt) {
-        ct_tensor *c = ct_cast_new(out, out_dt);
-        ct_release(out);
-        out = c;
-    }
-    return out;
+    return ct_cast_result(out, out_dt);
 }
 
 static ct_tensor *forward(ct_op_id op, const char *name, ct_tensor *t, int64_t dim) {
@@ -40,14 +33,15 @@ static ct_tensor *forward(ct_op_id op, const char *name, ct_tensor *t, int64_t d
     int d = ct_wrap_dim(name, dim, t->ndim);
     if (d < 0) return NULL;
     if (!ct_dtype_is_floating(t->dtype)) {
-        ct_error("%s: \"%s\" not implemented for '%s'", name,
-                 op == CT_OP_softmax ? "softmax_lastdim_kernel_impl"
-                                     : "log_softmax_lastdim_kernel_impl",
+        /* PyTorch names the kernel that refused the dtype. */
+        const char *kernel = d != t->ndim - 1 && t->ndim > 0 ? "softmax_kernel_impl"
+                             : op == CT_OP_softmax           ? "softmax_lastdim_kernel_impl"
+                                                             : "log_softmax_lastdim_kernel_impl";
+        ct_error("%s: \"%s\" not implemented for '%s'", name, kernel,
                  ct_dtype_torch_name(t->dtype));
         return NULL;
     }
-    ct_tensor *out = run(name, op == CT_OP_softmax ? CT_SOFTMAX : CT_LOG_SOFTMAX, t, NULL, d,
-                         t->dtype);
+    ct_tensor *out = run(op == CT_OP_softmax ? CT_SOFTMAX : CT_LOG_SOFTMAX, t, NULL, d, t->dtype);
     if (!out) return NULL;
     ct_node *n = ct_record1(op, out, 1, &t);
     if (n) {
@@ -67,14 +61,12 @@ ct_tensor *(ct_log_softmax)(ct_tensor *t, int64_t dim) {
 /* softmax_backward_data(g, y) = y * (g - sum(g * y)); log_softmax's: g - exp(y) sum(g). */
 static ct_tensor *backward_data(ct_op_id op, ct_tensor *g, ct_tensor *y, int dim) {
     if (!g || !y) return NULL;
-    const char *name = op == CT_OP_softmax_backward_data ? "ct_softmax_backward_data"
-                                                         : "ct_log_softmax_backward_data";
     ct_softmax_kind kind = op == CT_OP_softmax_backward_data ? CT_SOFTMAX_BWD : CT_LOG_SOFTMAX_BWD;
     ct_tensor *gg = g;
     if (g->ndim != y->ndim || memcmp(g->sizes, y->sizes, sizeof(int64_t) * (size_t)y->ndim))
         gg = ct_expand(g, ct_shape_of(y)); /* a broadcast gradient (zeros, ones) */
     if (!gg) return NULL;
-    ct_tensor *out = run(name, kind, y, gg, dim, y->dtype);
+    ct_tensor *out = run(kind, y, gg, dim, y->dtype);
     if (!out) return NULL;
     ct_tensor *in[2] = {g, y};
     ct_node *n = ct_node_record(op, 2, in, 1);
