@@ -42,8 +42,8 @@
             } break;                                                                     \
             case CT_LOG_SOFTMAX: {                                                       \
                 T m = rowmax_##SFX(x, L);                                                \
-                T sh = m + (T)LOG(rowexpsum_##SFX(x, NULL, L, m));                       \
-                for (int64_t i = 0; i < L; i++) o[i] = x[i] - sh;                        \
+                T ls = (T)LOG(rowexpsum_##SFX(x, NULL, L, m)); /* (x - m) - ls as PyTorch: */ \
+                for (int64_t i = 0; i < L; i++) o[i] = x[i] - m - ls; /* m + ls rounds */  \
             } break;                                                                     \
             case CT_LOGSUMEXP: {                                                         \
                 T m = rowmax_##SFX(x, L);                                                \

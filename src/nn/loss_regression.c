@@ -56,7 +56,8 @@ ct_tensor *(ct_huber_loss_with)(ct_tensor *x, ct_tensor *y, ct_huber_options o) 
 }
 
 /* xlogy(y, y) - y x, or exp(y) (y - x) with log_target; batchmean divides the sum by
- * the batch size (input's size(0)). */
+ * the batch size (input's size(0)).  Values and input gradients are PyTorch's; the
+ * target gradient where the target is 0 is 0 here, NaN in PyTorch (xlogy's 0 / 0). */
 ct_tensor *(ct_kl_div_with)(ct_tensor *x, ct_tensor *y, ct_kl_div_options o) {
     static const char *op = "ct_kl_div";
     bool batchmean = o.reduction == CT_REDUCTION_BATCHMEAN;

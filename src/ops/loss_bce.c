@@ -1,5 +1,5 @@
 /* binary_cross_entropy: an elementwise op (logs clamped to >= -100, as PyTorch) whose
- * gradient is PyTorch's (x - y) / max(x (1 - x), 1e-12): finite where the input
+ * gradient is PyTorch's (x - y) / max(x (1 - x), 1e-12f): finite where the input
  * saturates at 0 or 1 (composing log ops would give NaN there); weight and reduction
  * are applied after it. */
 #include <string.h>
@@ -65,14 +65,15 @@ ct_tensor *(ct_binary_cross_entropy_with)(ct_tensor *x, ct_tensor *y, ct_bce_opt
     return r;
 }
 
-/* d/dx = (x - y) / max(x (1 - x), 1e-12);  d/dy = log(1 - x) - log(x) (unclamped, as
+/* d/dx = (x - y) / max(x (1 - x), EPSILON);  PyTorch's EPSILON is the float 1e-12f
+ * (9.99999996e-13) in every dtype;  d/dy = log(1 - x) - log(x) (unclamped, as
  * PyTorch's binary_cross_entropy_target_backward). */
 bool binary_cross_entropy_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     ct_tensor *x = ct_node_saved(n, 0), *y = ct_node_saved(n, 1), *g = go[0];
     if (!x || !y || !g) return false;
     if (n->needs_grad[0]) {
         ct_tensor *den = ct_clamp_with(ct_mul(ct_rsub_scalar(x, 1), x),
-                                       (ct_clamp_options){.min = CT_SOME(1e-12)});
+                                       (ct_clamp_options){.min = CT_SOME((double)1e-12f)});
         if (!(gi[0] = ct_mul(ct_div(ct_sub(x, y), den), g))) return false;
     }
     if (n->needs_grad[1] && !(gi[1] = ct_mul(ct_sub(ct_log(ct_rsub_scalar(x, 1)), ct_log(x)), g)))
