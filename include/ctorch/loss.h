@@ -20,7 +20,9 @@
  * buffer, as in PyTorch:
  *
  *     ct_module *criterion = ct_nn_cross_entropy_loss(.label_smoothing = 0.1);
- *     ct_tensor *l = ct_loss(criterion, logits, y);
+ *     int64_t classes[] = {1, 0};
+ *     ct_tensor *target = ct_tensor_i64(classes, CT_SHAPE(2));
+ *     ct_tensor *l = ct_loss(criterion, ct_ones(CT_SHAPE(2, 4)), target);
  */
 #ifndef CTORCH_LOSS_H
 #define CTORCH_LOSS_H
