@@ -302,3 +302,20 @@ TEST(nll_loss_is_thread_independent) {
     ct_set_num_threads(2);
     CHECK(v[0] == v[1] && v[1] == v[2]);
 }
+
+TEST(loss_grad_fns_and_weight_loading) {
+    ct_tensor *p = ct_full(CT_SHAPE(2), 0.25, .requires_grad = true);
+    ct_tensor *l = ct_binary_cross_entropy(p, ct_zeros(CT_SHAPE(2)), .reduction = CT_REDUCTION_NONE);
+    CHECK_STR_EQ(ct_node_name(ct_grad_fn(l)), "BinaryCrossEntropyBackward0");
+    /* A checkpoint's weight loads into the module's buffer, whose memory is the
+     * caller's tensor's (PyTorch registers the tensor itself). */
+    ct_tensor *w = ct_ones(CT_SHAPE(3));
+    ct_module *m = ct_nn_nll_loss(.weight = w);
+    ct_state_dict *sd = ct_state_dict_new();
+    ct_state_dict_set(sd, "weight", ct_tensor_f32(((float[]){0, 1, 0}), CT_SHAPE(3)));
+    CHECK(ct_load_state_dict(m, sd) == 0);
+    ct_tensor *x = ct_tensor_f32(((float[]){-1, -2, -3, -4, -5, -6}), CT_SHAPE(2, 3));
+    ct_tensor *t = ct_tensor_i64(((int64_t[]){1, 0}), CT_SHAPE(2));
+    CHECK_VALUES(ct_loss(m, x, t), 1e-6, 2); /* only the class-1 target counts */
+    CHECK_VALUES(w, 0, 0, 1, 0);
+}
