@@ -28,5 +28,6 @@
 #include "ctorch/index.h"
 #include "ctorch/function.h"   /* custom autograd functions */
 #include "ctorch/checkpoint.h" /* gradient checkpointing */
+#include "ctorch/loss.h"       /* loss functions and modules */
 
 #endif

@@ -43,8 +43,10 @@ LANE_SUM(double, f64)
     CT_SIMD static void map_scale_##SFX(T *restrict o, int64_t n, T s) {                 \
         for (int64_t i = 0; i < n; i++) o[i] *= s;                                       \
     }                                                                                    \
-    CT_SIMD static void map_shift_##SFX(T *restrict o, const T *restrict x, int64_t n, T s) { \
-        for (int64_t i = 0; i < n; i++) o[i] = x[i] - s;                                 \
+    /* log_softmax as PyTorch rounds it: (x - max) - log(sum), not x - (max + log(sum)), \
+     * which loses the small result next to a large max. */                             \
+    CT_SIMD static void map_shift_##SFX(T *restrict o, const T *restrict x, int64_t n, T m, T ls) { \
+        for (int64_t i = 0; i < n; i++) o[i] = (x[i] - m) - ls;                          \
     }                                                                                    \
     CT_SIMD static void map_sm_bwd_##SFX(T *restrict o, const T *restrict y,             \
                                          const T *restrict g, int64_t n, T s) {          \
@@ -118,9 +120,10 @@ CT_DEFINE_EXTREME_CHUNK(rowmax_f64, double, int64_t, -INFINITY, >)
                     o[l * M2 + c] = EXP(x[l * M2 + c] - mx[c]) * (T)s[c];                \
             return;                                                                      \
         case CT_LOG_SOFTMAX:                                                             \
-            for (int64_t c = 0; c < nc; c++) s[c] = mx[c] + LOG(s[c]);                   \
+            for (int64_t c = 0; c < nc; c++) s[c] = LOG(s[c]);                           \
             for (int64_t l = 0; l < L; l++)                                              \
-                for (int64_t c = 0; c < nc; c++) o[l * M2 + c] = x[l * M2 + c] - (T)s[c]; \
+                for (int64_t c = 0; c < nc; c++)                                         \
+                    o[l * M2 + c] = (x[l * M2 + c] - mx[c]) - (T)s[c];                   \
             return;                                                                      \
         case CT_SOFTMAX_BWD:                                                             \
             for (int64_t l = 0; l < L; l++)                                              \
@@ -149,7 +152,7 @@ COLS(double, f64, exp, log)
                 map_scale_##SFX(o, L, (T)(1.0 / expsum_##SFX(x, o, L, m)));              \
                 break;                                                                   \
             case CT_LOG_SOFTMAX:                                                         \
-                map_shift_##SFX(o, x, L, m + (T)LOG(expsum_##SFX(x, NULL, L, m)));       \
+                map_shift_##SFX(o, x, L, m, (T)LOG(expsum_##SFX(x, NULL, L, m)));        \
                 break;                                                                   \
             case CT_LOGSUMEXP:                                                           \
                 o[0] = isinf(m) ? m : m + (T)LOG(expsum_##SFX(x, NULL, L, m));           \

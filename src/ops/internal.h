@@ -21,4 +21,12 @@ ct_tensor_options ct_like_options(const ct_tensor *t, ct_tensor_options o);
 /* Fills t (any dtype, any strides) with value, without recording anything. */
 void ct_fill_raw(ct_tensor *t, double value);
 
+/* Losses (ops/loss.c): reduction= checked (kl_div alone accepts batchmean), and
+ * applied (mean, sum, or l itself for none); nll_loss with `op` naming the caller
+ * (ct_cross_entropy) in its messages. */
+bool ct_loss_check_reduction(const char *op, ct_reduction r);
+ct_tensor *ct_loss_reduce(const char *op, ct_tensor *l, ct_reduction r);
+ct_tensor *ct_nll_loss_op(const char *op, ct_tensor *x, ct_tensor *t, ct_tensor *w,
+                          ct_reduction red, int64_t ignore_index);
+
 #endif

@@ -1,0 +1,90 @@
+/* Loss kernels: nll_loss forward (gathering -w[t] x[t]) and backward (scattering
+ * -w[t] g), and the elementwise binary cross entropy. */
+#include <stdbool.h>
+#include <string.h>
+
+#include "cpu/kernel_util.h"
+#include "cpu/loss.h"
+
+/* The fixed number of blocks the reduced forward sums separately, then adds in
+ * order: the split never depends on the thread count. */
+#define NLL_BLOCKS 64
+
+#define NLL_KERNELS(T, SFX)                                                              \
+    static void nll_fwd_##SFX(const char *xp, const int64_t *t, const char *wp, char *op, \
+                              double *sums, ct_nll_dims d) {                             \
+        const T *x = (const T *)xp, *w = (const T *)wp;                                  \
+        int64_t P = d.N * d.S, S = d.S, C = d.C, ig = d.ignore_index;                    \
+        int nt = ct_get_num_threads();                                                   \
+        if (op) {                                                                        \
+            T *o = (T *)op;                                                              \
+            _Pragma("omp parallel for if (P >= CT_GRAIN && nt > 1) num_threads(nt)")     \
+            for (int64_t p = 0; p < P; p++) {                                            \
+                int64_t k = t[p];                                                        \
+                if (k == ig) {                                                           \
+                    o[p] = 0;                                                            \
+                    continue;                                                            \
+                }                                                                        \
+                T v = x[((p / S) * C + k) * S + p % S];                                  \
+                o[p] = w ? -w[k] * v : -v;                                               \
+            }                                                                            \
+            return;                                                                      \
+        }                                                                                \
+        double ls[NLL_BLOCKS] = {0}, ws[NLL_BLOCKS] = {0};                               \
+        int64_t bs = (P + NLL_BLOCKS - 1) / NLL_BLOCKS;                                  \
+        _Pragma("omp parallel for if (P >= CT_GRAIN && nt > 1) num_threads(nt)")         \
+        for (int b = 0; b < NLL_BLOCKS; b++) {                                           \
+            int64_t end = (b + 1) * bs < P ? (b + 1) * bs : P;                           \
+            double l = 0, wt = 0;                                                        \
+            for (int64_t p = b * bs; p < end; p++) {                                     \
+                int64_t k = t[p];                                                        \
+                if (k == ig) continue;                                                   \
+                T wk = w ? w[k] : (T)1;                                                  \
+                l -= (double)(wk * x[((p / S) * C + k) * S + p % S]);                    \
+                wt += wk;                                                                \
+            }                                                                            \
+            ls[b] = l;                                                                   \
+            ws[b] = wt;                                                                  \
+        }                                                                                \
+        sums[0] = sums[1] = 0;                                                           \
+        for (int b = 0; b < NLL_BLOCKS; b++) {                                           \
+            sums[0] += ls[b];                                                            \
+            sums[1] += ws[b];                                                            \
+        }                                                                                \
+    }                                                                                    \
+    static void nll_bwd_##SFX(const char *gp, bool g_scalar, const int64_t *t,           \
+                              const char *wp, char *gip, double div, ct_nll_dims d) {    \
+        const T *g = (const T *)gp, *w = (const T *)wp;                                  \
+        T *gi = (T *)gip;                                                                \
+        int64_t S = d.S, C = d.C, ig = d.ignore_index;                                   \
+        int nt = ct_get_num_threads();                                                   \
+        _Pragma("omp parallel for if (d.N * C * S >= CT_GRAIN && nt > 1) num_threads(nt)") \
+        for (int64_t n = 0; n < d.N; n++) {                                              \
+            T *row = gi + n * C * S;                                                     \
+            memset(row, 0, (size_t)(C * S) * sizeof(T));                                 \
+            for (int64_t s = 0; s < S; s++) {                                            \
+                int64_t k = t[n * S + s];                                                \
+                if (k == ig) continue;                                                   \
+                T v = -((g_scalar ? g[0] : g[n * S + s]) / (T)div);                      \
+                row[k * S + s] = w ? w[k] * v : v;                                       \
+            }                                                                            \
+        }                                                                                \
+    }
+NLL_KERNELS(float, f32)
+NLL_KERNELS(double, f64)
+
+/* PyTorch's binary cross entropy of one element: logs clamped to >= -100. */
+#define BCE_LOG(T, LOG, v) (LOG(v) < (T)-100 ? (T)-100 : LOG(v)) /* NaN stays NaN */
+#define BCE(T, LOG, x, y) ((y - (T)1) * BCE_LOG(T, LOG, (T)1 - x) - y * BCE_LOG(T, LOG, x))
+CT_BINARY_LOOP(bce_f32, float, float, BCE(float, logf, x, y))
+CT_BINARY_LOOP(bce_f64, double, double, BCE(double, log, x, y))
+
+const ct_kernel_entry ct_cpu_loss_kernels[] = {
+    {CT_OP_nll_loss, CT_F32, (ct_kernel)nll_fwd_f32},
+    {CT_OP_nll_loss, CT_F64, (ct_kernel)nll_fwd_f64},
+    {CT_OP_nll_loss_backward, CT_F32, (ct_kernel)nll_bwd_f32},
+    {CT_OP_nll_loss_backward, CT_F64, (ct_kernel)nll_bwd_f64},
+    {CT_OP_binary_cross_entropy, CT_F32, (ct_kernel)bce_f32},
+    {CT_OP_binary_cross_entropy, CT_F64, (ct_kernel)bce_f64},
+    {0, 0, NULL},
+};

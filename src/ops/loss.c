@@ -1,0 +1,242 @@
+/* nll_loss and its backward (itself differentiable, so double backward works), and
+ * the reduction shared by every loss.
+ *
+ * Note [nll shapes]: PyTorch takes input [C] with a 0-d target, [N, C] with [N], and
+ * [N, C, d1, ...] with [N, d1, ...]; all are seen here as x [N, C, S] and t [N, S]
+ * (S the product of the trailing dims).  The checks follow nll_loss_nd, nll_loss and
+ * nll_loss2d, with their messages. */
+#include <string.h>
+
+#include "autograd/node.h"
+#include "cpu/loss.h"
+#include "ops/internal.h"
+#include "ops/reduce_plan.h"
+
+bool ct_loss_check_reduction(const char *op, ct_reduction r) {
+    if (r >= CT_REDUCTION_MEAN && r <= CT_REDUCTION_NONE) return true;
+    if (r == CT_REDUCTION_BATCHMEAN)
+        ct_error("%s: batchmean is not a valid value for reduction", op);
+    else
+        ct_error("%s: %d is not a valid value for reduction", op, (int)r);
+    return false;
+}
+
+ct_tensor *ct_loss_reduce(const char *op, ct_tensor *l, ct_reduction r) {
+    if (!l || !ct_loss_check_reduction(op, r)) return NULL;
+    if (r == CT_REDUCTION_MEAN) return ct_mean(l);
+    return r == CT_REDUCTION_SUM ? ct_sum(l) : l;
+}
+
+static bool nll_check(const char *op, const ct_tensor *x, const ct_tensor *t, const ct_tensor *w,
+                      ct_reduction red) {
+    char a[CT_SHAPE_STR_MAX], b[CT_SHAPE_STR_MAX];
+    if (!ct_loss_check_reduction(op, red)) return false;
+    if (!ct_check_same_device(op, x, t) || (w && !ct_check_same_device(op, x, w))) return false;
+    if (x->ndim < 1) {
+        ct_error("%s: Expected 1 or more dimensions (got %d)", op, x->ndim);
+        return false;
+    }
+    if (x->ndim != 1 && (t->ndim ? t->sizes[0] : 0) != x->sizes[0]) {
+        ct_error("%s: Expected input batch_size (%lld) to match target batch_size (%lld).", op,
+                 (long long)x->sizes[0], (long long)(t->ndim ? t->sizes[0] : 0));
+        return false;
+    }
+    int64_t C = x->ndim == 1 ? x->sizes[0] : x->sizes[1];
+    if (x->ndim <= 2) {
+        if (t->ndim > 1) {
+            ct_error("%s: 0D or 1D target tensor expected, multi-target not supported", op);
+            return false;
+        }
+        if (!(x->ndim == 1 && t->ndim == 0) && x->sizes[0] != t->sizes[0]) {
+            ct_error("%s: size mismatch (got input: %s, target: %s)", op,
+                     ct_shape_str(x->ndim, x->sizes, a), ct_shape_str(t->ndim, t->sizes, b));
+            return false;
+        }
+        if (w && (w->ndim != 1 || w->numel != C)) {
+            ct_error("%s: weight tensor should be defined either for all %lld classes or no "
+                     "classes but got weight tensor of shape: %s", op, (long long)C,
+                     ct_shape_str(w->ndim, w->sizes, a));
+            return false;
+        }
+    } else {
+        bool same = t->ndim == x->ndim - 1;
+        for (int d = 2; same && d < x->ndim; d++) same = t->sizes[d - 1] == x->sizes[d];
+        if (!same && x->ndim == 4) {
+            if (t->ndim != 3)
+                ct_error("%s: only batches of spatial targets supported (3D tensors) but got "
+                         "targets of dimension: %d", op, t->ndim);
+            else
+                ct_error("%s: size mismatch (got input: %s , target: %s", op,
+                         ct_shape_str(x->ndim, x->sizes, a), ct_shape_str(t->ndim, t->sizes, b));
+            return false;
+        }
+        if (!same) {
+            int64_t want[CT_MAX_DIMS];
+            want[0] = x->sizes[0];
+            for (int d = 2; d < x->ndim; d++) want[d - 1] = x->sizes[d];
+            ct_error("%s: Expected target size %s, got %s", op,
+                     ct_shape_str(x->ndim - 1, want, a), ct_shape_str(t->ndim, t->sizes, b));
+            return false;
+        }
+        if (w && w->numel != C) {
+            ct_error("%s: weight tensor should be defined either for all or no classes", op);
+            return false;
+        }
+    }
+    if (t->dtype != CT_I64) {
+        ct_error("%s: expected scalar type Long but found %s", op, ct_dtype_torch_name(t->dtype));
+        return false;
+    }
+    if (!ct_dtype_is_floating(x->dtype)) {
+        ct_error("%s: \"%s\" not implemented for '%s'", op,
+                 x->ndim == 4 ? "nll_loss2d_forward_out_frame" : "nll_loss_out_frame",
+                 ct_dtype_torch_name(x->dtype));
+        return false;
+    }
+    if (w && w->dtype != x->dtype) {
+        ct_error("%s: expected scalar type %s but found %s", op, ct_dtype_torch_name(x->dtype),
+                 ct_dtype_torch_name(w->dtype));
+        return false;
+    }
+    return true;
+}
+
+/* x's sizes seen as [N, C, S], see Note [nll shapes]. */
+static ct_nll_dims nll_dims(int ndim, const int64_t *sizes, int64_t ignore_index) {
+    ct_nll_dims d = {.N = 1, .C = sizes[ndim == 1 ? 0 : 1], .S = 1, .ignore_index = ignore_index};
+    if (ndim > 1) d.N = sizes[0];
+    for (int k = 2; k < ndim; k++) d.S *= sizes[k];
+    return d;
+}
+
+/* t (any dtype) as a new contiguous tensor of dtype k, or t retained when it is one. */
+static ct_tensor *as_contig(const ct_tensor *t, ct_dtype k) {
+    if (!t) return NULL;
+    return t->dtype == k && ct_tensor_is_contiguous(t) ? ct_retain((ct_tensor *)t)
+                                                       : ct_cast_new(t, k);
+}
+
+static bool targets_in_range(const char *op, const int64_t *t, int64_t n, ct_nll_dims d) {
+    for (int64_t i = 0; i < n; i++)
+        if (t[i] != d.ignore_index && (t[i] < 0 || t[i] >= d.C)) {
+            ct_error("%s: Target %lld is out of bounds.", op, (long long)t[i]);
+            return false;
+        }
+    return true;
+}
+
+/* The forward without a node: an unregistered tensor of x's dtype; *total gets the
+ * summed weight of the targets (the mean's divisor). */
+static ct_tensor *nll_forward(const char *op, ct_tensor *x, ct_tensor *t, ct_tensor *w,
+                              ct_reduction red, int64_t ignore_index, double *total) {
+    if (!nll_check(op, x, t, w, red)) return NULL;
+    ct_dtype k = ct_compute_dtype(x->dtype);
+    ct_nll_fwd_fn fn = (ct_nll_fwd_fn)ct_kernel_for(CT_OP_nll_loss, x->storage->device, k);
+    if (!fn) return NULL;
+    ct_nll_dims d = nll_dims(x->ndim, x->sizes, ignore_index);
+    ct_tensor *tc = as_contig(t, CT_I64), *xc = NULL, *wc = NULL, *out = NULL;
+    if (!tc || !targets_in_range(op, (const int64_t *)ct_tensor_data(tc), tc->numel, d)) goto done;
+    xc = as_contig(x, k);
+    wc = as_contig(w, k);
+    if (!xc || (w && !wc)) goto done;
+    double sums[2] = {0, 0};
+    ct_tensor *o = red == CT_REDUCTION_NONE ? ct_tensor_new(ct_shape_of(t), k, x->storage->device)
+                                            : ct_tensor_new(CT_SHAPE(), x->dtype, x->storage->device);
+    if (!o) goto done;
+    fn(ct_tensor_data(xc), (const int64_t *)ct_tensor_data(tc), wc ? ct_tensor_data(wc) : NULL,
+       red == CT_REDUCTION_NONE ? ct_tensor_data(o) : NULL, sums, d);
+    *total = sums[1];
+    if (red == CT_REDUCTION_NONE && k != x->dtype) {
+        out = ct_cast_new(o, x->dtype);
+        ct_release(o);
+    } else {
+        out = o;
+        if (red == CT_REDUCTION_MEAN) ct_fill_raw(out, sums[0] / sums[1]);
+        if (red == CT_REDUCTION_SUM) ct_fill_raw(out, sums[0]);
+    }
+done:
+    ct_release(tc);
+    ct_release(xc);
+    ct_release(wc);
+    return out;
+}
+
+/* Saves what both nll nodes need: target, weight, reduction, ignore_index, total. */
+static void nll_save(ct_node *n, ct_tensor *t, ct_tensor *w, ct_reduction red,
+                     int64_t ignore_index, double total) {
+    ct_node_save(n, 0, t, false);
+    if (w) ct_node_save(n, 1, w, false);
+    n->iargs[0] = red;
+    n->iargs[1] = ignore_index;
+    n->iargs[2] = w != NULL;
+    n->args[0] = total;
+}
+
+ct_tensor *ct_nll_loss_op(const char *op, ct_tensor *x, ct_tensor *t, ct_tensor *w,
+                          ct_reduction red, int64_t ignore_index) {
+    if (!x || !t) return NULL;
+    double total = 0;
+    ct_tensor *out = nll_forward(op, x, t, w, red, ignore_index, &total);
+    if (!out) return NULL;
+    ct_tensor *in[3] = {x, NULL, NULL}; /* no gradient for target and weight, as PyTorch */
+    ct_node *n = ct_record1(CT_OP_nll_loss, out, 3, in);
+    if (n) nll_save(n, t, w, red, ignore_index, total);
+    return ct_ret(out);
+}
+
+ct_tensor *(ct_nll_loss_with)(ct_tensor *input, ct_tensor *target, ct_nll_loss_options o) {
+    return ct_nll_loss_op("ct_nll_loss", input, target, o.weight, o.reduction, o.ignore_index);
+}
+
+/* The gradient of nll_loss for grad_output g: input-shaped (meta), zero except at the
+ * targets.  Linear in g, so its own backward is nll_loss of the incoming gradient. */
+static ct_tensor *nll_backward_op(ct_tensor *g, ct_tensor *t, ct_tensor *w, const ct_input_meta *m,
+                                  ct_reduction red, int64_t ignore_index, double total) {
+    ct_dtype k = ct_compute_dtype(m->dtype);
+    ct_device dev = g->storage->device;
+    ct_nll_bwd_fn fn = (ct_nll_bwd_fn)ct_kernel_for(CT_OP_nll_loss_backward, dev, k);
+    if (!fn) return NULL;
+    ct_shape shape = {.ndim = m->ndim};
+    memcpy(shape.d, m->sizes, sizeof(int64_t) * (size_t)m->ndim);
+    ct_nll_dims d = nll_dims(m->ndim, m->sizes, ignore_index);
+    ct_tensor *gc = as_contig(g, k), *tc = as_contig(t, CT_I64), *wc = as_contig(w, k);
+    ct_tensor *gi = gc && tc && (wc || !w) ? ct_tensor_new(shape, k, dev) : NULL;
+    if (gi)
+        fn(ct_tensor_data(gc), red != CT_REDUCTION_NONE, (const int64_t *)ct_tensor_data(tc),
+           wc ? ct_tensor_data(wc) : NULL, ct_tensor_data(gi),
+           red == CT_REDUCTION_MEAN ? total : 1.0, d);
+    ct_release(gc);
+    ct_release(tc);
+    ct_release(wc);
+    if (gi && k != m->dtype) {
+        ct_tensor *c = ct_cast_new(gi, m->dtype);
+        ct_release(gi);
+        gi = c;
+    }
+    if (!gi) return NULL;
+    ct_node *n = ct_record1(CT_OP_nll_loss_backward, gi, 1, &g);
+    if (n) nll_save(n, t, w, red, ignore_index, total);
+    return ct_ret(gi);
+}
+
+/* Reads the saved target and weight of an nll node. */
+static bool nll_saved(ct_node *n, ct_tensor **t, ct_tensor **w) {
+    *t = ct_node_saved(n, 0);
+    *w = n->iargs[2] ? ct_node_saved(n, 1) : NULL;
+    return *t && (*w || !n->iargs[2]);
+}
+
+bool nll_loss_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    ct_tensor *t, *w;
+    if (!go[0] || !nll_saved(n, &t, &w)) return go[0] == NULL;
+    gi[0] = nll_backward_op(go[0], t, w, &n->in_meta[0], (ct_reduction)n->iargs[0], n->iargs[1],
+                            n->args[0]);
+    return gi[0] != NULL;
+}
+
+bool nll_loss_backward_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    ct_tensor *t, *w;
+    if (!go[0] || !nll_saved(n, &t, &w)) return go[0] == NULL;
+    gi[0] = ct_nll_loss_op("ct_nll_loss", go[0], t, w, (ct_reduction)n->iargs[0], n->iargs[1]);
+    return gi[0] != NULL;
+}

@@ -1,0 +1,321 @@
+/* Losses: values and gradients against PyTorch for every loss and reduction (float64
+ * and float32), errors with PyTorch's messages, modules, stability, memory. */
+#include <stdlib.h>
+
+#include "ct_test.h"
+#include "fixtures.h"
+
+/* Must match KINDS and REDS of tests/fixtures/gen_loss.py. */
+enum { CE, NLL, BCE, BCEL, MSE, L1, SMOOTH_L1, HUBER, KL, COS, RANK };
+
+typedef struct {
+    int kind, n_in;
+    ct_reduction reduction;
+    int64_t ignore_index;
+    double smoothing, p;
+    bool log_target, has_weight, has_posw;
+} loss_case;
+
+static loss_case read_case(fx_file *f, int i) {
+    char key[64];
+    snprintf(key, sizeof key, "c%d_opts", i);
+    double *o = ct_test_values(fx_get(f, key));
+    loss_case c = {0};
+    if (!o) return c;
+    c = (loss_case){.kind = (int)o[0], .reduction = (ct_reduction)o[1], .ignore_index = (int64_t)o[2],
+                    .smoothing = o[3], .p = o[4], .log_target = o[5] != 0, .n_in = (int)o[6],
+                    .has_weight = o[7] != 0, .has_posw = o[8] != 0};
+    free(o);
+    return c;
+}
+
+static ct_tensor *run(const loss_case *c, ct_tensor **in, ct_tensor *w, ct_tensor *pw) {
+    ct_reduction r = c->reduction;
+    switch (c->kind) {
+    case CE:
+        return ct_cross_entropy(in[0], in[1], .weight = w, .reduction = r,
+                                .ignore_index = c->ignore_index, .label_smoothing = c->smoothing);
+    case NLL:
+        return ct_nll_loss(in[0], in[1], .weight = w, .reduction = r, .ignore_index = c->ignore_index);
+    case BCE: return ct_binary_cross_entropy(in[0], in[1], .weight = w, .reduction = r);
+    case BCEL:
+        return ct_binary_cross_entropy_with_logits(in[0], in[1], .weight = w, .pos_weight = pw,
+                                                   .reduction = r);
+    case MSE: return ct_mse_loss(in[0], in[1], .reduction = r);
+    case L1: return ct_l1_loss(in[0], in[1], .reduction = r);
+    case SMOOTH_L1: return ct_smooth_l1_loss(in[0], in[1], .reduction = r, .beta = c->p);
+    case HUBER: return ct_huber_loss(in[0], in[1], .reduction = r, .delta = c->p);
+    case KL: return ct_kl_div(in[0], in[1], .reduction = r, .log_target = c->log_target);
+    case COS: return ct_cosine_embedding_loss(in[0], in[1], in[2], .margin = c->p, .reduction = r);
+    case RANK: return ct_margin_ranking_loss(in[0], in[1], in[2], .margin = c->p, .reduction = r);
+    }
+    return NULL;
+}
+
+/* |a - b| <= tol (1 + |b|) elementwise, reported with the worst difference; with
+ * nan_free an expected NaN accepts any value. */
+static void check_close(const char *what, int i, ct_tensor *a, ct_tensor *b, double tol,
+                        bool nan_free) {
+    double *x = ct_test_values(a), *y = ct_test_values(b);
+    int64_t n = a && b && ct_numel(a) == ct_numel(b) ? ct_numel(a) : -1;
+    double worst = n < 0 ? INFINITY : 0;
+    for (int64_t k = 0; k < n; k++) {
+        double d = fabs(x[k] - y[k]) / (1 + fabs(y[k]));
+        if (x[k] == y[k] || (isnan(y[k]) && (nan_free || isnan(x[k])))) d = 0; /* inf too */
+        if (!(d <= worst)) worst = isnan(d) ? INFINITY : d;
+    }
+    if (!(worst <= tol))
+        ct_test_fail(__FILE__, __LINE__, "case c%d: %s (%s) differs by %g (%s)", i, what,
+                     a ? ct_dtype_name(ct_dtype_of(a)) : "NULL", worst,
+                     ct_last_error() ? ct_last_error() : "");
+    free(x);
+    free(y);
+}
+
+static void check_case(fx_file *f, int i, ct_dtype dt, double tol) {
+    loss_case c = read_case(f, i);
+    char key[64];
+    ct_tensor *in[3] = {NULL, NULL, NULL}, *w = NULL, *pw = NULL;
+    bool diff[3] = {false, false, false};
+    for (int k = 0; k < c.n_in; k++) {
+        snprintf(key, sizeof key, "c%d_in%d", i, k);
+        ct_tensor *t = fx_get(f, key);
+        bool fl = t && ct_dtype_of(t) == CT_F64;
+        diff[k] = fl && !((c.kind == COS || c.kind == RANK) && k == 2);
+        in[k] = fl ? fx_get_as(f, key, dt, diff[k]) : t;
+    }
+    snprintf(key, sizeof key, "c%d_weight", i);
+    if (c.has_weight) w = fx_get_as(f, key, dt, false);
+    snprintf(key, sizeof key, "c%d_posw", i);
+    if (c.has_posw) pw = fx_get_as(f, key, dt, false);
+    ct_tensor *y = run(&c, in, w, pw);
+    snprintf(key, sizeof key, "c%d_out", i);
+    check_close("output", i, y, fx_get(f, key), tol, false);
+    if (!y) return;
+    CHECK_INT_EQ(ct_dtype_of(y), dt);
+    snprintf(key, sizeof key, "c%d_g", i);
+    CHECK(ct_backward(y, .gradient = fx_get_as(f, key, dt, false)) == 0);
+    for (int k = 0; k < c.n_in; k++) {
+        if (!diff[k]) continue;
+        char what[32];
+        snprintf(what, sizeof what, "grad of input %d", k);
+        snprintf(key, sizeof key, "c%d_grad%d", i, k);
+        ct_tensor *g = ct_grad(in[k]);
+        /* kl_div's target gradient where the target is 0: PyTorch's xlogy gives NaN,
+         * ctorch 0 (see src/nn/loss_regression.c). */
+        check_close(what, i, g ? g : ct_zeros_like(in[k]), fx_get_as(f, key, dt, false), tol,
+                    c.kind == KL && k == 1);
+    }
+}
+
+TEST(losses_match_pytorch) {
+    fx_file *f = fx_load("loss");
+    int n = (int)ct_item(fx_get(f, "ncases"));
+    CHECK(n > 100);
+    for (int i = 0; i < n; i++) {
+        CT_SCOPE {
+            check_case(f, i, CT_F64, 1e-12);
+            check_case(f, i, CT_F32, 2e-5);
+        }
+    }
+    fx_free(f);
+}
+
+TEST(cross_entropy_is_stable_and_fused) {
+    float v[] = {1e4, -1e4, 0, -1e4, -1e4, 1e4};
+    ct_tensor *x = ct_tensor_f32(v, CT_SHAPE(2, 3), .requires_grad = true);
+    ct_tensor *t = ct_tensor_i64(((int64_t[]){1, 2}), CT_SHAPE(2));
+    ct_tensor *l = ct_cross_entropy(x, t);
+    CHECK_VALUES(l, 1e-3, 1e4);
+    CHECK_STR_EQ(ct_node_name(ct_grad_fn(l)), "NllLossBackward0");
+    CHECK(ct_backward(l) == 0);
+    CHECK_VALUES(ct_grad(x), 1e-6, 0.5, -0.5, 0, 0, 0, 0);
+    /* Everything ignored: the mean is 0 / 0 (NaN) and the gradient zero, as PyTorch. */
+    ct_tensor *x2 = ct_zeros(CT_SHAPE(2, 3), .requires_grad = true);
+    ct_tensor *all = ct_full(CT_SHAPE(2), -100, .dtype = CT_I64);
+    ct_tensor *l2 = ct_cross_entropy(x2, all);
+    CHECK(isnan(ct_item(l2)));
+    CHECK(ct_backward(l2) == 0);
+    CHECK_VALUES(ct_grad(x2), 0, 0, 0, 0, 0, 0, 0);
+    CHECK_VALUES(ct_cross_entropy(x2, all, .reduction = CT_REDUCTION_SUM), 0, 0);
+    /* An empty batch: mean NaN, sum 0. */
+    ct_tensor *e = ct_zeros(CT_SHAPE(0, 3));
+    CHECK(isnan(ct_item(ct_cross_entropy(e, ct_zeros(CT_SHAPE(0), .dtype = CT_I64)))));
+    CHECK_VALUES(ct_nll_loss(e, ct_zeros(CT_SHAPE(0), .dtype = CT_I64), .reduction = CT_REDUCTION_SUM), 0, 0);
+    /* float16 computes through float32. */
+    ct_tensor *h = ct_to(ct_tensor_f32(((float[]){1, 2, 3}), CT_SHAPE(1, 3)), .dtype = CT_F16);
+    ct_tensor *lh = ct_cross_entropy(h, ct_tensor_i64((int64_t[]){2}, CT_SHAPE(1)));
+    CHECK_INT_EQ(ct_dtype_of(lh), CT_F16);
+    CHECK_VALUES(lh, 1e-3, 0.40760596);
+}
+
+TEST(double_backward_through_cross_entropy) {
+    ct_tensor *x = ct_tensor_f64(((double[]){0.1, -0.2, 0.3, 0.5, 0.0, -1.0}), CT_SHAPE(2, 3),
+                                 .requires_grad = true);
+    ct_tensor *t = ct_tensor_i64(((int64_t[]){2, 0}), CT_SHAPE(2));
+    ct_tensor *l = ct_cross_entropy(x, t);
+    ct_tensor *g[1];
+    CHECK(ct_autograd_grad(1, &l, 1, &x, g, .create_graph = true) == 0);
+    /* d/dx of sum(grad^2) exists (through LogSoftmaxBackwardData). */
+    ct_tensor *s = ct_sum(ct_mul(g[0], g[0]));
+    CHECK(ct_backward(s) == 0);
+    CHECK(ct_grad(x) != NULL);
+}
+
+TEST(loss_errors_match_pytorch) {
+    ct_tensor *x = ct_zeros(CT_SHAPE(3, 4));
+    ct_tensor *tf = ct_tensor_f32(((float[]){1, 2, 3}), CT_SHAPE(3));
+    ct_tensor *t2 = ct_tensor_i64(((int64_t[]){1, 2}), CT_SHAPE(2));
+    ct_tensor *t5 = ct_tensor_i64(((int64_t[]){1, 2, 5}), CT_SHAPE(3));
+    ct_tensor *t3 = ct_tensor_i64(((int64_t[]){1, 2, 3}), CT_SHAPE(3));
+    CHECK_ERROR(ct_cross_entropy(x, tf), "expected scalar type Long but found Float");
+    CHECK_ERROR(ct_nll_loss(x, ct_to(t3, .dtype = CT_I32)), "expected scalar type Long but found Int");
+    CHECK_ERROR(ct_cross_entropy(x, t2), "Expected input batch_size (3) to match target batch_size (2).");
+    CHECK_ERROR(ct_cross_entropy(x, t5), "Target 5 is out of bounds.");
+    CHECK_ERROR(ct_nll_loss(x, t3, .ignore_index = 0, .weight = ct_ones(CT_SHAPE(3))),
+                "weight tensor should be defined either for all 4 classes or no classes but got "
+                "weight tensor of shape: [3]");
+    CHECK_ERROR(ct_nll_loss(x, t3, .weight = ct_ones(CT_SHAPE(4), .dtype = CT_F64)),
+                "expected scalar type Float but found Double");
+    CHECK_ERROR(ct_cross_entropy(x, t3, .label_smoothing = 1.5),
+                "label_smoothing must be between 0.0 and 1.0. Got: 1.5");
+    CHECK_ERROR(ct_cross_entropy(x, t3, .reduction = CT_REDUCTION_BATCHMEAN),
+                "batchmean is not a valid value for reduction");
+    CHECK_ERROR(ct_cross_entropy(x, ct_zeros(CT_SHAPE(3, 4)), .ignore_index = 1),
+                "ignore_index is not supported for floating point target");
+    CHECK_ERROR(ct_cross_entropy(x, ct_zeros(CT_SHAPE(3, 4), .dtype = CT_I64)),
+                "Expected floating point type for target with class probabilities, got Long");
+    CHECK_ERROR(ct_cross_entropy(x, ct_zeros(CT_SHAPE(3, 5))),
+                "0D or 1D target tensor expected, multi-target not supported");
+    CHECK_ERROR(ct_cross_entropy(ct_zeros(CT_SHAPE(4)), ct_zeros(CT_SHAPE(1), .dtype = CT_I64)),
+                "size mismatch (got input: [4], target: [1])");
+    ct_tensor *k = ct_zeros(CT_SHAPE(2, 3, 4));
+    CHECK_ERROR(ct_cross_entropy(k, ct_zeros(CT_SHAPE(2, 3), .dtype = CT_I64)),
+                "Expected target size [2, 4], got [2, 3]");
+    CHECK_ERROR(ct_nll_loss(ct_zeros(CT_SHAPE(2, 3, 4, 5)), ct_zeros(CT_SHAPE(2, 4, 6), .dtype = CT_I64)),
+                "size mismatch (got input: [2, 3, 4, 5] , target: [2, 4, 6]");
+    CHECK_ERROR(ct_nll_loss(ct_zeros(CT_SHAPE(2, 3), .dtype = CT_I64), t2),
+                "\"nll_loss_out_frame\" not implemented for 'Long'");
+    CHECK_ERROR(ct_nll_loss(ct_zeros(CT_SHAPE()), t2), "Expected 1 or more dimensions (got 0)");
+    /* binary cross entropy */
+    ct_tensor *p = ct_full(CT_SHAPE(2, 3), 0.5);
+    CHECK_ERROR(ct_binary_cross_entropy(ct_add_scalar(p, 1), p),
+                "all elements of input should be between 0 and 1");
+    CHECK_ERROR(ct_binary_cross_entropy(ct_full(CT_SHAPE(1), NAN), ct_zeros(CT_SHAPE(1))),
+                "all elements of input should be between 0 and 1");
+    CHECK_ERROR(ct_binary_cross_entropy(p, ct_full(CT_SHAPE(3), 0.5)),
+                "Using a target size (torch.Size([3])) that is different to the input size "
+                "(torch.Size([2, 3])) is deprecated");
+    CHECK_ERROR(ct_binary_cross_entropy(p, ct_to(p, .dtype = CT_F64)),
+                "Found dtype Double but expected Float");
+    CHECK_ERROR(ct_binary_cross_entropy_with_logits(p, ct_full(CT_SHAPE(3), 0.5)),
+                "Target size (torch.Size([3])) must be the same as input size (torch.Size([2, 3]))");
+    /* regression: broadcasting allowed, mismatches refused by the broadcast */
+    CHECK(ct_mse_loss(p, ct_zeros(CT_SHAPE(3))) != NULL);
+    CHECK_ERROR(ct_mse_loss(p, ct_zeros(CT_SHAPE(4))), "must match");
+    CHECK_ERROR(ct_smooth_l1_loss(p, p, .beta = -1),
+                "smooth_l1_loss does not support negative values for beta.");
+    CHECK_ERROR(ct_huber_loss(p, p, .delta = 0),
+                "huber_loss does not support non-positive values for delta.");
+    CHECK_ERROR(ct_mse_loss(p, p, .reduction = CT_REDUCTION_BATCHMEAN),
+                "batchmean is not a valid value for reduction");
+    /* pairs */
+    CHECK_ERROR(ct_cosine_embedding_loss(p, p, ct_ones(CT_SHAPE(2, 1))),
+                "0D or 1D target tensor expected, multi-target not supported");
+    CHECK_ERROR(ct_cosine_embedding_loss(ct_ones(CT_SHAPE(3)), p, ct_ones(CT_SHAPE(2))),
+                "1D target tensor expects 2D input tensors, but found inputs with sizes [3] and [2, 3].");
+    CHECK_ERROR(ct_margin_ranking_loss(ct_ones(CT_SHAPE(3)), ct_ones(CT_SHAPE(3)), ct_ones(CT_SHAPE(2, 1))),
+                "All input tensors should have same dimension but got sizes: input1: torch.Size([3])");
+    /* NULL in, NULL out, first error kept */
+    CHECK(ct_cross_entropy(NULL, t3) == NULL);
+}
+
+TEST(loss_modules) {
+    ct_tensor *w = ct_tensor_f32(((float[]){1, 2, 3}), CT_SHAPE(3));
+    ct_module *m = ct_nn_cross_entropy_loss(.weight = w, .label_smoothing = 0.1);
+    CHECK_STR_EQ(ct_module_type(m), "CrossEntropyLoss");
+    char *s = ct_module_to_string(m);
+    CHECK_STR_EQ(s, "CrossEntropyLoss()");
+    free(s);
+    ct_state_dict *sd = ct_module_state_dict(m);
+    CHECK_INT_EQ(ct_state_dict_len(sd), 1);
+    CHECK_STR_EQ(ct_state_dict_key(sd, 0), "weight");
+    CHECK_INT_EQ(ct_module_num_parameters(m, false), 0);
+    ct_tensor *x = ct_tensor_f32(((float[]){0.1f, 0.2f, 0.3f, -1, 0, 1}), CT_SHAPE(2, 3));
+    ct_tensor *t = ct_tensor_i64(((int64_t[]){0, 2}), CT_SHAPE(2));
+    ct_tensor *want = ct_cross_entropy(x, t, .weight = w, .label_smoothing = 0.1);
+    CHECK_CLOSE(ct_item(ct_loss(m, x, t)), ct_item(want), 1e-7);
+    ct_tensor *in[2] = {x, t}, *out[1] = {NULL};
+    CHECK_INT_EQ(ct_forward_multi(m, 2, in, out, 1), 1);
+    CHECK_CLOSE(ct_item(out[0]), ct_item(want), 1e-7);
+    CHECK_ERROR(ct_forward(m, x), "CrossEntropyLoss takes 2 inputs");
+    /* The buffer shares the caller's memory and converts with the module. */
+    CHECK(ct_module_to(m, .dtype = CT_F64) == 0);
+    CHECK_INT_EQ(ct_dtype_of(ct_module_get_buffer(m, "weight")), CT_F64);
+    CHECK_INT_EQ(ct_dtype_of(w), CT_F32);
+    CHECK_CLOSE(ct_item(ct_loss(m, ct_to(x, .dtype = CT_F64), t)), ct_item(want), 1e-6);
+    ct_module_state_dict(m);
+
+    ct_module *b = ct_nn_bce_with_logits_loss(.pos_weight = ct_ones(CT_SHAPE(3)));
+    const char *names[4];
+    ct_tensor *bufs[4];
+    CHECK_INT_EQ(ct_named_buffers(b, names, bufs, 4), 1);
+    CHECK_STR_EQ(names[0], "pos_weight");
+    ct_module *r = ct_nn_margin_ranking_loss(.margin = 0.5);
+    ct_tensor *a1 = ct_tensor_f32(((float[]){1, 2}), CT_SHAPE(2));
+    ct_tensor *a2 = ct_tensor_f32(((float[]){2, 1}), CT_SHAPE(2));
+    ct_tensor *y = ct_tensor_f32(((float[]){1, 1}), CT_SHAPE(2));
+    CHECK_VALUES(ct_loss3(r, a1, a2, y), 1e-6, 0.75);
+    CHECK_ERROR(ct_loss(r, a1, a2), "MarginRankingLoss takes 3 inputs");
+    CHECK_VALUES(ct_loss(ct_nn_mse_loss(.reduction = CT_REDUCTION_SUM), a1, a2), 1e-6, 2);
+    CHECK_VALUES(ct_loss(ct_nn_huber_loss(.delta = 0.5), a1, a2), 1e-6, 0.375);
+    CHECK_VALUES(ct_loss(ct_nn_smooth_l1_loss(), a1, a2), 1e-6, 0.5);
+    CHECK_VALUES(ct_loss(ct_nn_l1_loss(.reduction = CT_REDUCTION_NONE), a1, a2), 1e-6, 1, 1);
+    CHECK_STR_EQ(ct_module_type(ct_nn_nll_loss()), "NLLLoss");
+    CHECK_STR_EQ(ct_module_type(ct_nn_bce_loss()), "BCELoss");
+    CHECK_STR_EQ(ct_module_type(ct_nn_kl_div_loss(.log_target = true)), "KLDivLoss");
+    CHECK_STR_EQ(ct_module_type(ct_nn_cosine_embedding_loss()), "CosineEmbeddingLoss");
+}
+
+TEST(losses_leak_nothing_outside_scopes) {
+    int64_t before = ct_memory_allocated(CT_CPU);
+    CT_SCOPE {
+        ct_tensor *x = ct_ones(CT_SHAPE(4, 3), .requires_grad = true);
+        ct_tensor *t = ct_zeros(CT_SHAPE(4), .dtype = CT_I64);
+        ct_module *m = ct_nn_cross_entropy_loss(.weight = ct_ones(CT_SHAPE(3)));
+        CHECK(ct_backward(ct_loss(m, x, t)) == 0);
+        CHECK(ct_backward(ct_cross_entropy(x, t, .label_smoothing = 0.2)) == 0);
+        ct_tensor *p = ct_full(CT_SHAPE(4, 3), 0.3, .requires_grad = true);
+        CHECK(ct_backward(ct_binary_cross_entropy(p, ct_zeros(CT_SHAPE(4, 3)))) == 0);
+    }
+    CHECK_INT_EQ(ct_memory_allocated(CT_CPU), before);
+}
+
+TEST(nll_loss_is_thread_independent) {
+    ct_tensor *x = ct_log_softmax(ct_randn(CT_SHAPE(300, 7, 40)), 1);
+    ct_tensor *t = ct_randint(0, 7, CT_SHAPE(300, 40));
+    double v[3];
+    for (int n = 1; n <= 3; n++) {
+        ct_set_num_threads(n);
+        v[n - 1] = ct_item(ct_nll_loss(x, t));
+    }
+    ct_set_num_threads(2);
+    CHECK(v[0] == v[1] && v[1] == v[2]);
+}
+
+TEST(loss_grad_fns_and_weight_loading) {
+    ct_tensor *p = ct_full(CT_SHAPE(2), 0.25, .requires_grad = true);
+    ct_tensor *l = ct_binary_cross_entropy(p, ct_zeros(CT_SHAPE(2)), .reduction = CT_REDUCTION_NONE);
+    CHECK_STR_EQ(ct_node_name(ct_grad_fn(l)), "BinaryCrossEntropyBackward0");
+    /* A checkpoint's weight loads into the module's buffer, whose memory is the
+     * caller's tensor's (PyTorch registers the tensor itself). */
+    ct_tensor *w = ct_ones(CT_SHAPE(3));
+    ct_module *m = ct_nn_nll_loss(.weight = w);
+    ct_state_dict *sd = ct_state_dict_new();
+    ct_state_dict_set(sd, "weight", ct_tensor_f32(((float[]){0, 1, 0}), CT_SHAPE(3)));
+    CHECK(ct_load_state_dict(m, sd) == 0);
+    ct_tensor *x = ct_tensor_f32(((float[]){-1, -2, -3, -4, -5, -6}), CT_SHAPE(2, 3));
+    ct_tensor *t = ct_tensor_i64(((int64_t[]){1, 0}), CT_SHAPE(2));
+    CHECK_VALUES(ct_loss(m, x, t), 1e-6, 2); /* only the class-1 target counts */
+    CHECK_VALUES(w, 0, 0, 1, 0);
+}
