@@ -1,31 +1,147 @@
 /* Random kernels: uniform, normal, randint, bernoulli (scalar p and tensor p), and
  * randperm.  Element i draws from Philox block (seed, offset + i) only, so the split
- * across threads cannot change any value (Note [Random counters]). */
+ * across threads cannot change any value (Note [Random counters]).
+ *
+ * Each kernel is a loop over a range of elements with no dependence between
+ * iterations (Philox is plain 32-bit integer arithmetic), which the compiler
+ * vectorizes; ranges are spread over threads in fixed chunks. */
+/* No kernel here traps on floating-point exceptions (none are ever enabled), and
+ * telling the compiler so lets it turn the selects in these loops into vector blends
+ * on AVX2 (without it, only AVX-512's masked instructions vectorize them). */
+#pragma GCC optimize("no-trapping-math")
+
 #include <omp.h>
 
 #include "core/philox.h"
 #include "cpu/kernel_util.h"
 #include "cpu/random.h"
 
-/* Runs BODY(i, blk) for i in [0, n), split across threads above CT_GRAIN elements. */
-#define RNG_LOOP(n, a, BODY)                                                             \
-    _Pragma("omp parallel for schedule(static) num_threads(ct_get_num_threads()) if((n) > CT_GRAIN)") \
-    for (int64_t i = 0; i < (n); i++) {                                                  \
-        ct_philox_block blk = ct_philox((a)->seed, (a)->offset + (uint64_t)i);          \
-        BODY;                                                                            \
-    }
+#define CHUNK 8192
+
+typedef void (*part_fn)(void *out, int64_t begin, int64_t end, const ct_rng_args *a);
+
+/* Runs part over [0, n) in CHUNK pieces, on several threads above CT_GRAIN. */
+static void run_parts(part_fn part, void *out, int64_t n, const ct_rng_args *a) {
+    int64_t chunks = (n + CHUNK - 1) / CHUNK;
+    int nt = ct_get_num_threads();
+#pragma omp parallel for schedule(static) num_threads(nt) if (n > CT_GRAIN && nt > 1)
+    for (int64_t c = 0; c < chunks; c++)
+        part(out, c * CHUNK, c * CHUNK + CHUNK < n ? c * CHUNK + CHUNK : n, a);
+}
+
+/* PART(NAME, T, BODY): a vectorizable loop setting o[i] (T) from block `blk`, and the
+ * kernel NAME that runs it over all n elements. */
+#define PART(NAME, T, BODY)                                                              \
+    CT_SIMD static void NAME##_part(void *out, int64_t begin, int64_t end,               \
+                                    const ct_rng_args *a) {                              \
+        T *restrict o = out;                                                             \
+        const uint64_t seed = a->seed, offset = a->offset;                               \
+        const uint32_t t = threshold(a->a);                                              \
+        const bool all = a->a >= 1;                                                      \
+        const double A = a->a, B = a->b;                                                 \
+        const int64_t low = a->low;                                                      \
+        const uint64_t range = a->range;                                                 \
+        const double *restrict p = a->p;                                                 \
+        (void)t, (void)all, (void)A, (void)B, (void)low, (void)range, (void)p;           \
+        for (int64_t i = begin; i < end; i++) {                                          \
+            ct_philox_block blk = ct_philox(seed, offset + (uint64_t)i);                 \
+            BODY;                                                                        \
+        }                                                                                \
+    }                                                                                    \
+    static void NAME(void *o, int64_t n, const ct_rng_args *a) { run_parts(NAME##_part, o, n, a); }
 
 /* Uniform with as many random mantissa bits as the type holds (PyTorch's rule), so
  * that rounding can never produce 1: float 24, half 11, bfloat16 8, double 53. */
-static inline double unit(const ct_philox_block *b, int digits) {
-    if (digits == 53) return ct_u53(b->w[0], b->w[1]);
-    return (double)(b->w[0] >> (32 - digits)) * ldexp(1.0, -digits);
+static inline float unit_bits(uint32_t w, int digits) {
+    return (float)(w >> (32 - digits)) * (1.0f / (float)(1u << digits));
 }
 
-/* Box-Muller: u1 in (0, 1] keeps the log finite. */
-static inline double gaussian(const ct_philox_block *b) {
+/* log and cos(2 pi u) in float with only arithmetic and bit operations, so that loops
+ * using them vectorize (libm's logf/cosf are calls).  Both are within a few float
+ * ulps on the arguments Box-Muller gives them (u in (0, 1]).
+ *
+ * log(x) = e ln2 + log(m), m in [sqrt(1/2), sqrt(2)): with s = (m-1)/(m+1),
+ * log(m) = 2 (s + s^3/3 + s^5/5 + ...), |s| <= 0.172, so five terms leave < 1e-9. */
+static inline float log_f(float x) {
+    uint32_t bits;
+    memcpy(&bits, &x, 4);
+    int32_t e = (int32_t)(bits >> 23) - 127;
+    uint32_t mb = (bits & 0x007fffffu) | 0x3f800000u; /* m in [1, 2) */
+    float m;
+    memcpy(&m, &mb, 4);
+    bool big = m > 1.41421356f;
+    m = big ? m * 0.5f : m;
+    e = big ? e + 1 : e;
+    float s = (m - 1.0f) / (m + 1.0f), s2 = s * s;
+    float poly = 1.0f + s2 * (1.0f / 3 + s2 * (1.0f / 5 + s2 * (1.0f / 7 + s2 * (1.0f / 9))));
+    return (float)e * 0.693147180559945f + 2.0f * s * poly;
+}
+
+/* cos(2 pi u) for u in [0, 1): reduce by symmetry to x = 2 pi t, t in [0, 1/8], then a
+ * Taylor polynomial of cos or sin on [0, pi/4] (error < 4e-9 at degree 10 / 11). */
+static inline float cos_2pi(float u) {
+    float t = u > 0.5f ? 1.0f - u : u;       /* cos is even about 1/2: t in [0, 1/2] */
+    bool neg = t > 0.25f;                    /* cos(2 pi t) = -cos(2 pi (1/2 - t)) */
+    t = neg ? 0.5f - t : t;                  /* t in [0, 1/4] */
+    bool use_sin = t > 0.125f;               /* cos(2 pi t) = sin(2 pi (1/4 - t)) */
+    t = use_sin ? 0.25f - t : t;             /* t in [0, 1/8] */
+    float x = 6.2831853071795865f * t, x2 = x * x;
+    float c = 1.0f + x2 * (-1.0f / 2 + x2 * (1.0f / 24 + x2 * (-1.0f / 720 + x2 * (1.0f / 40320 + x2 * (-1.0f / 3628800)))));
+    float sn = x * (1.0f + x2 * (-1.0f / 6 + x2 * (1.0f / 120 + x2 * (-1.0f / 5040 + x2 * (1.0f / 362880)))));
+    float r = use_sin ? sn : c;
+    return neg ? -r : r;
+}
+
+/* The same in double: eleven atanh terms (|s|^23 / 23 < 1e-19) and Taylor terms
+ * through x^18 / x^19 on [0, pi/4] (next term < 1e-20), within a few double ulps. */
+static inline double log_d(double x) {
+    uint64_t bits;
+    memcpy(&bits, &x, 8);
+    int32_t e = (int32_t)(bits >> 52) - 1023;
+    uint64_t mb = (bits & 0x000fffffffffffffull) | 0x3ff0000000000000ull; /* m in [1, 2) */
+    double m;
+    memcpy(&m, &mb, 8);
+    bool big = m > 1.4142135623730951;
+    m = big ? m * 0.5 : m;
+    e = big ? e + 1 : e;
+    double s = (m - 1.0) / (m + 1.0), z = s * s, poly = 1.0 / 23;
+    for (int k = 10; k >= 0; k--) poly = 1.0 / (2 * k + 1) + z * poly;
+    return (double)e * 0.6931471805599453 + 2.0 * s * poly;
+}
+static inline double cos_2pi_d(double u) {
+    double t = u > 0.5 ? 1.0 - u : u;
+    bool neg = t > 0.25;
+    t = neg ? 0.5 - t : t;
+    bool use_sin = t > 0.125;
+    t = use_sin ? 0.25 - t : t;
+    double x = 6.283185307179586 * t, z = x * x, c = 0, sn = 0;
+    /* Horner from the highest term: cos sum_k (-z)^k / (2k)!, sin x sum_k (-z)^k / (2k+1)! */
+    static const double inv_fact_even[10] = {1.0, 1.0 / 2, 1.0 / 24, 1.0 / 720, 1.0 / 40320,
+        1.0 / 3628800, 1.0 / 479001600, 1.0 / 87178291200.0, 1.0 / 20922789888000.0,
+        1.0 / 6402373705728000.0};
+    static const double inv_fact_odd[10] = {1.0, 1.0 / 6, 1.0 / 120, 1.0 / 5040, 1.0 / 362880,
+        1.0 / 39916800, 1.0 / 6227020800.0, 1.0 / 1307674368000.0, 1.0 / 355687428096000.0,
+        1.0 / 121645100408832000.0};
+    for (int k = 9; k >= 0; k--) {
+        double sign = (k & 1) ? -1.0 : 1.0;
+        c = sign * inv_fact_even[k] + z * c;
+        sn = sign * inv_fact_odd[k] + z * sn;
+    }
+    double r = use_sin ? x * sn : c;
+    return neg ? -r : r;
+}
+
+/* Box-Muller from one block: u1 in (0, 1] keeps the log finite.  float outputs use
+ * u1 from 31 bits (the tails reach 6.5 sigma; PyTorch's float path stops at 5.8) and
+ * the float functions above; double outputs use 53 bits and libm. */
+static inline float gaussian_f(const ct_philox_block *b) {
+    float u1 = ((float)(int32_t)(b->w[0] >> 1) + 1.0f) * 0x1.0p-31f;
+    float u2 = (float)(int32_t)(b->w[2] >> 8) * 0x1.0p-24f;
+    return sqrtf(-2.0f * log_f(u1)) * cos_2pi(u2);
+}
+static inline double gaussian_d(const ct_philox_block *b) {
     double u1 = 1.0 - ct_u53(b->w[0], b->w[1]), u2 = ct_u53(b->w[2], b->w[3]);
-    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+    return sqrt(-2.0 * log_d(u1)) * cos_2pi_d(u2);
 }
 
 /* An integer uniform on [0, range) from 64 bits (range 0 means 2^64): the high half
@@ -37,46 +153,61 @@ static inline uint64_t below(const ct_philox_block *b, uint64_t range) {
     return (uint64_t)(((unsigned __int128)r * range) >> 64);
 }
 
-static inline void put(void *o, ct_dtype dt, int64_t i, double v) {
-    switch (dt) {
-    case CT_F32: ((float *)o)[i] = (float)v; break;
-    case CT_F64: ((double *)o)[i] = v; break;
-    default: ct_store_f64((char *)o + i * (int64_t)ct_dtype_size(dt), dt, v);
-    }
+/* Bernoulli with a scalar p: u < p for u = k 2^-32 uniform, tested in integers as
+ * k < ceil(p 2^32) (exact: k < x <=> k < ceil(x) for integer k), 32-bit so that it
+ * vectorizes; p is resolved to 2^-32 (PyTorch's float path: 2^-24).  p = 1 is
+ * threshold 2^32, which no 32-bit k reaches: `all` covers it. */
+static inline uint32_t threshold(double p) { return p >= 1 ? 0 : (uint32_t)ceil(p * 0x1.0p32); }
+static inline bool hit_below(const ct_philox_block *b, uint32_t t, bool all) {
+    return all | (b->w[0] < t);
+}
+static inline bool hit(const ct_philox_block *b, double p) { return ct_u53(b->w[0], b->w[1]) < p; }
+
+/* below() for range <= 2^32 in 32x32-bit products (which vectorize): with
+ * r = rh 2^32 + rl, floor(r range / 2^64) = (rh range + (rl range >> 32)) >> 32. */
+static inline uint64_t below_small(const ct_philox_block *b, uint64_t range) {
+    uint64_t rh = b->w[0], rl = b->w[1];
+    return (rh * range + ((rl * range) >> 32)) >> 32;
 }
 
-#define DIGITS(DT) ((DT) == CT_F64 ? 53 : (DT) == CT_F32 ? 24 : (DT) == CT_F16 ? 11 : 8)
+/* ---- float32 and float64 ---- */
+PART(uniform_f32, float, o[i] = (float)(A + (double)unit_bits(blk.w[0], 24) * (B - A)))
+PART(uniform_f64, double, o[i] = A + ct_u53(blk.w[0], blk.w[1]) * (B - A))
+PART(normal_f32, float, o[i] = (float)(A + B * (double)gaussian_f(&blk)))
+PART(normal_f64, double, o[i] = A + B * gaussian_d(&blk))
+PART(bernoulli_f32, float, o[i] = hit(&blk, p[i]) ? 1.0f : 0.0f)
+PART(bernoulli_f64, double, o[i] = hit(&blk, p[i]) ? 1.0 : 0.0)
 
-#define FLOAT_KERNELS(DT, T, SFX)                                                        \
-    static void uniform_##SFX(void *o, int64_t n, const ct_rng_args *a) {               \
-        const double lo = a->a, span = a->b - a->a;                                      \
-        RNG_LOOP(n, a, put(o, DT, i, lo + unit(&blk, DIGITS(DT)) * span))                \
-    }                                                                                    \
-    static void normal_##SFX(void *o, int64_t n, const ct_rng_args *a) {                \
-        const double mean = a->a, std = a->b;                                            \
-        RNG_LOOP(n, a, put(o, DT, i, mean + std * gaussian(&blk)))                       \
-    }                                                                                    \
-    static void bernoulli_##SFX(void *o, int64_t n, const ct_rng_args *a) {             \
-        const double *p = a->p;                                                          \
-        RNG_LOOP(n, a, put(o, DT, i, ct_u53(blk.w[0], blk.w[1]) < p[i] ? 1.0 : 0.0))     \
-    }
-CT_FLOAT_TYPES(FLOAT_KERNELS)
-CT_REDUCED_TYPES(FLOAT_KERNELS)
+/* ---- float16 and bfloat16: computed in float, stored converted ---- */
+static inline void put_reduced(void *o, ct_dtype dt, int64_t i, float v) {
+    if (dt == CT_F16) ((ct_half *)o)[i] = (ct_half)v;
+    else ((ct_bf16 *)o)[i] = ct_float_to_bf16(v);
+}
+#define REDUCED(DT, T, SFX)                                                              \
+    PART(uniform_##SFX, T,                                                               \
+         put_reduced(o, DT, i, (float)(A + (double)unit_bits(blk.w[0], DT == CT_F16 ? 11 : 8) * (B - A)))) \
+    PART(normal_##SFX, T, put_reduced(o, DT, i, (float)(A + B * (double)gaussian_f(&blk)))) \
+    PART(bernoulli_##SFX, T, put_reduced(o, DT, i, hit(&blk, p[i]) ? 1.0f : 0.0f))
+CT_REDUCED_TYPES(REDUCED)
 
-#define ALL_KERNELS(DT, T, SFX)                                                          \
+/* ---- every dtype: randint, bernoulli with a scalar p (value B where it hits) ---- */
+#define ALL(DT, T, SFX)                                                                  \
+    PART(randint_big_##SFX, T, o[i] = (T)(int64_t)((uint64_t)low + below(&blk, range))) \
+    PART(randint_small_##SFX, T,                                                         \
+         o[i] = (T)(int64_t)((uint64_t)low + below_small(&blk, range)))            \
     static void randint_##SFX(void *o, int64_t n, const ct_rng_args *a) {               \
-        if (DT == CT_I64) {                                                              \
-            int64_t *out = o;                                                            \
-            RNG_LOOP(n, a, out[i] = (int64_t)((uint64_t)a->low + below(&blk, a->range))) \
-        } else {                                                                         \
-            RNG_LOOP(n, a, put(o, DT, i, (double)(a->low + (int64_t)below(&blk, a->range)))) \
-        }                                                                                \
+        if (a->range != 0 && a->range <= (UINT64_C(1) << 32)) randint_small_##SFX(o, n, a); \
+        else randint_big_##SFX(o, n, a);                                                 \
     }                                                                                    \
-    static void bernoulli_scalar_##SFX(void *o, int64_t n, const ct_rng_args *a) {      \
-        const double p = a->a, v = a->b;                                                 \
-        RNG_LOOP(n, a, put(o, DT, i, ct_u53(blk.w[0], blk.w[1]) < p ? v : 0.0))          \
-    }
-CT_FOREACH_DTYPE_SFX(ALL_KERNELS)
+    PART(bernoulli_scalar_##SFX, T, o[i] = hit_below(&blk, t, all) ? (T)B : (T)0)
+CT_FLOAT_TYPES(ALL)
+CT_INT_TYPES(ALL)
+CT_BOOL_TYPE(ALL)
+PART(randint_f16, ct_half, o[i] = (ct_half)(double)(int64_t)((uint64_t)low + below(&blk, range)))
+PART(bernoulli_scalar_f16, ct_half, o[i] = hit_below(&blk, t, all) ? (ct_half)B : (ct_half)0)
+PART(randint_bf16, ct_bf16,
+     o[i] = ct_float_to_bf16((float)(int64_t)((uint64_t)low + below(&blk, range))))
+PART(bernoulli_scalar_bf16, ct_bf16, o[i] = ct_float_to_bf16(hit_below(&blk, t, all) ? (float)B : 0.0f))
 
 /* randperm: Fisher-Yates, where step i (n-1 down to 1) swaps i with j uniform on
  * [0, i], drawn from block offset + i.  Sequential by nature; out is int64. */
