@@ -357,3 +357,18 @@ TEST(random_errors) {
     CHECK(ct_normal_(NULL, 0, 1) == NULL);
     CHECK(ct_bernoulli(NULL) == NULL);
 }
+
+/* The example at the top of ctorch/random.h, as written there. */
+TEST(header_example) {
+    ct_tensor *x = ct_ones(CT_SHAPE(8, 10));
+    ct_manual_seed(0);                                   // the default generator
+    ct_tensor *w = ct_randn(CT_SHAPE(784, 10));          // N(0, 1), float32
+    ct_generator *g = ct_generator_new(42);              // a private stream
+    ct_tensor *u = ct_rand(CT_SHAPE(4), .dtype = CT_F64, .generator = g);
+    ct_tensor *i = ct_randint(0, 10, CT_SHAPE(3));       // int64 in [0, 10)
+    ct_normal_(w, 0, 0.01);                              // refill in place
+    ct_tensor *h = ct_dropout(x, 0.5, true);             // training mode
+    CHECK(w && u && i && h);
+    CHECK(ct_scope_depth() > 0); /* g belongs to the test's scope: no ct_release here */
+    (void)g;
+}

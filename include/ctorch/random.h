@@ -7,7 +7,8 @@
  *     ct_tensor *i = ct_randint(0, 10, CT_SHAPE(3));       // int64 in [0, 10)
  *     ct_normal_(w, 0, 0.01);                              // refill in place
  *     ct_tensor *h = ct_dropout(x, 0.5, true);             // training mode
- *     ct_release(g);
+ *
+ * (inside a CT_SCOPE, g is freed with the tensors when the scope closes).
  *
  * Generators are counter-based (Philox4x32-10): every random op reserves one counter
  * per element and element i draws from counter (offset + i), so results are the same
@@ -26,7 +27,8 @@ extern "C" {
 
 /* ---- generators ------------------------------------------------------- */
 
-/* A new generator seeded with `seed` (reference counted: ct_release frees it). */
+/* A new generator seeded with `seed`: reference counted and, like every object ctorch
+ * returns, registered with the innermost CT_SCOPE; outside a scope ct_release frees it. */
 ct_generator *ct_generator_new(uint64_t seed);
 /* The default generator (borrowed; lives as long as the program). */
 ct_generator *ct_default_generator(void);
