@@ -160,12 +160,19 @@ TEST(normal_moments) {
     moments m = moments_of(x);
     CHECK_CLOSE(m.mean, 0, 5 * SE_MEAN(1));
     CHECK_CLOSE(m.var, 1, 5 * SE_VAR(3, 1));
-    double *v = ct_test_values(x);
-    int64_t inside = 0;
-    for (int64_t i = 0; i < N; i++) inside += fabs(v[i]) < 1;
+    double *v = ct_test_values(x), m4 = 0;
+    int64_t inside = 0, finite = 0;
+    for (int64_t i = 0; i < N; i++) {
+        inside += fabs(v[i]) < 1;
+        finite += isfinite(v[i]);
+        m4 += v[i] * v[i] * v[i] * v[i];
+    }
     free(v);
+    CHECK_INT_EQ(finite, N);
     double p = 0.6826894921370859;
     CHECK_CLOSE((double)inside / N, p, 5 * sqrt(p * (1 - p) / N));
+    /* the shape: E z^4 = 3, and z^4 has variance E z^8 - 9 = 105 - 9 */
+    CHECK_CLOSE(m4 / N, 3, 5 * sqrt(96.0 / N));
     /* normal_(3, 2) in float64: mean 3, variance 4, mu4 3 * 16 */
     moments n = moments_of(ct_normal_(ct_empty(CT_SHAPE(N), .dtype = CT_F64), 3, 2));
     CHECK_CLOSE(n.mean, 3, 5 * SE_MEAN(4));

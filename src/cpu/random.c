@@ -56,45 +56,13 @@ static inline float unit_bits(uint32_t w, int digits) {
     return (float)(w >> (32 - digits)) * (1.0f / (float)(1u << digits));
 }
 
-/* log and cos(2 pi u) in float with only arithmetic and bit operations, so that loops
- * using them vectorize (libm's logf/cosf are calls).  Both are within a few float
- * ulps on the arguments Box-Muller gives them (u in (0, 1]).
+/* log and cos(2 pi u) with only arithmetic and bit operations, so that loops using
+ * them vectorize (libm's are calls); within a few double ulps on the arguments
+ * Box-Muller gives them (u in (0, 1]).
  *
  * log(x) = e ln2 + log(m), m in [sqrt(1/2), sqrt(2)): with s = (m-1)/(m+1),
- * log(m) = 2 (s + s^3/3 + s^5/5 + ...), |s| <= 0.172, so five terms leave < 1e-9. */
-static inline float log_f(float x) {
-    uint32_t bits;
-    memcpy(&bits, &x, 4);
-    int32_t e = (int32_t)(bits >> 23) - 127;
-    uint32_t mb = (bits & 0x007fffffu) | 0x3f800000u; /* m in [1, 2) */
-    float m;
-    memcpy(&m, &mb, 4);
-    bool big = m > 1.41421356f;
-    m = big ? m * 0.5f : m;
-    e = big ? e + 1 : e;
-    float s = (m - 1.0f) / (m + 1.0f), s2 = s * s;
-    float poly = 1.0f + s2 * (1.0f / 3 + s2 * (1.0f / 5 + s2 * (1.0f / 7 + s2 * (1.0f / 9))));
-    return (float)e * 0.693147180559945f + 2.0f * s * poly;
-}
-
-/* cos(2 pi u) for u in [0, 1): reduce by symmetry to x = 2 pi t, t in [0, 1/8], then a
- * Taylor polynomial of cos or sin on [0, pi/4] (error < 4e-9 at degree 10 / 11). */
-static inline float cos_2pi(float u) {
-    float t = u > 0.5f ? 1.0f - u : u;       /* cos is even about 1/2: t in [0, 1/2] */
-    bool neg = t > 0.25f;                    /* cos(2 pi t) = -cos(2 pi (1/2 - t)) */
-    t = neg ? 0.5f - t : t;                  /* t in [0, 1/4] */
-    bool use_sin = t > 0.125f;               /* cos(2 pi t) = sin(2 pi (1/4 - t)) */
-    t = use_sin ? 0.25f - t : t;             /* t in [0, 1/8] */
-    float x = 6.2831853071795865f * t, x2 = x * x;
-    float c = 1.0f + x2 * (-1.0f / 2 + x2 * (1.0f / 24 + x2 * (-1.0f / 720 + x2 * (1.0f / 40320 + x2 * (-1.0f / 3628800)))));
-    float sn = x * (1.0f + x2 * (-1.0f / 6 + x2 * (1.0f / 120 + x2 * (-1.0f / 5040 + x2 * (1.0f / 362880)))));
-    float r = use_sin ? sn : c;
-    return neg ? -r : r;
-}
-
-/* The same in double: eleven atanh terms (|s|^23 / 23 < 1e-19) and Taylor terms
- * through x^18 / x^19 on [0, pi/4] (next term < 1e-20), within a few double ulps. */
-static inline double log_d(double x) {
+ * log(m) = 2 (s + s^3/3 + s^5/5 + ...), |s| <= 0.172: eleven terms leave < 1e-19. */
+static inline double log_e(double x) {
     uint64_t bits;
     memcpy(&bits, &x, 8);
     int32_t e = (int32_t)(bits >> 52) - 1023;
@@ -108,7 +76,11 @@ static inline double log_d(double x) {
     for (int k = 10; k >= 0; k--) poly = 1.0 / (2 * k + 1) + z * poly;
     return (double)e * 0.6931471805599453 + 2.0 * s * poly;
 }
-static inline double cos_2pi_d(double u) {
+
+/* cos(2 pi u) for u in [0, 1): reduce by symmetry to x = 2 pi t, t in [0, 1/8], then
+ * Taylor polynomials of cos or sin on [0, pi/4] through x^18 / x^19 (next term
+ * < 1e-20). */
+static inline double cos_2pi(double u) {
     double t = u > 0.5 ? 1.0 - u : u;
     bool neg = t > 0.25;
     t = neg ? 0.5 - t : t;
@@ -131,17 +103,12 @@ static inline double cos_2pi_d(double u) {
     return neg ? -r : r;
 }
 
-/* Box-Muller from one block: u1 in (0, 1] keeps the log finite.  float outputs use
- * u1 from 31 bits (the tails reach 6.5 sigma; PyTorch's float path stops at 5.8) and
- * the float functions above; double outputs use 53 bits and libm. */
-static inline float gaussian_f(const ct_philox_block *b) {
-    float u1 = ((float)(int32_t)(b->w[0] >> 1) + 1.0f) * 0x1.0p-31f;
-    float u2 = (float)(int32_t)(b->w[2] >> 8) * 0x1.0p-24f;
-    return sqrtf(-2.0f * log_f(u1)) * cos_2pi(u2);
-}
-static inline double gaussian_d(const ct_philox_block *b) {
+/* Box-Muller from one block: u1 in (0, 1] (53 bits: the tails reach 8.6 sigma, where
+ * PyTorch's float path stops at 5.8) keeps the log finite.  Every dtype computes in
+ * double and rounds once. */
+static inline double gaussian(const ct_philox_block *b) {
     double u1 = 1.0 - ct_u53(b->w[0], b->w[1]), u2 = ct_u53(b->w[2], b->w[3]);
-    return sqrt(-2.0 * log_d(u1)) * cos_2pi_d(u2);
+    return sqrt(-2.0 * log_e(u1)) * cos_2pi(u2);
 }
 
 /* An integer uniform on [0, range) from 64 bits (range 0 means 2^64): the high half
@@ -173,8 +140,8 @@ static inline uint64_t below_small(const ct_philox_block *b, uint64_t range) {
 /* ---- float32 and float64 ---- */
 PART(uniform_f32, float, o[i] = (float)(A + (double)unit_bits(blk.w[0], 24) * (B - A)))
 PART(uniform_f64, double, o[i] = A + ct_u53(blk.w[0], blk.w[1]) * (B - A))
-PART(normal_f32, float, o[i] = (float)(A + B * (double)gaussian_f(&blk)))
-PART(normal_f64, double, o[i] = A + B * gaussian_d(&blk))
+PART(normal_f32, float, o[i] = (float)(A + B * gaussian(&blk)))
+PART(normal_f64, double, o[i] = A + B * gaussian(&blk))
 PART(bernoulli_f32, float, o[i] = hit(&blk, p[i]) ? 1.0f : 0.0f)
 PART(bernoulli_f64, double, o[i] = hit(&blk, p[i]) ? 1.0 : 0.0)
 
@@ -186,7 +153,7 @@ static inline void put_reduced(void *o, ct_dtype dt, int64_t i, float v) {
 #define REDUCED(DT, T, SFX)                                                              \
     PART(uniform_##SFX, T,                                                               \
          put_reduced(o, DT, i, (float)(A + (double)unit_bits(blk.w[0], DT == CT_F16 ? 11 : 8) * (B - A)))) \
-    PART(normal_##SFX, T, put_reduced(o, DT, i, (float)(A + B * (double)gaussian_f(&blk)))) \
+    PART(normal_##SFX, T, put_reduced(o, DT, i, (float)(A + B * gaussian(&blk)))) \
     PART(bernoulli_##SFX, T, put_reduced(o, DT, i, hit(&blk, p[i]) ? 1.0f : 0.0f))
 CT_REDUCED_TYPES(REDUCED)
 
