@@ -6,6 +6,7 @@
  * 5 standard errors of the statistic for the sample size used, so a correct sampler
  * passes with probability > 1 - 1e-6 per check for any seed, while a wrong mean,
  * scale or shape (off by more than ~5 standard errors) fails. */
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "ct_test.h"
@@ -378,4 +379,47 @@ TEST(header_example) {
     CHECK(w && u && i && h);
     CHECK(ct_scope_depth() > 0); /* g belongs to the test's scope: no ct_release here */
     (void)g;
+}
+
+/* Threads drawing from one generator at once: each op's block of counters is
+ * reserved atomically, so together they use every counter exactly once — the
+ * multiset of their numbers equals one draw of the same total size. */
+enum { THREADS = 4, DRAWS = 50, SIZE = 1000 };
+typedef struct {
+    ct_generator *g;
+    float *out;
+} draw_job;
+static void *draw_many(void *arg) {
+    draw_job *j = arg;
+    for (int d = 0; d < DRAWS; d++) {
+        ct_tensor *t = ct_rand(CT_SHAPE(SIZE), .generator = j->g); /* no scope: ours */
+        memcpy(j->out + d * SIZE, ct_data_ptr(t), SIZE * sizeof(float));
+        ct_release(t);
+        if (d % 10 == 0) ct_manual_seed(d); /* reseeding the default one meanwhile is safe */
+    }
+    return NULL;
+}
+static int cmp_float(const void *a, const void *b) {
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+TEST(concurrent_draws_share_counters_exactly) {
+    ct_generator *g = ct_generator_new(77);
+    float *got = malloc(sizeof(float) * THREADS * DRAWS * SIZE);
+    pthread_t th[THREADS];
+    draw_job jobs[THREADS];
+    for (int k = 0; k < THREADS; k++) {
+        jobs[k] = (draw_job){g, got + k * DRAWS * SIZE};
+        pthread_create(&th[k], NULL, draw_many, &jobs[k]);
+    }
+    for (int k = 0; k < THREADS; k++) pthread_join(th[k], NULL);
+    ct_generator_manual_seed(g, 77);
+    ct_tensor *all = ct_rand(CT_SHAPE(THREADS * DRAWS * SIZE), .generator = g);
+    float *want = malloc(sizeof(float) * THREADS * DRAWS * SIZE);
+    memcpy(want, ct_data_ptr(all), sizeof(float) * THREADS * DRAWS * SIZE);
+    qsort(got, THREADS * DRAWS * SIZE, sizeof(float), cmp_float);
+    qsort(want, THREADS * DRAWS * SIZE, sizeof(float), cmp_float);
+    CHECK(!memcmp(got, want, sizeof(float) * THREADS * DRAWS * SIZE));
+    free(got);
+    free(want);
 }
