@@ -53,6 +53,9 @@ TEST(seeds_reproduce) {
     ct_manual_seed(5);
     CHECK(same_bits(d1, ct_rand(CT_SHAPE(4))));
     CHECK(ct_generator_initial_seed(NULL) == 5);
+    /* ct_seed: some fresh seed, reported by initial_seed */
+    uint64_t s = ct_seed();
+    CHECK(ct_initial_seed() == s);
 }
 
 TEST(state_save_and_restore) {

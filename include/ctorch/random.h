@@ -36,6 +36,9 @@ ct_generator *ct_default_generator(void);
 ct_generator *ct_manual_seed(uint64_t seed);
 /* torch.initial_seed: the default generator's seed. */
 uint64_t ct_initial_seed(void);
+/* torch.seed: reseeds the default generator from a non-deterministic source (the
+ * system's random bytes) and returns the seed. */
+uint64_t ct_seed(void);
 /* generator.manual_seed / generator.initial_seed. */
 void ct_generator_manual_seed(ct_generator *g, uint64_t seed);
 uint64_t ct_generator_initial_seed(ct_generator *g);
