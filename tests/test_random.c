@@ -321,6 +321,71 @@ TEST(dropout_masks_and_scales) {
     CHECK_ERROR(ct_dropout_(x, 0.5, true), "leaf Variable that requires grad");
 }
 
+/* Feature dropout: each (sample, channel) map is all kept (scaled) or all zero. */
+TEST(feature_dropout_drops_whole_channels) {
+    ct_manual_seed(9);
+    enum { NB = 50, C = 40 };
+    ct_tensor *y = ct_dropout2d(ct_ones(CT_SHAPE(NB, C, 3, 5)), 0.25, true);
+    const float *v = ct_data_ptr(y);
+    int64_t zero_maps = 0, mixed = 0;
+    for (int m = 0; m < NB * C; m++) {
+        int zeros = 0;
+        for (int k = 0; k < 15; k++) zeros += v[m * 15 + k] == 0;
+        zero_maps += zeros == 15;
+        mixed += zeros != 0 && zeros != 15;
+        if (zeros == 0) CHECK_CLOSE(v[m * 15], 1 / 0.75, 1e-6);
+    }
+    CHECK_INT_EQ(mixed, 0);
+    /* 2000 maps, each dropped with p = 1/4 */
+    CHECK_CLOSE((double)zero_maps / (NB * C), 0.25, 5 * sqrt(0.25 * 0.75 / (NB * C)));
+    /* unbatched dropout1d / dropout3d: the first dim is the channel dim */
+    ct_tensor *u = ct_dropout1d(ct_ones(CT_SHAPE(200, 7)), 0.5, true);
+    const float *uv = ct_data_ptr(u);
+    for (int c = 0; c < 200; c++)
+        for (int k = 1; k < 7; k++) CHECK(uv[c * 7 + k] == uv[c * 7]);
+    CHECK(ct_dropout3d(ct_ones(CT_SHAPE(3, 2, 2, 2)), 0.5, true) != NULL);
+    CHECK(ct_dropout3d(ct_ones(CT_SHAPE(1, 3, 2, 2, 2)), 0.5, true) != NULL);
+    ct_tensor *x = ct_ones(CT_SHAPE(2, 3, 4), .requires_grad = true);
+    CHECK_STR_EQ(ct_node_name(ct_grad_fn(ct_dropout2d(x, 0.5, true))), "MulBackward0");
+    CHECK(ct_dropout2d(x, 0.5, false) == x);
+    CHECK_ERROR(ct_dropout2d(ct_ones(CT_SHAPE(3)), 0.5, true),
+                "Feature dropout requires at least 2 dimensions in the input");
+    CHECK_ERROR(ct_dropout1d(ct_ones(CT_SHAPE(3)), 0.5, true),
+                "dropout1d: Expected 2D or 3D input, but received a 1D input");
+    CHECK_ERROR(ct_dropout3d(ct_ones(CT_SHAPE(2, 2, 2, 2)), -0.5, true),
+                "dropout probability has to be between 0 and 1, but got -0.5");
+}
+
+/* Alpha dropout keeps a standard normal input at mean 0 and variance 1.  Tolerances:
+ * 5 standard errors, from the sample's own variance of y and of y^2. */
+TEST(alpha_dropout_keeps_mean_and_variance) {
+    ct_manual_seed(10);
+    ct_tensor *x = ct_randn(CT_SHAPE(N), .dtype = CT_F64, .requires_grad = true);
+    ct_tensor *y = ct_alpha_dropout(x, 0.2, true);
+    CHECK_STR_EQ(ct_node_name(ct_grad_fn(y)), "AddBackward0");
+    double *v = ct_test_values(y), s = 0, s2 = 0, s4 = 0;
+    for (int64_t i = 0; i < N; i++) {
+        s += v[i];
+        s2 += v[i] * v[i];
+        s4 += v[i] * v[i] * v[i] * v[i];
+    }
+    free(v);
+    double mean = s / N, m2 = s2 / N, var_y2 = s4 / N - m2 * m2;
+    CHECK_CLOSE(mean, 0, 5 * sqrt(m2 / N));
+    CHECK_CLOSE(m2 - mean * mean, 1, 5 * sqrt(var_y2 / N));
+    /* dropped elements all take one value: a (alpha p - alpha) = -alpha' */
+    ct_tensor *z = ct_alpha_dropout(ct_zeros(CT_SHAPE(1000)), 0.5, true);
+    moments m = moments_of(z);
+    const double alpha = 1.7580993408473766, a = 1 / sqrt((alpha * alpha * 0.5 + 1) * 0.5);
+    CHECK_CLOSE(m.min, -alpha * a * 0.5, 1e-6);
+    CHECK_CLOSE(m.max, alpha * a * 0.5, 1e-6);
+    CHECK_VALUES(ct_alpha_dropout(ct_ones(CT_SHAPE(3)), 1, true), 0, 0, 0, 0);
+    ct_tensor *f = ct_feature_alpha_dropout(ct_zeros(CT_SHAPE(4, 6, 5)), 0.5, true);
+    const float *fv = ct_data_ptr(f);
+    for (int c = 0; c < 24; c++)
+        for (int k = 1; k < 5; k++) CHECK(fv[c * 5 + k] == fv[c * 5]);
+}
+
 TEST(random_grad_fns) {
     ct_tensor *x = ct_rand(CT_SHAPE(3), .requires_grad = true);
     CHECK_STR_EQ(ct_node_name(ct_grad_fn(ct_normal_(ct_clone(x), 0, 1))), "NormalBackward0");

@@ -116,6 +116,30 @@ ct_tensor *ct_dropout_with(ct_tensor *x, double p, bool training, ct_dropout_opt
     CT_AT(ct_dropout_with(x, p, training, (ct_dropout_options){__VA_ARGS__}))
 #define ct_dropout_(x, p, training, ...) \
     CT_AT(ct_dropout_with(x, p, training, (ct_dropout_options){.inplace = true, __VA_ARGS__}))
+/* Channel-wise (feature) dropout, as torch.nn.functional.dropout1d/2d/3d: one draw
+ * per (sample, channel), zeroing whole feature maps.  dropout1d takes (N, C, L) or
+ * (C, L), dropout3d (N, C, D, H, W) or (C, D, H, W); dropout2d takes any input of two
+ * or more dims as (N, C, ...), a 3-D one too (PyTorch 1.13's behaviour).  Without the
+ * batch dim the result's grad_fn is MulBackward0 (PyTorch's: SqueezeBackward1). */
+ct_tensor *ct_dropout1d_with(ct_tensor *x, double p, bool training, ct_dropout_options o);
+ct_tensor *ct_dropout2d_with(ct_tensor *x, double p, bool training, ct_dropout_options o);
+ct_tensor *ct_dropout3d_with(ct_tensor *x, double p, bool training, ct_dropout_options o);
+/* alpha_dropout (for SELU networks): dropped elements take SELU's negative saturation
+ * value and the result is rescaled to keep zero mean and unit variance;
+ * feature_alpha_dropout does it per (sample, channel). */
+ct_tensor *ct_alpha_dropout_with(ct_tensor *x, double p, bool training, ct_dropout_options o);
+ct_tensor *ct_feature_alpha_dropout_with(ct_tensor *x, double p, bool training,
+                                         ct_dropout_options o);
+#define ct_dropout1d(x, p, training, ...) \
+    CT_AT(ct_dropout1d_with(x, p, training, (ct_dropout_options){__VA_ARGS__}))
+#define ct_dropout2d(x, p, training, ...) \
+    CT_AT(ct_dropout2d_with(x, p, training, (ct_dropout_options){__VA_ARGS__}))
+#define ct_dropout3d(x, p, training, ...) \
+    CT_AT(ct_dropout3d_with(x, p, training, (ct_dropout_options){__VA_ARGS__}))
+#define ct_alpha_dropout(x, p, training, ...) \
+    CT_AT(ct_alpha_dropout_with(x, p, training, (ct_dropout_options){__VA_ARGS__}))
+#define ct_feature_alpha_dropout(x, p, training, ...) \
+    CT_AT(ct_feature_alpha_dropout_with(x, p, training, (ct_dropout_options){__VA_ARGS__}))
 
 #ifdef __cplusplus
 }

@@ -1,18 +1,17 @@
 /* Random ops: the factories rand, randn, randint, randperm (and *_like), bernoulli,
- * the in-place samplers normal_, uniform_, bernoulli_, and dropout.  Every op reserves
- * one generator counter per element (Note [Random counters] in core/generator.h). */
+ * and the in-place samplers normal_, uniform_, bernoulli_.  Every op reserves one
+ * generator counter per element (Note [Random counters] in core/generator.h). */
 #include <math.h>
 
 #include "autograd/node.h"
 #include "core/generator.h"
-#include "cpu/random.h"
 #include "ops/internal.h"
 #include "ops/pointwise.h"
+#include "ops/sample.h"
 
-/* Runs op's kernel over every element of t (any strides) with counters reserved from
- * g.  The kernel writes contiguous memory: a strided t is filled through a copy, so
+/* The kernel writes contiguous memory: a strided t is filled through a copy, so
  * element i (in C order) always draws from counter offset + i. */
-static bool sample(ct_op_id op, ct_tensor *t, ct_rng_args *a, ct_generator *g) {
+bool ct_sample(ct_op_id op, ct_tensor *t, ct_rng_args *a, ct_generator *g) {
     ct_rng_kernel k = (ct_rng_kernel)ct_kernel_for(op, t->storage->device, t->dtype);
     if (!k) return false;
     a->offset = ct_generator_reserve(ct_generator_or_default(g), (uint64_t)t->numel, &a->seed);
@@ -44,7 +43,7 @@ static ct_tensor *random_factory(const char *name, ct_op_id op, ct_shape shape,
         ct_release(t);
         return NULL;
     }
-    if (!sample(op, t, &a, o.generator)) {
+    if (!ct_sample(op, t, &a, o.generator)) {
         ct_release(t);
         return NULL;
     }
@@ -124,7 +123,7 @@ ct_tensor *ct_randperm_with(int64_t n, ct_tensor_options o) {
     }
     ct_tensor *perm = ct_tensor_new(CT_SHAPE(n), CT_I64, CT_CPU);
     if (!perm) return NULL;
-    if (!sample(CT_OP_randperm, perm, &(ct_rng_args){0}, o.generator)) {
+    if (!ct_sample(CT_OP_randperm, perm, &(ct_rng_args){0}, o.generator)) {
         ct_release(perm);
         return NULL;
     }
@@ -164,7 +163,7 @@ ct_tensor *ct_bernoulli_with(ct_tensor *p, ct_random_options o) {
             return NULL;
         }
     ct_tensor *out = ct_tensor_new(ct_shape_of(p), p->dtype, p->storage->device);
-    if (!out || !sample(CT_OP_bernoulli, out, &(ct_rng_args){.p = pv}, o.generator)) {
+    if (!out || !ct_sample(CT_OP_bernoulli, out, &(ct_rng_args){.p = pv}, o.generator)) {
         ct_release(out);
         ct_release(pd);
         return NULL;
@@ -183,7 +182,7 @@ static bool check_p(const char *op, double p) {
 ct_tensor *ct_bernoulli_p_with(ct_tensor *t, double p, ct_random_options o) {
     if (!t || !check_p("ct_bernoulli_p", p)) return NULL;
     ct_tensor *out = ct_tensor_new(ct_shape_of(t), t->dtype, t->storage->device);
-    if (!out || !sample(CT_OP_bernoulli_scalar, out, &(ct_rng_args){.a = p, .b = 1}, o.generator)) {
+    if (!out || !ct_sample(CT_OP_bernoulli_scalar, out, &(ct_rng_args){.a = p, .b = 1}, o.generator)) {
         ct_release(out);
         return NULL;
     }
@@ -195,7 +194,7 @@ ct_tensor *ct_bernoulli_p_with(ct_tensor *t, double p, ct_random_options o) {
 /* Refills t; a t that requires grad gets a node whose gradient is zero. */
 static ct_tensor *sample_inplace(const char *name, ct_op_id op, ct_tensor *t, ct_rng_args a,
                                  ct_generator *g) {
-    if (!ct_check_inplace(name, t) || !sample(op, t, &a, g)) return NULL;
+    if (!ct_check_inplace(name, t) || !ct_sample(op, t, &a, g)) return NULL;
     ct_bump_version(t);
     ct_node *n = ct_node_record(op, 1, &t, 1);
     if (n) {
@@ -251,43 +250,4 @@ bool bernoulli_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 bool bernoulli_scalar_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     (void)n;
     return zero_backward(go, gi);
-}
-
-/* ---- dropout ------------------------------------------------------------ */
-
-ct_tensor *ct_dropout_with(ct_tensor *x, double p, bool training, ct_dropout_options o) {
-    if (!x) return NULL;
-    const char *name = o.inplace ? "ct_dropout_" : "ct_dropout";
-    if (!(p >= 0 && p <= 1)) {
-        ct_error("%s: dropout probability has to be between 0 and 1, but got %g", name, p);
-        return NULL;
-    }
-    /* PyTorch returns the input itself here (no node). */
-    if (!training || p == 0 || x->numel == 0) return ct_ret(ct_retain(x));
-    if (!check_floating(name, "tensor", x->dtype)) return NULL;
-    if (o.inplace && !ct_check_inplace(name, x)) return NULL;
-    /* mask = bernoulli(1 - p) / (1 - p), as PyTorch's _dropout_impl */
-    ct_tensor *mask = ct_tensor_new(ct_shape_of(x), x->dtype, x->storage->device);
-    ct_rng_args a = {.a = 1 - p, .b = p == 1 ? 0 : 1 / (1 - p)};
-    if (!mask || !sample(CT_OP_bernoulli_scalar, mask, &a, o.generator)) {
-        ct_release(mask);
-        return NULL;
-    }
-    ct_tensor *in[2] = {x, mask};
-    const ct_pw_spec mul = {CT_OP_mul, CT_PW_PROMOTE, 0};
-    ct_tensor *out = ct_pointwise(&mul, 2, in, o.inplace ? x : NULL, &(ct_pw_args){.a = 1, .i = 1});
-    if (out) {
-        ct_node *n = ct_node_record(CT_OP_dropout, 1, &x, 1);
-        if (n) {
-            ct_node_save(n, 0, mask, false);
-            ct_node_set_output(n, out, 0);
-            ct_release(n);
-        }
-    }
-    ct_release(mask);
-    return ct_ret(out);
-}
-
-bool dropout_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    return (gi[0] = ct_mul(go[0], ct_node_saved(n, 0))) != NULL;
 }

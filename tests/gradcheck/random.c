@@ -14,6 +14,22 @@ static ct_tensor *f_dropout_inplace(ct_tensor *const *x, void *g) {
     ct_generator_manual_seed(g, SEED);
     return ct_dropout_(ct_mul_scalar(x[0], 1.5), 0.25, true, .generator = g);
 }
+static ct_tensor *f_dropout2d(ct_tensor *const *x, void *g) {
+    ct_generator_manual_seed(g, SEED);
+    return ct_dropout2d(x[0], 0.5, true, .generator = g);
+}
+static ct_tensor *f_dropout1d_unbatched(ct_tensor *const *x, void *g) {
+    ct_generator_manual_seed(g, SEED);
+    return ct_dropout1d(x[0], 0.5, true, .generator = g);
+}
+static ct_tensor *f_alpha_dropout(ct_tensor *const *x, void *g) {
+    ct_generator_manual_seed(g, SEED);
+    return ct_alpha_dropout(x[0], 0.3, true, .generator = g);
+}
+static ct_tensor *f_feature_alpha_dropout(ct_tensor *const *x, void *g) {
+    ct_generator_manual_seed(g, SEED);
+    return ct_feature_alpha_dropout(x[0], 0.3, true, .generator = g);
+}
 /* x + sampler(clone(x)): the sampler's zero gradient must not hide x's. */
 static ct_tensor *f_normal(ct_tensor *const *x, void *g) {
     ct_generator_manual_seed(g, SEED);
@@ -44,6 +60,13 @@ TEST(grad_dropout) {
     GRADCHECK("dropout", f_dropout, 1, z, g);
     GRADGRADCHECK("dropout", f_dropout_inplace, 1, a, g);
     GRADCHECK("dropout", f_dropout_inplace, 1, b, g);
+    ct_tensor *f4[] = {gc_noncontig(CT_SHAPE(3, 4, 2, 2))};
+    ct_tensor *f2[] = {gc_rand(CT_SHAPE(5, 3))};
+    GRADGRADCHECK("dropout", f_dropout2d, 1, f4, g);
+    GRADCHECK("dropout", f_dropout1d_unbatched, 1, f2, g);
+    /* alpha dropout is made of mul and add: checked as those */
+    GRADGRADCHECK("mul", f_alpha_dropout, 1, a, g);
+    GRADCHECK("add", f_feature_alpha_dropout, 1, f4, g);
 }
 
 TEST(grad_random_samplers_are_zero) {
