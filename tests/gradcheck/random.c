@@ -5,48 +5,23 @@
 #include "gc.h"
 
 #define SEED 1234
+#define SEEDED(name, expr)                                  \
+    static ct_tensor *name(ct_tensor *const *x, void *g) { \
+        ct_generator_manual_seed(g, SEED);                  \
+        return expr;                                        \
+    }
 
-static ct_tensor *f_dropout(ct_tensor *const *x, void *g) {
-    ct_generator_manual_seed(g, SEED);
-    return ct_dropout(x[0], 0.4, true, .generator = g);
-}
-static ct_tensor *f_dropout_inplace(ct_tensor *const *x, void *g) {
-    ct_generator_manual_seed(g, SEED);
-    return ct_dropout_(ct_mul_scalar(x[0], 1.5), 0.25, true, .generator = g);
-}
-static ct_tensor *f_dropout2d(ct_tensor *const *x, void *g) {
-    ct_generator_manual_seed(g, SEED);
-    return ct_dropout2d(x[0], 0.5, true, .generator = g);
-}
-static ct_tensor *f_dropout1d_unbatched(ct_tensor *const *x, void *g) {
-    ct_generator_manual_seed(g, SEED);
-    return ct_dropout1d(x[0], 0.5, true, .generator = g);
-}
-static ct_tensor *f_alpha_dropout(ct_tensor *const *x, void *g) {
-    ct_generator_manual_seed(g, SEED);
-    return ct_alpha_dropout(x[0], 0.3, true, .generator = g);
-}
-static ct_tensor *f_feature_alpha_dropout(ct_tensor *const *x, void *g) {
-    ct_generator_manual_seed(g, SEED);
-    return ct_feature_alpha_dropout(x[0], 0.3, true, .generator = g);
-}
+SEEDED(f_dropout, ct_dropout(x[0], 0.4, true, .generator = g))
+SEEDED(f_dropout_inplace, ct_dropout_(ct_mul_scalar(x[0], 1.5), 0.25, true, .generator = g))
+SEEDED(f_dropout2d, ct_dropout2d(x[0], 0.5, true, .generator = g))
+SEEDED(f_dropout1d_unbatched, ct_dropout1d(x[0], 0.5, true, .generator = g))
+SEEDED(f_alpha_dropout, ct_alpha_dropout(x[0], 0.3, true, .generator = g))
+SEEDED(f_feature_alpha_dropout, ct_feature_alpha_dropout(x[0], 0.3, true, .generator = g))
 /* x + sampler(clone(x)): the sampler's zero gradient must not hide x's. */
-static ct_tensor *f_normal(ct_tensor *const *x, void *g) {
-    ct_generator_manual_seed(g, SEED);
-    return ct_add(x[0], ct_normal_(ct_clone(x[0]), 1, 2, .generator = g));
-}
-static ct_tensor *f_uniform(ct_tensor *const *x, void *g) {
-    ct_generator_manual_seed(g, SEED);
-    return ct_add(x[0], ct_uniform_(ct_clone(x[0]), -1, 1, .generator = g));
-}
-static ct_tensor *f_bernoulli_scalar(ct_tensor *const *x, void *g) {
-    ct_generator_manual_seed(g, SEED);
-    return ct_add(x[0], ct_bernoulli_(ct_clone(x[0]), 0.5, .generator = g));
-}
-static ct_tensor *f_bernoulli(ct_tensor *const *x, void *g) {
-    ct_generator_manual_seed(g, SEED);
-    return ct_mul(x[0], ct_bernoulli(x[0], .generator = g));
-}
+SEEDED(f_normal, ct_add(x[0], ct_normal_(ct_clone(x[0]), 1, 2, .generator = g)))
+SEEDED(f_uniform, ct_add(x[0], ct_uniform_(ct_clone(x[0]), -1, 1, .generator = g)))
+SEEDED(f_bernoulli_scalar, ct_add(x[0], ct_bernoulli_(ct_clone(x[0]), 0.5, .generator = g)))
+SEEDED(f_bernoulli, ct_mul(x[0], ct_bernoulli(x[0], .generator = g)))
 
 TEST(grad_dropout) {
     ct_generator *g = ct_generator_new(0);
