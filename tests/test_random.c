@@ -89,7 +89,7 @@ TEST(any_split_gives_the_same_numbers) {
 
 /* Sizes above CT_GRAIN run on several threads: the bits must not change. */
 TEST(thread_count_does_not_change_results) {
-    ct_tensor *r[2][6];
+    ct_tensor *r[2][8];
     for (int k = 0; k < 2; k++) {
         ct_set_num_threads(k + 1);
         ct_generator *g = ct_generator_new(2024);
@@ -100,9 +100,12 @@ TEST(thread_count_does_not_change_results) {
         r[k][3] = ct_bernoulli(ct_full(s, 0.3), .generator = g);
         r[k][4] = ct_dropout(ct_ones(s), 0.5, true, .generator = g);
         r[k][5] = ct_normal_(ct_empty(s, .dtype = CT_BF16), 1, 2, .generator = g);
+        ct_tensor *w = ct_rand(CT_SHAPE(3000, 20), .generator = g);
+        r[k][6] = ct_multinomial(w, 5, .generator = g);
+        r[k][7] = ct_multinomial(w, 40, .replacement = true, .generator = g);
     }
     ct_set_num_threads(2);
-    for (int i = 0; i < 6; i++) CHECK(same_bits(r[0][i], r[1][i]));
+    for (int i = 0; i < 8; i++) CHECK(same_bits(r[0][i], r[1][i]));
 }
 
 /* ---- distributions ------------------------------------------------------ */
@@ -490,4 +493,70 @@ TEST(concurrent_draws_share_counters_exactly) {
     CHECK(!memcmp(got, want, sizeof(float) * THREADS * DRAWS * SIZE));
     free(got);
     free(want);
+}
+
+TEST(multinomial_frequencies) {
+    ct_manual_seed(12);
+    /* with replacement: each category's frequency is binomial(N, p) */
+    double w[] = {1, 0, 2, 7}; /* p = .1, 0, .2, .7 */
+    ct_tensor *p = ct_tensor_f64(w, CT_SHAPE(4));
+    ct_tensor *s = ct_multinomial(p, N, .replacement = true);
+    CHECK_INT_EQ(ct_dtype_of(s), CT_I64);
+    const int64_t *v = ct_data_ptr(s);
+    int64_t count[4] = {0};
+    for (int64_t i = 0; i < N; i++) count[v[i]]++;
+    for (int c = 0; c < 4; c++) {
+        double pc = w[c] / 10;
+        CHECK_CLOSE((double)count[c] / N, pc, 5 * sqrt(pc * (1 - pc) / N));
+    }
+    /* without replacement, 100000 rows of weights 1..4 drawing 2: the first draw is c
+     * with p_c = w_c / 10, the pair (3, 2) has probability 0.4 * 0.3 / 0.6 = 0.2 */
+    enum { R = 100000 };
+    ct_tensor *rows = ct_expand(ct_add_scalar(ct_arange(4.0), 1), CT_SHAPE(R, 4));
+    ct_tensor *d = ct_multinomial(ct_contiguous(rows), 2);
+    CHECK_INT_EQ(ct_size(d, 0), R);
+    CHECK_INT_EQ(ct_size(d, 1), 2);
+    const int64_t *dv = ct_data_ptr(d);
+    int64_t first[4] = {0}, pair32 = 0, dup = 0;
+    for (int64_t r = 0; r < R; r++) {
+        first[dv[2 * r]]++;
+        pair32 += dv[2 * r] == 3 && dv[2 * r + 1] == 2;
+        dup += dv[2 * r] == dv[2 * r + 1];
+    }
+    CHECK_INT_EQ(dup, 0);
+    for (int c = 0; c < 4; c++) {
+        double pc = (c + 1) / 10.0;
+        CHECK_CLOSE((double)first[c] / R, pc, 5 * sqrt(pc * (1 - pc) / R));
+    }
+    CHECK_CLOSE((double)pair32 / R, 0.2, 5 * sqrt(0.2 * 0.8 / R));
+    /* zero weights are never drawn while others remain; a full draw is a permutation */
+    double z[] = {0, 5, 0, 1};
+    ct_tensor *zz = ct_multinomial(ct_tensor_f64(z, CT_SHAPE(4)), 2);
+    const int64_t *zv = ct_data_ptr(zz);
+    CHECK((zv[0] == 1 && zv[1] == 3) || (zv[0] == 3 && zv[1] == 1));
+    CHECK_INT_EQ(ct_numel(ct_multinomial(ct_ones(CT_SHAPE(0, 3)), 1)), 0);
+}
+
+TEST(multinomial_errors) {
+    CHECK_ERROR(ct_multinomial(ct_ones(CT_SHAPE(1, 1, 2)), 1), "prob_dist must be 1 or 2 dim");
+    CHECK_ERROR(ct_multinomial(ct_ones(CT_SHAPE()), 1), "prob_dist must be 1 or 2 dim");
+    CHECK_ERROR(ct_multinomial(ct_ones(CT_SHAPE(2), .dtype = CT_I64), 1),
+                "multinomial only supports floating-point dtypes for input, got: int64");
+    CHECK_ERROR(ct_multinomial(ct_ones(CT_SHAPE(2)), 0), "cannot sample n_sample <= 0 samples");
+    CHECK_ERROR(ct_multinomial(ct_ones(CT_SHAPE(2)), 3),
+                "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
+    double neg[] = {1, -1, 0}, inf[] = {1, INFINITY, 0}, nan[] = {1, NAN, 0};
+    CHECK_ERROR(ct_multinomial(ct_tensor_f64(neg, CT_SHAPE(3)), 2, .replacement = true),
+                "invalid multinomial distribution (encountering probability entry < 0)");
+    CHECK_ERROR(ct_multinomial(ct_tensor_f64(inf, CT_SHAPE(3)), 2, .replacement = true),
+                "invalid multinomial distribution (encountering probability entry = infinity or NaN)");
+    CHECK_ERROR(ct_multinomial(ct_tensor_f64(nan, CT_SHAPE(3)), 2, .replacement = true),
+                "(encountering probability entry < 0)");
+    CHECK_ERROR(ct_multinomial(ct_tensor_f64(neg, CT_SHAPE(3)), 2),
+                "probability tensor contains either `inf`, `nan` or element < 0");
+    CHECK_ERROR(ct_multinomial(ct_zeros(CT_SHAPE(3)), 2, .replacement = true),
+                "invalid multinomial distribution (sum of probabilities <= 0)");
+    CHECK_ERROR(ct_multinomial(ct_zeros(CT_SHAPE(2, 2)), 1), "sum of probabilities <= 0");
+    CHECK_ERROR(ct_multinomial(ct_zeros(CT_SHAPE(2, 0)), 1, .replacement = true),
+                "sum of probabilities <= 0");
 }

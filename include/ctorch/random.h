@@ -102,6 +102,17 @@ ct_tensor *ct_uniform__with(ct_tensor *t, double from, double to, ct_random_opti
 #define ct_uniform_(t, from, to, ...) \
     CT_AT(ct_uniform__with(t, from, to, (ct_random_options){__VA_ARGS__}))
 
+/* torch.multinomial: n category indices (int64) per row of probs (1-D: [n], 2-D:
+ * [rows, n]), drawn with probability proportional to the (finite, non-negative)
+ * weights; without replacement (the default) n <= the number of categories. */
+typedef struct {
+    bool replacement;
+    ct_generator *generator; /* NULL: the default generator */
+} ct_multinomial_options;
+ct_tensor *ct_multinomial_with(ct_tensor *probs, int64_t n, ct_multinomial_options o);
+#define ct_multinomial(probs, n, ...) \
+    CT_AT(ct_multinomial_with(probs, n, (ct_multinomial_options){__VA_ARGS__}))
+
 /* ---- dropout ---------------------------------------------------------- */
 
 typedef struct {

@@ -11,6 +11,7 @@
 #pragma GCC optimize("no-trapping-math")
 
 #include <omp.h>
+#include <stdlib.h>
 
 #include "core/philox.h"
 #include "cpu/kernel_util.h"
@@ -189,6 +190,73 @@ static void randperm_i64(void *o, int64_t n, const ct_rng_args *a) {
     }
 }
 
+/* multinomial without replacement: the k largest p / q, q ~ Exp(1) (PyTorch's method:
+ * the exponential race, equivalent to drawing one category at a time); ties keep
+ * the lower index.  With replacement: inverse CDF by binary search. */
+typedef struct {
+    double key;
+    int64_t index;
+} keyed;
+static int by_key_desc(const void *a, const void *b) {
+    const keyed *x = a, *y = b;
+    if (x->key != y->key) return x->key < y->key ? 1 : -1;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+static void multinomial_row(int64_t *out, const ct_multinomial_args *a, int64_t r, void *scratch) {
+    const double *p = a->probs + r * a->ncat;
+    int64_t ncat = a->ncat, n = a->n;
+    if (!a->replacement) {
+        keyed *k = scratch;
+        for (int64_t c = 0; c < ncat; c++) {
+            ct_philox_block blk = ct_philox(a->seed, a->offset + (uint64_t)(r * ncat + c));
+            double q = -log(1.0 - ct_u53(blk.w[0], blk.w[1])); /* Exp(1), 0 only if u = 0 */
+            k[c] = (keyed){p[c] / (q > 0 ? q : 0x1p-1022), c};
+        }
+        if (n == 1) {
+            int64_t best = 0;
+            for (int64_t c = 1; c < ncat; c++)
+                if (k[c].key > k[best].key) best = c;
+            out[0] = best;
+            return;
+        }
+        qsort(k, (size_t)ncat, sizeof *k, by_key_desc);
+        for (int64_t s = 0; s < n; s++) out[s] = k[s].index;
+        return;
+    }
+    double *cum = scratch, total = 0;
+    int64_t last = 0; /* the last category with weight: where rounding at the top lands */
+    for (int64_t c = 0; c < ncat; c++) {
+        total += p[c];
+        cum[c] = total;
+        if (p[c] > 0) last = c;
+    }
+    for (int64_t s = 0; s < n; s++) {
+        ct_philox_block blk = ct_philox(a->seed, a->offset + (uint64_t)(r * n + s));
+        double u = ct_u53(blk.w[0], blk.w[1]) * total;
+        int64_t lo = 0, hi = ncat; /* first c with cum[c] > u */
+        while (lo < hi) {
+            int64_t mid = lo + (hi - lo) / 2;
+            if (cum[mid] > u) hi = mid;
+            else lo = mid + 1;
+        }
+        out[s] = lo < ncat ? lo : last;
+    }
+}
+
+static void multinomial_f64(int64_t *out, const ct_multinomial_args *a) {
+    size_t scratch = (size_t)(a->ncat ? a->ncat : 1) * sizeof(keyed);
+    int nt = ct_get_num_threads();
+#pragma omp parallel num_threads(nt) if (a->rows * (a->ncat + a->n) > CT_GRAIN && nt > 1)
+    {
+        void *buf = malloc(scratch);
+        if (!buf) ct_fatal("out of memory in multinomial");
+#pragma omp for schedule(static)
+        for (int64_t r = 0; r < a->rows; r++) multinomial_row(out + r * a->n, a, r, buf);
+        free(buf);
+    }
+}
+
 #define FLOAT_ENTRY(DT, T, SFX)                                                          \
     {CT_OP_uniform, DT, (ct_kernel)uniform_##SFX}, {CT_OP_normal, DT, (ct_kernel)normal_##SFX}, \
         {CT_OP_bernoulli, DT, (ct_kernel)bernoulli_##SFX},
@@ -198,4 +266,5 @@ static void randperm_i64(void *o, int64_t n, const ct_rng_args *a) {
 const ct_kernel_entry ct_cpu_random_kernels[] = {
     CT_FLOAT_TYPES(FLOAT_ENTRY) CT_REDUCED_TYPES(FLOAT_ENTRY) CT_FOREACH_DTYPE_SFX(ALL_ENTRY)
     {CT_OP_randperm, CT_I64, (ct_kernel)randperm_i64},
+    {CT_OP_multinomial, CT_F64, (ct_kernel)multinomial_f64},
     {0, 0, NULL}};

@@ -1,5 +1,5 @@
 /* Random ops: the factories rand, randn, randint, randperm (and *_like), bernoulli,
- * and the in-place samplers normal_, uniform_, bernoulli_.  Every op reserves one
+ * multinomial, and the in-place samplers normal_, uniform_, bernoulli_.  Every op reserves one
  * generator counter per element (Note [Random counters] in core/generator.h). */
 #include <math.h>
 
@@ -186,6 +186,80 @@ ct_tensor *ct_bernoulli_p_with(ct_tensor *t, double p, ct_random_options o) {
         ct_release(out);
         return NULL;
     }
+    return ct_ret(out);
+}
+
+/* ---- multinomial -------------------------------------------------------- */
+
+/* PyTorch's checks, in its order and words. */
+static bool check_multinomial(const double *v, int64_t rows, int64_t ncat, int64_t n, bool repl) {
+    bool fast = !repl || n == 1; /* PyTorch's exponential-race path checks differently */
+    for (int64_t r = 0; r < rows; r++) {
+        double sum = 0;
+        for (int64_t c = 0; c < ncat; c++) {
+            double x = v[r * ncat + c];
+            if (!(x >= 0) || isinf(x)) {
+                ct_error(fast ? "ct_multinomial: probability tensor contains either `inf`, `nan` "
+                                "or element < 0"
+                         : !(x >= 0) ? "ct_multinomial: invalid multinomial distribution "
+                                       "(encountering probability entry < 0)"
+                                     : "ct_multinomial: invalid multinomial distribution "
+                                       "(encountering probability entry = infinity or NaN)");
+                return false;
+            }
+            sum += x;
+        }
+        if (!(sum > 0)) {
+            ct_error("ct_multinomial: invalid multinomial distribution (sum of probabilities <= 0)");
+            return false;
+        }
+    }
+    return true;
+}
+
+ct_tensor *ct_multinomial_with(ct_tensor *probs, int64_t n, ct_multinomial_options o) {
+    if (!probs) return NULL;
+    if (probs->ndim < 1 || probs->ndim > 2) {
+        ct_error("ct_multinomial: prob_dist must be 1 or 2 dim (got %d dims)", probs->ndim);
+        return NULL;
+    }
+    if (!ct_dtype_is_floating(probs->dtype)) {
+        ct_error("ct_multinomial: multinomial only supports floating-point dtypes for input, "
+                 "got: %s", ct_dtype_name(probs->dtype));
+        return NULL;
+    }
+    if (n <= 0) {
+        ct_error("ct_multinomial: cannot sample n_sample <= 0 samples (got %lld)", (long long)n);
+        return NULL;
+    }
+    int64_t ncat = probs->sizes[probs->ndim - 1], rows = probs->ndim == 2 ? probs->sizes[0] : 1;
+    if (!o.replacement && n > ncat) {
+        ct_error("ct_multinomial: cannot sample n_sample > prob_dist.size(-1) samples without "
+                 "replacement (got %lld > %lld)", (long long)n, (long long)ncat);
+        return NULL;
+    }
+    if (ncat > (1 << 24)) {
+        ct_error("ct_multinomial: number of categories cannot exceed 2^24 (got %lld)", (long long)ncat);
+        return NULL;
+    }
+    ct_multinomial_kernel k =
+        (ct_multinomial_kernel)ct_kernel_for(CT_OP_multinomial, probs->storage->device, CT_F64);
+    ct_tensor *pd = k ? ct_cast_new(probs, CT_F64) : NULL;
+    if (!pd) return NULL;
+    const double *pv = (const double *)ct_tensor_data(pd);
+    ct_tensor *out = NULL;
+    if (check_multinomial(pv, rows, ncat, n, o.replacement)) {
+        out = ct_tensor_new(probs->ndim == 2 ? CT_SHAPE(rows, n) : CT_SHAPE(n), CT_I64,
+                            probs->storage->device);
+    }
+    if (out) {
+        ct_multinomial_args a = {.probs = pv, .rows = rows, .ncat = ncat, .n = n,
+                                 .replacement = o.replacement};
+        uint64_t counters = (uint64_t)rows * (uint64_t)(o.replacement ? n : ncat);
+        a.offset = ct_generator_reserve(ct_generator_or_default(o.generator), counters, &a.seed);
+        k((int64_t *)ct_tensor_data(out), &a);
+    }
+    ct_release(pd);
     return ct_ret(out);
 }
 
