@@ -191,6 +191,34 @@ TEST(normal_moments) {
     CHECK_INT_EQ(ct_dtype_of(ct_rand_like(ct_zeros(CT_SHAPE(2)), .dtype = CT_F16)), CT_F16);
 }
 
+TEST(exponential_and_random_in_place) {
+    ct_manual_seed(13);
+    /* Exp(2): mean 1/2, variance 1/4, fourth central moment 9/16 */
+    ct_tensor *e = ct_exponential_(ct_empty(CT_SHAPE(N), .dtype = CT_F64), 2);
+    moments m = moments_of(e);
+    CHECK_CLOSE(m.mean, 0.5, 5 * SE_MEAN(0.25));
+    CHECK_CLOSE(m.var, 0.25, 5 * SE_VAR(9.0 / 16, 0.25));
+    CHECK(m.min >= 0 && isfinite(m.max));
+    CHECK(moments_of(ct_exponential_(ct_empty(CT_SHAPE(100)), 1)).min >= 0);
+    /* random_(from, to): integers, uniform, in any dtype */
+    ct_tensor *r = ct_random_(ct_empty(CT_SHAPE(N), .dtype = CT_F32), -2, 3);
+    moments rm = moments_of(r);
+    CHECK(rm.min == -2 && rm.max == 2);
+    CHECK_CLOSE(rm.mean, 0, 5 * SE_MEAN(2)); /* variance of uniform {-2..2}: 2 */
+    ct_tensor *u8 = ct_random_(ct_zeros(CT_SHAPE(1000), .dtype = CT_U8), 0, 256);
+    CHECK(moments_of(u8).max <= 255);
+    ct_tensor *x = ct_rand(CT_SHAPE(3), .requires_grad = true);
+    CHECK_STR_EQ(ct_node_name(ct_grad_fn(ct_random_(ct_clone(x), 0, 5))), "RandomBackward0");
+    CHECK_STR_EQ(ct_node_name(ct_grad_fn(ct_exponential_(ct_clone(x), 1))), "ExponentialBackward0");
+    CHECK_ERROR(ct_exponential_(ct_zeros(CT_SHAPE(3)), -1),
+                "exponential_ expects lambda >= 0.0, but found lambda=-1");
+    CHECK_ERROR(ct_exponential_(ct_zeros(CT_SHAPE(3), .dtype = CT_I64), 1), "floating point");
+    CHECK_ERROR(ct_random_(ct_zeros(CT_SHAPE(3)), 5, 2),
+                "random_ expects 'from' to be less than 'to', but got from=5 >= to=2");
+    CHECK_ERROR(ct_random_(ct_zeros(CT_SHAPE(3), .dtype = CT_U8), 0, 300),
+                "to - 1 is out of bounds for unsigned char");
+}
+
 TEST(randint_is_uniform_over_its_range) {
     ct_manual_seed(3);
     ct_tensor *x = ct_randint(-3, 4, CT_SHAPE(N));

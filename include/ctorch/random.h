@@ -86,11 +86,14 @@ typedef struct {
 ct_tensor *ct_bernoulli_with(ct_tensor *p, ct_random_options o);
 /* torch.bernoulli(t, p): t's shape and dtype, 1 with probability p (0 <= p <= 1). */
 ct_tensor *ct_bernoulli_p_with(ct_tensor *t, double p, ct_random_options o);
-/* In place: t.bernoulli_(p), t.normal_(mean, std), t.uniform_(from, to).  They bump
- * t's version and return t. */
+/* In place: t.bernoulli_(p), t.normal_(mean, std), t.uniform_(from, to),
+ * t.random_(from, to) (integers in [from, to), any dtype), t.exponential_(lambd)
+ * (density lambd exp(-lambd x)).  They bump t's version and return t. */
 ct_tensor *ct_bernoulli__with(ct_tensor *t, double p, ct_random_options o);
 ct_tensor *ct_normal__with(ct_tensor *t, double mean, double std, ct_random_options o);
 ct_tensor *ct_uniform__with(ct_tensor *t, double from, double to, ct_random_options o);
+ct_tensor *ct_random__with(ct_tensor *t, int64_t from, int64_t to, ct_random_options o);
+ct_tensor *ct_exponential__with(ct_tensor *t, double lambd, ct_random_options o);
 
 #define ct_bernoulli(p, ...) CT_AT(ct_bernoulli_with(p, (ct_random_options){__VA_ARGS__}))
 #define ct_bernoulli_p(t, p, ...) \
@@ -101,6 +104,10 @@ ct_tensor *ct_uniform__with(ct_tensor *t, double from, double to, ct_random_opti
     CT_AT(ct_normal__with(t, mean, std, (ct_random_options){__VA_ARGS__}))
 #define ct_uniform_(t, from, to, ...) \
     CT_AT(ct_uniform__with(t, from, to, (ct_random_options){__VA_ARGS__}))
+#define ct_random_(t, from, to, ...) \
+    CT_AT(ct_random__with(t, from, to, (ct_random_options){__VA_ARGS__}))
+#define ct_exponential_(t, lambd, ...) \
+    CT_AT(ct_exponential__with(t, lambd, (ct_random_options){__VA_ARGS__}))
 
 /* torch.multinomial: n category indices (int64) per row of probs (1-D: [n], 2-D:
  * [rows, n]), drawn with probability proportional to the (finite, non-negative)

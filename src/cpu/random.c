@@ -1,5 +1,5 @@
-/* Random kernels: uniform, normal, randint, bernoulli (scalar p and tensor p), and
- * randperm.  Element i draws from Philox block (seed, offset + i) only, so the split
+/* Random kernels: uniform, normal, exponential, randint, bernoulli (scalar p and
+ * tensor p), randperm and multinomial.  Element i draws from Philox block (seed, offset + i) only, so the split
  * across threads cannot change any value (Note [Random counters]).
  *
  * Each kernel is a loop over a range of elements with no dependence between
@@ -143,6 +143,8 @@ PART(uniform_f32, float, o[i] = (float)(A + (double)unit_bits(blk.w[0], 24) * (B
 PART(uniform_f64, double, o[i] = A + ct_u53(blk.w[0], blk.w[1]) * (B - A))
 PART(normal_f32, float, o[i] = (float)(A + B * gaussian(&blk)))
 PART(normal_f64, double, o[i] = A + B * gaussian(&blk))
+PART(exponential_f32, float, o[i] = (float)(-log_e(1.0 - ct_u53(blk.w[0], blk.w[1])) / A))
+PART(exponential_f64, double, o[i] = -log_e(1.0 - ct_u53(blk.w[0], blk.w[1])) / A)
 PART(bernoulli_f32, float, o[i] = hit(&blk, p[i]) ? 1.0f : 0.0f)
 PART(bernoulli_f64, double, o[i] = hit(&blk, p[i]) ? 1.0 : 0.0)
 
@@ -155,6 +157,8 @@ static inline void put_reduced(void *o, ct_dtype dt, int64_t i, float v) {
     PART(uniform_##SFX, T,                                                               \
          put_reduced(o, DT, i, (float)(A + (double)unit_bits(blk.w[0], DT == CT_F16 ? 11 : 8) * (B - A)))) \
     PART(normal_##SFX, T, put_reduced(o, DT, i, (float)(A + B * gaussian(&blk)))) \
+    PART(exponential_##SFX, T,                                                           \
+         put_reduced(o, DT, i, (float)(-log_e(1.0 - ct_u53(blk.w[0], blk.w[1])) / A)))   \
     PART(bernoulli_##SFX, T, put_reduced(o, DT, i, hit(&blk, p[i]) ? 1.0f : 0.0f))
 CT_REDUCED_TYPES(REDUCED)
 
@@ -259,7 +263,8 @@ static void multinomial_f64(int64_t *out, const ct_multinomial_args *a) {
 
 #define FLOAT_ENTRY(DT, T, SFX)                                                          \
     {CT_OP_uniform, DT, (ct_kernel)uniform_##SFX}, {CT_OP_normal, DT, (ct_kernel)normal_##SFX}, \
-        {CT_OP_bernoulli, DT, (ct_kernel)bernoulli_##SFX},
+        {CT_OP_bernoulli, DT, (ct_kernel)bernoulli_##SFX},                              \
+        {CT_OP_exponential, DT, (ct_kernel)exponential_##SFX},
 #define ALL_ENTRY(DT, T, SFX)                                                            \
     {CT_OP_randint, DT, (ct_kernel)randint_##SFX},                                       \
         {CT_OP_bernoulli_scalar, DT, (ct_kernel)bernoulli_scalar_##SFX},

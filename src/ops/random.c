@@ -1,5 +1,6 @@
 /* Random ops: the factories rand, randn, randint, randperm (and *_like), bernoulli,
- * multinomial, and the in-place samplers normal_, uniform_, bernoulli_.  Every op reserves one
+ * multinomial, and the in-place samplers normal_, uniform_, bernoulli_, random_,
+ * exponential_.  Every op reserves one
  * generator counter per element (Note [Random counters] in core/generator.h). */
 #include <math.h>
 
@@ -89,25 +90,30 @@ static void dtype_range(ct_dtype dt, double *lo, double *hi) {
     }
 }
 
-ct_tensor *ct_randint_with(int64_t low, int64_t high, ct_shape shape, ct_tensor_options o) {
+/* random_'s checks: a non-empty [low, high) that the dtype can hold. */
+static bool check_int_range(const char *op, int64_t low, int64_t high, ct_dtype dt) {
     if (low >= high) {
-        ct_error("ct_randint: random_ expects 'from' to be less than 'to', but got from=%lld "
-                 ">= to=%lld", (long long)low, (long long)high);
-        return NULL;
+        ct_error("%s: random_ expects 'from' to be less than 'to', but got from=%lld >= to=%lld",
+                 op, (long long)low, (long long)high);
+        return false;
     }
-    if (o.dtype == CT_DTYPE_UNSET) o.dtype = CT_I64;
     double lo, hi;
-    dtype_range(o.dtype, &lo, &hi);
+    dtype_range(dt, &lo, &hi);
     if ((double)low < lo || (double)low > hi) {
-        ct_error("ct_randint: from is out of bounds for %s (got %lld)", cpp_name(o.dtype),
-                 (long long)low);
-        return NULL;
+        ct_error("%s: from is out of bounds for %s (got %lld)", op, cpp_name(dt), (long long)low);
+        return false;
     }
     if ((double)(high - 1) < lo || (double)(high - 1) > hi) {
-        ct_error("ct_randint: to - 1 is out of bounds for %s (got %lld)", cpp_name(o.dtype),
+        ct_error("%s: to - 1 is out of bounds for %s (got %lld)", op, cpp_name(dt),
                  (long long)(high - 1));
-        return NULL;
+        return false;
     }
+    return true;
+}
+
+ct_tensor *ct_randint_with(int64_t low, int64_t high, ct_shape shape, ct_tensor_options o) {
+    if (o.dtype == CT_DTYPE_UNSET) o.dtype = CT_I64;
+    if (!check_int_range("ct_randint", low, high, o.dtype)) return NULL;
     ct_rng_args a = {.low = low, .range = (uint64_t)high - (uint64_t)low};
     return random_factory("ct_randint", CT_OP_randint, shape, o, a);
 }
@@ -266,9 +272,9 @@ ct_tensor *ct_multinomial_with(ct_tensor *probs, int64_t n, ct_multinomial_optio
 /* ---- in place ----------------------------------------------------------- */
 
 /* Refills t; a t that requires grad gets a node whose gradient is zero. */
-static ct_tensor *sample_inplace(const char *name, ct_op_id op, ct_tensor *t, ct_rng_args a,
-                                 ct_generator *g) {
-    if (!ct_check_inplace(name, t) || !ct_sample(op, t, &a, g)) return NULL;
+static ct_tensor *sample_inplace(const char *name, ct_op_id kernel, ct_op_id op, ct_tensor *t,
+                                 ct_rng_args a, ct_generator *g) {
+    if (!ct_check_inplace(name, t) || !ct_sample(kernel, t, &a, g)) return NULL;
     ct_bump_version(t);
     ct_node *n = ct_node_record(op, 1, &t, 1);
     if (n) {
@@ -280,7 +286,7 @@ static ct_tensor *sample_inplace(const char *name, ct_op_id op, ct_tensor *t, ct
 
 ct_tensor *ct_bernoulli__with(ct_tensor *t, double p, ct_random_options o) {
     if (!t || !check_p("ct_bernoulli_", p)) return NULL;
-    return sample_inplace("ct_bernoulli_", CT_OP_bernoulli_scalar, t,
+    return sample_inplace("ct_bernoulli_", CT_OP_bernoulli_scalar, CT_OP_bernoulli_scalar, t,
                           (ct_rng_args){.a = p, .b = 1}, o.generator);
 }
 
@@ -290,7 +296,7 @@ ct_tensor *ct_normal__with(ct_tensor *t, double mean, double std, ct_random_opti
         ct_error("ct_normal_: normal expects std >= 0.0, but found std %g", std);
         return NULL;
     }
-    return sample_inplace("ct_normal_", CT_OP_normal, t, (ct_rng_args){.a = mean, .b = std},
+    return sample_inplace("ct_normal_", CT_OP_normal, CT_OP_normal, t, (ct_rng_args){.a = mean, .b = std},
                           o.generator);
 }
 
@@ -301,8 +307,24 @@ ct_tensor *ct_uniform__with(ct_tensor *t, double from, double to, ct_random_opti
                  "from=%g > to=%g", from, to);
         return NULL;
     }
-    return sample_inplace("ct_uniform_", CT_OP_uniform, t, (ct_rng_args){.a = from, .b = to},
+    return sample_inplace("ct_uniform_", CT_OP_uniform, CT_OP_uniform, t, (ct_rng_args){.a = from, .b = to},
                           o.generator);
+}
+
+ct_tensor *ct_random__with(ct_tensor *t, int64_t low, int64_t high, ct_random_options o) {
+    if (!t || !check_int_range("ct_random_", low, high, t->dtype)) return NULL;
+    ct_rng_args a = {.low = low, .range = (uint64_t)high - (uint64_t)low};
+    return sample_inplace("ct_random_", CT_OP_randint, CT_OP_random, t, a, o.generator);
+}
+
+ct_tensor *ct_exponential__with(ct_tensor *t, double lambd, ct_random_options o) {
+    if (!t || !check_floating("ct_exponential_", "tensor", t->dtype)) return NULL;
+    if (!(lambd >= 0)) {
+        ct_error("ct_exponential_: exponential_ expects lambda >= 0.0, but found lambda=%g", lambd);
+        return NULL;
+    }
+    return sample_inplace("ct_exponential_", CT_OP_exponential, CT_OP_exponential, t,
+                          (ct_rng_args){.a = lambd}, o.generator);
 }
 
 /* The samples do not depend on the old values (or on p): the gradient is zero. */
@@ -322,6 +344,14 @@ bool bernoulli_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     return zero_backward(go, gi);
 }
 bool bernoulli_scalar_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    (void)n;
+    return zero_backward(go, gi);
+}
+bool random_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    (void)n;
+    return zero_backward(go, gi);
+}
+bool exponential_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     (void)n;
     return zero_backward(go, gi);
 }

@@ -21,6 +21,8 @@ SEEDED(f_feature_alpha_dropout, ct_feature_alpha_dropout(x[0], 0.3, true, .gener
 SEEDED(f_normal, ct_add(x[0], ct_normal_(ct_clone(x[0]), 1, 2, .generator = g)))
 SEEDED(f_uniform, ct_add(x[0], ct_uniform_(ct_clone(x[0]), -1, 1, .generator = g)))
 SEEDED(f_bernoulli_scalar, ct_add(x[0], ct_bernoulli_(ct_clone(x[0]), 0.5, .generator = g)))
+SEEDED(f_random, ct_add(x[0], ct_random_(ct_clone(x[0]), -3, 3, .generator = g)))
+SEEDED(f_exponential, ct_add(x[0], ct_exponential_(ct_clone(x[0]), 1.5, .generator = g)))
 SEEDED(f_bernoulli, ct_mul(x[0], ct_bernoulli(x[0], .generator = g)))
 
 TEST(grad_dropout) {
@@ -52,9 +54,10 @@ TEST(grad_random_samplers_are_zero) {
     /* probabilities well inside (0, 1): a 1e-6 step cannot flip a sample */
     ct_tensor *p[] = {gc_rand_range(CT_SHAPE(2, 4), 0.2, 0.8)};
     ct_tensor *pn[] = {gc_noncontig_range(CT_SHAPE(3, 1), 0.2, 0.8)};
-    ct_tensor *(*fs[])(ct_tensor *const *, void *) = {f_normal, f_uniform, f_bernoulli_scalar};
-    const char *names[] = {"normal", "uniform", "bernoulli_scalar"};
-    for (int i = 0; i < 3; i++) {
+    ct_tensor *(*fs[])(ct_tensor *const *, void *) = {f_normal, f_uniform, f_bernoulli_scalar,
+                                                      f_random, f_exponential};
+    const char *names[] = {"normal", "uniform", "bernoulli_scalar", "random", "exponential"};
+    for (int i = 0; i < 5; i++) {
         GRADGRADCHECK(names[i], fs[i], 1, a, g);
         GRADCHECK(names[i], fs[i], 1, b, g);
         GRADCHECK(names[i], fs[i], 1, z, g);
