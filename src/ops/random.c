@@ -328,30 +328,14 @@ ct_tensor *ct_exponential__with(ct_tensor *t, double lambd, ct_random_options o)
 }
 
 /* The samples do not depend on the old values (or on p): the gradient is zero. */
-static bool zero_backward(ct_tensor **go, ct_tensor **gi) {
-    return (gi[0] = ct_zeros_like_with(go[0], (ct_tensor_options){0})) != NULL;
-}
-bool normal_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    (void)n;
-    return zero_backward(go, gi);
-}
-bool uniform_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    (void)n;
-    return zero_backward(go, gi);
-}
-bool bernoulli_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    (void)n;
-    return zero_backward(go, gi);
-}
-bool bernoulli_scalar_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    (void)n;
-    return zero_backward(go, gi);
-}
-bool random_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    (void)n;
-    return zero_backward(go, gi);
-}
-bool exponential_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    (void)n;
-    return zero_backward(go, gi);
-}
+#define ZERO_BACKWARD(op)                                                           \
+    bool op##_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {               \
+        (void)n;                                                                    \
+        return (gi[0] = ct_zeros_like_with(go[0], (ct_tensor_options){0})) != NULL; \
+    }
+ZERO_BACKWARD(normal)
+ZERO_BACKWARD(uniform)
+ZERO_BACKWARD(bernoulli)
+ZERO_BACKWARD(bernoulli_scalar)
+ZERO_BACKWARD(random)
+ZERO_BACKWARD(exponential)
