@@ -1,11 +1,13 @@
 /* Random kernels: uniform, normal, exponential, randint, bernoulli (scalar p and
- * tensor p), randperm and multinomial.  Element i draws from Philox block (seed, offset + i) only, so the split
- * across threads cannot change any value (Note [Random counters]).
+ * tensor p), randperm and multinomial.  Element i draws from Philox block
+ * (seed, offset + i) only, so the split across threads cannot change any value
+ * (Note [Random counters]).
  *
  * Each kernel is a loop over a range of elements with no dependence between
  * iterations (Philox is plain 32-bit integer arithmetic), which the compiler
- * vectorizes; ranges are spread over threads in fixed chunks. */
-/* No kernel here traps on floating-point exceptions (none are ever enabled), and
+ * vectorizes; ranges are spread over threads in fixed chunks.
+ *
+ * No kernel here traps on floating-point exceptions (none are ever enabled), and
  * telling the compiler so lets it turn the selects in these loops into vector blends
  * on AVX2 (without it, only AVX-512's masked instructions vectorize them). */
 #pragma GCC optimize("no-trapping-math")
@@ -155,8 +157,9 @@ static inline void put_reduced(void *o, ct_dtype dt, int64_t i, float v) {
 }
 #define REDUCED(DT, T, SFX)                                                              \
     PART(uniform_##SFX, T,                                                               \
-         put_reduced(o, DT, i, (float)(A + (double)unit_bits(blk.w[0], DT == CT_F16 ? 11 : 8) * (B - A)))) \
-    PART(normal_##SFX, T, put_reduced(o, DT, i, (float)(A + B * gaussian(&blk)))) \
+         put_reduced(o, DT, i,                                                           \
+                     (float)(A + (double)unit_bits(blk.w[0], DT == CT_F16 ? 11 : 8) * (B - A)))) \
+    PART(normal_##SFX, T, put_reduced(o, DT, i, (float)(A + B * gaussian(&blk))))        \
     PART(exponential_##SFX, T,                                                           \
          put_reduced(o, DT, i, (float)(-log_e(1.0 - ct_u53(blk.w[0], blk.w[1])) / A)))   \
     PART(bernoulli_##SFX, T, put_reduced(o, DT, i, hit(&blk, p[i]) ? 1.0f : 0.0f))
@@ -166,7 +169,7 @@ CT_REDUCED_TYPES(REDUCED)
 #define ALL(DT, T, SFX)                                                                  \
     PART(randint_big_##SFX, T, o[i] = (T)(int64_t)((uint64_t)low + below(&blk, range))) \
     PART(randint_small_##SFX, T,                                                         \
-         o[i] = (T)(int64_t)((uint64_t)low + below_small(&blk, range)))            \
+         o[i] = (T)(int64_t)((uint64_t)low + below_small(&blk, range)))                  \
     static void randint_##SFX(void *o, int64_t n, const ct_rng_args *a) {               \
         if (a->range != 0 && a->range <= (UINT64_C(1) << 32)) randint_small_##SFX(o, n, a); \
         else randint_big_##SFX(o, n, a);                                                 \
