@@ -184,6 +184,11 @@ TEST(normal_moments) {
     moments n = moments_of(ct_normal_(ct_empty(CT_SHAPE(N), .dtype = CT_F64), 3, 2));
     CHECK_CLOSE(n.mean, 3, 5 * SE_MEAN(4));
     CHECK_CLOSE(n.var, 4, 5 * SE_VAR(48, 4));
+    /* the factory form: torch.normal(3, 2, size) */
+    moments f = moments_of(ct_normal(3, 2, CT_SHAPE(N), .dtype = CT_F64));
+    CHECK_CLOSE(f.mean, 3, 5 * SE_MEAN(4));
+    CHECK_CLOSE(f.var, 4, 5 * SE_VAR(48, 4));
+    CHECK_ERROR(ct_normal(0, -1, CT_SHAPE(2)), "normal expects std >= 0.0, but found std -1");
     /* randn_like keeps dtype and shape */
     ct_tensor *l = ct_randn_like(ct_zeros(CT_SHAPE(2, 3), .dtype = CT_F64));
     CHECK_INT_EQ(ct_dtype_of(l), CT_F64);

@@ -57,6 +57,8 @@ ct_tensor *ct_rand_with(ct_shape shape, ct_tensor_options o);
 ct_tensor *ct_randn_with(ct_shape shape, ct_tensor_options o);
 /* Integers uniform on [low, high) (default dtype int64). */
 ct_tensor *ct_randint_with(int64_t low, int64_t high, ct_shape shape, ct_tensor_options o);
+/* torch.normal(mean, std, size): N(mean, std^2) (floating dtypes; std >= 0). */
+ct_tensor *ct_normal_with(double mean, double std, ct_shape shape, ct_tensor_options o);
 /* A random permutation of 0 .. n-1 (default dtype int64). */
 ct_tensor *ct_randperm_with(int64_t n, ct_tensor_options o);
 /* The same with t's shape, dtype and device unless the options say otherwise. */
@@ -70,6 +72,8 @@ ct_tensor *ct_randint_like_with(const ct_tensor *t, int64_t low, int64_t high,
 #define ct_randint(low, high, shape, ...) \
     CT_AT(ct_randint_with(low, high, shape, CT_OPTS(__VA_ARGS__)))
 #define ct_randperm(n, ...) CT_AT(ct_randperm_with(n, CT_OPTS(__VA_ARGS__)))
+#define ct_normal(mean, std, shape, ...) \
+    CT_AT(ct_normal_with(mean, std, shape, CT_OPTS(__VA_ARGS__)))
 #define ct_rand_like(t, ...) CT_AT(ct_rand_like_with(t, CT_OPTS(__VA_ARGS__)))
 #define ct_randn_like(t, ...) CT_AT(ct_randn_like_with(t, CT_OPTS(__VA_ARGS__)))
 #define ct_randint_like(t, low, high, ...) \

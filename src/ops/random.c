@@ -59,6 +59,14 @@ ct_tensor *ct_randn_with(ct_shape shape, ct_tensor_options o) {
     return random_factory("ct_randn", CT_OP_normal, shape, o, (ct_rng_args){.a = 0, .b = 1});
 }
 
+ct_tensor *ct_normal_with(double mean, double std, ct_shape shape, ct_tensor_options o) {
+    if (!(std >= 0)) {
+        ct_error("ct_normal: normal expects std >= 0.0, but found std %g", std);
+        return NULL;
+    }
+    return random_factory("ct_normal", CT_OP_normal, shape, o, (ct_rng_args){.a = mean, .b = std});
+}
+
 /* The C++ type names PyTorch's range checks print, and the dtype's exact range. */
 static const char *cpp_name(ct_dtype dt) {
     switch (dt) {
