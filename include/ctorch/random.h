@@ -48,6 +48,9 @@ ct_tensor *ct_generator_get_state(ct_generator *g);
 int ct_generator_set_state(ct_generator *g, const ct_tensor *state);
 #define ct_generator_get_state(g) CT_AT(ct_generator_get_state(g))
 #define ct_generator_set_state(g, state) CT_AT(ct_generator_set_state(g, state))
+/* torch.get_rng_state / torch.set_rng_state: the default generator's state. */
+#define ct_get_rng_state() ct_generator_get_state(NULL)
+#define ct_set_rng_state(state) ct_generator_set_state(NULL, state)
 
 /* ---- random factories (options: dtype, device, requires_grad, generator) ---- */
 
