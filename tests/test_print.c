@@ -2,6 +2,7 @@
  * tests/fixtures/gen_print.py) lists tensors by value and the exact text PyTorch 1.13
  * prints for each; every case must match character for character. */
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "ct_test.h"
 
@@ -125,11 +126,24 @@ TEST(print_options_errors) {
     CHECK_ERROR(ct_set_printoptions(.profile = "long"), "unknown profile \"long\"");
 }
 
-TEST(print_null_and_cuda_free_paths) {
+/* ct_print writes ct_to_string's text and a newline to stdout. */
+TEST(print_writes_to_stdout) {
     CHECK(ct_to_string(NULL) == NULL);
-    /* ct_print writes the same text and a newline */
-    ct_tensor *t = ct_arange(3);
-    char *s = ct_to_string(t);
+    char *s = ct_to_string(ct_arange(3));
     CHECK_STR_EQ(s, "tensor([0, 1, 2])");
     free(s);
+    fflush(stdout);
+    int saved = dup(1);
+    FILE *tmp = tmpfile();
+    dup2(fileno(tmp), 1);
+    ct_print(ct_eye(2));
+    fflush(stdout);
+    dup2(saved, 1);
+    close(saved);
+    char buf[128] = {0};
+    rewind(tmp);
+    size_t n = fread(buf, 1, sizeof buf - 1, tmp);
+    fclose(tmp);
+    CHECK_INT_EQ(n, strlen("tensor([[1., 0.],\n        [0., 1.]])\n"));
+    CHECK_STR_EQ(buf, "tensor([[1., 0.],\n        [0., 1.]])\n");
 }
