@@ -63,6 +63,186 @@ ct_tensor *ct_log(ct_tensor *a);
 #define ct_exp(a) CT_AT(ct_exp(a))
 #define ct_log(a) CT_AT(ct_log(a))
 
+/* ---- unary math (integer and bool inputs give the default float dtype) ---- */
+
+ct_tensor *ct_reciprocal(ct_tensor *x); /* 1 / x */
+ct_tensor *ct_expm1(ct_tensor *x);      /* exp(x) - 1, accurate near 0 */
+ct_tensor *ct_log1p(ct_tensor *x);      /* log(1 + x), accurate near 0 */
+ct_tensor *ct_log2(ct_tensor *x);
+ct_tensor *ct_sqrt(ct_tensor *x);
+ct_tensor *ct_rsqrt(ct_tensor *x);      /* 1 / sqrt(x) */
+ct_tensor *ct_sin(ct_tensor *x);
+ct_tensor *ct_cos(ct_tensor *x);
+ct_tensor *ct_tanh(ct_tensor *x);
+ct_tensor *ct_sigmoid(ct_tensor *x);    /* 1 / (1 + exp(-x)), no overflow at any x */
+ct_tensor *ct_erf(ct_tensor *x);
+/* abs and sign keep integer dtypes (sign also bool; abs of bool is refused). */
+ct_tensor *ct_abs(ct_tensor *x);
+ct_tensor *ct_sign(ct_tensor *x);       /* -1, 0 or 1 (0 for NaN, as PyTorch's cpu) */
+#define ct_reciprocal(x) CT_AT(ct_reciprocal(x))
+#define ct_expm1(x) CT_AT(ct_expm1(x))
+#define ct_log1p(x) CT_AT(ct_log1p(x))
+#define ct_log2(x) CT_AT(ct_log2(x))
+#define ct_sqrt(x) CT_AT(ct_sqrt(x))
+#define ct_rsqrt(x) CT_AT(ct_rsqrt(x))
+#define ct_sin(x) CT_AT(ct_sin(x))
+#define ct_cos(x) CT_AT(ct_cos(x))
+#define ct_tanh(x) CT_AT(ct_tanh(x))
+#define ct_sigmoid(x) CT_AT(ct_sigmoid(x))
+#define ct_erf(x) CT_AT(ct_erf(x))
+#define ct_abs(x) CT_AT(ct_abs(x))
+#define ct_sign(x) CT_AT(ct_sign(x))
+
+/* ---- activations (torch.nn.functional); float inputs unless noted ---- */
+
+/* max(x, 0); integer inputs keep their dtype, bool is refused.  relu_ is in place. */
+ct_tensor *ct_relu(ct_tensor *x);
+ct_tensor *ct_relu_(ct_tensor *x);
+/* x if x > 0 else negative_slope * x  (F.leaky_relu(x, negative_slope); PyTorch's
+ * default slope is 0.01). */
+ct_tensor *ct_leaky_relu(ct_tensor *x, double negative_slope);
+/* x if x > 0 else alpha * (exp(x) - 1)  (F.elu(x, alpha); default alpha 1). */
+ct_tensor *ct_elu(ct_tensor *x, double alpha);
+/* x / (1 + exp(-x)). */
+ct_tensor *ct_silu(ct_tensor *x);
+/* log(1 + exp(beta x)) / beta, and x where beta x > threshold  (F.softplus(x, beta,
+ * threshold); PyTorch's defaults are beta 1, threshold 20). */
+ct_tensor *ct_softplus(ct_tensor *x, double beta, double threshold);
+/* x clamped to [min_val, max_val]  (F.hardtanh; defaults -1, 1).  Integer inputs keep
+ * their dtype. */
+ct_tensor *ct_hardtanh(ct_tensor *x, double min_val, double max_val);
+#define ct_relu(x) CT_AT(ct_relu(x))
+#define ct_relu_(x) CT_AT(ct_relu_(x))
+#define ct_leaky_relu(x, negative_slope) CT_AT(ct_leaky_relu(x, negative_slope))
+#define ct_elu(x, alpha) CT_AT(ct_elu(x, alpha))
+#define ct_silu(x) CT_AT(ct_silu(x))
+#define ct_softplus(x, beta, threshold) CT_AT(ct_softplus(x, beta, threshold))
+#define ct_hardtanh(x, min_val, max_val) CT_AT(ct_hardtanh(x, min_val, max_val))
+
+/* F.gelu(x, approximate=...): exact x * Phi(x), or the tanh approximation. */
+typedef enum { CT_GELU_NONE = 0, CT_GELU_TANH = 1 } ct_gelu_approximate;
+typedef struct {
+    ct_gelu_approximate approximate; /* default CT_GELU_NONE (exact, with erf) */
+} ct_gelu_options;
+ct_tensor *ct_gelu_with(ct_tensor *x, ct_gelu_options o);
+/* ct_gelu(x), ct_gelu(x, .approximate = CT_GELU_TANH) */
+#define ct_gelu(...) CT_AT(ct_gelu_with(CT_GELU_ARGS_(__VA_ARGS__, )))
+#define CT_GELU_ARGS_(x, ...) x, (ct_gelu_options){__VA_ARGS__}
+
+/* ---- optional numbers in keyword options ---- */
+
+/* An optional double: zero-initialised means "not given" (PyTorch's None). */
+typedef struct { bool set; double v; } ct_opt_f64;
+#define CT_SOME(value) ((ct_opt_f64){.set = true, .v = (double)(value)})
+
+/* torch.nan_to_num: NaN -> nan (default 0), +inf -> posinf, -inf -> neginf (default:
+ * the largest / lowest finite value of x's dtype).  Integer and bool inputs are
+ * returned unchanged (copied).
+ *     ct_nan_to_num(x), ct_nan_to_num(x, .nan = 0.5, .posinf = CT_SOME(1e4)) */
+typedef struct {
+    double nan;
+    ct_opt_f64 posinf, neginf;
+} ct_nan_to_num_options;
+ct_tensor *ct_nan_to_num_with(ct_tensor *x, ct_nan_to_num_options o);
+#define ct_nan_to_num(...) CT_AT(ct_nan_to_num_with(CT_NAN_TO_NUM_ARGS_(__VA_ARGS__, )))
+#define CT_NAN_TO_NUM_ARGS_(x, ...) x, (ct_nan_to_num_options){__VA_ARGS__}
+
+/* ---- clamp ---- */
+
+/* torch.clamp with numbers: at least one bound must be given; NaN stays NaN; when
+ * min > max every element becomes max.  The result dtype promotes x with the bounds
+ * as with Python numbers (an int64 tensor clamped to 0.5 is float32).  clamp_ writes
+ * into x (the promoted dtype must cast to x's).
+ *     ct_clamp(x, .min = CT_SOME(-1), .max = CT_SOME(1)); ct_clamp(x, .min = CT_SOME(0)) */
+typedef struct {
+    ct_opt_f64 min, max;
+} ct_clamp_options;
+ct_tensor *ct_clamp_with(ct_tensor *x, ct_clamp_options o);
+ct_tensor *ct_clamp_with_(ct_tensor *x, ct_clamp_options o);
+#define ct_clamp(...) CT_AT(ct_clamp_with(CT_CLAMP_ARGS_(__VA_ARGS__, )))
+#define ct_clamp_(...) CT_AT(ct_clamp_with_(CT_CLAMP_ARGS_(__VA_ARGS__, )))
+#define CT_CLAMP_ARGS_(x, ...) x, (ct_clamp_options){__VA_ARGS__}
+/* torch.clamp with tensor bounds (broadcast, promoted); NULL means "not given", and at
+ * least one must be given.  Note: a bound that is NULL because its computation failed
+ * reads as "not given"; check ct_last_error() when building bounds in a chain. */
+ct_tensor *ct_clamp_tensor(ct_tensor *x, ct_tensor *min, ct_tensor *max);
+#define ct_clamp_tensor(x, min, max) CT_AT(ct_clamp_tensor(x, min, max))
+
+/* ---- pow ---- */
+
+/* torch.pow: x ** e elementwise (broadcast, promoted).  Integer tensors raised to
+ * negative integer powers are refused, as in PyTorch.  Gradients at x == 0 follow
+ * PyTorch: d/dx is 0 where e == 0, d/de is 0 where x == 0 and e >= 0. */
+ct_tensor *ct_pow(ct_tensor *x, ct_tensor *e);
+ct_tensor *ct_pow_scalar(ct_tensor *x, double e);     /* x ** e     (PowBackward0) */
+ct_tensor *ct_rpow_scalar(ct_tensor *x, double base); /* base ** x  (PowBackward2) */
+#define ct_pow(x, e) CT_AT(ct_pow(x, e))
+#define ct_pow_scalar(x, e) CT_AT(ct_pow_scalar(x, e))
+#define ct_rpow_scalar(x, base) CT_AT(ct_rpow_scalar(x, base))
+
+/* ---- selection and interpolation ---- */
+
+/* Elementwise max / min of two tensors (broadcast, promoted; bool and integers too).
+ * NaN propagates.  On ties each input gets half the gradient, as in PyTorch. */
+ct_tensor *ct_maximum(ct_tensor *a, ct_tensor *b);
+ct_tensor *ct_minimum(ct_tensor *a, ct_tensor *b);
+/* cond ? a : b elementwise; cond must be bool; a and b are promoted. */
+ct_tensor *ct_where(ct_tensor *cond, ct_tensor *a, ct_tensor *b);
+/* start + weight * (end - start); start, end (and a tensor weight) share one float
+ * dtype, as torch.lerp requires. */
+ct_tensor *ct_lerp(ct_tensor *start, ct_tensor *end, double weight);
+ct_tensor *ct_lerp_tensor(ct_tensor *start, ct_tensor *end, ct_tensor *weight);
+#define ct_maximum(a, b) CT_AT(ct_maximum(a, b))
+#define ct_minimum(a, b) CT_AT(ct_minimum(a, b))
+#define ct_where(cond, a, b) CT_AT(ct_where(cond, a, b))
+#define ct_lerp(start, end, weight) CT_AT(ct_lerp(start, end, weight))
+#define ct_lerp_tensor(start, end, weight) CT_AT(ct_lerp_tensor(start, end, weight))
+
+/* ---- comparisons and logic: bool results, not differentiable ---- */
+
+/* a OP b after broadcasting and promotion (an int64 tensor compared with 1.5 compares
+ * as float).  _scalar forms compare with a C double. */
+ct_tensor *ct_eq(ct_tensor *a, ct_tensor *b);
+ct_tensor *ct_ne(ct_tensor *a, ct_tensor *b);
+ct_tensor *ct_lt(ct_tensor *a, ct_tensor *b);
+ct_tensor *ct_le(ct_tensor *a, ct_tensor *b);
+ct_tensor *ct_gt(ct_tensor *a, ct_tensor *b);
+ct_tensor *ct_ge(ct_tensor *a, ct_tensor *b);
+ct_tensor *ct_eq_scalar(ct_tensor *a, double b);
+ct_tensor *ct_ne_scalar(ct_tensor *a, double b);
+ct_tensor *ct_lt_scalar(ct_tensor *a, double b);
+ct_tensor *ct_le_scalar(ct_tensor *a, double b);
+ct_tensor *ct_gt_scalar(ct_tensor *a, double b);
+ct_tensor *ct_ge_scalar(ct_tensor *a, double b);
+/* Nonzero is true, for any dtype. */
+ct_tensor *ct_logical_and(ct_tensor *a, ct_tensor *b);
+ct_tensor *ct_logical_or(ct_tensor *a, ct_tensor *b);
+ct_tensor *ct_logical_xor(ct_tensor *a, ct_tensor *b);
+ct_tensor *ct_logical_not(ct_tensor *x);
+/* Integer and bool elements are never NaN or infinite. */
+ct_tensor *ct_isnan(ct_tensor *x);
+ct_tensor *ct_isinf(ct_tensor *x);
+ct_tensor *ct_isfinite(ct_tensor *x);
+#define ct_eq(a, b) CT_AT(ct_eq(a, b))
+#define ct_ne(a, b) CT_AT(ct_ne(a, b))
+#define ct_lt(a, b) CT_AT(ct_lt(a, b))
+#define ct_le(a, b) CT_AT(ct_le(a, b))
+#define ct_gt(a, b) CT_AT(ct_gt(a, b))
+#define ct_ge(a, b) CT_AT(ct_ge(a, b))
+#define ct_eq_scalar(a, b) CT_AT(ct_eq_scalar(a, b))
+#define ct_ne_scalar(a, b) CT_AT(ct_ne_scalar(a, b))
+#define ct_lt_scalar(a, b) CT_AT(ct_lt_scalar(a, b))
+#define ct_le_scalar(a, b) CT_AT(ct_le_scalar(a, b))
+#define ct_gt_scalar(a, b) CT_AT(ct_gt_scalar(a, b))
+#define ct_ge_scalar(a, b) CT_AT(ct_ge_scalar(a, b))
+#define ct_logical_and(a, b) CT_AT(ct_logical_and(a, b))
+#define ct_logical_or(a, b) CT_AT(ct_logical_or(a, b))
+#define ct_logical_xor(a, b) CT_AT(ct_logical_xor(a, b))
+#define ct_logical_not(x) CT_AT(ct_logical_not(x))
+#define ct_isnan(x) CT_AT(ct_isnan(x))
+#define ct_isinf(x) CT_AT(ct_isinf(x))
+#define ct_isfinite(x) CT_AT(ct_isfinite(x))
+
 #ifdef __cplusplus
 }
 #endif

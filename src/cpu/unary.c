@@ -1,18 +1,57 @@
-/* Kernels of the unary pointwise ops.  data: out, x. */
-#include "cpu/kernel_util.h"
+/* Kernels of the unary math ops.  data: out, x.  Float32 exp, log, tanh and sigmoid
+ * use the vectorizable polynomials of cpu/vmath.h; the rest call libm. */
+#include "cpu/pw_loops.h"
+#include "cpu/vmath.h"
+
+/* sign of a float: 0 for NaN, as PyTorch's cpu kernel ((0 < x) - (x < 0)). */
+#define SIGN(T, x) (T)((T)(0 < (x)) - (T)((x) < 0))
 
 #define FLOAT_KERNELS(DT, T, SFX)                                                        \
     CT_UNARY_LOOP(neg_##SFX, T, T, -x)                                                   \
-    CT_UNARY_LOOP(exp_##SFX, T, T, exp(x))                                               \
-    CT_UNARY_LOOP(log_##SFX, T, T, log(x))
+    CT_UNARY_LOOP(exp_##SFX, T, T, CT_VEXP(x))                                           \
+    CT_UNARY_LOOP(log_##SFX, T, T, CT_VLOG(x))                                           \
+    CT_UNARY_LOOP(reciprocal_##SFX, T, T, (T)1 / x)                                      \
+    CT_UNARY_LOOP(expm1_##SFX, T, T, CT_MF(expm1, x))                                    \
+    CT_UNARY_LOOP(log1p_##SFX, T, T, CT_MF(log1p, x))                                    \
+    CT_UNARY_LOOP(log2_##SFX, T, T, CT_MF(log2, x))                                      \
+    CT_UNARY_LOOP(sqrt_##SFX, T, T, CT_MF(sqrt, x))                                      \
+    CT_UNARY_LOOP(rsqrt_##SFX, T, T, (T)1 / CT_MF(sqrt, x))                              \
+    CT_UNARY_LOOP(abs_##SFX, T, T, CT_MF(fabs, x))                                       \
+    CT_UNARY_LOOP(sign_##SFX, T, T, SIGN(T, x))                                          \
+    CT_UNARY_LOOP(sin_##SFX, T, T, CT_MF(sin, x))                                        \
+    CT_UNARY_LOOP(cos_##SFX, T, T, CT_MF(cos, x))                                        \
+    CT_UNARY_LOOP(tanh_##SFX, T, T, CT_VTANH(x))                                         \
+    CT_UNARY_LOOP(sigmoid_##SFX, T, T, CT_VSIGMOID(x))                                   \
+    CT_UNARY_LOOP(erf_##SFX, T, T, CT_MF(erf, x))
 CT_FLOAT_TYPES(FLOAT_KERNELS)
-#define INT_KERNELS(DT, T, SFX) CT_UNARY_LOOP(neg_##SFX, T, T, -x)
-CT_INT_TYPES(INT_KERNELS)
+
+#define INT_KERNELS(DT, T, SFX)                                                          \
+    CT_UNARY_LOOP(neg_##SFX, T, T, -x)                                                   \
+    CT_UNARY_LOOP(abs_##SFX, T, T, x < 0 ? -x : x)                                       \
+    CT_UNARY_LOOP(sign_##SFX, T, T, SIGN(T, x))
+#define SIGNED_TYPES(X) \
+    X(CT_I64, int64_t, i64) X(CT_I32, int32_t, i32) X(CT_I16, int16_t, i16) X(CT_I8, int8_t, i8)
+SIGNED_TYPES(INT_KERNELS)
+CT_UNARY_LOOP(neg_u8, uint8_t, uint8_t, -x)
+CT_UNARY_LOOP(abs_u8, uint8_t, uint8_t, x)
+CT_UNARY_LOOP(sign_u8, uint8_t, uint8_t, x != 0)
+CT_UNARY_LOOP(sign_b8, bool, bool, x)
 
 #define FLOAT_ENTRIES(DT, T, SFX)                                                        \
     {CT_OP_neg, DT, (ct_kernel)neg_##SFX}, {CT_OP_exp, DT, (ct_kernel)exp_##SFX},        \
-        {CT_OP_log, DT, (ct_kernel)log_##SFX},
-#define INT_ENTRIES(DT, T, SFX) {CT_OP_neg, DT, (ct_kernel)neg_##SFX},
+    {CT_OP_log, DT, (ct_kernel)log_##SFX},                                               \
+    {CT_OP_reciprocal, DT, (ct_kernel)reciprocal_##SFX},                                 \
+    {CT_OP_expm1, DT, (ct_kernel)expm1_##SFX}, {CT_OP_log1p, DT, (ct_kernel)log1p_##SFX}, \
+    {CT_OP_log2, DT, (ct_kernel)log2_##SFX}, {CT_OP_sqrt, DT, (ct_kernel)sqrt_##SFX},    \
+    {CT_OP_rsqrt, DT, (ct_kernel)rsqrt_##SFX}, {CT_OP_abs, DT, (ct_kernel)abs_##SFX},    \
+    {CT_OP_sign, DT, (ct_kernel)sign_##SFX}, {CT_OP_sin, DT, (ct_kernel)sin_##SFX},      \
+    {CT_OP_cos, DT, (ct_kernel)cos_##SFX}, {CT_OP_tanh, DT, (ct_kernel)tanh_##SFX},      \
+    {CT_OP_sigmoid, DT, (ct_kernel)sigmoid_##SFX}, {CT_OP_erf, DT, (ct_kernel)erf_##SFX},
+#define INT_ENTRIES(DT, T, SFX)                                                          \
+    {CT_OP_neg, DT, (ct_kernel)neg_##SFX}, {CT_OP_abs, DT, (ct_kernel)abs_##SFX},        \
+    {CT_OP_sign, DT, (ct_kernel)sign_##SFX},
 const ct_kernel_entry ct_cpu_unary_kernels[] = {
-    CT_FLOAT_TYPES(FLOAT_ENTRIES) CT_INT_TYPES(INT_ENTRIES){0, 0, NULL},
+    CT_FLOAT_TYPES(FLOAT_ENTRIES) CT_INT_TYPES(INT_ENTRIES)
+    {CT_OP_sign, CT_BOOL, (ct_kernel)sign_b8},
+    {0, 0, NULL},
 };

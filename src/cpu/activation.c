@@ -1,0 +1,66 @@
+/* Kernels of the activations, nan_to_num and clamp with numbers.  data: out, x.
+ * ctx (ct_pw_args): leaky_relu a = slope; elu a = alpha; softplus a = beta,
+ * b = threshold; hardtanh and clamp a = min, b = max (clamp: has_a / has_b say which
+ * are given); nan_to_num a, b, c = nan, posinf, neginf; gelu i = approximate. */
+#include "cpu/pw_loops.h"
+#include "cpu/vmath.h"
+
+/* 0.5 x (1 + erf(x / sqrt 2)), PyTorch's formula (-0 for large negative x), evaluated
+ * in double: in float32 the cancellation in 1 + erf loses ~20 ulp at x = -2. */
+#define GELU(T, x) ((T)(0.5 * (double)x * (1.0 + erf((double)x * M_SQRT1_2))))
+/* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
+#define GELU_TANH(T, x) \
+    ((T)0.5 * x * ((T)1 + CT_VTANH((T)0.7978845608028654 * (x + (T)0.044715 * x * x * x))))
+/* min(max(x, lo), hi): every element is hi when lo > hi; NaN stays NaN (comparisons
+ * with NaN are false). */
+#define CLAMP(x, lo, hi, has_lo, has_hi)                                                 \
+    ({                                                                                   \
+        __typeof__(x) t_ = ((has_lo) && (x) < (lo)) ? (lo) : (x);                        \
+        ((has_hi) && t_ > (hi)) ? (hi) : t_;                                             \
+    })
+
+#define FLOAT_KERNELS(DT, T, SFX)                                                        \
+    CT_UNARY_LOOP(relu_##SFX, T, T, x > 0 ? x : (x != x ? x : (T)0))                     \
+    CT_UNARY_LOOP(leaky_relu_##SFX, T, T, x > 0 ? x : x * (T)p->a)                       \
+    CT_UNARY_LOOP(elu_##SFX, T, T, x > 0 ? x : (T)p->a * (CT_VEXP(x) - (T)1))            \
+    CT_UNARY_LOOP(gelu_exact_##SFX, T, T, GELU(T, x))                                    \
+    CT_UNARY_LOOP(gelu_tanh_##SFX, T, T, GELU_TANH(T, x))                                \
+    CT_UNARY_LOOP(silu_##SFX, T, T, x / ((T)1 + CT_VEXP(-x)))                            \
+    CT_UNARY_LOOP(softplus_##SFX, T, T,                                                  \
+                  x * (T)p->a > (T)p->b ? x : CT_MF(log1p, CT_VEXP(x * (T)p->a)) / (T)p->a) \
+    CT_UNARY_LOOP(hardtanh_##SFX, T, T, CLAMP(x, (T)p->a, (T)p->b, 1, 1))                \
+    CT_UNARY_LOOP(clamp_##SFX, T, T, CLAMP(x, (T)p->a, (T)p->b, p->has_a, p->has_b))     \
+    CT_UNARY_LOOP(nan_to_num_##SFX, T, T,                                                \
+                  x != x ? (T)p->a : (x == (T)INFINITY ? (T)p->b                         \
+                                                       : (x == -(T)INFINITY ? (T)p->c : x))) \
+    static void gelu_##SFX(char **d, const int64_t *s, int64_t n, const void *ctx) {     \
+        if (((const ct_pw_args *)ctx)->i) gelu_tanh_##SFX(d, s, n, ctx);                 \
+        else gelu_exact_##SFX(d, s, n, ctx);                                             \
+    }
+CT_FLOAT_TYPES(FLOAT_KERNELS)
+
+/* Integer bounds were checked to fit the dtype by the op. */
+#define INT_KERNELS(DT, T, SFX)                                                          \
+    CT_UNARY_LOOP(relu_##SFX, T, T, x > 0 ? x : 0)                                       \
+    CT_UNARY_LOOP(hardtanh_##SFX, T, T, CLAMP(x, (T)p->a, (T)p->b, 1, 1))                \
+    CT_UNARY_LOOP(clamp_##SFX, T, T, CLAMP(x, (T)p->a, (T)p->b, p->has_a, p->has_b))     \
+    CT_UNARY_LOOP(nan_to_num_##SFX, T, T, x)
+CT_INT_TYPES(INT_KERNELS)
+CT_UNARY_LOOP(nan_to_num_b8, bool, bool, x)
+
+#define FLOAT_ENTRIES(DT, T, SFX)                                                        \
+    {CT_OP_relu, DT, (ct_kernel)relu_##SFX},                                             \
+    {CT_OP_leaky_relu, DT, (ct_kernel)leaky_relu_##SFX},                                 \
+    {CT_OP_elu, DT, (ct_kernel)elu_##SFX}, {CT_OP_gelu, DT, (ct_kernel)gelu_##SFX},      \
+    {CT_OP_silu, DT, (ct_kernel)silu_##SFX}, {CT_OP_softplus, DT, (ct_kernel)softplus_##SFX}, \
+    {CT_OP_hardtanh, DT, (ct_kernel)hardtanh_##SFX}, {CT_OP_clamp, DT, (ct_kernel)clamp_##SFX}, \
+    {CT_OP_nan_to_num, DT, (ct_kernel)nan_to_num_##SFX},
+#define INT_ENTRIES(DT, T, SFX)                                                          \
+    {CT_OP_relu, DT, (ct_kernel)relu_##SFX}, {CT_OP_hardtanh, DT, (ct_kernel)hardtanh_##SFX}, \
+    {CT_OP_clamp, DT, (ct_kernel)clamp_##SFX},                                           \
+    {CT_OP_nan_to_num, DT, (ct_kernel)nan_to_num_##SFX},
+const ct_kernel_entry ct_cpu_activation_kernels[] = {
+    CT_FLOAT_TYPES(FLOAT_ENTRIES) CT_INT_TYPES(INT_ENTRIES)
+    {CT_OP_nan_to_num, CT_BOOL, (ct_kernel)nan_to_num_b8},
+    {0, 0, NULL},
+};

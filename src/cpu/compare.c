@@ -1,0 +1,53 @@
+/* Kernels of comparisons, logical ops, isnan/isinf/isfinite (bool outputs) and
+ * maximum/minimum.  data: out, a, b (or out, x). */
+#include "cpu/pw_loops.h"
+
+/* NaN wins in maximum/minimum (x != x is false for integers). */
+#define MAXIMUM(x, y) ((x) != (x) || (x) > (y) ? (x) : (y))
+#define MINIMUM(x, y) ((x) != (x) || (x) < (y) ? (x) : (y))
+
+#define KERNELS(DT, T, SFX)                                                              \
+    CT_BINARY_LOOP(eq_##SFX, T, bool, x == y)                                            \
+    CT_BINARY_LOOP(ne_##SFX, T, bool, x != y)                                            \
+    CT_BINARY_LOOP(lt_##SFX, T, bool, x < y)                                             \
+    CT_BINARY_LOOP(le_##SFX, T, bool, x <= y)                                            \
+    CT_BINARY_LOOP(gt_##SFX, T, bool, x > y)                                             \
+    CT_BINARY_LOOP(ge_##SFX, T, bool, x >= y)                                            \
+    CT_BINARY_LOOP(logical_and_##SFX, T, bool, (x != 0) & (y != 0))                      \
+    CT_BINARY_LOOP(logical_or_##SFX, T, bool, (x != 0) | (y != 0))                       \
+    CT_BINARY_LOOP(logical_xor_##SFX, T, bool, (x != 0) ^ (y != 0))                      \
+    CT_BINARY_LOOP(maximum_##SFX, T, T, MAXIMUM(x, y))                                   \
+    CT_BINARY_LOOP(minimum_##SFX, T, T, MINIMUM(x, y))                                   \
+    CT_UNARY_LOOP(logical_not_##SFX, T, bool, x == 0)
+CT_FLOAT_TYPES(KERNELS)
+CT_INT_TYPES(KERNELS)
+CT_BOOL_TYPE(KERNELS)
+
+#define FLOAT_CLASS(DT, T, SFX)                                                          \
+    CT_UNARY_LOOP(isnan_##SFX, T, bool, x != x)                                          \
+    CT_UNARY_LOOP(isinf_##SFX, T, bool, CT_MF(fabs, x) == (T)INFINITY)                   \
+    CT_UNARY_LOOP(isfinite_##SFX, T, bool, CT_MF(fabs, x) < (T)INFINITY)
+CT_FLOAT_TYPES(FLOAT_CLASS)
+#define INT_CLASS(DT, T, SFX)                                                            \
+    CT_UNARY_LOOP(isnan_##SFX, T, bool, ((void)x, false))                                \
+    CT_UNARY_LOOP(isinf_##SFX, T, bool, ((void)x, false))                                \
+    CT_UNARY_LOOP(isfinite_##SFX, T, bool, ((void)x, true))
+CT_INT_TYPES(INT_CLASS)
+CT_BOOL_TYPE(INT_CLASS)
+
+#define ENTRIES(DT, T, SFX)                                                              \
+    {CT_OP_eq, DT, (ct_kernel)eq_##SFX}, {CT_OP_ne, DT, (ct_kernel)ne_##SFX},            \
+    {CT_OP_lt, DT, (ct_kernel)lt_##SFX}, {CT_OP_le, DT, (ct_kernel)le_##SFX},            \
+    {CT_OP_gt, DT, (ct_kernel)gt_##SFX}, {CT_OP_ge, DT, (ct_kernel)ge_##SFX},            \
+    {CT_OP_logical_and, DT, (ct_kernel)logical_and_##SFX},                               \
+    {CT_OP_logical_or, DT, (ct_kernel)logical_or_##SFX},                                 \
+    {CT_OP_logical_xor, DT, (ct_kernel)logical_xor_##SFX},                               \
+    {CT_OP_logical_not, DT, (ct_kernel)logical_not_##SFX},                               \
+    {CT_OP_maximum, DT, (ct_kernel)maximum_##SFX},                                       \
+    {CT_OP_minimum, DT, (ct_kernel)minimum_##SFX},                                       \
+    {CT_OP_isnan, DT, (ct_kernel)isnan_##SFX}, {CT_OP_isinf, DT, (ct_kernel)isinf_##SFX}, \
+    {CT_OP_isfinite, DT, (ct_kernel)isfinite_##SFX},
+const ct_kernel_entry ct_cpu_compare_kernels[] = {
+    CT_FLOAT_TYPES(ENTRIES) CT_INT_TYPES(ENTRIES) CT_BOOL_TYPE(ENTRIES)
+    {0, 0, NULL},
+};

@@ -1,0 +1,47 @@
+/* Loop shapes of the pointwise kernel families beyond kernel_util.h's unary and
+ * binary ones: three inputs (where, lerp with a tensor weight, clamp with tensor
+ * bounds), and type-generic libm calls. */
+#ifndef CT_CPU_PW_LOOPS_H
+#define CT_CPU_PW_LOOPS_H
+
+#include "cpu/kernel_util.h"
+
+/* fn of a float or a double: CT_MF(exp, x) is expf(x) for a float x. */
+#define CT_MF(fn, x) _Generic((x), float: fn##f, default: fn)(x)
+#define CT_MF2(fn, x, y) _Generic((x), float: fn##f, default: fn)(x, y)
+
+/* out (TO) = EXPR(c, x, y): c of type TC, x and y of type T.  Fast paths: all
+ * contiguous, and c, x contiguous with y broadcast (the where(mask, g, 0) of
+ * backward formulas); others strided. */
+#define CT_TERNARY_LOOP(NAME, TC, T, TO, EXPR)                                           \
+    CT_SIMD static void NAME(char **d, const int64_t *s, int64_t n, const void *ctx) {   \
+        const ct_pw_args *p = ctx;                                                       \
+        (void)p;                                                                         \
+        TO *restrict o = (TO *)d[0];                                                     \
+        const TC *restrict C = (const TC *)d[1];                                         \
+        const T *restrict A = (const T *)d[2], *restrict B = (const T *)d[3];            \
+        if (s[0] == sizeof(TO) && s[1] == sizeof(TC) && s[2] == sizeof(T) &&             \
+            s[3] == sizeof(T)) {                                                         \
+            for (int64_t i = 0; i < n; i++) {                                            \
+                TC c = C[i];                                                             \
+                T x = A[i], y = B[i];                                                    \
+                o[i] = (TO)(EXPR);                                                       \
+            }                                                                            \
+        } else if (s[0] == sizeof(TO) && s[1] == sizeof(TC) && s[2] == sizeof(T) &&      \
+                   s[3] == 0) {                                                          \
+            const T y = B[0];                                                            \
+            for (int64_t i = 0; i < n; i++) {                                            \
+                TC c = C[i];                                                             \
+                T x = A[i];                                                              \
+                o[i] = (TO)(EXPR);                                                       \
+            }                                                                            \
+        } else {                                                                         \
+            for (int64_t i = 0; i < n; i++) {                                            \
+                TC c = *(const TC *)(d[1] + i * s[1]);                                   \
+                T x = *(const T *)(d[2] + i * s[2]), y = *(const T *)(d[3] + i * s[3]);  \
+                *(TO *)(d[0] + i * s[0]) = (TO)(EXPR);                                   \
+            }                                                                            \
+        }                                                                                \
+    }
+
+#endif

@@ -1,0 +1,37 @@
+/* Kernels of where, lerp, clamp with tensor bounds.  data: out, then the inputs in
+ * the op's order (where: cond, a, b; lerp: start, end[, weight]; clamp: x, min, max). */
+#include "cpu/pw_loops.h"
+
+/* PyTorch's lerp: exact at both ends (w == 0 gives start, w == 1 gives end). */
+#define LERP(s, e, w) \
+    ((w) < (__typeof__(w))0.5 && (w) > -(__typeof__(w))0.5 ? (s) + (w) * ((e) - (s)) \
+                                                          : (e) - ((e) - (s)) * (1 - (w)))
+/* min(max(x, lo), hi) with NaN bounds propagating, as PyTorch's clamp.Tensor. */
+#define CLAMP_T(x, lo, hi)                                                               \
+    ({                                                                                   \
+        __typeof__(x) t_ = ((lo) != (lo) || (x) < (lo)) ? (lo) : (x);                    \
+        ((hi) != (hi) || t_ > (hi)) ? (hi) : t_;                                         \
+    })
+
+#define ALL_KERNELS(DT, T, SFX)                                                          \
+    CT_TERNARY_LOOP(where_##SFX, bool, T, T, c ? x : y)                                  \
+    CT_TERNARY_LOOP(clamp_tensor_##SFX, T, T, T, CLAMP_T(c, x, y))
+CT_FLOAT_TYPES(ALL_KERNELS)
+CT_INT_TYPES(ALL_KERNELS)
+CT_BOOL_TYPE(ALL_KERNELS)
+
+#define FLOAT_KERNELS(DT, T, SFX)                                                        \
+    CT_BINARY_LOOP(lerp_##SFX, T, T, LERP(x, y, (T)p->a))                                \
+    CT_TERNARY_LOOP(lerp_tensor_##SFX, T, T, T, LERP(c, x, y))
+CT_FLOAT_TYPES(FLOAT_KERNELS)
+
+#define ALL_ENTRIES(DT, T, SFX)                                                          \
+    {CT_OP_where, DT, (ct_kernel)where_##SFX},                                           \
+    {CT_OP_clamp_tensor, DT, (ct_kernel)clamp_tensor_##SFX},
+#define FLOAT_ENTRIES(DT, T, SFX)                                                        \
+    {CT_OP_lerp, DT, (ct_kernel)lerp_##SFX}, {CT_OP_lerp_tensor, DT, (ct_kernel)lerp_tensor_##SFX},
+const ct_kernel_entry ct_cpu_ternary_kernels[] = {
+    CT_FLOAT_TYPES(ALL_ENTRIES) CT_INT_TYPES(ALL_ENTRIES) CT_BOOL_TYPE(ALL_ENTRIES)
+    CT_FLOAT_TYPES(FLOAT_ENTRIES)
+    {0, 0, NULL},
+};

@@ -1,0 +1,103 @@
+/* Float32 exp, log, tanh and sigmoid written so that gcc vectorizes the loops that
+ * call them (no calls, no branches: selects only).  libm's expf/logf are scalar calls
+ * unless built with -ffast-math and libmvec; these keep IEEE semantics (inf, NaN,
+ * subnormal results) with about 1 ulp of error (Cephes' polynomials; checked against
+ * PyTorch in tests/test_pointwise.c).  Doubles call libm.
+ *
+ * CT_VEXP(x) and friends pick the float32 version for a float argument. */
+#ifndef CT_CPU_VMATH_H
+#define CT_CPU_VMATH_H
+
+#include <math.h>
+#include <stdint.h>
+
+static inline float ct_bits_f(uint32_t u) {
+    float f;
+    __builtin_memcpy(&f, &u, 4);
+    return f;
+}
+static inline uint32_t ct_f_bits(float f) {
+    uint32_t u;
+    __builtin_memcpy(&u, &f, 4);
+    return u;
+}
+
+/* exp(x) = 2^n e^r, n = round(x / ln 2), |r| <= ln 2 / 2. */
+static inline float ct_vexpf(float x) {
+    float xc = x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : x);
+    const float shifter = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
+    float n = (xc * 1.44269504088896341f + shifter) - shifter;
+    float r = xc - n * 0.693359375f;
+    r = r - n * -2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    /* 2^n in two halves, so that subnormal results and 2^128 * tiny both work. */
+    int32_t ni = (int32_t)n, n1 = ni / 2, n2 = ni - n1;
+    float s1 = ct_bits_f((uint32_t)(n1 + 127) << 23), s2 = ct_bits_f((uint32_t)(n2 + 127) << 23);
+    float y = p * s1 * s2;
+    y = x > 88.72283935546875f ? INFINITY : y;
+    y = x < -103.972084045410f ? 0.0f : y;
+    return x != x ? x : y;
+}
+
+/* log(x) = e ln 2 + log(m), m in [sqrt(1/2), sqrt(2)). */
+static inline float ct_vlogf(float x) {
+    int sub = x < 1.17549435e-38f; /* subnormal (or <= 0): scale by 2^23 first */
+    float xs = sub ? x * 8388608.0f : x;
+    uint32_t u = ct_f_bits(xs);
+    float e = (float)((int32_t)((u >> 23) & 0xff) - 126) - (sub ? 23.0f : 0.0f);
+    float m = ct_bits_f((u & 0x007fffffu) | 0x3f000000u); /* [0.5, 1) */
+    int small = m < 0.707106781186547524f;
+    e = small ? e - 1.0f : e;
+    m = small ? m + m - 1.0f : m - 1.0f;
+    float z = m * m;
+    float p = 7.0376836292e-2f;
+    p = p * m - 1.1514610310e-1f;
+    p = p * m + 1.1676998740e-1f;
+    p = p * m - 1.2420140846e-1f;
+    p = p * m + 1.4249322787e-1f;
+    p = p * m - 1.6668057665e-1f;
+    p = p * m + 2.0000714765e-1f;
+    p = p * m - 2.4999993993e-1f;
+    p = p * m + 3.3333331174e-1f;
+    float y = m * z * p;
+    y = y + e * -2.12194440e-4f;
+    y = y - 0.5f * z;
+    y = m + y + e * 0.693359375f;
+    y = x == INFINITY ? x : y;
+    y = x == 0.0f ? -INFINITY : y;
+    y = x < 0.0f ? NAN : y;
+    return x != x ? x : y;
+}
+
+/* tanh: an odd polynomial near 0 (no cancellation), 1 - 2 / (exp(2|x|) + 1) beyond;
+ * exp overflowing to inf gives exactly +-1, never NaN. */
+static inline float ct_vtanhf(float x) {
+    float a = fabsf(x);
+    float z = x * x;
+    float p = -5.70498872745e-3f;
+    p = p * z + 2.06390887954e-2f;
+    p = p * z - 5.37397155531e-2f;
+    p = p * z + 1.33314422036e-1f;
+    p = p * z - 3.33332819422e-1f;
+    float small = p * z * x + x;
+    float big = 1.0f - 2.0f / (ct_vexpf(a + a) + 1.0f);
+    big = x < 0 ? -big : big;
+    return a < 0.625f ? small : big;
+}
+
+/* 1 / (1 + exp(-x)): exp(-x) = inf gives 0, never NaN. */
+static inline float ct_vsigmoidf(float x) { return 1.0f / (1.0f + ct_vexpf(-x)); }
+static inline double ct_sigmoid_d(double x) { return 1.0 / (1.0 + exp(-x)); }
+
+#define CT_VEXP(x) _Generic((x), float: ct_vexpf, default: exp)(x)
+#define CT_VLOG(x) _Generic((x), float: ct_vlogf, default: log)(x)
+#define CT_VTANH(x) _Generic((x), float: ct_vtanhf, default: tanh)(x)
+#define CT_VSIGMOID(x) _Generic((x), float: ct_vsigmoidf, default: ct_sigmoid_d)(x)
+
+#endif

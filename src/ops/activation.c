@@ -1,0 +1,130 @@
+/* Activations (relu, leaky_relu, elu, gelu, silu, softplus, hardtanh) and nan_to_num:
+ * one-input ops with scalar arguments, backward in terms of ops. */
+#include <float.h>
+#include <math.h>
+
+#include "ops/unary.h"
+
+static const ct_unary_spec RELU = {CT_OP_relu, CT_PW_PROMOTE, CT_SAVE_OUTPUT};
+static const ct_unary_spec LEAKY = {CT_OP_leaky_relu, CT_PW_PROMOTE, CT_SAVE_INPUT};
+static const ct_unary_spec ELU = {CT_OP_elu, CT_PW_PROMOTE, CT_SAVE_INPUT};
+static const ct_unary_spec GELU = {CT_OP_gelu, CT_PW_PROMOTE, CT_SAVE_INPUT};
+static const ct_unary_spec SILU = {CT_OP_silu, CT_PW_PROMOTE, CT_SAVE_INPUT};
+static const ct_unary_spec SOFTPLUS = {CT_OP_softplus, CT_PW_PROMOTE, CT_SAVE_INPUT};
+static const ct_unary_spec HARDTANH = {CT_OP_hardtanh, CT_PW_PROMOTE, CT_SAVE_INPUT};
+static const ct_unary_spec NAN_TO_NUM = {CT_OP_nan_to_num, CT_PW_PROMOTE, CT_SAVE_INPUT};
+
+static ct_tensor *relu(ct_tensor *x, bool inplace) {
+    if (x && x->dtype == CT_BOOL) {
+        ct_error("ct_relu%s: Boolean inputs not supported for relu", inplace ? "_" : "");
+        return NULL;
+    }
+    return ct_unary_op(&RELU, x, NULL, inplace);
+}
+ct_tensor *ct_relu(ct_tensor *x) { return relu(x, false); }
+ct_tensor *ct_relu_(ct_tensor *x) { return relu(x, true); }
+
+ct_tensor *ct_leaky_relu(ct_tensor *x, double negative_slope) {
+    return ct_unary_op(&LEAKY, x, &(ct_pw_args){.a = negative_slope}, false);
+}
+ct_tensor *ct_elu(ct_tensor *x, double alpha) {
+    return ct_unary_op(&ELU, x, &(ct_pw_args){.a = alpha}, false);
+}
+ct_tensor *ct_gelu_with(ct_tensor *x, ct_gelu_options o) {
+    if (o.approximate != CT_GELU_NONE && o.approximate != CT_GELU_TANH) {
+        ct_error("ct_gelu: approximate must be CT_GELU_NONE or CT_GELU_TANH (got %d)",
+                 (int)o.approximate);
+        return NULL;
+    }
+    return ct_unary_op(&GELU, x, &(ct_pw_args){.i = o.approximate}, false);
+}
+ct_tensor *ct_silu(ct_tensor *x) { return ct_unary_op(&SILU, x, NULL, false); }
+ct_tensor *ct_softplus(ct_tensor *x, double beta, double threshold) {
+    return ct_unary_op(&SOFTPLUS, x, &(ct_pw_args){.a = beta, .b = threshold}, false);
+}
+ct_tensor *ct_hardtanh(ct_tensor *x, double min_val, double max_val) {
+    if (x && x->dtype == CT_BOOL) {
+        ct_error("ct_hardtanh: Bool inputs not supported for hardtanh");
+        return NULL;
+    }
+    return ct_unary_op(&HARDTANH, x, &(ct_pw_args){.a = min_val, .b = max_val}, false);
+}
+
+/* The largest finite value of a floating dtype (nan_to_num's default for inf). */
+static double float_max(ct_dtype t) {
+    switch (t) {
+    case CT_F16: return 65504.0;
+    case CT_BF16: return 3.3895313892515355e38;
+    case CT_F32: return FLT_MAX;
+    default: return DBL_MAX;
+    }
+}
+
+ct_tensor *ct_nan_to_num_with(ct_tensor *x, ct_nan_to_num_options o) {
+    if (!x) return NULL;
+    ct_pw_args a = {.a = o.nan,
+                    .b = o.posinf.set ? o.posinf.v : float_max(x->dtype),
+                    .c = o.neginf.set ? o.neginf.v : -float_max(x->dtype)};
+    return ct_unary_op(&NAN_TO_NUM, x, &a, false);
+}
+
+/* ---- backward formulas ---- */
+
+#define SAVED(n) ct_node_saved(n, 0)
+
+/* threshold_backward(g, out, 0): 0 where out <= 0, else g (NaN passes g through). */
+bool relu_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    return (gi[0] = ct_mask_grad(ct_logical_not(ct_le_scalar(SAVED(n), 0)), go[0])) != NULL;
+}
+bool leaky_relu_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    ct_tensor *x = SAVED(n);
+    return (gi[0] = ct_where(ct_gt_scalar(x, 0), go[0], ct_mul_scalar(go[0], n->args[0]))) != NULL;
+}
+/* g where x > 0, else g * alpha * exp(x) (NaN for NaN, as PyTorch) */
+bool elu_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    ct_tensor *x = SAVED(n);
+    ct_tensor *neg = ct_mul(go[0], ct_mul_scalar(ct_exp(x), n->args[0]));
+    return (gi[0] = ct_where(ct_gt_scalar(x, 0), go[0], neg)) != NULL;
+}
+/* exact: g * (Phi(x) + x phi(x)); tanh: PyTorch's GeluBackward formula. */
+bool gelu_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    ct_tensor *x = SAVED(n), *d;
+    if (n->iargs[0] == CT_GELU_TANH) {
+        const double beta = M_SQRT2 * M_2_SQRTPI * 0.5, kappa = 0.044715;
+        ct_tensor *x2 = ct_mul(x, x);
+        ct_tensor *inner = ct_mul_scalar(ct_add(x, ct_mul_scalar(ct_mul(x2, x), kappa)), beta);
+        ct_tensor *t = ct_tanh(inner);
+        ct_tensor *left_d = ct_mul_scalar(ct_add_scalar(t, 1), 0.5);
+        ct_tensor *right_d = ct_mul(ct_mul(ct_mul_scalar(x, 0.5), ct_rsub_scalar(ct_mul(t, t), 1)),
+                                    ct_mul_scalar(ct_add_scalar(ct_mul_scalar(x2, 3 * kappa), 1), beta));
+        d = ct_add(left_d, right_d);
+    } else {
+        ct_tensor *cdf = ct_mul_scalar(ct_add_scalar(ct_erf(ct_mul_scalar(x, M_SQRT1_2)), 1), 0.5);
+        ct_tensor *pdf = ct_mul_scalar(ct_exp(ct_mul_scalar(ct_mul(x, x), -0.5)),
+                                       M_2_SQRTPI * M_SQRT1_2 * 0.5);
+        d = ct_add(cdf, ct_mul(x, pdf));
+    }
+    return (gi[0] = ct_mul(go[0], d)) != NULL;
+}
+/* g * s * (1 + x (1 - s)), s = sigmoid(x) */
+bool silu_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    ct_tensor *x = SAVED(n), *s = ct_sigmoid(x);
+    ct_tensor *d = ct_mul(s, ct_add_scalar(ct_mul(x, ct_rsub_scalar(s, 1)), 1));
+    return (gi[0] = ct_mul(go[0], d)) != NULL;
+}
+/* g where beta x > threshold, else g * sigmoid(beta x) */
+bool softplus_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    ct_tensor *z = ct_mul_scalar(SAVED(n), n->args[0]);
+    ct_tensor *lin = ct_gt_scalar(z, n->args[1]);
+    return (gi[0] = ct_where(lin, go[0], ct_mul(go[0], ct_sigmoid(z)))) != NULL;
+}
+/* g where min_val < x < max_val */
+bool hardtanh_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    ct_tensor *x = SAVED(n);
+    ct_tensor *in = ct_logical_and(ct_gt_scalar(x, n->args[0]), ct_lt_scalar(x, n->args[1]));
+    return (gi[0] = ct_mask_grad(in, go[0])) != NULL;
+}
+/* g where x is finite */
+bool nan_to_num_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    return (gi[0] = ct_mask_grad(ct_isfinite(SAVED(n)), go[0])) != NULL;
+}

@@ -1,0 +1,423 @@
+/* Pointwise ops against PyTorch (tests/fixtures/pointwise.fx): values in float64 and
+ * float32, gradients, result dtypes; numerics at large magnitudes; in-place forms;
+ * error messages. */
+#include <stdlib.h>
+
+#include "ct_test.h"
+#include "fixtures.h"
+
+/* |got - want| <= atol + rtol |want| elementwise; NaN matches NaN, inf matches inf of the
+ * same sign.  Prints the first mismatch. */
+static void check_close(const char *file, int line, const char *what, const ct_tensor *got,
+                        const ct_tensor *want, double rtol, double atol) {
+    if (!got || !want) {
+        ct_test_fail(file, line, "%s: missing tensor (%s)", what,
+                     ct_last_error() ? ct_last_error() : "no error");
+        return;
+    }
+    if (ct_numel(got) != ct_numel(want)) {
+        ct_test_fail(file, line, "%s: %lld elements, expected %lld", what,
+                     (long long)ct_numel(got), (long long)ct_numel(want));
+        return;
+    }
+    double *g = ct_test_values(got), *w = ct_test_values(want);
+    for (int64_t i = 0; g && w && i < ct_numel(got); i++) {
+        bool ok = (isnan(g[i]) && isnan(w[i])) || g[i] == w[i] ||
+                  fabs(g[i] - w[i]) <= atol + rtol * fabs(w[i]);
+        if (!ok) {
+            ct_test_fail(file, line, "%s[%lld] = %.17g, expected %.17g", what, (long long)i, g[i],
+                         w[i]);
+            break;
+        }
+    }
+    free(g);
+    free(w);
+}
+#define CHECK_CLOSE_T(what, got, want, rtol, atol) \
+    check_close(__FILE__, __LINE__, what, got, want, rtol, atol)
+
+static fx_file *fixtures(void) {
+    static fx_file *f;
+    if (!f) f = fx_load("pointwise");
+    return f;
+}
+
+static char *key(const char *name, const char *suffix) {
+    static char buf[128];
+    snprintf(buf, sizeof buf, "%s.%s", name, suffix);
+    return buf;
+}
+
+typedef ct_tensor *(*unary_fn)(ct_tensor *);
+#define U(name, expr) \
+    static ct_tensor *u_##name(ct_tensor *x) { return expr; }
+U(reciprocal, ct_reciprocal(x))
+U(expm1, ct_expm1(x))
+U(log1p, ct_log1p(x))
+U(log2, ct_log2(x))
+U(sqrt, ct_sqrt(x))
+U(rsqrt, ct_rsqrt(x))
+U(abs, ct_abs(x))
+U(sign, ct_sign(x))
+U(sin, ct_sin(x))
+U(cos, ct_cos(x))
+U(tanh, ct_tanh(x))
+U(sigmoid, ct_sigmoid(x))
+U(erf, ct_erf(x))
+U(exp, ct_exp(x))
+U(log, ct_log(x))
+U(relu, ct_relu(x))
+U(leaky_relu, ct_leaky_relu(x, 0.1))
+U(elu, ct_elu(x, 1.3))
+U(gelu, ct_gelu(x))
+U(gelu_tanh, ct_gelu(x, .approximate = CT_GELU_TANH))
+U(silu, ct_silu(x))
+U(softplus, ct_softplus(x, 1, 20))
+U(softplus_b2, ct_softplus(x, 2, 5))
+U(hardtanh, ct_hardtanh(x, -2, 3))
+U(nan_to_num, ct_nan_to_num(x))
+U(nan_to_num_args, ct_nan_to_num(x, .nan = 7, .posinf = CT_SOME(100), .neginf = CT_SOME(-50)))
+U(pow2, ct_pow_scalar(x, 2))
+U(pow3, ct_pow_scalar(x, 3))
+U(pow_half, ct_pow_scalar(x, 0.5))
+U(pow_m1, ct_pow_scalar(x, -1))
+U(pow_2_5, ct_pow_scalar(x, 2.5))
+U(pow_0, ct_pow_scalar(x, 0))
+U(rpow_2, ct_rpow_scalar(x, 2))
+U(rpow_0, ct_rpow_scalar(x, 0))
+U(clamp, ct_clamp(x, .min = CT_SOME(-2), .max = CT_SOME(3)))
+U(clamp_min, ct_clamp(x, .min = CT_SOME(0.25 + 1e-9)))
+U(clamp_max, ct_clamp(x, .max = CT_SOME(-0.25)))
+U(clamp_crossed, ct_clamp(x, .min = CT_SOME(1.5), .max = CT_SOME(-1.5)))
+
+/* Tolerances: float64 values to 1e-12 and gradients to 1e-9 relative (libm differences,
+ * cancellation in 1 + tanh of gelu's tanh form);
+ * float32 to a few ulp (rtol32) against PyTorch's float32 kernels.  A negative rtol32
+ * compares with the float64 values instead: PyTorch's float32 gelu loses accuracy at
+ * negative x (4% at x = -5, cancellation in 1 + erf), ctorch's does not. */
+static const struct {
+    const char *name;
+    unary_fn f;
+    double rtol32;
+} UNARY[] = {
+    {"reciprocal", u_reciprocal, 1.2e-7}, {"expm1", u_expm1, 3e-7},   {"log1p", u_log1p, 3e-7},
+    {"log2", u_log2, 3e-7},               {"sqrt", u_sqrt, 1.2e-7},   {"rsqrt", u_rsqrt, 3e-7},
+    {"abs", u_abs, 0},                    {"sign", u_sign, 0},        {"sin", u_sin, 3e-7},
+    {"cos", u_cos, 3e-7},                 {"tanh", u_tanh, 3e-7},     {"sigmoid", u_sigmoid, 3e-7},
+    {"erf", u_erf, 3e-7},                 {"exp", u_exp, 3e-7},       {"log", u_log, 3e-7},
+    {"relu", u_relu, 0},                  {"leaky_relu", u_leaky_relu, 1.2e-7},
+    {"elu", u_elu, 3e-7},                 {"gelu", u_gelu, -3e-7},     {"gelu_tanh", u_gelu_tanh, 5e-7},
+    {"silu", u_silu, 3e-7},               {"softplus", u_softplus, 3e-7},
+    {"softplus_b2", u_softplus_b2, 3e-7}, {"hardtanh", u_hardtanh, 0},
+    {"nan_to_num", u_nan_to_num, 0},      {"nan_to_num_args", u_nan_to_num_args, 0},
+    {"pow2", u_pow2, 1.2e-7},             {"pow3", u_pow3, 3e-7},     {"pow_half", u_pow_half, 1.2e-7},
+    {"pow_m1", u_pow_m1, 1.2e-7},         {"pow_2_5", u_pow_2_5, 3e-7}, {"pow_0", u_pow_0, 0},
+    {"rpow_2", u_rpow_2, 3e-7},           {"rpow_0", u_rpow_0, 0},    {"clamp", u_clamp, 0},
+    {"clamp_min", u_clamp_min, 1.2e-7},   {"clamp_max", u_clamp_max, 0},
+    {"clamp_crossed", u_clamp_crossed, 0},
+};
+
+TEST(unary_values_and_gradients_match_pytorch) {
+    fx_file *f = fixtures();
+    for (size_t i = 0; i < sizeof UNARY / sizeof UNARY[0]; i++) {
+        const char *name = UNARY[i].name;
+        CT_SCOPE {
+            ct_tensor *x = fx_get_as(f, key(name, "x"), CT_F64, true);
+            ct_tensor *y = UNARY[i].f(x);
+            char what[96];
+            snprintf(what, sizeof what, "%s (float64)", name);
+            CHECK_CLOSE_T(what, y, fx_get(f, key(name, "y")), 1e-12, 1e-300);
+            if (y && ct_requires_grad(y)) {
+                ct_tensor *w = fx_get(f, key(name, "w"));
+                CHECK(ct_backward(ct_sum(ct_mul(y, w))) == 0);
+                snprintf(what, sizeof what, "%s gradient", name);
+                CHECK_CLOSE_T(what, ct_grad(x), fx_get(f, key(name, "g")), 1e-9, 1e-300);
+            }
+            ct_tensor *x32 = fx_get_as(f, key(name, "x"), CT_F32, false);
+            snprintf(what, sizeof what, "%s (float32)", name);
+            double rtol = UNARY[i].rtol32;
+            CHECK_CLOSE_T(what, UNARY[i].f(x32), fx_get(f, key(name, rtol < 0 ? "y" : "y32")),
+                          fabs(rtol), 1e-37);
+        }
+    }
+}
+
+/* The float32 polynomials of exp/log/tanh/sigmoid: within 2 ulp of PyTorch (plus
+ * PyTorch's own error) over dense inputs, subnormal results and inputs included. */
+TEST(float32_exp_log_tanh_sigmoid_accuracy) {
+    fx_file *f = fixtures();
+    ct_tensor *x = fx_get_as(f, "dense.x", CT_F32, false);
+    ct_tensor *pos = fx_get_as(f, "dense.pos", CT_F32, false);
+    CHECK_CLOSE_T("exp", ct_exp(x), fx_get(f, "dense.exp"), 2.4e-7, 1e-44);
+    CHECK_CLOSE_T("tanh", ct_tanh(x), fx_get(f, "dense.tanh"), 2.4e-7, 1e-44);
+    CHECK_CLOSE_T("sigmoid", ct_sigmoid(x), fx_get(f, "dense.sigmoid"), 2.4e-7, 1e-44);
+    CHECK_CLOSE_T("log", ct_log(pos), fx_get(f, "dense.log"), 2.4e-7, 1e-44);
+}
+
+typedef ct_tensor *(*multi_fn)(ct_tensor **);
+static ct_tensor *m_pow(ct_tensor **x) { return ct_pow(x[0], x[1]); }
+static ct_tensor *m_maximum(ct_tensor **x) { return ct_maximum(x[0], x[1]); }
+static ct_tensor *m_minimum(ct_tensor **x) { return ct_minimum(x[0], x[1]); }
+static ct_tensor *m_where(ct_tensor **x) { return ct_where(ct_gt_scalar(x[0], 0), x[0], x[1]); }
+static ct_tensor *m_lerp03(ct_tensor **x) { return ct_lerp(x[0], x[1], 0.3); }
+static ct_tensor *m_lerp07(ct_tensor **x) { return ct_lerp(x[0], x[1], 0.7); }
+static ct_tensor *m_lerpt(ct_tensor **x) { return ct_lerp_tensor(x[0], x[1], x[2]); }
+static ct_tensor *m_clampt(ct_tensor **x) { return ct_clamp_tensor(x[0], x[1], x[2]); }
+static ct_tensor *m_clampt_min(ct_tensor **x) { return ct_clamp_tensor(x[0], x[1], NULL); }
+static ct_tensor *m_clampt_max(ct_tensor **x) { return ct_clamp_tensor(x[0], NULL, x[1]); }
+static ct_tensor *m_eq(ct_tensor **x) { return ct_eq(x[0], x[1]); }
+static ct_tensor *m_lt(ct_tensor **x) { return ct_lt(x[0], x[1]); }
+static ct_tensor *m_ge(ct_tensor **x) { return ct_ge(x[0], x[1]); }
+static ct_tensor *m_logical_xor(ct_tensor **x) { return ct_logical_xor(x[0], x[1]); }
+
+TEST(binary_values_and_gradients_match_pytorch) {
+    static const struct { const char *name; multi_fn f; int n; } cases[] = {
+        {"pow", m_pow, 2},         {"maximum", m_maximum, 2},  {"minimum", m_minimum, 2},
+        {"where", m_where, 2},     {"lerp03", m_lerp03, 2},    {"lerp07", m_lerp07, 2},
+        {"lerpt", m_lerpt, 3},     {"clampt", m_clampt, 3},    {"clampt_min", m_clampt_min, 2},
+        {"clampt_max", m_clampt_max, 2}, {"eq", m_eq, 2},      {"lt", m_lt, 2},
+        {"ge", m_ge, 2},           {"logical_xor", m_logical_xor, 2},
+    };
+    fx_file *f = fixtures();
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *name = cases[i].name;
+        CT_SCOPE {
+            ct_tensor *in[3];
+            const char *sfx[] = {"a", "b", "c"}, *gsfx[] = {"ga", "gb", "gc"};
+            for (int k = 0; k < cases[i].n; k++) in[k] = fx_get_as(f, key(name, sfx[k]), CT_F64, true);
+            ct_tensor *y = cases[i].f(in);
+            CHECK_CLOSE_T(name, y, fx_get(f, key(name, "y")), 1e-14, 0);
+            if (y && ct_requires_grad(y)) {
+                CHECK(ct_backward(ct_sum(ct_mul(y, fx_get(f, key(name, "w"))))) == 0);
+                for (int k = 0; k < cases[i].n; k++) {
+                    char what[64];
+                    snprintf(what, sizeof what, "%s gradient %d", name, k);
+                    ct_tensor *g = ct_grad(in[k]) ? ct_grad(in[k]) : ct_zeros_like(in[k]);
+                    CHECK_CLOSE_T(what, g, fx_get(f, key(name, gsfx[k])), 1e-14, 0);
+                }
+            } else if (y) {
+                CHECK(ct_dtype_of(y) == CT_BOOL);
+            }
+        }
+    }
+}
+
+/* ---- result dtypes ---- */
+
+static const ct_dtype DTYPES[] = {CT_F32, CT_F64, CT_F16, CT_BF16, CT_I64,
+                                  CT_I32, CT_I16, CT_U8,  CT_I8,   CT_BOOL};
+#define NDT 10
+
+/* The fixture's dtype code (ct_dtype's value) or -1 when PyTorch refuses.  -1 for a
+ * float16 input means PyTorch 1.13's cpu has no half kernel; ctorch computes those
+ * through float32, so that entry is not checked. */
+static void check_dtype(const char *file, int line, const char *what, ct_tensor *r, double want,
+                        ct_dtype in) {
+    if (want < 0) {
+        if (in == CT_F16) {
+            ct_clear_error();
+            return;
+        }
+        if (r) ct_test_fail(file, line, "%s: PyTorch refuses, ctorch gave %s", what,
+                            ct_dtype_name(ct_dtype_of(r)));
+        ct_clear_error();
+        return;
+    }
+    if (!r) ct_test_fail(file, line, "%s: %s", what, ct_last_error());
+    else if (ct_dtype_of(r) != (ct_dtype)want)
+        ct_test_fail(file, line, "%s: %s, expected %s", what, ct_dtype_name(ct_dtype_of(r)),
+                     ct_dtype_name((ct_dtype)want));
+    ct_clear_error();
+}
+
+TEST(type_promotion_table_matches_pytorch) {
+    fx_file *f = fixtures();
+    double *tt = ct_test_values(fx_get(f, "promo.tt")), *t0 = ct_test_values(fx_get(f, "promo.t0"));
+    double *wh = ct_test_values(fx_get(f, "promo.where")), *pw = ct_test_values(fx_get(f, "promo.pow"));
+    for (int i = 0; i < NDT; i++)
+        for (int j = 0; j < NDT; j++) {
+            CT_SCOPE {
+                char what[96];
+                ct_tensor *a = ct_ones(CT_SHAPE(2), .dtype = DTYPES[i]);
+                ct_tensor *b = ct_ones(CT_SHAPE(2), .dtype = DTYPES[j]);
+                ct_tensor *b0 = ct_ones(CT_SHAPE(), .dtype = DTYPES[j]);
+                snprintf(what, sizeof what, "maximum(%s, %s)", ct_dtype_name(DTYPES[i]), ct_dtype_name(DTYPES[j]));
+                check_dtype(__FILE__, __LINE__, what, ct_maximum(a, b), tt[i * NDT + j], CT_DTYPE_UNSET);
+                snprintf(what, sizeof what, "maximum(%s, 0-d %s)", ct_dtype_name(DTYPES[i]), ct_dtype_name(DTYPES[j]));
+                check_dtype(__FILE__, __LINE__, what, ct_maximum(a, b0), t0[i * NDT + j], CT_DTYPE_UNSET);
+                snprintf(what, sizeof what, "where(c, %s, 0-d %s)", ct_dtype_name(DTYPES[i]), ct_dtype_name(DTYPES[j]));
+                ct_tensor *c = ct_ones(CT_SHAPE(2), .dtype = CT_BOOL);
+                check_dtype(__FILE__, __LINE__, what, ct_where(c, a, b0), wh[i * NDT + j], CT_DTYPE_UNSET);
+                if (i < NDT - 1 && j < NDT - 1) {
+                    snprintf(what, sizeof what, "pow(%s, %s)", ct_dtype_name(DTYPES[i]), ct_dtype_name(DTYPES[j]));
+                    check_dtype(__FILE__, __LINE__, what, ct_pow(a, b), pw[i * (NDT - 1) + j], CT_DTYPE_UNSET);
+                }
+            }
+        }
+    free(tt), free(t0), free(wh), free(pw);
+}
+
+TEST(type_promotion_with_numbers_matches_pytorch) {
+    fx_file *f = fixtures();
+    static const char *keys[] = {"promo.clamp_int", "promo.clamp_float", "promo.pow_int",
+                                 "promo.pow_float", "promo.eq_float", "promo.sqrt",
+                                 "promo.abs", "promo.sign", "promo.relu"};
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+        double *want = ct_test_values(fx_get(f, keys[k]));
+        for (int i = 0; want && i < NDT; i++) {
+            CT_SCOPE {
+                ct_tensor *a = ct_ones(CT_SHAPE(2), .dtype = DTYPES[i]), *r = NULL;
+                switch (k) {
+                case 0: r = ct_clamp(a, .min = CT_SOME(0), .max = CT_SOME(1)); break;
+                case 1: r = ct_clamp(a, .min = CT_SOME(0.5)); break;
+                case 2: r = ct_pow_scalar(a, 2); break;
+                case 3: r = ct_pow_scalar(a, 2.5); break;
+                case 4: r = ct_eq_scalar(a, 2.5); break;
+                case 5: r = ct_sqrt(a); break;
+                case 6: r = ct_abs(a); break;
+                case 7: r = ct_sign(a); break;
+                default: r = ct_relu(a); break;
+                }
+                char what[64];
+                snprintf(what, sizeof what, "%s(%s)", keys[k], ct_dtype_name(DTYPES[i]));
+                check_dtype(__FILE__, __LINE__, what, r, want[i], DTYPES[i]);
+            }
+        }
+        free(want);
+    }
+}
+
+TEST(integer_inputs_follow_pytorch) {
+    fx_file *f = fixtures();
+    int64_t iv[] = {1, 2, 3};
+    ct_tensor *i = ct_tensor_i64(iv, CT_SHAPE(3));
+    CHECK_CLOSE_T("eq 2.5", ct_eq_scalar(i, 2.5), fx_get(f, "int_eq_2_5"), 0, 0);
+    CHECK_CLOSE_T("lt 2.5", ct_lt_scalar(i, 2.5), fx_get(f, "int_lt_2_5"), 0, 0);
+    CHECK_CLOSE_T("clamp 1.5", ct_clamp(i, .min = CT_SOME(1.5)), fx_get(f, "int_clamp_float"), 0, 0);
+    int64_t bv[] = {2, -3, 1, 5, -1, 0}, ev[] = {3, 3, -2, -1, -3, 0};
+    ct_tensor *p = ct_pow(ct_tensor_i64(bv, CT_SHAPE(6)), ct_tensor_i64(ev, CT_SHAPE(6)));
+    CHECK_CLOSE_T("int pow", p, fx_get(f, "int_pow_tensor"), 0, 0);
+    CHECK(ct_dtype_of(p) == CT_I64);
+    uint8_t uv[] = {0, 5, 255};
+    ct_tensor *u = ct_tensor_u8(uv, CT_SHAPE(3));
+    ct_tensor *both = fx_get(f, "u8_abs_sign");
+    double *w = ct_test_values(both), *a = ct_test_values(ct_abs(u)), *s = ct_test_values(ct_sign(u));
+    for (int k = 0; w && a && s && k < 3; k++) {
+        CHECK_CLOSE(a[k], w[k], 0);
+        CHECK_CLOSE(s[k], w[3 + k], 0);
+    }
+    free(w), free(a), free(s);
+    CHECK(ct_dtype_of(ct_maximum(ct_ones(CT_SHAPE(2), .dtype = CT_BOOL), ct_zeros(CT_SHAPE(2), .dtype = CT_BOOL))) == CT_BOOL);
+    CHECK_VALUES(ct_clamp(ct_tensor_i64(((int64_t[]){-5, 0, 9}), CT_SHAPE(3)), .min = CT_SOME(-1), .max = CT_SOME(4)), 0, -1, 0, 4);
+}
+
+TEST(reduced_precision_goes_through_float32) {
+    fx_file *f = fixtures();
+    ct_tensor *h = fx_get_as(f, "f16.x", CT_F16, false);
+    ct_tensor *s = ct_sigmoid(h);
+    CHECK(ct_dtype_of(s) == CT_F16);
+    CHECK_CLOSE_T("f16 sigmoid", s, fx_get(f, "f16.sigmoid"), 1e-3, 0);
+    CHECK_CLOSE_T("f16 nan_to_num", ct_nan_to_num(h), fx_get(f, "f16.nan_to_num"), 0, 0);
+    CHECK_CLOSE_T("f16 clamp", ct_clamp(h, .min = CT_SOME(-1), .max = CT_SOME(1)), fx_get(f, "f16.clamp"), 0, 0);
+    ct_tensor *b = fx_get_as(f, "bf16.x", CT_BF16, false);
+    CHECK(ct_dtype_of(ct_gelu(b)) == CT_BF16);
+    CHECK_CLOSE_T("bf16 gelu", ct_gelu(b), fx_get(f, "bf16.gelu"), 8e-3, 0);
+    CHECK_CLOSE_T("bf16 tanh", ct_tanh(b), fx_get(f, "bf16.tanh"), 8e-3, 0);
+}
+
+/* ---- stability, in place, special cases ---- */
+
+TEST(large_magnitudes_give_no_nan) {
+    float v[] = {-1e30f, -1000, -89, 89, 1000, 1e30f};
+    ct_tensor *x = ct_tensor_f32(v, CT_SHAPE(6));
+    ct_tensor *outs[] = {ct_sigmoid(x), ct_tanh(x), ct_softplus(x, 1, 20), ct_silu(x), ct_gelu(x),
+                         ct_gelu(x, .approximate = CT_GELU_TANH), ct_elu(x, 1), ct_expm1(x),
+                         ct_exp(x)};
+    for (size_t k = 0; k < sizeof outs / sizeof outs[0]; k++) {
+        double *o = ct_test_values(outs[k]);
+        for (int i = 0; o && i < 6; i++)
+            if (isnan(o[i])) ct_test_fail(__FILE__, __LINE__, "output %zu[%d] is NaN", k, i);
+        free(o);
+    }
+    CHECK_VALUES(ct_sigmoid(x), 0, 0, 0, 0, 1, 1, 1);
+    CHECK_VALUES(ct_tanh(x), 0, -1, -1, -1, 1, 1, 1);
+}
+
+TEST(inplace_relu_and_clamp) {
+    ct_tensor *a = ct_tensor_f32(((float[]){-1, 2, -3}), CT_SHAPE(3), .requires_grad = true);
+    ct_tensor *y = ct_mul_scalar(a, 2);
+    CHECK(ct_relu_(y) == y);
+    CHECK_VALUES(y, 0, 0, 4, 0);
+    CHECK_STR_EQ(ct_node_name(ct_grad_fn(y)), "ReluBackward0");
+    ct_tensor *z = ct_mul_scalar(a, 1);
+    CHECK(ct_clamp_(z, .min = CT_SOME(-2), .max = CT_SOME(1)) == z);
+    CHECK_VALUES(z, 0, -1, 1, -2);
+    CHECK_STR_EQ(ct_node_name(ct_grad_fn(z)), "ClampBackward1");
+    CHECK(ct_backward(ct_sum(ct_add(y, z))) == 0);
+    CHECK_VALUES(ct_grad(a), 0, 1, 2, 0);
+    CHECK_ERROR(ct_relu_(a), "a leaf Variable that requires grad is being used in an in-place operation");
+    ct_tensor *i = ct_tensor_i64(((int64_t[]){-1, 5}), CT_SHAPE(2));
+    CHECK_ERROR(ct_clamp_(i, .min = CT_SOME(0.5)), "result type float32 can't be cast to the desired output type int64");
+    CHECK(ct_clamp_(i, .max = CT_SOME(2)) == i);
+    CHECK_VALUES(i, 0, -1, 2);
+}
+
+TEST(grad_fn_names_follow_pytorch) {
+    ct_tensor *x = ct_ones(CT_SHAPE(2), .requires_grad = true);
+    struct { ct_tensor *t; const char *name; } c[] = {
+        {ct_log1p(x), "Log1PBackward0"},
+        {ct_pow_scalar(x, 2), "PowBackward0"},
+        {ct_pow(x, x), "PowBackward1"},
+        {ct_rpow_scalar(x, 2), "PowBackward2"},
+        {ct_clamp(x, .min = CT_SOME(0)), "ClampBackward1"},
+        {ct_clamp_tensor(x, x, NULL), "ClampBackward0"},
+        {ct_lerp(x, x, 0.5), "LerpBackward0"},
+        {ct_lerp_tensor(x, x, x), "LerpBackward1"},
+        {ct_gelu(x), "GeluBackward0"},
+        {ct_where(ct_gt_scalar(x, 0), x, x), "WhereBackward0"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) CHECK_STR_EQ(ct_node_name(ct_grad_fn(c[i].t)), c[i].name);
+    CHECK(!ct_requires_grad(ct_eq(x, x)) && ct_dtype_of(ct_isnan(x)) == CT_BOOL);
+}
+
+TEST(logical_and_classification_ops) {
+    ct_tensor *x = ct_tensor_f64(((double[]){NAN, INFINITY, -INFINITY, 0, 2}), CT_SHAPE(5));
+    CHECK_VALUES(ct_isnan(x), 0, 1, 0, 0, 0, 0);
+    CHECK_VALUES(ct_isinf(x), 0, 0, 1, 1, 0, 0);
+    CHECK_VALUES(ct_isfinite(x), 0, 0, 0, 0, 1, 1);
+    CHECK_VALUES(ct_logical_not(x), 0, 0, 0, 0, 1, 0);
+    CHECK_VALUES(ct_isfinite(ct_tensor_i64(((int64_t[]){1, 2}), CT_SHAPE(2))), 0, 1, 1);
+    ct_tensor *b = ct_tensor_bool(((bool[]){true, false, true}), CT_SHAPE(3));
+    ct_tensor *c = ct_tensor_i64(((int64_t[]){0, 0, 7}), CT_SHAPE(3));
+    CHECK_VALUES(ct_logical_and(b, c), 0, 0, 0, 1);
+    CHECK_VALUES(ct_logical_or(b, c), 0, 1, 0, 1);
+    CHECK_VALUES(ct_logical_xor(b, c), 0, 1, 0, 0);
+    CHECK_VALUES(ct_ne_scalar(c, 0), 0, 0, 0, 1);
+    CHECK_VALUES(ct_le(c, ct_scalar_tensor(0, .dtype = CT_I64)), 0, 1, 1, 0);
+}
+
+/* ---- errors ---- */
+
+TEST(pointwise_errors_use_pytorch_wording) {
+    ct_tensor *a = ct_ones(CT_SHAPE(2)), *b = ct_ones(CT_SHAPE(3));
+    CHECK_ERROR(ct_maximum(a, b), "ct_maximum: The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 0");
+    CHECK_ERROR(ct_eq(a, b), "must match the size of tensor b (3)");
+    CHECK_ERROR(ct_where(ct_ones(CT_SHAPE(2), .dtype = CT_BOOL), a, b), "must match the size");
+    ct_tensor *bo = ct_ones(CT_SHAPE(2), .dtype = CT_BOOL);
+    CHECK_ERROR(ct_neg(bo), "Negation, the `-` operator, on a bool tensor is not supported");
+    CHECK_ERROR(ct_relu(bo), "Boolean inputs not supported for relu");
+    CHECK_ERROR(ct_abs(bo), "ct_abs: not implemented for bool on cpu");
+    ct_tensor *i = ct_ones(CT_SHAPE(2), .dtype = CT_I64);
+    CHECK_ERROR(ct_add_alpha(i, i, 1.5), "For integral input tensors, argument alpha must not be a floating point number.");
+    CHECK_ERROR(ct_leaky_relu(i, 0.1), "ct_leaky_relu: not implemented for int64 on cpu");
+    CHECK_ERROR(ct_where(i, a, a), "expected condition to be a boolean tensor, but got a tensor with dtype int64");
+    CHECK_ERROR(ct_clamp(a), "At least one of 'min' or 'max' must not be None");
+    CHECK_ERROR(ct_clamp_tensor(a, NULL, NULL), "At least one of 'min' or 'max' must not be None");
+    CHECK_ERROR(ct_clamp(ct_ones(CT_SHAPE(2), .dtype = CT_U8), .min = CT_SOME(-1)),
+                "value cannot be converted to type uint8 without overflow");
+    CHECK_ERROR(ct_pow_scalar(i, -1), "Integers to negative integer powers are not allowed.");
+    CHECK_ERROR(ct_lerp(a, ct_ones(CT_SHAPE(2), .dtype = CT_F64), 0.5), "expected dtype float32 for `end` but got dtype float64");
+    CHECK_ERROR(ct_lerp(i, i, 0.5), "ct_lerp: not implemented for int64 on cpu");
+    CHECK_ERROR(ct_gelu(a, .approximate = 7), "approximate must be CT_GELU_NONE or CT_GELU_TANH");
+    CHECK(ct_sigmoid(NULL) == NULL); /* a failed call's NULL passes through */
+}
