@@ -4,18 +4,12 @@
  * ratios.  Usage: bench_random [threads] */
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
+#include "bench_util.h"
 #include "ctorch.h"
 
 #define N 10000000
 #define RUNS 7
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 int main(int argc, char **argv) {
     int threads = argc > 1 ? atoi(argv[1]) : ct_get_num_threads();
@@ -26,7 +20,7 @@ int main(int argc, char **argv) {
     for (int r = 0; r < RUNS; r++) {
         for (int k = 0; k < 5; k++) {
             CT_SCOPE {
-                double t0 = now();
+                double t0 = bench_now();
                 switch (k) {
                 case 0: ct_rand(CT_SHAPE(N)); break;
                 case 1: ct_randn(CT_SHAPE(N)); break;
@@ -34,7 +28,7 @@ int main(int argc, char **argv) {
                 case 3: ct_bernoulli_(x, 0.5); break;
                 default: ct_dropout(x, 0.5, true); break;
                 }
-                double t = now() - t0;
+                double t = bench_now() - t0;
                 if (t < best[k]) best[k] = t;
             }
         }
