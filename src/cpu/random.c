@@ -10,7 +10,9 @@
  * No kernel here traps on floating-point exceptions (none are ever enabled), and
  * telling the compiler so lets it turn the selects in these loops into vector blends
  * on AVX2 (without it, only AVX-512's masked instructions vectorize them). */
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("no-trapping-math")
+#endif
 
 #include <omp.h>
 #include <stdlib.h>
