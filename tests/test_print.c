@@ -2,6 +2,7 @@
  * tests/fixtures/gen_print.py) lists tensors by value and the exact text PyTorch 1.13
  * prints for each; every case must match character for character. */
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "ct_test.h"
 
@@ -47,6 +48,25 @@ static ct_tensor *build(ct_dtype dt, const char *shape_s, char *values) {
     return t;
 }
 
+/* "opts:precision=2,sci_mode=1": torch.set_printoptions' arguments. */
+static void apply_options(const char *spec) {
+    ct_print_options o = {0};
+    char buf[256], *save = NULL;
+    snprintf(buf, sizeof buf, "%s", spec + 5);
+    for (char *kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(kv, '=');
+        *eq = 0;
+        const char *k = kv, *v = eq + 1;
+        if (!strcmp(k, "precision")) o.precision = atoi(v);
+        else if (!strcmp(k, "threshold")) o.threshold = atoll(v);
+        else if (!strcmp(k, "edgeitems")) o.edgeitems = atoi(v);
+        else if (!strcmp(k, "linewidth")) o.linewidth = atoi(v);
+        else if (!strcmp(k, "sci_mode")) o.sci_mode = atoi(v);
+        else if (!strcmp(k, "profile")) o.profile = !strcmp(v, "short") ? "short" : "full";
+    }
+    CHECK(ct_set_printoptions_with(o) == 0);
+}
+
 static char *unescape(char *s) {
     char *w = s;
     for (char *r = s; *r; r++) {
@@ -79,6 +99,7 @@ TEST(print_matches_pytorch) {
         ct_dtype dt = dtype_named(f[1]);
         bool f64default = !strcmp(transform, "f64default");
         if (f64default) ct_set_default_dtype(CT_F64);
+        if (!strncmp(transform, "opts:", 5)) apply_options(transform);
         CT_SCOPE {
             ct_tensor *x = build(dt, f[2], f[4]), *y = x;
             if (!strcmp(transform, "rg") || !strcmp(transform, "add") || !strcmp(transform, "mul"))
@@ -93,6 +114,7 @@ TEST(print_matches_pytorch) {
             free(got);
         }
         ct_set_default_dtype(CT_F32);
+        ct_set_printoptions(.profile = "default");
         cases++;
     }
     free(line);
@@ -100,11 +122,28 @@ TEST(print_matches_pytorch) {
     CHECK(cases >= 40);
 }
 
-TEST(print_null_and_cuda_free_paths) {
+TEST(print_options_errors) {
+    CHECK_ERROR(ct_set_printoptions(.profile = "long"), "unknown profile \"long\"");
+}
+
+/* ct_print writes ct_to_string's text and a newline to stdout. */
+TEST(print_writes_to_stdout) {
     CHECK(ct_to_string(NULL) == NULL);
-    /* ct_print writes the same text and a newline */
-    ct_tensor *t = ct_arange(3);
-    char *s = ct_to_string(t);
+    char *s = ct_to_string(ct_arange(3));
     CHECK_STR_EQ(s, "tensor([0, 1, 2])");
     free(s);
+    fflush(stdout);
+    int saved = dup(1);
+    FILE *tmp = tmpfile();
+    dup2(fileno(tmp), 1);
+    ct_print(ct_eye(2));
+    fflush(stdout);
+    dup2(saved, 1);
+    close(saved);
+    char buf[128] = {0};
+    rewind(tmp);
+    size_t n = fread(buf, 1, sizeof buf - 1, tmp);
+    fclose(tmp);
+    CHECK_INT_EQ(n, strlen("tensor([[1., 0.],\n        [0., 1.]])\n"));
+    CHECK_STR_EQ(buf, "tensor([[1., 0.],\n        [0., 1.]])\n");
 }

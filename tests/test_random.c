@@ -6,6 +6,7 @@
  * 5 standard errors of the statistic for the sample size used, so a correct sampler
  * passes with probability > 1 - 1e-6 per check for any seed, while a wrong mean,
  * scale or shape (off by more than ~5 standard errors) fails. */
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "ct_test.h"
@@ -52,6 +53,9 @@ TEST(seeds_reproduce) {
     ct_manual_seed(5);
     CHECK(same_bits(d1, ct_rand(CT_SHAPE(4))));
     CHECK(ct_generator_initial_seed(NULL) == 5);
+    /* ct_seed: some fresh seed, reported by initial_seed */
+    uint64_t s = ct_seed();
+    CHECK(ct_initial_seed() == s);
 }
 
 TEST(state_save_and_restore) {
@@ -64,9 +68,9 @@ TEST(state_save_and_restore) {
     CHECK(ct_generator_set_state(g, state) == 0);
     CHECK(same_bits(a, ct_randn(CT_SHAPE(7), .generator = g)));
     /* the default generator too */
-    ct_tensor *ds = ct_generator_get_state(NULL);
+    ct_tensor *ds = ct_get_rng_state();
     ct_tensor *b = ct_rand(CT_SHAPE(3));
-    CHECK(ct_generator_set_state(NULL, ds) == 0);
+    CHECK(ct_set_rng_state(ds) == 0);
     CHECK(same_bits(b, ct_rand(CT_SHAPE(3))));
     CHECK_ERROR(ct_generator_set_state(g, ct_zeros(CT_SHAPE(16))), "RNG state must be a torch.ByteTensor");
     CHECK_ERROR(ct_generator_set_state(g, ct_zeros(CT_SHAPE(3), .dtype = CT_U8)), "wrong size");
@@ -85,7 +89,7 @@ TEST(any_split_gives_the_same_numbers) {
 
 /* Sizes above CT_GRAIN run on several threads: the bits must not change. */
 TEST(thread_count_does_not_change_results) {
-    ct_tensor *r[2][6];
+    ct_tensor *r[2][8];
     for (int k = 0; k < 2; k++) {
         ct_set_num_threads(k + 1);
         ct_generator *g = ct_generator_new(2024);
@@ -96,9 +100,12 @@ TEST(thread_count_does_not_change_results) {
         r[k][3] = ct_bernoulli(ct_full(s, 0.3), .generator = g);
         r[k][4] = ct_dropout(ct_ones(s), 0.5, true, .generator = g);
         r[k][5] = ct_normal_(ct_empty(s, .dtype = CT_BF16), 1, 2, .generator = g);
+        ct_tensor *w = ct_rand(CT_SHAPE(3000, 20), .generator = g);
+        r[k][6] = ct_multinomial(w, 5, .generator = g);
+        r[k][7] = ct_multinomial(w, 40, .replacement = true, .generator = g);
     }
     ct_set_num_threads(2);
-    for (int i = 0; i < 6; i++) CHECK(same_bits(r[0][i], r[1][i]));
+    for (int i = 0; i < 8; i++) CHECK(same_bits(r[0][i], r[1][i]));
 }
 
 /* ---- distributions ------------------------------------------------------ */
@@ -160,21 +167,61 @@ TEST(normal_moments) {
     moments m = moments_of(x);
     CHECK_CLOSE(m.mean, 0, 5 * SE_MEAN(1));
     CHECK_CLOSE(m.var, 1, 5 * SE_VAR(3, 1));
-    double *v = ct_test_values(x);
-    int64_t inside = 0;
-    for (int64_t i = 0; i < N; i++) inside += fabs(v[i]) < 1;
+    double *v = ct_test_values(x), m4 = 0;
+    int64_t inside = 0, finite = 0;
+    for (int64_t i = 0; i < N; i++) {
+        inside += fabs(v[i]) < 1;
+        finite += isfinite(v[i]);
+        m4 += v[i] * v[i] * v[i] * v[i];
+    }
     free(v);
+    CHECK_INT_EQ(finite, N);
     double p = 0.6826894921370859;
     CHECK_CLOSE((double)inside / N, p, 5 * sqrt(p * (1 - p) / N));
+    /* the shape: E z^4 = 3, and z^4 has variance E z^8 - 9 = 105 - 9 */
+    CHECK_CLOSE(m4 / N, 3, 5 * sqrt(96.0 / N));
     /* normal_(3, 2) in float64: mean 3, variance 4, mu4 3 * 16 */
     moments n = moments_of(ct_normal_(ct_empty(CT_SHAPE(N), .dtype = CT_F64), 3, 2));
     CHECK_CLOSE(n.mean, 3, 5 * SE_MEAN(4));
     CHECK_CLOSE(n.var, 4, 5 * SE_VAR(48, 4));
+    /* the factory form: torch.normal(3, 2, size) */
+    moments f = moments_of(ct_normal(3, 2, CT_SHAPE(N), .dtype = CT_F64));
+    CHECK_CLOSE(f.mean, 3, 5 * SE_MEAN(4));
+    CHECK_CLOSE(f.var, 4, 5 * SE_VAR(48, 4));
+    CHECK_ERROR(ct_normal(0, -1, CT_SHAPE(2)), "normal expects std >= 0.0, but found std -1");
     /* randn_like keeps dtype and shape */
     ct_tensor *l = ct_randn_like(ct_zeros(CT_SHAPE(2, 3), .dtype = CT_F64));
     CHECK_INT_EQ(ct_dtype_of(l), CT_F64);
     CHECK_INT_EQ(ct_size(l, 1), 3);
     CHECK_INT_EQ(ct_dtype_of(ct_rand_like(ct_zeros(CT_SHAPE(2)), .dtype = CT_F16)), CT_F16);
+}
+
+TEST(exponential_and_random_in_place) {
+    ct_manual_seed(13);
+    /* Exp(2): mean 1/2, variance 1/4, fourth central moment 9/16 */
+    ct_tensor *e = ct_exponential_(ct_empty(CT_SHAPE(N), .dtype = CT_F64), 2);
+    moments m = moments_of(e);
+    CHECK_CLOSE(m.mean, 0.5, 5 * SE_MEAN(0.25));
+    CHECK_CLOSE(m.var, 0.25, 5 * SE_VAR(9.0 / 16, 0.25));
+    CHECK(m.min >= 0 && isfinite(m.max));
+    CHECK(moments_of(ct_exponential_(ct_empty(CT_SHAPE(100)), 1)).min >= 0);
+    /* random_(from, to): integers, uniform, in any dtype */
+    ct_tensor *r = ct_random_(ct_empty(CT_SHAPE(N), .dtype = CT_F32), -2, 3);
+    moments rm = moments_of(r);
+    CHECK(rm.min == -2 && rm.max == 2);
+    CHECK_CLOSE(rm.mean, 0, 5 * SE_MEAN(2)); /* variance of uniform {-2..2}: 2 */
+    ct_tensor *u8 = ct_random_(ct_zeros(CT_SHAPE(1000), .dtype = CT_U8), 0, 256);
+    CHECK(moments_of(u8).max <= 255);
+    ct_tensor *x = ct_rand(CT_SHAPE(3), .requires_grad = true);
+    CHECK_STR_EQ(ct_node_name(ct_grad_fn(ct_random_(ct_clone(x), 0, 5))), "RandomBackward0");
+    CHECK_STR_EQ(ct_node_name(ct_grad_fn(ct_exponential_(ct_clone(x), 1))), "ExponentialBackward0");
+    CHECK_ERROR(ct_exponential_(ct_zeros(CT_SHAPE(3)), -1),
+                "exponential_ expects lambda >= 0.0, but found lambda=-1");
+    CHECK_ERROR(ct_exponential_(ct_zeros(CT_SHAPE(3), .dtype = CT_I64), 1), "floating point");
+    CHECK_ERROR(ct_random_(ct_zeros(CT_SHAPE(3)), 5, 2),
+                "random_ expects 'from' to be less than 'to', but got from=5 >= to=2");
+    CHECK_ERROR(ct_random_(ct_zeros(CT_SHAPE(3), .dtype = CT_U8), 0, 300),
+                "to - 1 is out of bounds for unsigned char");
 }
 
 TEST(randint_is_uniform_over_its_range) {
@@ -310,6 +357,71 @@ TEST(dropout_masks_and_scales) {
     CHECK_ERROR(ct_dropout_(x, 0.5, true), "leaf Variable that requires grad");
 }
 
+/* Feature dropout: each (sample, channel) map is all kept (scaled) or all zero. */
+TEST(feature_dropout_drops_whole_channels) {
+    ct_manual_seed(9);
+    enum { NB = 50, C = 40 };
+    ct_tensor *y = ct_dropout2d(ct_ones(CT_SHAPE(NB, C, 3, 5)), 0.25, true);
+    const float *v = ct_data_ptr(y);
+    int64_t zero_maps = 0, mixed = 0;
+    for (int m = 0; m < NB * C; m++) {
+        int zeros = 0;
+        for (int k = 0; k < 15; k++) zeros += v[m * 15 + k] == 0;
+        zero_maps += zeros == 15;
+        mixed += zeros != 0 && zeros != 15;
+        if (zeros == 0) CHECK_CLOSE(v[m * 15], 1 / 0.75, 1e-6);
+    }
+    CHECK_INT_EQ(mixed, 0);
+    /* 2000 maps, each dropped with p = 1/4 */
+    CHECK_CLOSE((double)zero_maps / (NB * C), 0.25, 5 * sqrt(0.25 * 0.75 / (NB * C)));
+    /* unbatched dropout1d / dropout3d: the first dim is the channel dim */
+    ct_tensor *u = ct_dropout1d(ct_ones(CT_SHAPE(200, 7)), 0.5, true);
+    const float *uv = ct_data_ptr(u);
+    for (int c = 0; c < 200; c++)
+        for (int k = 1; k < 7; k++) CHECK(uv[c * 7 + k] == uv[c * 7]);
+    CHECK(ct_dropout3d(ct_ones(CT_SHAPE(3, 2, 2, 2)), 0.5, true) != NULL);
+    CHECK(ct_dropout3d(ct_ones(CT_SHAPE(1, 3, 2, 2, 2)), 0.5, true) != NULL);
+    ct_tensor *x = ct_ones(CT_SHAPE(2, 3, 4), .requires_grad = true);
+    CHECK_STR_EQ(ct_node_name(ct_grad_fn(ct_dropout2d(x, 0.5, true))), "MulBackward0");
+    CHECK(ct_dropout2d(x, 0.5, false) == x);
+    CHECK_ERROR(ct_dropout2d(ct_ones(CT_SHAPE(3)), 0.5, true),
+                "Feature dropout requires at least 2 dimensions in the input");
+    CHECK_ERROR(ct_dropout1d(ct_ones(CT_SHAPE(3)), 0.5, true),
+                "dropout1d: Expected 2D or 3D input, but received a 1D input");
+    CHECK_ERROR(ct_dropout3d(ct_ones(CT_SHAPE(2, 2, 2, 2)), -0.5, true),
+                "dropout probability has to be between 0 and 1, but got -0.5");
+}
+
+/* Alpha dropout keeps a standard normal input at mean 0 and variance 1.  Tolerances:
+ * 5 standard errors, from the sample's own variance of y and of y^2. */
+TEST(alpha_dropout_keeps_mean_and_variance) {
+    ct_manual_seed(10);
+    ct_tensor *x = ct_randn(CT_SHAPE(N), .dtype = CT_F64, .requires_grad = true);
+    ct_tensor *y = ct_alpha_dropout(x, 0.2, true);
+    CHECK_STR_EQ(ct_node_name(ct_grad_fn(y)), "AddBackward0");
+    double *v = ct_test_values(y), s = 0, s2 = 0, s4 = 0;
+    for (int64_t i = 0; i < N; i++) {
+        s += v[i];
+        s2 += v[i] * v[i];
+        s4 += v[i] * v[i] * v[i] * v[i];
+    }
+    free(v);
+    double mean = s / N, m2 = s2 / N, var_y2 = s4 / N - m2 * m2;
+    CHECK_CLOSE(mean, 0, 5 * sqrt(m2 / N));
+    CHECK_CLOSE(m2 - mean * mean, 1, 5 * sqrt(var_y2 / N));
+    /* dropped elements all take one value: a (alpha p - alpha) = -alpha' */
+    ct_tensor *z = ct_alpha_dropout(ct_zeros(CT_SHAPE(1000)), 0.5, true);
+    moments m = moments_of(z);
+    const double alpha = 1.7580993408473766, a = 1 / sqrt((alpha * alpha * 0.5 + 1) * 0.5);
+    CHECK_CLOSE(m.min, -alpha * a * 0.5, 1e-6);
+    CHECK_CLOSE(m.max, alpha * a * 0.5, 1e-6);
+    CHECK_VALUES(ct_alpha_dropout(ct_ones(CT_SHAPE(3)), 1, true), 0, 0, 0, 0);
+    ct_tensor *f = ct_feature_alpha_dropout(ct_zeros(CT_SHAPE(4, 6, 5)), 0.5, true);
+    const float *fv = ct_data_ptr(f);
+    for (int c = 0; c < 24; c++)
+        for (int k = 1; k < 5; k++) CHECK(fv[c * 5 + k] == fv[c * 5]);
+}
+
 TEST(random_grad_fns) {
     ct_tensor *x = ct_rand(CT_SHAPE(3), .requires_grad = true);
     CHECK_STR_EQ(ct_node_name(ct_grad_fn(ct_normal_(ct_clone(x), 0, 1))), "NormalBackward0");
@@ -356,4 +468,128 @@ TEST(random_errors) {
     CHECK(ct_dropout(NULL, 0.5, true) == NULL);
     CHECK(ct_normal_(NULL, 0, 1) == NULL);
     CHECK(ct_bernoulli(NULL) == NULL);
+}
+
+/* The example at the top of ctorch/random.h, as written there. */
+TEST(header_example) {
+    ct_tensor *x = ct_ones(CT_SHAPE(8, 10));
+    ct_manual_seed(0);                                   // the default generator
+    ct_tensor *w = ct_randn(CT_SHAPE(784, 10));          // N(0, 1), float32
+    ct_generator *g = ct_generator_new(42);              // a private stream
+    ct_tensor *u = ct_rand(CT_SHAPE(4), .dtype = CT_F64, .generator = g);
+    ct_tensor *i = ct_randint(0, 10, CT_SHAPE(3));       // int64 in [0, 10)
+    ct_normal_(w, 0, 0.01);                              // refill in place
+    ct_tensor *h = ct_dropout(x, 0.5, true);             // training mode
+    CHECK(w && u && i && h);
+    CHECK(ct_scope_depth() > 0); /* g belongs to the test's scope: no ct_release here */
+    (void)g;
+}
+
+/* Threads drawing from one generator at once: each op's block of counters is
+ * reserved atomically, so together they use every counter exactly once — the
+ * multiset of their numbers equals one draw of the same total size. */
+enum { THREADS = 4, DRAWS = 50, SIZE = 1000 };
+typedef struct {
+    ct_generator *g;
+    float *out;
+} draw_job;
+static void *draw_many(void *arg) {
+    draw_job *j = arg;
+    for (int d = 0; d < DRAWS; d++) {
+        ct_tensor *t = ct_rand(CT_SHAPE(SIZE), .generator = j->g); /* no scope: ours */
+        memcpy(j->out + d * SIZE, ct_data_ptr(t), SIZE * sizeof(float));
+        ct_release(t);
+        if (d % 10 == 0) ct_manual_seed(d); /* reseeding the default one meanwhile is safe */
+    }
+    return NULL;
+}
+static int cmp_float(const void *a, const void *b) {
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+TEST(concurrent_draws_share_counters_exactly) {
+    ct_generator *g = ct_generator_new(77);
+    float *got = malloc(sizeof(float) * THREADS * DRAWS * SIZE);
+    pthread_t th[THREADS];
+    draw_job jobs[THREADS];
+    for (int k = 0; k < THREADS; k++) {
+        jobs[k] = (draw_job){g, got + k * DRAWS * SIZE};
+        pthread_create(&th[k], NULL, draw_many, &jobs[k]);
+    }
+    for (int k = 0; k < THREADS; k++) pthread_join(th[k], NULL);
+    ct_generator_manual_seed(g, 77);
+    ct_tensor *all = ct_rand(CT_SHAPE(THREADS * DRAWS * SIZE), .generator = g);
+    float *want = malloc(sizeof(float) * THREADS * DRAWS * SIZE);
+    memcpy(want, ct_data_ptr(all), sizeof(float) * THREADS * DRAWS * SIZE);
+    qsort(got, THREADS * DRAWS * SIZE, sizeof(float), cmp_float);
+    qsort(want, THREADS * DRAWS * SIZE, sizeof(float), cmp_float);
+    CHECK(!memcmp(got, want, sizeof(float) * THREADS * DRAWS * SIZE));
+    free(got);
+    free(want);
+}
+
+TEST(multinomial_frequencies) {
+    ct_manual_seed(12);
+    /* with replacement: each category's frequency is binomial(N, p) */
+    double w[] = {1, 0, 2, 7}; /* p = .1, 0, .2, .7 */
+    ct_tensor *p = ct_tensor_f64(w, CT_SHAPE(4));
+    ct_tensor *s = ct_multinomial(p, N, .replacement = true);
+    CHECK_INT_EQ(ct_dtype_of(s), CT_I64);
+    const int64_t *v = ct_data_ptr(s);
+    int64_t count[4] = {0};
+    for (int64_t i = 0; i < N; i++) count[v[i]]++;
+    for (int c = 0; c < 4; c++) {
+        double pc = w[c] / 10;
+        CHECK_CLOSE((double)count[c] / N, pc, 5 * sqrt(pc * (1 - pc) / N));
+    }
+    /* without replacement, 100000 rows of weights 1..4 drawing 2: the first draw is c
+     * with p_c = w_c / 10, the pair (3, 2) has probability 0.4 * 0.3 / 0.6 = 0.2 */
+    enum { R = 100000 };
+    ct_tensor *rows = ct_expand(ct_add_scalar(ct_arange(4.0), 1), CT_SHAPE(R, 4));
+    ct_tensor *d = ct_multinomial(ct_contiguous(rows), 2);
+    CHECK_INT_EQ(ct_size(d, 0), R);
+    CHECK_INT_EQ(ct_size(d, 1), 2);
+    const int64_t *dv = ct_data_ptr(d);
+    int64_t first[4] = {0}, pair32 = 0, dup = 0;
+    for (int64_t r = 0; r < R; r++) {
+        first[dv[2 * r]]++;
+        pair32 += dv[2 * r] == 3 && dv[2 * r + 1] == 2;
+        dup += dv[2 * r] == dv[2 * r + 1];
+    }
+    CHECK_INT_EQ(dup, 0);
+    for (int c = 0; c < 4; c++) {
+        double pc = (c + 1) / 10.0;
+        CHECK_CLOSE((double)first[c] / R, pc, 5 * sqrt(pc * (1 - pc) / R));
+    }
+    CHECK_CLOSE((double)pair32 / R, 0.2, 5 * sqrt(0.2 * 0.8 / R));
+    /* zero weights are never drawn while others remain; a full draw is a permutation */
+    double z[] = {0, 5, 0, 1};
+    ct_tensor *zz = ct_multinomial(ct_tensor_f64(z, CT_SHAPE(4)), 2);
+    const int64_t *zv = ct_data_ptr(zz);
+    CHECK((zv[0] == 1 && zv[1] == 3) || (zv[0] == 3 && zv[1] == 1));
+    CHECK_INT_EQ(ct_numel(ct_multinomial(ct_ones(CT_SHAPE(0, 3)), 1)), 0);
+}
+
+TEST(multinomial_errors) {
+    CHECK_ERROR(ct_multinomial(ct_ones(CT_SHAPE(1, 1, 2)), 1), "prob_dist must be 1 or 2 dim");
+    CHECK_ERROR(ct_multinomial(ct_ones(CT_SHAPE()), 1), "prob_dist must be 1 or 2 dim");
+    CHECK_ERROR(ct_multinomial(ct_ones(CT_SHAPE(2), .dtype = CT_I64), 1),
+                "multinomial only supports floating-point dtypes for input, got: int64");
+    CHECK_ERROR(ct_multinomial(ct_ones(CT_SHAPE(2)), 0), "cannot sample n_sample <= 0 samples");
+    CHECK_ERROR(ct_multinomial(ct_ones(CT_SHAPE(2)), 3),
+                "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
+    double neg[] = {1, -1, 0}, inf[] = {1, INFINITY, 0}, nan[] = {1, NAN, 0};
+    CHECK_ERROR(ct_multinomial(ct_tensor_f64(neg, CT_SHAPE(3)), 2, .replacement = true),
+                "invalid multinomial distribution (encountering probability entry < 0)");
+    CHECK_ERROR(ct_multinomial(ct_tensor_f64(inf, CT_SHAPE(3)), 2, .replacement = true),
+                "invalid multinomial distribution (encountering probability entry = infinity or NaN)");
+    CHECK_ERROR(ct_multinomial(ct_tensor_f64(nan, CT_SHAPE(3)), 2, .replacement = true),
+                "(encountering probability entry < 0)");
+    CHECK_ERROR(ct_multinomial(ct_tensor_f64(neg, CT_SHAPE(3)), 2),
+                "probability tensor contains either `inf`, `nan` or element < 0");
+    CHECK_ERROR(ct_multinomial(ct_zeros(CT_SHAPE(3)), 2, .replacement = true),
+                "invalid multinomial distribution (sum of probabilities <= 0)");
+    CHECK_ERROR(ct_multinomial(ct_zeros(CT_SHAPE(2, 2)), 1), "sum of probabilities <= 0");
+    CHECK_ERROR(ct_multinomial(ct_zeros(CT_SHAPE(2, 0)), 1, .replacement = true),
+                "sum of probabilities <= 0");
 }

@@ -163,6 +163,22 @@ ct_tensor *ct_zero_(ct_tensor *t);
  * string is malloc'd; free() it. */
 char *ct_to_string(const ct_tensor *t);
 void ct_print(const ct_tensor *t);
+/* torch.set_printoptions: every field left 0 keeps its current value (so precision 0
+ * cannot be asked for); `profile` ("default", "short", "full") applies first.  As in
+ * PyTorch, sci_mode is always set: 1 forces scientific notation, -1 forbids it, 0
+ * lets the formatter choose.
+ *     ct_set_printoptions(.precision = 2, .linewidth = 120);
+ *     ct_set_printoptions(.profile = "default");                // back to the defaults */
+typedef struct {
+    int precision;       /* digits after the point (default 4) */
+    int64_t threshold;   /* summarize tensors with more elements (default 1000) */
+    int edgeitems;       /* items kept at each end of a summarized dim (default 3) */
+    int linewidth;       /* characters per line (default 80) */
+    int sci_mode;        /* 0 automatic, 1 on, -1 off */
+    const char *profile; /* NULL, "default", "short" (precision 2, edgeitems 2), "full" */
+} ct_print_options;
+int ct_set_printoptions_with(ct_print_options o); /* 0, or -1 for an unknown profile */
+#define ct_set_printoptions(...) CT_AT(ct_set_printoptions_with((ct_print_options){__VA_ARGS__}))
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,9 @@
 /* Generators: a seed and a counter offset behind a lock; see Note [Random counters]. */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/generator.h"
 #include "core/tensor_impl.h"
@@ -79,6 +81,19 @@ uint64_t ct_generator_initial_seed(ct_generator *g) {
 }
 
 uint64_t ct_initial_seed(void) { return ct_generator_initial_seed(&default_gen); }
+
+uint64_t ct_seed(void) {
+    uint64_t s = 0;
+    FILE *f = fopen("/dev/urandom", "rb");
+    if (!f || fread(&s, sizeof s, 1, f) != 1) { /* no urandom: the clock and an address */
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        s = (uint64_t)ts.tv_sec * 1000000007u ^ (uint64_t)ts.tv_nsec ^ (uint64_t)(uintptr_t)&s;
+    }
+    if (f) fclose(f);
+    ct_generator_manual_seed(&default_gen, s);
+    return s;
+}
 
 static void put_u64(uint8_t *p, uint64_t v) {
     for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));

@@ -32,9 +32,11 @@ static inline ct_philox_block ct_philox(uint64_t seed, uint64_t ctr) {
     return ct_philox4x32_10(c, k);
 }
 
-/* Uniform doubles in [0, 1) from 53 random bits. */
+/* Uniform doubles k 2^-53 in [0, 1) from 53 random bits: 27 of hi and 26 of lo,
+ * each converted from a signed 32-bit integer (a conversion every vector unit has;
+ * 64-bit ones need AVX-512), and added exactly. */
 static inline double ct_u53(uint32_t hi, uint32_t lo) {
-    return (double)((((uint64_t)hi << 32) | lo) >> 11) * 0x1.0p-53;
+    return (double)(int32_t)(hi >> 5) * 0x1.0p-27 + (double)(int32_t)(lo >> 6) * 0x1.0p-53;
 }
 
 #endif

@@ -8,7 +8,9 @@
  *   - other floats: 4 decimals, or scientific when max/min > 1000, max > 1e8 or
  *     min < 1e-4.  Widths come from the finite nonzero values only.
  * Rows wrap at 80 columns; dims beyond the last two are separated by blank lines;
- * more than 1000 elements show 3 items at each edge of every dim around "...". */
+ * more than 1000 elements show 3 items at each edge of every dim around "...".
+ * ct_set_printoptions changes these numbers, as torch.set_printoptions does. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,10 +18,45 @@
 #include "autograd/node.h"
 #include "core/tensor_impl.h"
 
-#define PRECISION 4
-#define THRESHOLD 1000
-#define EDGEITEMS 3
-#define LINEWIDTH 80
+/* The options (torch._tensor_str.PRINT_OPTS), shared by all threads; each call
+ * formats with a snapshot taken under the lock. */
+typedef struct {
+    int precision;
+    int64_t threshold;
+    int edgeitems, linewidth, sci_mode;
+} print_opts;
+static const print_opts DEFAULTS = {4, 1000, 3, 80, 0};
+static print_opts opts = {4, 1000, 3, 80, 0};
+static pthread_mutex_t opts_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int ct_set_printoptions_with(ct_print_options o) {
+    print_opts n;
+    pthread_mutex_lock(&opts_lock);
+    n = opts;
+    pthread_mutex_unlock(&opts_lock);
+    if (o.profile) {
+        if (!strcmp(o.profile, "default")) {
+            n = DEFAULTS;
+        } else if (!strcmp(o.profile, "short")) {
+            n = (print_opts){2, 1000, 2, 80, n.sci_mode};
+        } else if (!strcmp(o.profile, "full")) {
+            n = (print_opts){4, INT64_MAX, 3, 80, n.sci_mode};
+        } else {
+            ct_error("ct_set_printoptions: unknown profile \"%s\" (expected \"default\", "
+                     "\"short\" or \"full\")", o.profile);
+            return -1;
+        }
+    }
+    if (o.precision) n.precision = o.precision;
+    if (o.threshold) n.threshold = o.threshold;
+    if (o.edgeitems) n.edgeitems = o.edgeitems;
+    if (o.linewidth) n.linewidth = o.linewidth;
+    n.sci_mode = o.sci_mode;
+    pthread_mutex_lock(&opts_lock);
+    opts = n;
+    pthread_mutex_unlock(&opts_lock);
+    return 0;
+}
 
 /* ---- a growing string --------------------------------------------------- */
 
@@ -54,6 +91,7 @@ typedef struct {
     const char *data; /* element 0 of the view */
     size_t esize;
     bool floating, is_bool, summarize;
+    print_opts o;
 } view;
 
 static double load_f(const view *v, int64_t off) {
@@ -63,15 +101,15 @@ static int64_t load_i(const view *v, int64_t off) {
     return ct_load_i64(v->data + off * (int64_t)v->esize, v->t->dtype);
 }
 
-/* The indices of dim d that are shown: all, or EDGEITEMS at each end. */
+/* The indices of dim d that are shown: all, or `edgeitems` at each end. */
 static bool dim_summarized(const view *v, int d) {
-    return v->summarize && v->t->sizes[d] > 2 * EDGEITEMS;
+    return v->summarize && v->t->sizes[d] > 2 * v->o.edgeitems;
 }
 static int64_t shown_index(const view *v, int d, int64_t k) { /* k-th shown index */
-    return dim_summarized(v, d) && k >= EDGEITEMS ? v->t->sizes[d] - 2 * EDGEITEMS + k : k;
+    return dim_summarized(v, d) && k >= v->o.edgeitems ? v->t->sizes[d] - 2 * v->o.edgeitems + k : k;
 }
 static int64_t shown_count(const view *v, int d) {
-    return dim_summarized(v, d) ? 2 * EDGEITEMS : v->t->sizes[d];
+    return dim_summarized(v, d) ? 2 * v->o.edgeitems : v->t->sizes[d];
 }
 
 typedef void (*visit_fn)(const view *v, int64_t off, void *ctx);
@@ -115,9 +153,9 @@ static void scan_width(const view *v, int64_t off, void *ctx) {
     formatter *f = ctx;
     double x = load_f(v, off);
     if (!isfinite(x) || x == 0) return;
-    int w = f->sci_mode   ? snprintf(NULL, 0, "%.*e", PRECISION, x)
+    int w = f->sci_mode   ? snprintf(NULL, 0, "%.*e", v->o.precision, x)
             : f->int_mode ? snprintf(NULL, 0, "%.0f", x) + 1
-                          : snprintf(NULL, 0, "%.*f", PRECISION, x);
+                          : snprintf(NULL, 0, "%.*f", v->o.precision, x);
     if (w > f->max_width) f->max_width = w;
 }
 
@@ -132,6 +170,8 @@ static formatter make_formatter(const view *v) {
     f.sci_mode = f.max_abs / f.min_abs > 1000.0 || f.max_abs > 1.0e8 ||
                  (!f.int_mode && f.min_abs < 1.0e-4);
     visit(v, 0, 0, scan_width, &f);
+    /* A forced mode changes how elements print, not the widths chosen above. */
+    if (v->o.sci_mode) f.sci_mode = v->o.sci_mode > 0;
     return f;
 }
 
@@ -151,11 +191,11 @@ static void put_elem(sbuf *b, const view *v, const formatter *f, int64_t off) {
         else if (isinf(x))
             snprintf(s, sizeof s, "%s", x < 0 ? "-inf" : "inf");
         else if (f->sci_mode)
-            snprintf(s, sizeof s, "%.*e", PRECISION, x);
+            snprintf(s, sizeof s, "%.*e", v->o.precision, x);
         else if (f->int_mode)
             snprintf(s, sizeof s, "%.0f.", x);
         else
-            snprintf(s, sizeof s, "%.*f", PRECISION, x);
+            snprintf(s, sizeof s, "%.*f", v->o.precision, x);
     }
     int pad = f->max_width - (int)strlen(s);
     sb_spaces(b, pad);
@@ -164,11 +204,11 @@ static void put_elem(sbuf *b, const view *v, const formatter *f, int64_t off) {
 
 /* ---- layout ------------------------------------------------------------- */
 
-/* The last dim at `off`: elements joined by ", ", wrapped to LINEWIDTH. */
+/* The last dim at `off`: elements joined by ", ", wrapped to the line width. */
 static void vector_str(sbuf *b, const view *v, const formatter *f, int64_t off, int indent) {
     int d = v->t->ndim - 1;
     int64_t elem_len = f->max_width + 2;
-    int64_t per_line = (LINEWIDTH - indent) / elem_len;
+    int64_t per_line = (v->o.linewidth - indent) / elem_len;
     if (per_line < 1) per_line = 1;
     int64_t n = shown_count(v, d), items = n + (dim_summarized(v, d) ? 1 : 0);
     sb_puts(b, "[");
@@ -181,7 +221,7 @@ static void vector_str(sbuf *b, const view *v, const formatter *f, int64_t off, 
                 sb_puts(b, ", ");
             }
         }
-        if (dim_summarized(v, d) && item == EDGEITEMS) {
+        if (dim_summarized(v, d) && item == v->o.edgeitems) {
             sb_puts(b, " ...");
             continue;
         }
@@ -210,7 +250,7 @@ static void tensor_str(sbuf *b, const view *v, const formatter *f, int d, int64_
             for (int i = 0; i < ndim - d - 1; i++) sb_puts(b, "\n");
             sb_spaces(b, indent + 1);
         }
-        if (dim_summarized(v, d) && item == EDGEITEMS) {
+        if (dim_summarized(v, d) && item == v->o.edgeitems) {
             sb_puts(b, "...");
             continue;
         }
@@ -220,12 +260,12 @@ static void tensor_str(sbuf *b, const view *v, const formatter *f, int d, int64_
     sb_puts(b, "]");
 }
 
-/* ", suffix" or ",\n<indent>suffix" when the line would pass LINEWIDTH. */
-static void add_suffix(sbuf *b, const char *suffix, int indent) {
+/* ", suffix" or ",\n<indent>suffix" when the line would pass linewidth. */
+static void add_suffix(sbuf *b, const char *suffix, int indent, int linewidth) {
     const char *nl = strrchr(b->s, '\n');
     /* PyTorch's count: len - rfind("\n") + 1, with rfind -1 when there is no newline */
     int64_t last_line_len = nl ? (int64_t)(b->s + b->len - nl) + 1 : (int64_t)b->len + 2;
-    if (last_line_len + (int64_t)strlen(suffix) + 2 > LINEWIDTH) {
+    if (last_line_len + (int64_t)strlen(suffix) + 2 > linewidth) {
         sb_puts(b, ",\n");
         sb_spaces(b, indent);
     } else {
@@ -239,11 +279,15 @@ static char *format_tensor(const ct_tensor *t, const ct_tensor *orig) {
     const char *prefix = "tensor(";
     int indent = (int)strlen(prefix);
     sb_puts(&b, prefix);
+    print_opts o;
+    pthread_mutex_lock(&opts_lock);
+    o = opts;
+    pthread_mutex_unlock(&opts_lock);
     if (t->numel == 0) {
         sb_puts(&b, "[]");
     } else {
         view v = {t, ct_tensor_data(t), ct_dtype_size(t->dtype), ct_dtype_is_floating(t->dtype),
-                  t->dtype == CT_BOOL, t->numel > THRESHOLD};
+                  t->dtype == CT_BOOL, t->numel > o.threshold, o};
         formatter f = make_formatter(&v);
         tensor_str(&b, &v, &f, 0, 0, indent);
     }
@@ -252,7 +296,7 @@ static char *format_tensor(const ct_tensor *t, const ct_tensor *orig) {
     if (dev.type != CT_DEV_CPU) {
         char d[16];
         snprintf(suffix, sizeof suffix, "device='%s'", ct_device_str(dev, d));
-        add_suffix(&b, suffix, indent);
+        add_suffix(&b, suffix, indent, o.linewidth);
     }
     ct_dtype def = ct_get_default_dtype();
     if (t->numel == 0 && t->ndim != 1) {
@@ -261,19 +305,19 @@ static char *format_tensor(const ct_tensor *t, const ct_tensor *orig) {
             n += snprintf(suffix + n, sizeof suffix - (size_t)n, i ? ", %lld" : "%lld",
                           (long long)t->sizes[i]);
         snprintf(suffix + n, sizeof suffix - (size_t)n, ")");
-        add_suffix(&b, suffix, indent);
+        add_suffix(&b, suffix, indent, o.linewidth);
     }
     bool show_dtype = t->numel == 0 ? t->dtype != def
                                     : t->dtype != def && t->dtype != CT_I64 && t->dtype != CT_BOOL;
     if (show_dtype) {
         snprintf(suffix, sizeof suffix, "dtype=torch.%s", ct_dtype_name(t->dtype));
-        add_suffix(&b, suffix, indent);
+        add_suffix(&b, suffix, indent, o.linewidth);
     }
     if (orig->grad_fn) {
         snprintf(suffix, sizeof suffix, "grad_fn=<%s>", ct_node_grad_name(orig->grad_fn));
-        add_suffix(&b, suffix, indent);
+        add_suffix(&b, suffix, indent, o.linewidth);
     } else if (orig->requires_grad) {
-        add_suffix(&b, "requires_grad=True", indent);
+        add_suffix(&b, "requires_grad=True", indent, o.linewidth);
     }
     sb_puts(&b, ")");
     return b.s;

@@ -1,18 +1,18 @@
 /* Random ops: the factories rand, randn, randint, randperm (and *_like), bernoulli,
- * the in-place samplers normal_, uniform_, bernoulli_, and dropout.  Every op reserves
- * one generator counter per element (Note [Random counters] in core/generator.h). */
+ * multinomial, and the in-place samplers normal_, uniform_, bernoulli_, random_,
+ * exponential_.  Every op reserves one
+ * generator counter per element (Note [Random counters] in core/generator.h). */
 #include <math.h>
 
 #include "autograd/node.h"
 #include "core/generator.h"
-#include "cpu/random.h"
 #include "ops/internal.h"
 #include "ops/pointwise.h"
+#include "ops/sample.h"
 
-/* Runs op's kernel over every element of t (any strides) with counters reserved from
- * g.  The kernel writes contiguous memory: a strided t is filled through a copy, so
+/* The kernel writes contiguous memory: a strided t is filled through a copy, so
  * element i (in C order) always draws from counter offset + i. */
-static bool sample(ct_op_id op, ct_tensor *t, ct_rng_args *a, ct_generator *g) {
+bool ct_sample(ct_op_id op, ct_tensor *t, ct_rng_args *a, ct_generator *g) {
     ct_rng_kernel k = (ct_rng_kernel)ct_kernel_for(op, t->storage->device, t->dtype);
     if (!k) return false;
     a->offset = ct_generator_reserve(ct_generator_or_default(g), (uint64_t)t->numel, &a->seed);
@@ -44,7 +44,7 @@ static ct_tensor *random_factory(const char *name, ct_op_id op, ct_shape shape,
         ct_release(t);
         return NULL;
     }
-    if (!sample(op, t, &a, o.generator)) {
+    if (!ct_sample(op, t, &a, o.generator)) {
         ct_release(t);
         return NULL;
     }
@@ -57,6 +57,14 @@ ct_tensor *ct_rand_with(ct_shape shape, ct_tensor_options o) {
 
 ct_tensor *ct_randn_with(ct_shape shape, ct_tensor_options o) {
     return random_factory("ct_randn", CT_OP_normal, shape, o, (ct_rng_args){.a = 0, .b = 1});
+}
+
+ct_tensor *ct_normal_with(double mean, double std, ct_shape shape, ct_tensor_options o) {
+    if (!(std >= 0)) {
+        ct_error("ct_normal: normal expects std >= 0.0, but found std %g", std);
+        return NULL;
+    }
+    return random_factory("ct_normal", CT_OP_normal, shape, o, (ct_rng_args){.a = mean, .b = std});
 }
 
 /* The C++ type names PyTorch's range checks print, and the dtype's exact range. */
@@ -90,25 +98,30 @@ static void dtype_range(ct_dtype dt, double *lo, double *hi) {
     }
 }
 
-ct_tensor *ct_randint_with(int64_t low, int64_t high, ct_shape shape, ct_tensor_options o) {
+/* random_'s checks: a non-empty [low, high) that the dtype can hold. */
+static bool check_int_range(const char *op, int64_t low, int64_t high, ct_dtype dt) {
     if (low >= high) {
-        ct_error("ct_randint: random_ expects 'from' to be less than 'to', but got from=%lld "
-                 ">= to=%lld", (long long)low, (long long)high);
-        return NULL;
+        ct_error("%s: random_ expects 'from' to be less than 'to', but got from=%lld >= to=%lld",
+                 op, (long long)low, (long long)high);
+        return false;
     }
-    if (o.dtype == CT_DTYPE_UNSET) o.dtype = CT_I64;
     double lo, hi;
-    dtype_range(o.dtype, &lo, &hi);
+    dtype_range(dt, &lo, &hi);
     if ((double)low < lo || (double)low > hi) {
-        ct_error("ct_randint: from is out of bounds for %s (got %lld)", cpp_name(o.dtype),
-                 (long long)low);
-        return NULL;
+        ct_error("%s: from is out of bounds for %s (got %lld)", op, cpp_name(dt), (long long)low);
+        return false;
     }
     if ((double)(high - 1) < lo || (double)(high - 1) > hi) {
-        ct_error("ct_randint: to - 1 is out of bounds for %s (got %lld)", cpp_name(o.dtype),
+        ct_error("%s: to - 1 is out of bounds for %s (got %lld)", op, cpp_name(dt),
                  (long long)(high - 1));
-        return NULL;
+        return false;
     }
+    return true;
+}
+
+ct_tensor *ct_randint_with(int64_t low, int64_t high, ct_shape shape, ct_tensor_options o) {
+    if (o.dtype == CT_DTYPE_UNSET) o.dtype = CT_I64;
+    if (!check_int_range("ct_randint", low, high, o.dtype)) return NULL;
     ct_rng_args a = {.low = low, .range = (uint64_t)high - (uint64_t)low};
     return random_factory("ct_randint", CT_OP_randint, shape, o, a);
 }
@@ -124,7 +137,7 @@ ct_tensor *ct_randperm_with(int64_t n, ct_tensor_options o) {
     }
     ct_tensor *perm = ct_tensor_new(CT_SHAPE(n), CT_I64, CT_CPU);
     if (!perm) return NULL;
-    if (!sample(CT_OP_randperm, perm, &(ct_rng_args){0}, o.generator)) {
+    if (!ct_sample(CT_OP_randperm, perm, &(ct_rng_args){0}, o.generator)) {
         ct_release(perm);
         return NULL;
     }
@@ -164,7 +177,7 @@ ct_tensor *ct_bernoulli_with(ct_tensor *p, ct_random_options o) {
             return NULL;
         }
     ct_tensor *out = ct_tensor_new(ct_shape_of(p), p->dtype, p->storage->device);
-    if (!out || !sample(CT_OP_bernoulli, out, &(ct_rng_args){.p = pv}, o.generator)) {
+    if (!out || !ct_sample(CT_OP_bernoulli, out, &(ct_rng_args){.p = pv}, o.generator)) {
         ct_release(out);
         ct_release(pd);
         return NULL;
@@ -183,19 +196,93 @@ static bool check_p(const char *op, double p) {
 ct_tensor *ct_bernoulli_p_with(ct_tensor *t, double p, ct_random_options o) {
     if (!t || !check_p("ct_bernoulli_p", p)) return NULL;
     ct_tensor *out = ct_tensor_new(ct_shape_of(t), t->dtype, t->storage->device);
-    if (!out || !sample(CT_OP_bernoulli_scalar, out, &(ct_rng_args){.a = p, .b = 1}, o.generator)) {
+    if (!out || !ct_sample(CT_OP_bernoulli_scalar, out, &(ct_rng_args){.a = p, .b = 1}, o.generator)) {
         ct_release(out);
         return NULL;
     }
     return ct_ret(out);
 }
 
+/* ---- multinomial -------------------------------------------------------- */
+
+/* PyTorch's checks, in its order and words. */
+static bool check_multinomial(const double *v, int64_t rows, int64_t ncat, int64_t n, bool repl) {
+    bool fast = !repl || n == 1; /* PyTorch's exponential-race path checks differently */
+    for (int64_t r = 0; r < rows; r++) {
+        double sum = 0;
+        for (int64_t c = 0; c < ncat; c++) {
+            double x = v[r * ncat + c];
+            if (!(x >= 0) || isinf(x)) {
+                ct_error(fast ? "ct_multinomial: probability tensor contains either `inf`, `nan` "
+                                "or element < 0"
+                         : !(x >= 0) ? "ct_multinomial: invalid multinomial distribution "
+                                       "(encountering probability entry < 0)"
+                                     : "ct_multinomial: invalid multinomial distribution "
+                                       "(encountering probability entry = infinity or NaN)");
+                return false;
+            }
+            sum += x;
+        }
+        if (!(sum > 0)) {
+            ct_error("ct_multinomial: invalid multinomial distribution (sum of probabilities <= 0)");
+            return false;
+        }
+    }
+    return true;
+}
+
+ct_tensor *ct_multinomial_with(ct_tensor *probs, int64_t n, ct_multinomial_options o) {
+    if (!probs) return NULL;
+    if (probs->ndim < 1 || probs->ndim > 2) {
+        ct_error("ct_multinomial: prob_dist must be 1 or 2 dim (got %d dims)", probs->ndim);
+        return NULL;
+    }
+    if (!ct_dtype_is_floating(probs->dtype)) {
+        ct_error("ct_multinomial: multinomial only supports floating-point dtypes for input, "
+                 "got: %s", ct_dtype_name(probs->dtype));
+        return NULL;
+    }
+    if (n <= 0) {
+        ct_error("ct_multinomial: cannot sample n_sample <= 0 samples (got %lld)", (long long)n);
+        return NULL;
+    }
+    int64_t ncat = probs->sizes[probs->ndim - 1], rows = probs->ndim == 2 ? probs->sizes[0] : 1;
+    if (!o.replacement && n > ncat) {
+        ct_error("ct_multinomial: cannot sample n_sample > prob_dist.size(-1) samples without "
+                 "replacement (got %lld > %lld)", (long long)n, (long long)ncat);
+        return NULL;
+    }
+    if (ncat > (1 << 24)) {
+        ct_error("ct_multinomial: number of categories cannot exceed 2^24 (got %lld)", (long long)ncat);
+        return NULL;
+    }
+    ct_multinomial_kernel k =
+        (ct_multinomial_kernel)ct_kernel_for(CT_OP_multinomial, probs->storage->device, CT_F64);
+    ct_tensor *pd = k ? ct_cast_new(probs, CT_F64) : NULL;
+    if (!pd) return NULL;
+    const double *pv = (const double *)ct_tensor_data(pd);
+    ct_tensor *out = NULL;
+    if (check_multinomial(pv, rows, ncat, n, o.replacement)) {
+        out = ct_tensor_new(probs->ndim == 2 ? CT_SHAPE(rows, n) : CT_SHAPE(n), CT_I64,
+                            probs->storage->device);
+    }
+    if (out) {
+        ct_multinomial_args a = {.probs = pv, .rows = rows, .ncat = ncat, .n = n,
+                                 .replacement = o.replacement};
+        uint64_t counters = (uint64_t)rows * (uint64_t)(o.replacement ? n : ncat);
+        a.offset = ct_generator_reserve(ct_generator_or_default(o.generator), counters, &a.seed);
+        k((int64_t *)ct_tensor_data(out), &a);
+    }
+    ct_release(pd);
+    return ct_ret(out);
+}
+
 /* ---- in place ----------------------------------------------------------- */
 
 /* Refills t; a t that requires grad gets a node whose gradient is zero. */
-static ct_tensor *sample_inplace(const char *name, ct_op_id op, ct_tensor *t, ct_rng_args a,
-                                 ct_generator *g) {
-    if (!ct_check_inplace(name, t) || !sample(op, t, &a, g)) return NULL;
+static ct_tensor *sample_inplace(const char *name, ct_op_id kernel, ct_op_id op, ct_tensor *t,
+                                 ct_rng_args a, ct_generator *g) {
+    if (!ct_check_inplace(name, t) || !ct_sample(kernel, t, &a, g)) return NULL;
     ct_bump_version(t);
     ct_node *n = ct_node_record(op, 1, &t, 1);
     if (n) {
@@ -207,7 +294,7 @@ static ct_tensor *sample_inplace(const char *name, ct_op_id op, ct_tensor *t, ct
 
 ct_tensor *ct_bernoulli__with(ct_tensor *t, double p, ct_random_options o) {
     if (!t || !check_p("ct_bernoulli_", p)) return NULL;
-    return sample_inplace("ct_bernoulli_", CT_OP_bernoulli_scalar, t,
+    return sample_inplace("ct_bernoulli_", CT_OP_bernoulli_scalar, CT_OP_bernoulli_scalar, t,
                           (ct_rng_args){.a = p, .b = 1}, o.generator);
 }
 
@@ -217,7 +304,7 @@ ct_tensor *ct_normal__with(ct_tensor *t, double mean, double std, ct_random_opti
         ct_error("ct_normal_: normal expects std >= 0.0, but found std %g", std);
         return NULL;
     }
-    return sample_inplace("ct_normal_", CT_OP_normal, t, (ct_rng_args){.a = mean, .b = std},
+    return sample_inplace("ct_normal_", CT_OP_normal, CT_OP_normal, t, (ct_rng_args){.a = mean, .b = std},
                           o.generator);
 }
 
@@ -228,66 +315,35 @@ ct_tensor *ct_uniform__with(ct_tensor *t, double from, double to, ct_random_opti
                  "from=%g > to=%g", from, to);
         return NULL;
     }
-    return sample_inplace("ct_uniform_", CT_OP_uniform, t, (ct_rng_args){.a = from, .b = to},
+    return sample_inplace("ct_uniform_", CT_OP_uniform, CT_OP_uniform, t, (ct_rng_args){.a = from, .b = to},
                           o.generator);
 }
 
+ct_tensor *ct_random__with(ct_tensor *t, int64_t low, int64_t high, ct_random_options o) {
+    if (!t || !check_int_range("ct_random_", low, high, t->dtype)) return NULL;
+    ct_rng_args a = {.low = low, .range = (uint64_t)high - (uint64_t)low};
+    return sample_inplace("ct_random_", CT_OP_randint, CT_OP_random, t, a, o.generator);
+}
+
+ct_tensor *ct_exponential__with(ct_tensor *t, double lambd, ct_random_options o) {
+    if (!t || !check_floating("ct_exponential_", "tensor", t->dtype)) return NULL;
+    if (!(lambd >= 0)) {
+        ct_error("ct_exponential_: exponential_ expects lambda >= 0.0, but found lambda=%g", lambd);
+        return NULL;
+    }
+    return sample_inplace("ct_exponential_", CT_OP_exponential, CT_OP_exponential, t,
+                          (ct_rng_args){.a = lambd}, o.generator);
+}
+
 /* The samples do not depend on the old values (or on p): the gradient is zero. */
-static bool zero_backward(ct_tensor **go, ct_tensor **gi) {
-    return (gi[0] = ct_zeros_like_with(go[0], (ct_tensor_options){0})) != NULL;
-}
-bool normal_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    (void)n;
-    return zero_backward(go, gi);
-}
-bool uniform_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    (void)n;
-    return zero_backward(go, gi);
-}
-bool bernoulli_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    (void)n;
-    return zero_backward(go, gi);
-}
-bool bernoulli_scalar_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    (void)n;
-    return zero_backward(go, gi);
-}
-
-/* ---- dropout ------------------------------------------------------------ */
-
-ct_tensor *ct_dropout_with(ct_tensor *x, double p, bool training, ct_dropout_options o) {
-    if (!x) return NULL;
-    const char *name = o.inplace ? "ct_dropout_" : "ct_dropout";
-    if (!(p >= 0 && p <= 1)) {
-        ct_error("%s: dropout probability has to be between 0 and 1, but got %g", name, p);
-        return NULL;
+#define ZERO_BACKWARD(op)                                                           \
+    bool op##_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {               \
+        (void)n;                                                                    \
+        return (gi[0] = ct_zeros_like_with(go[0], (ct_tensor_options){0})) != NULL; \
     }
-    /* PyTorch returns the input itself here (no node). */
-    if (!training || p == 0 || x->numel == 0) return ct_ret(ct_retain(x));
-    if (!check_floating(name, "tensor", x->dtype)) return NULL;
-    if (o.inplace && !ct_check_inplace(name, x)) return NULL;
-    /* mask = bernoulli(1 - p) / (1 - p), as PyTorch's _dropout_impl */
-    ct_tensor *mask = ct_tensor_new(ct_shape_of(x), x->dtype, x->storage->device);
-    ct_rng_args a = {.a = 1 - p, .b = p == 1 ? 0 : 1 / (1 - p)};
-    if (!mask || !sample(CT_OP_bernoulli_scalar, mask, &a, o.generator)) {
-        ct_release(mask);
-        return NULL;
-    }
-    ct_tensor *in[2] = {x, mask};
-    const ct_pw_spec mul = {CT_OP_mul, CT_PW_PROMOTE, 0};
-    ct_tensor *out = ct_pointwise(&mul, 2, in, o.inplace ? x : NULL, &(ct_pw_args){.a = 1, .i = 1});
-    if (out) {
-        ct_node *n = ct_node_record(CT_OP_dropout, 1, &x, 1);
-        if (n) {
-            ct_node_save(n, 0, mask, false);
-            ct_node_set_output(n, out, 0);
-            ct_release(n);
-        }
-    }
-    ct_release(mask);
-    return ct_ret(out);
-}
-
-bool dropout_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    return (gi[0] = ct_mul(go[0], ct_node_saved(n, 0))) != NULL;
-}
+ZERO_BACKWARD(normal)
+ZERO_BACKWARD(uniform)
+ZERO_BACKWARD(bernoulli)
+ZERO_BACKWARD(bernoulli_scalar)
+ZERO_BACKWARD(random)
+ZERO_BACKWARD(exponential)

@@ -5,32 +5,25 @@
 #include "gc.h"
 
 #define SEED 1234
+#define SEEDED(name, expr)                                  \
+    static ct_tensor *name(ct_tensor *const *x, void *g) { \
+        ct_generator_manual_seed(g, SEED);                  \
+        return expr;                                        \
+    }
 
-static ct_tensor *f_dropout(ct_tensor *const *x, void *g) {
-    ct_generator_manual_seed(g, SEED);
-    return ct_dropout(x[0], 0.4, true, .generator = g);
-}
-static ct_tensor *f_dropout_inplace(ct_tensor *const *x, void *g) {
-    ct_generator_manual_seed(g, SEED);
-    return ct_dropout_(ct_mul_scalar(x[0], 1.5), 0.25, true, .generator = g);
-}
+SEEDED(f_dropout, ct_dropout(x[0], 0.4, true, .generator = g))
+SEEDED(f_dropout_inplace, ct_dropout_(ct_mul_scalar(x[0], 1.5), 0.25, true, .generator = g))
+SEEDED(f_dropout2d, ct_dropout2d(x[0], 0.5, true, .generator = g))
+SEEDED(f_dropout1d_unbatched, ct_dropout1d(x[0], 0.5, true, .generator = g))
+SEEDED(f_alpha_dropout, ct_alpha_dropout(x[0], 0.3, true, .generator = g))
+SEEDED(f_feature_alpha_dropout, ct_feature_alpha_dropout(x[0], 0.3, true, .generator = g))
 /* x + sampler(clone(x)): the sampler's zero gradient must not hide x's. */
-static ct_tensor *f_normal(ct_tensor *const *x, void *g) {
-    ct_generator_manual_seed(g, SEED);
-    return ct_add(x[0], ct_normal_(ct_clone(x[0]), 1, 2, .generator = g));
-}
-static ct_tensor *f_uniform(ct_tensor *const *x, void *g) {
-    ct_generator_manual_seed(g, SEED);
-    return ct_add(x[0], ct_uniform_(ct_clone(x[0]), -1, 1, .generator = g));
-}
-static ct_tensor *f_bernoulli_scalar(ct_tensor *const *x, void *g) {
-    ct_generator_manual_seed(g, SEED);
-    return ct_add(x[0], ct_bernoulli_(ct_clone(x[0]), 0.5, .generator = g));
-}
-static ct_tensor *f_bernoulli(ct_tensor *const *x, void *g) {
-    ct_generator_manual_seed(g, SEED);
-    return ct_mul(x[0], ct_bernoulli(x[0], .generator = g));
-}
+SEEDED(f_normal, ct_add(x[0], ct_normal_(ct_clone(x[0]), 1, 2, .generator = g)))
+SEEDED(f_uniform, ct_add(x[0], ct_uniform_(ct_clone(x[0]), -1, 1, .generator = g)))
+SEEDED(f_bernoulli_scalar, ct_add(x[0], ct_bernoulli_(ct_clone(x[0]), 0.5, .generator = g)))
+SEEDED(f_random, ct_add(x[0], ct_random_(ct_clone(x[0]), -3, 3, .generator = g)))
+SEEDED(f_exponential, ct_add(x[0], ct_exponential_(ct_clone(x[0]), 1.5, .generator = g)))
+SEEDED(f_bernoulli, ct_mul(x[0], ct_bernoulli(x[0], .generator = g)))
 
 TEST(grad_dropout) {
     ct_generator *g = ct_generator_new(0);
@@ -44,6 +37,13 @@ TEST(grad_dropout) {
     GRADCHECK("dropout", f_dropout, 1, z, g);
     GRADGRADCHECK("dropout", f_dropout_inplace, 1, a, g);
     GRADCHECK("dropout", f_dropout_inplace, 1, b, g);
+    ct_tensor *f4[] = {gc_noncontig(CT_SHAPE(3, 4, 2, 2))};
+    ct_tensor *f2[] = {gc_rand(CT_SHAPE(5, 3))};
+    GRADGRADCHECK("dropout", f_dropout2d, 1, f4, g);
+    GRADCHECK("dropout", f_dropout1d_unbatched, 1, f2, g);
+    /* alpha dropout is made of mul and add: checked as those */
+    GRADGRADCHECK("mul", f_alpha_dropout, 1, a, g);
+    GRADCHECK("add", f_feature_alpha_dropout, 1, f4, g);
 }
 
 TEST(grad_random_samplers_are_zero) {
@@ -54,9 +54,10 @@ TEST(grad_random_samplers_are_zero) {
     /* probabilities well inside (0, 1): a 1e-6 step cannot flip a sample */
     ct_tensor *p[] = {gc_rand_range(CT_SHAPE(2, 4), 0.2, 0.8)};
     ct_tensor *pn[] = {gc_noncontig_range(CT_SHAPE(3, 1), 0.2, 0.8)};
-    ct_tensor *(*fs[])(ct_tensor *const *, void *) = {f_normal, f_uniform, f_bernoulli_scalar};
-    const char *names[] = {"normal", "uniform", "bernoulli_scalar"};
-    for (int i = 0; i < 3; i++) {
+    ct_tensor *(*fs[])(ct_tensor *const *, void *) = {f_normal, f_uniform, f_bernoulli_scalar,
+                                                      f_random, f_exponential};
+    const char *names[] = {"normal", "uniform", "bernoulli_scalar", "random", "exponential"};
+    for (int i = 0; i < 5; i++) {
         GRADGRADCHECK(names[i], fs[i], 1, a, g);
         GRADCHECK(names[i], fs[i], 1, b, g);
         GRADCHECK(names[i], fs[i], 1, z, g);
