@@ -91,8 +91,55 @@ static inline float ct_vtanhf(float x) {
     return a < 0.625f ? small : big;
 }
 
-/* 1 / (1 + exp(-x)): exp(-x) = inf gives 0, never NaN. */
-static inline float ct_vsigmoidf(float x) { return 1.0f / (1.0f + ct_vexpf(-x)); }
+/* erfc for float32 (Cephes' polynomials): 1 - erf near 0; exp(-x^2) (x^2 split in two so
+ * that it is exact) times a polynomial in 1/x^2 beyond 1; 2 - erfc(-x) below -1.
+ * Accurate in the tail, where 1 - erf(x) would cancel (gelu at negative x). */
+static inline float ct_verfcf(float x) {
+    float a = fabsf(x);
+    a = a > 20.0f ? 20.0f : a; /* erfc(20) is 0 in float32; keeps inf out of the split */
+    float z2 = a * a;
+    float t = 7.853861353153693e-5f; /* erf(a) = a T(a^2) for a < 1 */
+    t = t * z2 - 8.010193625184903e-4f;
+    t = t * z2 + 5.188327685732524e-3f;
+    t = t * z2 - 2.685381193529856e-2f;
+    t = t * z2 + 1.128358514861418e-1f;
+    t = t * z2 - 3.761262582423300e-1f;
+    t = t * z2 + 1.128379165726710e+0f;
+    float near = 1.0f - a * t;
+    float q = 1.0f / a, y = q * q;
+    float pp = 2.326819970068386e-2f; /* 1 <= a < 2 */
+    pp = pp * y - 1.387039388740657e-1f;
+    pp = pp * y + 3.687424674597105e-1f;
+    pp = pp * y - 5.824733027278666e-1f;
+    pp = pp * y + 6.210004621745983e-1f;
+    pp = pp * y - 4.944515323274145e-1f;
+    pp = pp * y + 3.404879937665872e-1f;
+    pp = pp * y - 2.741127028184656e-1f;
+    pp = pp * y + 5.638259427386472e-1f;
+    float r = -1.047766399936249e+1f; /* a >= 2 */
+    r = r * y + 1.297719955372516e+1f;
+    r = r * y - 7.495518717768503e+0f;
+    r = r * y + 2.921019019210786e+0f;
+    r = r * y - 1.015265279202700e+0f;
+    r = r * y + 4.218463358204948e-1f;
+    r = r * y - 2.820767439740514e-1f;
+    r = r * y + 5.641895067754075e-1f;
+    /* exp(-a^2) = exp(-ah^2) exp(-(a - ah)(a + ah)), ah = a with 12 mantissa bits */
+    float ah = ct_bits_f(ct_f_bits(a) & 0xfffff000u);
+    float e = ct_vexpf(-ah * ah) * ct_vexpf(-(a - ah) * (a + ah));
+    float far = e * q * (a < 2.0f ? pp : r);
+    float pos = a < 1.0f ? near : far;     /* erfc(|x|) */
+    float res = x < 0 ? (a < 1.0f ? 1.0f + a * t : 2.0f - far) : pos;
+    return x != x ? x : res;
+}
+
+/* With e = exp(-|x|) (never overflows): 1 / (1 + e) for x >= 0, e / (1 + e) below, which
+ * keeps relative accuracy in the left tail (down to subnormal results). */
+static inline float ct_vsigmoidf(float x) {
+    float e = ct_vexpf(-fabsf(x));
+    float r = 1.0f / (1.0f + e);
+    return x < 0 ? e * r : r;
+}
 static inline double ct_sigmoid_d(double x) { return 1.0 / (1.0 + exp(-x)); }
 
 #define CT_VEXP(x) _Generic((x), float: ct_vexpf, default: exp)(x)
