@@ -421,3 +421,44 @@ TEST(pointwise_errors_use_pytorch_wording) {
     CHECK_ERROR(ct_gelu(a, .approximate = 7), "approximate must be CT_GELU_NONE or CT_GELU_TANH");
     CHECK(ct_sigmoid(NULL) == NULL); /* a failed call's NULL passes through */
 }
+
+/* Strided and broadcast inputs take the kernels' general paths: the same values as a
+ * contiguous copy. */
+TEST(noncontiguous_and_broadcast_inputs_match_contiguous) {
+    ct_tensor *base = ct_empty(CT_SHAPE(6, 5));
+    float *p = ct_data_ptr(base);
+    for (int i = 0; i < 30; i++) p[i] = 0.37f * (float)(i - 14);
+    ct_tensor *t = ct_transpose(base, 0, 1), *c = ct_contiguous(t);
+    ct_tensor *row = ct_tensor_f32(((float[]){-1, 0.5, 2, -3, 1, 0}), CT_SHAPE(6));
+    ct_tensor *pairs[][2] = {
+        {ct_exp(t), ct_exp(c)},
+        {ct_tanh(t), ct_tanh(c)},
+        {ct_gelu(t), ct_gelu(c)},
+        {ct_clamp(t, .min = CT_SOME(-1), .max = CT_SOME(1)), ct_clamp(c, .min = CT_SOME(-1), .max = CT_SOME(1))},
+        {ct_maximum(t, row), ct_maximum(c, row)},
+        {ct_where(ct_gt(t, row), t, row), ct_where(ct_gt(c, row), c, row)},
+        {ct_lerp_tensor(t, row, ct_sigmoid(t)), ct_lerp_tensor(c, row, ct_sigmoid(c))},
+        {ct_clamp_tensor(t, row, NULL), ct_clamp_tensor(c, row, NULL)},
+        {ct_pow(ct_abs(t), row), ct_pow(ct_abs(c), row)},
+    };
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+        char what[32];
+        snprintf(what, sizeof what, "case %zu", i);
+        CHECK_CLOSE_T(what, pairs[i][0], pairs[i][1], 0, 0);
+    }
+}
+
+/* Large tensors run on several threads: the same bits as one thread. */
+TEST(results_do_not_depend_on_thread_count) {
+    int64_t n = 200000;
+    ct_tensor *x = ct_empty(CT_SHAPE(n));
+    float *p = ct_data_ptr(x);
+    for (int64_t i = 0; i < n; i++) p[i] = (float)((i * 7919) % 20001 - 10000) * 1e-3f;
+    int threads = ct_get_num_threads();
+    ct_set_num_threads(1);
+    ct_tensor *one = ct_gelu(x), *one_s = ct_sigmoid(x);
+    ct_set_num_threads(threads > 1 ? threads : 2);
+    CHECK_CLOSE_T("gelu", ct_gelu(x), one, 0, 0);
+    CHECK_CLOSE_T("sigmoid", ct_sigmoid(x), one_s, 0, 0);
+    ct_set_num_threads(threads);
+}

@@ -22,6 +22,13 @@ static inline uint32_t ct_f_bits(float f) {
     return u;
 }
 
+/* c[0] x^(n-1) + ... + c[n-1] (Horner); unrolled when inlined with a constant n. */
+static inline float ct_polyf(float x, const float *c, int n) {
+    float p = c[0];
+    for (int i = 1; i < n; i++) p = p * x + c[i];
+    return p;
+}
+
 /* exp(x) = 2^n e^r, n = round(x / ln 2), |r| <= ln 2 / 2. */
 static inline float ct_vexpf(float x) {
     float xc = x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : x);
@@ -29,13 +36,9 @@ static inline float ct_vexpf(float x) {
     float n = (xc * 1.44269504088896341f + shifter) - shifter;
     float r = xc - n * 0.693359375f;
     r = r - n * -2.12194440e-4f;
-    float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * r * r + r + 1.0f;
+    static const float P[] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f,
+                              4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f};
+    float p = ct_polyf(r, P, 6) * r * r + r + 1.0f;
     /* 2^n in two halves, so that subnormal results and 2^128 * tiny both work. */
     int32_t ni = (int32_t)n, n1 = ni / 2, n2 = ni - n1;
     float s1 = ct_bits_f((uint32_t)(n1 + 127) << 23), s2 = ct_bits_f((uint32_t)(n2 + 127) << 23);
@@ -56,16 +59,10 @@ static inline float ct_vlogf(float x) {
     e = small ? e - 1.0f : e;
     m = small ? m + m - 1.0f : m - 1.0f;
     float z = m * m;
-    float p = 7.0376836292e-2f;
-    p = p * m - 1.1514610310e-1f;
-    p = p * m + 1.1676998740e-1f;
-    p = p * m - 1.2420140846e-1f;
-    p = p * m + 1.4249322787e-1f;
-    p = p * m - 1.6668057665e-1f;
-    p = p * m + 2.0000714765e-1f;
-    p = p * m - 2.4999993993e-1f;
-    p = p * m + 3.3333331174e-1f;
-    float y = m * z * p;
+    static const float P[] = {7.0376836292e-2f,  -1.1514610310e-1f, 1.1676998740e-1f,
+                              -1.2420140846e-1f, 1.4249322787e-1f,  -1.6668057665e-1f,
+                              2.0000714765e-1f,  -2.4999993993e-1f, 3.3333331174e-1f};
+    float y = m * z * ct_polyf(m, P, 9);
     y = y + e * -2.12194440e-4f;
     y = y - 0.5f * z;
     y = m + y + e * 0.693359375f;
@@ -80,12 +77,9 @@ static inline float ct_vlogf(float x) {
 static inline float ct_vtanhf(float x) {
     float a = fabsf(x);
     float z = x * x;
-    float p = -5.70498872745e-3f;
-    p = p * z + 2.06390887954e-2f;
-    p = p * z - 5.37397155531e-2f;
-    p = p * z + 1.33314422036e-1f;
-    p = p * z - 3.33332819422e-1f;
-    float small = p * z * x + x;
+    static const float P[] = {-5.70498872745e-3f, 2.06390887954e-2f, -5.37397155531e-2f,
+                              1.33314422036e-1f, -3.33332819422e-1f};
+    float small = ct_polyf(z, P, 5) * z * x + x;
     float big = 1.0f - 2.0f / (ct_vexpf(a + a) + 1.0f);
     big = x < 0 ? -big : big;
     return a < 0.625f ? small : big;
@@ -98,32 +92,22 @@ static inline float ct_verfcf(float x) {
     float a = fabsf(x);
     a = a > 20.0f ? 20.0f : a; /* erfc(20) is 0 in float32; keeps inf out of the split */
     float z2 = a * a;
-    float t = 7.853861353153693e-5f; /* erf(a) = a T(a^2) for a < 1 */
-    t = t * z2 - 8.010193625184903e-4f;
-    t = t * z2 + 5.188327685732524e-3f;
-    t = t * z2 - 2.685381193529856e-2f;
-    t = t * z2 + 1.128358514861418e-1f;
-    t = t * z2 - 3.761262582423300e-1f;
-    t = t * z2 + 1.128379165726710e+0f;
+    static const float T[] = {/* erf(a) = a T(a^2), a < 1 */
+                              7.853861353153693e-5f, -8.010193625184903e-4f, 5.188327685732524e-3f,
+                              -2.685381193529856e-2f, 1.128358514861418e-1f, -3.761262582423300e-1f,
+                              1.128379165726710e+0f};
+    static const float P[] = {/* erfc(a) = exp(-a^2) P(1/a^2) / a, 1 <= a < 2 */
+                              2.326819970068386e-2f, -1.387039388740657e-1f, 3.687424674597105e-1f,
+                              -5.824733027278666e-1f, 6.210004621745983e-1f, -4.944515323274145e-1f,
+                              3.404879937665872e-1f, -2.741127028184656e-1f, 5.638259427386472e-1f};
+    static const float R[] = {/* the same with R, a >= 2 */
+                              -1.047766399936249e+1f, 1.297719955372516e+1f, -7.495518717768503e+0f,
+                              2.921019019210786e+0f, -1.015265279202700e+0f, 4.218463358204948e-1f,
+                              -2.820767439740514e-1f, 5.641895067754075e-1f};
+    float t = ct_polyf(z2, T, 7);
     float near = 1.0f - a * t;
     float q = 1.0f / a, y = q * q;
-    float pp = 2.326819970068386e-2f; /* 1 <= a < 2 */
-    pp = pp * y - 1.387039388740657e-1f;
-    pp = pp * y + 3.687424674597105e-1f;
-    pp = pp * y - 5.824733027278666e-1f;
-    pp = pp * y + 6.210004621745983e-1f;
-    pp = pp * y - 4.944515323274145e-1f;
-    pp = pp * y + 3.404879937665872e-1f;
-    pp = pp * y - 2.741127028184656e-1f;
-    pp = pp * y + 5.638259427386472e-1f;
-    float r = -1.047766399936249e+1f; /* a >= 2 */
-    r = r * y + 1.297719955372516e+1f;
-    r = r * y - 7.495518717768503e+0f;
-    r = r * y + 2.921019019210786e+0f;
-    r = r * y - 1.015265279202700e+0f;
-    r = r * y + 4.218463358204948e-1f;
-    r = r * y - 2.820767439740514e-1f;
-    r = r * y + 5.641895067754075e-1f;
+    float pp = ct_polyf(y, P, 9), r = ct_polyf(y, R, 8);
     /* exp(-a^2) = exp(-ah^2) exp(-(a - ah)(a + ah)), ah = a with 12 mantissa bits */
     float ah = ct_bits_f(ct_f_bits(a) & 0xfffff000u);
     float e = ct_vexpf(-ah * ah) * ct_vexpf(-(a - ah) * (a + ah));
