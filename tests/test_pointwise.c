@@ -394,6 +394,10 @@ TEST(logical_and_classification_ops) {
     CHECK_VALUES(ct_logical_xor(b, c), 0, 1, 0, 0);
     CHECK_VALUES(ct_ne_scalar(c, 0), 0, 0, 0, 1);
     CHECK_VALUES(ct_le(c, ct_scalar_tensor(0, .dtype = CT_I64)), 0, 1, 1, 0);
+    ct_tensor *w = ct_where_scalar(b, c, 0.5); /* torch.where(b, c, 0.5): float32 */
+    CHECK(ct_dtype_of(w) == CT_F32);
+    CHECK_VALUES(w, 0, 0, 0.5, 7);
+    CHECK(ct_dtype_of(ct_where_scalar(b, c, 2)) == CT_I64);
 }
 
 /* ---- errors ---- */

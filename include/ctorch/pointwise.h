@@ -188,6 +188,9 @@ ct_tensor *ct_maximum(ct_tensor *a, ct_tensor *b);
 ct_tensor *ct_minimum(ct_tensor *a, ct_tensor *b);
 /* cond ? a : b elementwise; cond must be bool; a and b are promoted. */
 ct_tensor *ct_where(ct_tensor *cond, ct_tensor *a, ct_tensor *b);
+/* cond ? a : b with a number b (promoted like a Python number: int64 a with 0.5 gives
+ * float32). */
+ct_tensor *ct_where_scalar(ct_tensor *cond, ct_tensor *a, double b);
 /* start + weight * (end - start); start, end (and a tensor weight) share one float
  * dtype, as torch.lerp requires. */
 ct_tensor *ct_lerp(ct_tensor *start, ct_tensor *end, double weight);
@@ -195,6 +198,7 @@ ct_tensor *ct_lerp_tensor(ct_tensor *start, ct_tensor *end, ct_tensor *weight);
 #define ct_maximum(a, b) CT_AT(ct_maximum(a, b))
 #define ct_minimum(a, b) CT_AT(ct_minimum(a, b))
 #define ct_where(cond, a, b) CT_AT(ct_where(cond, a, b))
+#define ct_where_scalar(cond, a, b) CT_AT(ct_where_scalar(cond, a, b))
 #define ct_lerp(start, end, weight) CT_AT(ct_lerp(start, end, weight))
 #define ct_lerp_tensor(start, end, weight) CT_AT(ct_lerp_tensor(start, end, weight))
 
