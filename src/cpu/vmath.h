@@ -1,4 +1,4 @@
-/* Float32 exp, log, tanh and sigmoid written so that gcc vectorizes the loops that
+/* Float32 exp, log, tanh, sigmoid, erf and erfc written so that gcc vectorizes the loops that
  * call them (no calls, no branches: selects only).  libm's expf/logf are scalar calls
  * unless built with -ffast-math and libmvec; these keep IEEE semantics (inf, NaN,
  * subnormal results) with about 1 ulp of error (Cephes' polynomials; checked against
@@ -85,6 +85,12 @@ static inline float ct_vtanhf(float x) {
     return a < 0.625f ? small : big;
 }
 
+/* erf(a) = a T(a^2) for |a| < 1 (Cephes). */
+static const float CT_ERF_T[] = {7.853861353153693e-5f,  -8.010193625184903e-4f,
+                                 5.188327685732524e-3f,  -2.685381193529856e-2f,
+                                 1.128358514861418e-1f,  -3.761262582423300e-1f,
+                                 1.128379165726710e+0f};
+
 /* erfc for float32 (Cephes' polynomials): 1 - erf near 0; exp(-x^2) (x^2 split in two so
  * that it is exact) times a polynomial in 1/x^2 beyond 1; 2 - erfc(-x) below -1.
  * Accurate in the tail, where 1 - erf(x) would cancel (gelu at negative x). */
@@ -92,10 +98,6 @@ static inline float ct_verfcf(float x) {
     float a = fabsf(x);
     a = a > 20.0f ? 20.0f : a; /* erfc(20) is 0 in float32; keeps inf out of the split */
     float z2 = a * a;
-    static const float T[] = {/* erf(a) = a T(a^2), a < 1 */
-                              7.853861353153693e-5f, -8.010193625184903e-4f, 5.188327685732524e-3f,
-                              -2.685381193529856e-2f, 1.128358514861418e-1f, -3.761262582423300e-1f,
-                              1.128379165726710e+0f};
     static const float P[] = {/* erfc(a) = exp(-a^2) P(1/a^2) / a, 1 <= a < 2 */
                               2.326819970068386e-2f, -1.387039388740657e-1f, 3.687424674597105e-1f,
                               -5.824733027278666e-1f, 6.210004621745983e-1f, -4.944515323274145e-1f,
@@ -104,7 +106,7 @@ static inline float ct_verfcf(float x) {
                               -1.047766399936249e+1f, 1.297719955372516e+1f, -7.495518717768503e+0f,
                               2.921019019210786e+0f, -1.015265279202700e+0f, 4.218463358204948e-1f,
                               -2.820767439740514e-1f, 5.641895067754075e-1f};
-    float t = ct_polyf(z2, T, 7);
+    float t = ct_polyf(z2, CT_ERF_T, 7);
     float near = 1.0f - a * t;
     float q = 1.0f / a, y = q * q;
     float pp = ct_polyf(y, P, 9), r = ct_polyf(y, R, 8);
@@ -115,6 +117,15 @@ static inline float ct_verfcf(float x) {
     float pos = a < 1.0f ? near : far;     /* erfc(|x|) */
     float res = x < 0 ? (a < 1.0f ? 1.0f + a * t : 2.0f - far) : pos;
     return x != x ? x : res;
+}
+
+/* erf: the polynomial below 1, 1 - erfc(|x|) (no cancellation there) beyond. */
+static inline float ct_verff(float x) {
+    float a = fabsf(x);
+    float small = x * ct_polyf(x * x, CT_ERF_T, 7);
+    float big = 1.0f - ct_verfcf(a);
+    big = x < 0 ? -big : big;
+    return a < 1.0f ? small : big;
 }
 
 /* With e = exp(-|x|) (never overflows): 1 / (1 + e) for x >= 0, e / (1 + e) below, which
@@ -129,6 +140,7 @@ static inline double ct_sigmoid_d(double x) { return 1.0 / (1.0 + exp(-x)); }
 #define CT_VEXP(x) _Generic((x), float: ct_vexpf, default: exp)(x)
 #define CT_VLOG(x) _Generic((x), float: ct_vlogf, default: log)(x)
 #define CT_VTANH(x) _Generic((x), float: ct_vtanhf, default: tanh)(x)
+#define CT_VERF(x) _Generic((x), float: ct_verff, default: erf)(x)
 #define CT_VSIGMOID(x) _Generic((x), float: ct_vsigmoidf, default: ct_sigmoid_d)(x)
 
 #endif
