@@ -466,3 +466,12 @@ TEST(results_do_not_depend_on_thread_count) {
     CHECK_CLOSE_T("sigmoid", ct_sigmoid(x), one_s, 0, 0);
     ct_set_num_threads(threads);
 }
+
+/* The examples at the head of ctorch/pointwise.h. */
+TEST(header_examples_compile_and_run) {
+    ct_tensor *x = ct_tensor_f32(((float[]){-2, 0.5, 9}), CT_SHAPE(3));
+    ct_tensor *y = ct_clamp(ct_gelu(x, .approximate = CT_GELU_TANH), .max = CT_SOME(6));
+    ct_tensor *m = ct_where(ct_gt_scalar(x, 0), x, ct_mul_scalar(x, 0.1));
+    CHECK_VALUES(y, 1e-6, -0.04540231, 0.34571401, 6);
+    CHECK_VALUES(m, 1e-6, -0.2, 0.5, 9);
+}

@@ -4,7 +4,17 @@
  * does.  `_scalar` forms take a C double: with an integer tensor an integral value
  * keeps the integer dtype and a fractional one gives the default float dtype, like
  * a Python int or float.  A trailing `_` marks the in-place form: it writes into its
- * first argument, bumps its version and returns it. */
+ * first argument, bumps its version and returns it.
+ *
+ * Contents: arithmetic; unary math; activations (relu ... hardtanh, gelu); keyword
+ * options with optional numbers (CT_SOME: nan_to_num, clamp); pow; maximum, minimum,
+ * where, lerp; comparisons and logical ops (bool results).  float16 and bfloat16
+ * inputs compute in float32 and round back, also where PyTorch 1.13's cpu has no
+ * half kernel.
+ *
+ *     ct_tensor *y = ct_clamp(ct_gelu(x, .approximate = CT_GELU_TANH), .max = CT_SOME(6));
+ *     ct_tensor *m = ct_where(ct_gt_scalar(x, 0), x, ct_mul_scalar(x, 0.1));
+ */
 #ifndef CTORCH_POINTWISE_H
 #define CTORCH_POINTWISE_H
 
