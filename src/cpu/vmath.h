@@ -1,8 +1,12 @@
-/* Float32 exp, log, tanh, sigmoid, erf and erfc written so that gcc vectorizes the loops that
- * call them (no calls, no branches: selects only).  libm's expf/logf are scalar calls
- * unless built with -ffast-math and libmvec; these keep IEEE semantics (inf, NaN,
- * subnormal results) with about 1 ulp of error (Cephes' polynomials; checked against
- * PyTorch in tests/test_pointwise.c).  Doubles call libm.
+/* Float32 exp, log, tanh, sigmoid, erf and erfc written so that gcc vectorizes the
+ * loops that call them (no calls, no branches: selects only; see Note [Vectorizing
+ * selects] in cpu/unary.c).  libm's expf/logf are scalar calls unless built with
+ * -ffast-math and libmvec.  IEEE semantics are kept (inf, NaN, subnormal results).
+ * Errors against double-precision libm over every 301st float32 (normal results):
+ * exp 0.99 ulp, log 0.83, tanh 1.33, sigmoid 2.75, erf 2.58, erfc 10.3 (near |x| = 1,
+ * the cancellation in 1 - erf); gelu from erfc: 10 ulp except where Phi(x) is
+ * subnormal (x < -13).  Checked against PyTorch in tests/test_pointwise.c.  Doubles
+ * call libm.
  *
  * CT_VEXP(x) and friends pick the float32 version for a float argument. */
 #ifndef CT_CPU_VMATH_H
