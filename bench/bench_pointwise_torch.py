@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""PyTorch's figures for bench/pointwise.c: GB/s on 16M float32 elements."""
+"""PyTorch's figures for bench/bench_pointwise.c: GB/s on 16M float32 elements."""
 import time
 
 import torch

@@ -2,7 +2,7 @@
  * 5 runs): "op" calls the public op (a fresh 64 MB output each time, so page faults
  * count), "kernel" runs the same op through ct_pointwise into a warm output (the
  * kernel and iterator alone); each at 1 thread and at ct_get_num_threads().
- * bench/pointwise_torch.py prints PyTorch's figures for the same ops. */
+ * bench/bench_pointwise_torch.py prints PyTorch's figures for the same ops. */
 #include <stdio.h>
 #include <time.h>
 
