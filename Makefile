@@ -1,12 +1,13 @@
 # ctorch: `make test` and `make demo` do all the set-up on a fresh Debian 12 machine.
 BUILD      ?= build
 BUILD_ASAN ?= build-asan
+BUILD_TSAN ?= build-tsan
 JOBS       ?= $(shell nproc)
 DEPS       := gcc make cmake pkg-config libopenblas-dev zlib1g-dev
 DEMO_DEPS  := dataset-fashion-mnist
 BENCH_DEPS := python3-torch
 
-.PHONY: all deps build test test-sanitize demo bench install clean
+.PHONY: all deps build test test-sanitize test-tsan test-helgrind demo bench install clean
 
 all: build
 
@@ -38,6 +39,19 @@ test-sanitize: deps
 	cmake --build $(BUILD_ASAN) -j $(JOBS)
 	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS) -LE slow
 
+# The threads test under ThreadSanitizer.  libgomp is not instrumented, so OpenMP runs
+# one thread (the test also calls ct_set_num_threads(1)).
+test-tsan: deps
+	cmake -S . -B $(BUILD_TSAN) -DCMAKE_BUILD_TYPE=Debug -DCTORCH_TSAN=ON
+	cmake --build $(BUILD_TSAN) -j $(JOBS) --target test_autograd_threads
+	cd tests && OMP_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+	  ../$(BUILD_TSAN)/tests/test_autograd_threads
+
+# The same test under valgrind's helgrind (uninstrumented Release build).
+test-helgrind: build
+	cd tests && OMP_NUM_THREADS=1 valgrind --tool=helgrind --error-exitcode=1 \
+	  ../$(BUILD)/tests/test_autograd_threads
+
 demo: build
 	$(call apt_install,$(DEMO_DEPS))
 	$(BUILD)/examples/autograd_basics
@@ -51,4 +65,4 @@ install: build
 	cmake --install $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN)
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN)

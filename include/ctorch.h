@@ -3,7 +3,8 @@
  * The umbrella header: tensors (ctorch/tensor.h), elementwise ops
  * (ctorch/pointwise.h), reductions (ctorch/reduce.h), views (ctorch/shape.h),
  * autograd (ctorch/autograd.h), gradient checks (ctorch/gradcheck.h), memory
- * statistics (ctorch/memory.h).  Conventions
+ * statistics (ctorch/memory.h), matrix products (ctorch/linalg.h), convolution,
+ * pooling and interpolation (ctorch/conv.h).  Conventions
  * (ctorch/base.h): every function returning an object registers it with the innermost
  * CT_SCOPE; a failing call returns NULL and sets ct_last_error(). */
 #ifndef CTORCH_H
@@ -17,5 +18,15 @@
 #include "ctorch/autograd.h"
 #include "ctorch/memory.h"
 #include "ctorch/gradcheck.h"
+#include "ctorch/nn.h"
+#include "ctorch/state_dict.h"
+#include "ctorch/optim.h"
+#include "ctorch/lr_scheduler.h"
+#include "ctorch/linalg.h"
+#include "ctorch/conv.h"
+#include "ctorch/random.h"
+#include "ctorch/index.h"
+#include "ctorch/function.h"   /* custom autograd functions */
+#include "ctorch/checkpoint.h" /* gradient checkpointing */
 
 #endif

@@ -83,6 +83,24 @@ void ct_grad_mode_end(ct_grad_mode_guard *g);
 /* Inference mode: no graph at all; in ctorch the same as no_grad. */
 #define CT_INFERENCE_MODE CT_GRAD_MODE_(false)
 
+/* ---- anomaly mode (torch.autograd.set_detect_anomaly) ------------------- */
+
+/* When on, backward checks every gradient a node computes and fails on nan or inf,
+ * naming the node, the forward op and where it was called:
+ *   "Function 'LogBackward0' returned inf values in its 0th output. The forward op
+ *    was ct_log, called at train.c:42."
+ * Global (all threads), like PyTorch's; costs a pass over every gradient. */
+bool ct_set_detect_anomaly(bool enabled); /* returns the previous mode */
+bool ct_is_anomaly_enabled(void);
+typedef struct { bool prev; int once; } ct_anomaly_guard;
+ct_anomaly_guard ct_anomaly_begin(bool enabled);
+void ct_anomaly_end(ct_anomaly_guard *g);
+/* CT_DETECT_ANOMALY { ... }: anomaly mode on inside the block (restored on exit). */
+#define CT_DETECT_ANOMALY                                                              \
+    for (ct_anomaly_guard CT_CAT(ct_am_, __LINE__)                                     \
+             __attribute__((cleanup(ct_anomaly_end))) = ct_anomaly_begin(true);          \
+         CT_CAT(ct_am_, __LINE__).once; CT_CAT(ct_am_, __LINE__).once = 0)
+
 /* ---- hooks -------------------------------------------------------------- */
 
 /* Called with the gradient of t during backward; return NULL to keep it or a new

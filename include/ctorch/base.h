@@ -119,6 +119,26 @@ typedef struct { double f; int64_t i; int8_t is_int; } ct_scalar;
 #define CT_INT(v) ((ct_scalar){.f = (double)(v), .i = (int64_t)(v), .is_int = 1})
 #define CT_FLOAT(v) ((ct_scalar){.f = (double)(v), .i = (int64_t)(v), .is_int = 0})
 
+/* Options with non-zero defaults: CT_DEFAULTS(type, defaults..., user values...)
+ * builds the struct with the user's designated initializers overriding the defaults
+ * (a GNU statement expression; the override warning is silenced for this use). */
+#define CT_DEFAULTS(T, ...)                                                            \
+    ({                                                                                 \
+        _Pragma("GCC diagnostic push")                                                 \
+        _Pragma("GCC diagnostic ignored \"-Woverride-init\"")                          \
+        T ct_defaults_ = {__VA_ARGS__};                                                \
+        _Pragma("GCC diagnostic pop") ct_defaults_;                                    \
+    })
+
+/* ---- two results ----------------------------------------------------- */
+
+#ifndef CT_VALUES_INDICES_DEFINED
+#define CT_VALUES_INDICES_DEFINED
+/* Ops returning values and int64 indices (sort, topk, max(dim), ...), like
+ * torch.return_types; both NULL on error. */
+typedef struct { struct ct_tensor *values, *indices; } ct_values_indices;
+#endif
+
 /* ---- threads ---------------------------------------------------------- */
 
 void ct_set_num_threads(int n); /* intra-op threads; results are identical for any n */

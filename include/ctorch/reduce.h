@@ -1,9 +1,15 @@
-/* ctorch/reduce.h — reductions.
+/* ctorch/reduce.h — reductions, scans and softmax.
  *
  *     ct_sum(t)                                   // all elements, a 0-d tensor
  *     ct_sum(t, .dims = CT_DIMS(0, 2), .keepdim = true)
+ *     ct_var(t, .dims = CT_DIMS(-1), CT_CORRECTION(0))   // biased variance
+ *     ct_norm(t, .p = INFINITY, .dims = CT_DIMS(1))
+ *     ct_values_indices m = ct_max_dim(t, 1, false);     // m.values, m.indices (int64)
+ *     ct_softmax(t, -1)
  *
- * Results never depend on the thread count: each output is reduced in a fixed order. */
+ * Results never depend on the thread count: each output is reduced in a fixed order
+ * (fixed chunks combined in order).  float32 accumulates in double.  float16 and
+ * bfloat16 compute through float32.  Integer and bool inputs sum/prod into int64. */
 #ifndef CTORCH_REDUCE_H
 #define CTORCH_REDUCE_H
 
@@ -14,13 +20,101 @@ extern "C" {
 #endif
 
 typedef struct {
-    ct_dims dims;   /* dims to reduce; none given: all */
+    ct_dims dims;   /* dims to reduce (negative count from the end); none given: all */
     bool keepdim;   /* keep reduced dims with size 1 */
     ct_dtype dtype; /* accumulate and return in this dtype (sum, mean, prod, cumsum) */
 } ct_reduce_options;
 
 ct_tensor *ct_sum_with(ct_tensor *t, ct_reduce_options o);
+/* Floating (or .dtype given) inputs only, as in PyTorch. */
+ct_tensor *ct_mean_with(ct_tensor *t, ct_reduce_options o);
+ct_tensor *ct_prod_with(ct_tensor *t, ct_reduce_options o);
+/* Largest / smallest value; the gradient is split evenly among ties. */
+ct_tensor *ct_amax_with(ct_tensor *t, ct_reduce_options o);
+ct_tensor *ct_amin_with(ct_tensor *t, ct_reduce_options o);
+/* log(sum(exp(t))) computed stably (max subtracted first). */
+ct_tensor *ct_logsumexp_with(ct_tensor *t, ct_reduce_options o);
+/* Bool results (uint8 for uint8 inputs, as PyTorch); not differentiable. */
+ct_tensor *ct_all_with(ct_tensor *t, ct_reduce_options o);
+ct_tensor *ct_any_with(ct_tensor *t, ct_reduce_options o);
+/* int64 index of the first max / min; at most one dim (none: of the flattened input). */
+ct_tensor *ct_argmax_with(ct_tensor *t, ct_reduce_options o);
+ct_tensor *ct_argmin_with(ct_tensor *t, ct_reduce_options o);
 #define ct_sum(t, ...) CT_AT(ct_sum_with(t, (ct_reduce_options){__VA_ARGS__}))
+#define ct_mean(t, ...) CT_AT(ct_mean_with(t, (ct_reduce_options){__VA_ARGS__}))
+#define ct_prod(t, ...) CT_AT(ct_prod_with(t, (ct_reduce_options){__VA_ARGS__}))
+#define ct_amax(t, ...) CT_AT(ct_amax_with(t, (ct_reduce_options){__VA_ARGS__}))
+#define ct_amin(t, ...) CT_AT(ct_amin_with(t, (ct_reduce_options){__VA_ARGS__}))
+#define ct_logsumexp(t, ...) CT_AT(ct_logsumexp_with(t, (ct_reduce_options){__VA_ARGS__}))
+#define ct_all(t, ...) CT_AT(ct_all_with(t, (ct_reduce_options){__VA_ARGS__}))
+#define ct_any(t, ...) CT_AT(ct_any_with(t, (ct_reduce_options){__VA_ARGS__}))
+#define ct_argmax(t, ...) CT_AT(ct_argmax_with(t, (ct_reduce_options){__VA_ARGS__}))
+#define ct_argmin(t, ...) CT_AT(ct_argmin_with(t, (ct_reduce_options){__VA_ARGS__}))
+
+/* ---- variance, standard deviation, norms ------------------------------ */
+
+typedef struct {
+    ct_dims dims;
+    bool keepdim;
+    /* Divide by N - correction.  Default 1 (Bessel).  A nonzero .correction is taken
+     * as given; write CT_CORRECTION(0) for the biased estimate (unbiased=False). */
+    double correction;
+    bool has_correction;
+} ct_var_options;
+#define CT_CORRECTION(c) .correction = (c), .has_correction = true
+ct_tensor *ct_var_with(ct_tensor *t, ct_var_options o);
+ct_tensor *ct_std_with(ct_tensor *t, ct_var_options o);
+#define ct_var(t, ...) CT_AT(ct_var_with(t, (ct_var_options){__VA_ARGS__}))
+#define ct_std(t, ...) CT_AT(ct_std_with(t, (ct_var_options){__VA_ARGS__}))
+
+typedef struct {
+    /* The vector p-norm over dims: 1, 2 (default; "fro"), INFINITY, -INFINITY, or 0
+     * (number of nonzeros; write CT_NORM_P(0)).  A nonzero .p is taken as given. */
+    double p;
+    bool has_p;
+    ct_dims dims;
+    bool keepdim;
+} ct_norm_options;
+#define CT_NORM_P(v) .p = (v), .has_p = true
+ct_tensor *ct_norm_with(ct_tensor *t, ct_norm_options o);
+#define ct_norm(t, ...) CT_AT(ct_norm_with(t, (ct_norm_options){__VA_ARGS__}))
+
+/* ---- max / min with indices ------------------------------------------- */
+
+/* max/min along a dim return ct_values_indices (ctorch/base.h): both registered with
+ * the scope, indices int64, both NULL on error. */
+
+/* Over all elements: a 0-d tensor (the gradient is split evenly among ties). */
+ct_tensor *ct_max(ct_tensor *t);
+ct_tensor *ct_min(ct_tensor *t);
+/* Along one dim: the values and the index of the first max / min (the gradient goes
+ * to that index). */
+ct_values_indices ct_max_dim(ct_tensor *t, int64_t dim, bool keepdim);
+ct_values_indices ct_min_dim(ct_tensor *t, int64_t dim, bool keepdim);
+#define ct_max(t) CT_AT(ct_max(t))
+#define ct_min(t) CT_AT(ct_min(t))
+#define ct_max_dim(t, dim, keepdim) CT_AT(ct_max_dim(t, dim, keepdim))
+#define ct_min_dim(t, dim, keepdim) CT_AT(ct_min_dim(t, dim, keepdim))
+
+/* ---- scans ------------------------------------------------------------ */
+
+typedef struct {
+    ct_dtype dtype; /* result dtype; default: the input's (integers and bool: int64) */
+} ct_scan_options;
+/* Running sum / product along dim. */
+ct_tensor *ct_cumsum_with(ct_tensor *t, int64_t dim, ct_scan_options o);
+ct_tensor *ct_cumprod_with(ct_tensor *t, int64_t dim, ct_scan_options o);
+#define ct_cumsum(t, dim, ...) CT_AT(ct_cumsum_with(t, dim, (ct_scan_options){__VA_ARGS__}))
+#define ct_cumprod(t, dim, ...) CT_AT(ct_cumprod_with(t, dim, (ct_scan_options){__VA_ARGS__}))
+
+/* ---- softmax ---------------------------------------------------------- */
+
+/* exp(t) / sum(exp(t)) along dim, and its log; stable for large magnitudes.
+ * Floating inputs (integers become the default float dtype). */
+ct_tensor *ct_softmax(ct_tensor *t, int64_t dim);
+ct_tensor *ct_log_softmax(ct_tensor *t, int64_t dim);
+#define ct_softmax(t, dim) CT_AT(ct_softmax(t, dim))
+#define ct_log_softmax(t, dim) CT_AT(ct_log_softmax(t, dim))
 
 #ifdef __cplusplus
 }

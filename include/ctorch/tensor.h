@@ -74,6 +74,35 @@ ct_tensor *ct_tensor_from_with(const void *data, ct_dtype dtype, ct_shape shape,
 #define ct_tensor_bool(data, shape, ...) \
     ct_tensor_from((const bool *)(data), CT_BOOL, shape, __VA_ARGS__)
 
+/* Ranges.  Arguments keep their C type as PyTorch keeps Python's: integers give an
+ * int64 tensor, any floating argument the default dtype (.dtype overrides):
+ *     ct_arange(5)                   tensor([0, 1, 2, 3, 4])
+ *     ct_arange_range(1, 2.5, 0.5)   tensor([1.0000, 1.5000, 2.0000])
+ * The length is ceil((end - start) / step); step must be nonzero and point from start
+ * towards end.  A ct_scalar (CT_INT(v), CT_FLOAT(v)) is accepted too. */
+ct_tensor *ct_arange_with(ct_scalar start, ct_scalar end, ct_scalar step, ct_tensor_options o);
+#define ct_arange(end, ...) \
+    CT_AT(ct_arange_with(CT_INT(0), CT_NUM(end), CT_INT(1), CT_OPTS(__VA_ARGS__)))
+#define ct_arange_range(start, end, step, ...) \
+    CT_AT(ct_arange_with(CT_NUM(start), CT_NUM(end), CT_NUM(step), CT_OPTS(__VA_ARGS__)))
+/* `steps` values from start to end inclusive, evenly spaced (default dtype); both
+ * endpoints are exact (PyTorch's symmetric formula). */
+ct_tensor *ct_linspace_with(double start, double end, int64_t steps, ct_tensor_options o);
+#define ct_linspace(start, end, steps, ...) \
+    CT_AT(ct_linspace_with(start, end, steps, CT_OPTS(__VA_ARGS__)))
+/* The n x m identity (ones on the diagonal); ct_eye(n) is square. */
+ct_tensor *ct_eye_with(int64_t n, int64_t m, ct_tensor_options o);
+#define ct_eye(n, ...) CT_AT(ct_eye_with(n, n, CT_OPTS(__VA_ARGS__)))
+#define ct_eye_nm(n, m, ...) CT_AT(ct_eye_with(n, m, CT_OPTS(__VA_ARGS__)))
+
+/* CT_NUM(x): x as a ct_scalar that remembers whether C typed it integer or floating. */
+static inline ct_scalar ct__num_int(long long v) { return CT_INT(v); }
+static inline ct_scalar ct__num_float(double v) { return CT_FLOAT(v); }
+static inline ct_scalar ct__num_scalar(ct_scalar v) { return v; }
+#define CT_NUM(x)                                                                        \
+    _Generic((x), float: ct__num_float, double: ct__num_float, long double: ct__num_float, \
+             ct_scalar: ct__num_scalar, default: ct__num_int)(x)
+
 /* Wraps external memory without copying (like torch.from_numpy): writes are seen
  * both ways.  strides (in elements) may be NULL for C order.  free_fn(data, ctx),
  * when given, runs once the last tensor viewing the memory is released. */

@@ -1,7 +1,8 @@
 /* The backward engine.
  *
- * Collects the nodes reachable from the roots, counts for each how many edges lead
- * into it, then runs nodes whose every incoming gradient has arrived, newest first.
+ * Collects the nodes reachable from the roots (for ct_autograd_grad only those on a
+ * path to an input, see mark_needed), counts for each how many edges lead into it,
+ * then runs nodes whose every incoming gradient has arrived, newest first.
  * Each node's gradients are summed in its buffer; broadcast gradients are reduced to
  * the input's shape (and cast to its dtype) here, once, so formulas never do it.
  * Each node runs in its own scope so that temporaries die as soon as it is done. */
@@ -120,11 +121,22 @@ static bool check_anomaly(ct_node *node, ct_tensor **grad_in) {
         int64_t bad = -1;
         for (int64_t k = 0; k < g->numel && bad < 0; k++)
             if (!isfinite(v[k])) bad = k;
+        bool nan = bad >= 0 && isnan(v[bad]);
         free(v);
         if (bad >= 0) {
-            ct_error("Function '%s' returned nan or inf values in its %dth output. The forward "
-                     "op was ct_%s, called at %s:%d.", ct_node_grad_name(node), i,
-                     ct_ops[node->op].name, node->file ? node->file : "?", node->line);
+            /* PyTorch's wording (it checks only for nan; an inf gradient is as much a bug).
+             * A custom function's forward is its node's name less "Backward". */
+            const char *op = ct_ops[node->op].name;
+            int op_len = (int)strlen(op);
+            if (node->name) {
+                op = node->name;
+                op_len = (int)strlen(op);
+                if (op_len > 8 && !strcmp(op + op_len - 8, "Backward")) op_len -= 8;
+            }
+            ct_error("Function '%s' returned %s values in its %dth output. The forward op was "
+                     "%s%.*s, called at %s:%d.", ct_node_grad_name(node), nan ? "nan" : "inf", i,
+                     node->name ? "" : "ct_", op_len, op, node->file ? node->file : "?",
+                     node->line);
             return false;
         }
     }
@@ -138,11 +150,19 @@ static bool run_node(ct_node *node, node_vec *ready) {
         ct_tensor *grad_in_small[8] = {0}, **grad_in = grad_in_small;
         if (node->n_in > 8 && !(grad_in = calloc((size_t)node->n_in, sizeof *grad_in)))
             ct_fatal("out of memory in backward");
-        ok = ct_ops[node->op].backward(node, node->buffer, grad_in);
+        /* A node that received no gradient at all passes none on. */
+        bool any = false;
+        for (int k = 0; k < node->n_out; k++) any = any || node->buffer[k];
+        if (any) {
+            ok = ct_ops[node->op].backward(node, node->buffer, grad_in);
+            if (!ok && !ct_last_error())
+                ct_error("%s: backward failed without a message (internal error)",
+                         ct_node_grad_name(node));
+        }
         if (ok && ct_anomaly_enabled) ok = check_anomaly(node, grad_in);
         for (int i = 0; ok && i < node->n_in; i++) {
             ct_node *next = node->next[i].fn;
-            if (!next || !grad_in[i]) continue;
+            if (!next || !grad_in[i] || !(next->flags & CT_NODE_NEEDED)) continue;
             ct_tensor *g = grad_in[i];
             const ct_input_meta *m = &node->in_meta[i];
             if (g->ndim != m->ndim || memcmp(g->sizes, m->sizes, sizeof(int64_t) * (size_t)m->ndim))
@@ -153,7 +173,7 @@ static bool run_node(ct_node *node, node_vec *ready) {
         }
         for (int i = 0; ok && i < node->n_in; i++) {
             ct_node *next = node->next[i].fn;
-            if (next && --next->deps == 0) heap_push(ready, next);
+            if (next && (next->flags & CT_NODE_NEEDED) && --next->deps == 0) heap_push(ready, next);
         }
         if (grad_in != grad_in_small) free(grad_in);
     }
@@ -166,90 +186,174 @@ typedef struct {
     ct_tensor **captured; /* NULL: accumulate into .grad */
 } capture_spec;
 
+/* The node whose buffer holds the gradient of input x (NULL when x has none yet). */
+static ct_node *target_of(const ct_tensor *x) { return x->grad_fn ? x->grad_fn : x->grad_acc; }
+
 static void capture(ct_node *node, const capture_spec *c) {
     for (int i = 0; i < c->n; i++) {
         ct_tensor *x = c->inputs[i];
-        int slot = -1;
-        if (x->grad_fn == node)
-            slot = x->output_nr;
-        else if (!x->grad_fn && x->grad_acc == node)
-            slot = 0;
-        if (slot >= 0 && node->buffer[slot] && !c->captured[i])
-            c->captured[i] = ct_retain(node->buffer[slot]);
+        if (target_of(x) != node) continue;
+        int slot = x->grad_fn ? x->output_nr : 0;
+        if (node->buffer[slot] && !c->captured[i]) c->captured[i] = ct_retain(node->buffer[slot]);
     }
 }
+
+/* Note [Reentrant backward]: a backward formula may run a backward of its own (the
+ * checkpoint node does) over a graph that shares nodes with the outer one, such as a
+ * parameter's AccumulateGrad.  The bookkeeping lives in the nodes, so a run saves the
+ * state of every node it claims and restores it when done; runs on one thread nest.
+ * (Concurrent backward runs on other threads must not share nodes.) */
+typedef struct {
+    ct_node *node;
+    uint64_t task;
+    int deps;
+    ct_tensor **buffer;
+    uint8_t flags;
+} claim;
+
+typedef struct {
+    claim *items;
+    int len, cap;
+} claim_vec;
+
+static void claim_node(claim_vec *v, node_vec *stack, ct_node *n, uint64_t task) {
+    if (n->task == task) return;
+    if (v->len == v->cap) {
+        v->cap = v->cap ? v->cap * 2 : 32;
+        v->items = realloc(v->items, (size_t)v->cap * sizeof *v->items);
+        if (!v->items) ct_fatal("out of memory in backward");
+    }
+    v->items[v->len++] = (claim){n, n->task, n->deps, n->buffer, n->flags};
+    n->task = task;
+    n->deps = 0;
+    n->flags = 0;
+    n->buffer = calloc((size_t)n->n_out, sizeof(ct_tensor *));
+    if (!n->buffer) ct_fatal("out of memory in backward");
+    push(stack, n);
+}
+
+/* ct_autograd_grad runs only the nodes on a path from the roots to an input: a
+ * post-order walk marks a node EXEC when a next node is NEEDED, and NEEDED when it is
+ * EXEC or holds an input's gradient (TARGET). */
+static void mark_needed(int n_roots, ct_node **roots, uint64_t task) {
+    typedef struct { ct_node *n; int i; } frame;
+    int sp = 0, cap = 32;
+    frame *st = malloc((size_t)cap * sizeof *st);
+    if (!st) ct_fatal("out of memory in backward");
+    for (int r = 0; r < n_roots; r++) {
+        if (roots[r]->flags & CT_NODE_VISITED) continue;
+        roots[r]->flags |= CT_NODE_VISITED;
+        st[sp++] = (frame){roots[r], 0};
+        while (sp) {
+            frame *f = &st[sp - 1];
+            ct_node *n = f->n;
+            if (f->i < n->n_in) {
+                ct_node *next = n->next[f->i++].fn;
+                if (!next || (next->flags & CT_NODE_VISITED)) continue;
+                next->flags |= CT_NODE_VISITED;
+                if (sp == cap && !(st = realloc(st, (size_t)(cap *= 2) * sizeof *st)))
+                    ct_fatal("out of memory in backward");
+                st[sp++] = (frame){next, 0};
+                continue;
+            }
+            for (int i = 0; i < n->n_in; i++) {
+                ct_node *next = n->next[i].fn;
+                if (next && next->task == task && (next->flags & CT_NODE_NEEDED))
+                    n->flags |= CT_NODE_EXEC;
+            }
+            if (n->flags & (CT_NODE_EXEC | CT_NODE_TARGET)) n->flags |= CT_NODE_NEEDED;
+            sp--;
+        }
+    }
+    free(st);
+}
+
+static _Thread_local bool capturing;
+bool ct_engine_capturing(void) { return capturing; }
 
 static int run_backward(int n_roots, ct_tensor *const *roots, ct_tensor *const *root_grads,
                         bool keep_graph, bool create_graph, const capture_spec *cap) {
     uint64_t task = atomic_fetch_add(&next_task, 1);
-    node_vec all = {0}, stack = {0}, ready = {0};
+    node_vec stack = {0}, ready = {0};
+    claim_vec all = {0};
     int rc = 0;
-    bool prev_mode = ct_set_grad_enabled(create_graph);
+    bool prev_mode = ct_set_grad_enabled(create_graph), prev_capturing = capturing;
+    capturing = cap != NULL;
 
-    /* Collect reachable nodes and count incoming edges. */
+    /* Collect the reachable nodes. */
     ct_node **root_nodes = calloc((size_t)n_roots, sizeof *root_nodes);
+    if (!root_nodes) ct_fatal("out of memory in backward");
     for (int r = 0; r < n_roots; r++) {
         ct_node *n = roots[r]->grad_fn ? ct_retain(roots[r]->grad_fn) : ct_grad_accumulator(roots[r]);
         root_nodes[r] = n;
-        if (n->task != task) {
-            n->task = task;
-            n->deps = 0;
-            push(&stack, n);
-            push(&all, n);
-        }
+        claim_node(&all, &stack, n, task);
     }
     while (stack.len) {
         ct_node *n = stack.items[--stack.len];
-        n->buffer = calloc((size_t)n->n_out, sizeof(ct_tensor *));
-        if (!n->buffer) ct_fatal("out of memory in backward");
-        for (int i = 0; i < n->n_in; i++) {
-            ct_node *next = n->next[i].fn;
-            if (!next) continue;
-            if (next->task != task) {
-                next->task = task;
-                next->deps = 0;
-                push(&stack, next);
-                push(&all, next);
-            }
-            next->deps++;
+        for (int i = 0; i < n->n_in; i++)
+            if (n->next[i].fn) claim_node(&all, &stack, n->next[i].fn, task);
+    }
+    /* Decide which run, then count the incoming edges that will carry a gradient. */
+    if (cap) {
+        for (int i = 0; i < cap->n; i++) {
+            ct_node *t = target_of(cap->inputs[i]);
+            if (t && t->task == task) t->flags |= CT_NODE_TARGET;
+        }
+        mark_needed(n_roots, root_nodes, task);
+    } else {
+        for (int i = 0; i < all.len; i++) all.items[i].node->flags = CT_NODE_EXEC | CT_NODE_NEEDED;
+    }
+    for (int i = 0; i < all.len; i++) {
+        ct_node *n = all.items[i].node;
+        if (!(n->flags & CT_NODE_EXEC)) continue;
+        for (int k = 0; k < n->n_in; k++) {
+            ct_node *next = n->next[k].fn;
+            if (next && (next->flags & CT_NODE_NEEDED)) next->deps++;
         }
     }
     for (int r = 0; r < n_roots; r++) {
         int slot = roots[r]->grad_fn ? roots[r]->output_nr : 0;
         accumulate_into(&root_nodes[r]->buffer[slot], ct_retain(root_grads[r]));
     }
-    for (int i = 0; i < all.len; i++)
-        if (all.items[i]->deps == 0) heap_push(&ready, all.items[i]);
+    for (int i = 0; i < all.len; i++) {
+        ct_node *n = all.items[i].node;
+        if (n->deps == 0 && (n->flags & CT_NODE_NEEDED)) heap_push(&ready, n);
+    }
 
     while (ready.len && rc == 0) {
         ct_node *node = heap_pop(&ready);
-        bool ok = true;
+        bool ok = true, ran = false;
         CT_SCOPE {
             ok = ct_node_run_pre_hooks(node);
             if (ok && cap) capture(node, cap);
             if (ok && node->op == CT_OP_accumulate_grad) {
                 if (!cap && node->buffer[0])
                     ok = accumulate_grad(node, node->buffer[0], create_graph);
-            } else if (ok) {
+            } else if (ok && (node->flags & CT_NODE_EXEC)) {
                 ok = run_node(node, &ready);
+                ran = true;
             }
         }
         if (!ok) rc = -1;
-        if (!keep_graph && node->op != CT_OP_accumulate_grad) ct_node_release_saved(node);
+        if (!keep_graph && ran) ct_node_release_saved(node);
     }
 
     for (int i = 0; i < all.len; i++) {
-        ct_node *n = all.items[i];
+        claim *c = &all.items[i];
+        ct_node *n = c->node;
         for (int k = 0; k < n->n_out; k++) ct_release(n->buffer[k]);
         free(n->buffer);
-        n->buffer = NULL;
-        n->task = 0;
+        n->buffer = c->buffer;
+        n->task = c->task;
+        n->deps = c->deps;
+        n->flags = c->flags;
     }
     for (int r = 0; r < n_roots; r++) ct_release(root_nodes[r]);
     free(root_nodes);
     free(all.items);
     free(stack.items);
     free(ready.items);
+    capturing = prev_capturing;
     ct_set_grad_enabled(prev_mode);
     return rc;
 }

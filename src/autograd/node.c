@@ -7,7 +7,7 @@
 #include "autograd/hooks.h"
 #include "autograd/node.h"
 
-bool ct_anomaly_enabled;
+_Atomic bool ct_anomaly_enabled; /* global, as in PyTorch */
 static atomic_uint_fast64_t next_seq;
 
 static void node_destroy(ct_object *o) {
@@ -90,6 +90,14 @@ ct_node *ct_record1(ct_op_id op, ct_tensor *out, int n_in, ct_tensor *const *inp
         ct_release(n); /* out holds it */
     }
     return n;
+}
+
+ct_tensor *ct_node_fresh_output(ct_tensor *out) {
+    if (atomic_load(&out->obj.refs) == 1 && !out->grad_fn && !out->requires_grad) return out;
+    ct_tensor *alias = ct_tensor_view_of(out, out->ndim, out->sizes, out->strides, out->offset);
+    if (!alias) ct_fatal("out of memory making an output alias");
+    ct_release(out);
+    return alias;
 }
 
 void ct_node_save(ct_node *node, int slot, ct_tensor *t, bool is_output) {

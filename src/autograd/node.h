@@ -50,11 +50,24 @@ struct ct_node {
     const char *file;       /* call site of the forward (anomaly mode) */
     int line;
     uint64_t seq;           /* creation order: later nodes run first */
-    /* engine bookkeeping for the backward in progress */
+    /* engine bookkeeping for the backward in progress, see Note [Reentrant backward] */
     uint64_t task;
     int deps;
     ct_tensor **buffer;     /* n_out gradient slots */
+    uint8_t flags;          /* CT_NODE_* below */
 };
+
+/* Engine flags of a node within one backward run. */
+enum {
+    CT_NODE_VISITED = 1, /* seen by the pruning walk */
+    CT_NODE_TARGET = 2,  /* ct_autograd_grad captures a gradient here */
+    CT_NODE_EXEC = 4,    /* its backward runs */
+    CT_NODE_NEEDED = 8,  /* gradients sent to it are used (a target, or it runs) */
+};
+
+/* True while the innermost backward on this thread is a ct_autograd_grad (capturing,
+ * not accumulating into .grad); nodes that run backward themselves follow suit. */
+bool ct_engine_capturing(void);
 
 /* Creates a node for op with n_in inputs and n_out outputs if grad mode is on and an
  * input requires grad; else returns NULL (and nothing is recorded).  Edges and input
@@ -76,10 +89,16 @@ ct_node *ct_record1(ct_op_id op, ct_tensor *out, int n_in, ct_tensor *const *inp
 /* True when grad mode is on and any input requires grad. */
 bool ct_any_requires_grad(int n, ct_tensor *const *inputs);
 
+/* The output of a node recorded around user code (custom functions, checkpoints):
+ * out itself (an owned reference), or when out cannot take a grad_fn (someone else
+ * holds it, e.g. it is an input, or it is already in a graph) a new alias of it, and
+ * out is released. */
+ct_tensor *ct_node_fresh_output(ct_tensor *out);
+
 /* The leaf's AccumulateGrad node, created on first use (owned reference returned). */
 ct_node *ct_grad_accumulator(ct_tensor *leaf);
 
 /* Anomaly mode flag (set via the public API in autograd/anomaly.c). */
-extern bool ct_anomaly_enabled;
+extern _Atomic bool ct_anomaly_enabled;
 
 #endif

@@ -4,6 +4,7 @@
  * a scope releases everything registered above its mark, then moves the objects that
  * ct_keep() handed out into the enclosing scope.  Outside any scope registration is a
  * no-op: the caller owns what it gets. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,8 +26,33 @@ static _Thread_local ptr_vec stack;
 static _Thread_local scope_frame *frames;
 static _Thread_local int depth, frames_cap;
 
+/* A thread's scope stack is freed when the thread exits (worker threads would leak it
+ * otherwise): the key's destructor runs in the exiting thread. */
+static pthread_key_t exit_key;
+static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+static _Thread_local bool exit_hook_set;
+
+static void free_thread_scopes(void *unused) {
+    (void)unused;
+    for (int i = 0; i < frames_cap; i++) free(frames[i].kept.items);
+    free(frames);
+    free(stack.items);
+    frames = NULL;
+    stack = (ptr_vec){0};
+    frames_cap = depth = 0;
+    exit_hook_set = false;
+}
+static void make_exit_key(void) { pthread_key_create(&exit_key, free_thread_scopes); }
+static void free_at_thread_exit(void) {
+    if (exit_hook_set) return;
+    pthread_once(&exit_key_once, make_exit_key);
+    pthread_setspecific(exit_key, &exit_hook_set); /* any non-NULL value */
+    exit_hook_set = true;
+}
+
 static void vec_push(ptr_vec *v, void *p) {
     if (v->len == v->cap) {
+        free_at_thread_exit();
         int cap = v->cap ? v->cap * 2 : 64;
         void **items = realloc(v->items, (size_t)cap * sizeof *items);
         if (!items) ct_fatal("out of memory growing a scope");
@@ -52,8 +78,21 @@ void *ct_scope_register(void *obj) {
     return obj;
 }
 
+bool ct_scope_unregister(void *obj) {
+    if (!obj || depth == 0) return false;
+    /* Newest first: the object was almost always registered a moment ago. */
+    for (int i = stack.len - 1; i >= frames[depth - 1].mark; i--) {
+        if (stack.items[i] != obj) continue;
+        memmove(&stack.items[i], &stack.items[i + 1], (size_t)(stack.len - i - 1) * sizeof(void *));
+        stack.len--;
+        return true;
+    }
+    return false;
+}
+
 ct_scope_guard ct_scope_begin(void) {
     if (depth == frames_cap) {
+        free_at_thread_exit();
         int cap = frames_cap ? frames_cap * 2 : 16;
         scope_frame *f = realloc(frames, (size_t)cap * sizeof *f);
         if (!f) ct_fatal("out of memory opening a scope");

@@ -3,6 +3,7 @@
 #define CT_CORE_OBJECT_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef struct ct_object ct_object;
@@ -21,5 +22,8 @@ static inline void ct_object_init(ct_object *o, ct_destroy_fn destroy) {
 /* Registers a freshly created object (owning one reference) with the innermost open
  * scope, if any.  Every public function that returns a new reference calls this. */
 void *ct_scope_register(void *obj);
+/* Removes obj's registration from the innermost open scope (the reference passes to
+ * the caller); false when it is not registered there. */
+bool ct_scope_unregister(void *obj);
 
 #endif

@@ -6,15 +6,19 @@
 #include "core/tensor_impl.h"
 #include "autograd/hooks.h"
 
-/* On the cpu the storage header and its data share one allocation. */
+/* On the cpu the storage header and its data share one allocation: 64-byte aligned
+ * for vector loads, except small tensors, where malloc's alignment is plenty and
+ * much cheaper. */
 #define STORAGE_HEADER ((sizeof(ct_storage) + 63) & ~(size_t)63)
+#define SMALL_HEADER ((sizeof(ct_storage) + 15) & ~(size_t)15)
+#define SMALL_BYTES 256
 
 static void storage_destroy(ct_object *o) {
     ct_storage *s = (ct_storage *)o;
     if (s->external) {
         if (s->free_fn) s->free_fn(s->data, s->free_ctx);
         free(s);
-    } else if ((char *)s->data == (char *)s + STORAGE_HEADER) {
+    } else if (s->inline_data) {
         ct_alloc_stats_add(s->device, -(int64_t)s->nbytes);
         free(s);
     } else {
@@ -32,7 +36,10 @@ static ct_storage *storage_new(size_t nbytes, ct_device device) {
         return NULL;
     }
     ct_storage *s;
-    if (device.type == CT_DEV_CPU) {
+    if (device.type == CT_DEV_CPU && nbytes <= SMALL_BYTES) {
+        s = malloc(SMALL_HEADER + nbytes);
+        if (s) s->data = (char *)s + SMALL_HEADER;
+    } else if (device.type == CT_DEV_CPU) {
         s = aligned_alloc(64, STORAGE_HEADER + ((nbytes + 63) & ~(size_t)63));
         if (s) s->data = (char *)s + STORAGE_HEADER;
     } else {
@@ -50,6 +57,7 @@ static ct_storage *storage_new(size_t nbytes, ct_device device) {
     s->nbytes = nbytes;
     s->device = device;
     atomic_init(&s->version, 0);
+    s->inline_data = device.type == CT_DEV_CPU;
     s->external = false;
     s->free_fn = NULL;
     s->free_ctx = NULL;
@@ -169,6 +177,7 @@ ct_tensor *ct_blob_new(void *data, ct_dtype dtype, ct_shape shape, const int64_t
     s->device = CT_CPU;
     atomic_init(&s->version, 0);
     s->external = true;
+    s->inline_data = false;
     s->free_fn = free_fn;
     s->free_ctx = ctx;
     t->storage = s;
@@ -253,4 +262,20 @@ int64_t ct_stride(const ct_tensor *t, int64_t dim) {
     int d = ct_wrap_dim("ct_stride", dim, t->ndim);
     if (d < 0) return -1;
     return t->ndim ? t->strides[d] : 1;
+}
+
+void ct_tensor_assign_data(ct_tensor *t, ct_tensor *src) {
+    ct_storage *old = t->storage;
+    /* Continue the old version count, so that a graph which saved t notices. */
+    unsigned version = ct_version(t);
+    t->storage = ct_retain(src->storage);
+    ct_release(old);
+    atomic_store(&t->storage->version, version);
+    t->offset = src->offset;
+    t->dtype = src->dtype;
+    t->ndim = src->ndim;
+    t->numel = src->numel;
+    memcpy(t->sizes, src->sizes, sizeof t->sizes);
+    memcpy(t->strides, src->strides, sizeof t->strides);
+    ct_bump_version(t);
 }

@@ -19,6 +19,7 @@ typedef struct ct_storage {
      * it, and saved tensors compare it in backward to detect modification. */
     atomic_uint version;
     bool external;                          /* memory from ct_from_blob: not ours */
+    bool inline_data;                       /* data follows this header in one block */
     void (*free_fn)(void *data, void *ctx); /* runs for external memory, if set */
     void *free_ctx;
 } ct_storage;
@@ -81,6 +82,10 @@ static inline unsigned ct_version(const ct_tensor *t) {
 /* Copies src into dst elementwise (shapes equal or src broadcastable; dtypes may
  * differ).  Cannot fail once checked. */
 void ct_copy_into(ct_tensor *dst, const ct_tensor *src);
+
+/* Makes t show src's data: storage, offset, dtype and geometry (module.to(), loading
+ * a state dict): every holder of t sees the new values.  Bumps t's version. */
+void ct_tensor_assign_data(ct_tensor *t, ct_tensor *src);
 
 /* Common checks. */
 #define CT_CHECK_NULL1(a) \

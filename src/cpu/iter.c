@@ -1,5 +1,6 @@
 #include <omp.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cpu/iter.h"
 
@@ -22,6 +23,21 @@ void ct_iter_init(ct_iter *it, int nops, ct_tensor *const *ops, int ndim, const 
     CT_ASSERT(nops <= CT_ITER_MAX_OPERANDS);
     it->noperands = nops;
     it->numel = ct_shape_numel(ndim, shape);
+    /* Fast path: every operand contiguous with the full shape is one flat run. */
+    bool flat = true;
+    for (int k = 0; k < nops && flat; k++)
+        flat = ops[k]->numel == it->numel && ops[k]->ndim == ndim &&
+               ct_tensor_is_contiguous(ops[k]) &&
+               !memcmp(ops[k]->sizes, shape, sizeof(int64_t) * (size_t)ndim);
+    if (flat) {
+        it->ndim = 1;
+        it->shape[0] = it->numel;
+        for (int k = 0; k < nops; k++) {
+            it->data[k] = ct_tensor_data(ops[k]);
+            it->strides[0][k] = (int64_t)ct_dtype_size(ops[k]->dtype);
+        }
+        return;
+    }
     /* Byte strides with dims reversed (dim 0 innermost); broadcast dims get 0. */
     int64_t sh[CT_MAX_DIMS], st[CT_MAX_DIMS][CT_ITER_MAX_OPERANDS];
     for (int k = 0; k < nops; k++) {

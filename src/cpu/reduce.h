@@ -1,14 +1,122 @@
-/* Reduction kernels see a contiguous input as [M, R] and write M outputs. */
+/* Reduction kernels see a contiguous input as [M1, R, M2] and write [M1, M2]:
+ * M2 == 1 is a row reduction (the reduced dims are innermost), M1 == 1 a column
+ * reduction (out[c] op= x[r, c], the reduced dims lead).  Either way no copy is made.
+ *
+ * Note [Fixed reduction order]: a row is cut into chunks of CT_REDUCE_CHUNK elements,
+ * each reduced with CT_REDUCE_LANES accumulators combined as a tree; columns are cut
+ * into chunks of CT_REDUCE_COLCHUNK rows, each reduced in order.  Chunk results are
+ * combined in chunk order.  The split depends only on the shape, never on the number
+ * of threads, so results are bitwise identical for any ct_set_num_threads. */
 #ifndef CT_CPU_REDUCE_H
 #define CT_CPU_REDUCE_H
 
+#include <omp.h>
+#include <stdlib.h>
+
 #include "cpu/kernel_util.h"
 
-/* in: M*R elements of the input dtype; out: M elements of the output dtype. */
-typedef void (*ct_reduce_fn)(const char *in, char *out, int64_t M, int64_t R, const void *ctx);
+/* in: M1*R*M2 elements of the input dtype; out: M1*M2 of the output dtype. */
+typedef void (*ct_reduce_fn)(const char *in, char *out, int64_t M1, int64_t R, int64_t M2,
+                             const void *ctx);
 
-/* Size of the fixed chunks a long row is split into: partial results are combined in
- * chunk order, so the value never depends on the number of threads. */
 #define CT_REDUCE_CHUNK 16384
+#define CT_REDUCE_COLCHUNK 512
+#define CT_REDUCE_LANES 16
+#define CT_REDUCE_COLBLOCK 64
+
+/* Defines `static void NAME(in, out, M1, R, M2, ctx)` reducing T into ACC:
+ * INIT the identity, STEP(a, x) folds one element in, COMB(a, b) combines partials
+ * (b comes after a), FIN(a) converts to TO.  STEP/COMB/FIN may read `ctx`. */
+#define CT_DEFINE_REDUCE(NAME, T, ACC, TO, INIT, STEP, COMB, FIN)                          \
+    CT_SIMD static ACC NAME##_chunk(const T *restrict x, int64_t n, const void *ctx) {     \
+        (void)ctx;                                                                         \
+        ACC l[CT_REDUCE_LANES];                                                            \
+        for (int j = 0; j < CT_REDUCE_LANES; j++) l[j] = (INIT);                           \
+        int64_t i = 0;                                                                     \
+        for (; i + CT_REDUCE_LANES <= n; i += CT_REDUCE_LANES)                             \
+            for (int j = 0; j < CT_REDUCE_LANES; j++) STEP(l[j], x[i + j]);                \
+        for (int j = 0; i < n; i++, j++) STEP(l[j], x[i]);                                 \
+        for (int w = CT_REDUCE_LANES / 2; w > 0; w /= 2)                                   \
+            for (int j = 0; j < w; j++) l[j] = COMB(l[j], l[j + w]);                       \
+        return l[0];                                                                       \
+    }                                                                                      \
+    /* Rows [r0, r1) of columns [c0, c0 + nc) of block m, into acc. */                     \
+    CT_SIMD static void NAME##_colchunk(const T *restrict x, ACC *restrict acc, int64_t r0, \
+                                        int64_t r1, int64_t M2, int64_t nc,                \
+                                        const void *ctx) {                                 \
+        (void)ctx;                                                                         \
+        for (int64_t c = 0; c < nc; c++) acc[c] = (INIT);                                  \
+        for (int64_t r = r0; r < r1; r++) {                                                \
+            const T *restrict row = x + r * M2;                                            \
+            for (int64_t c = 0; c < nc; c++) STEP(acc[c], row[c]);                         \
+        }                                                                                  \
+    }                                                                                      \
+    static void NAME(const char *in, char *out, int64_t M1, int64_t R, int64_t M2,         \
+                     const void *ctx) {                                                    \
+        const T *x = (const T *)in;                                                        \
+        TO *o = (TO *)out;                                                                 \
+        int nt = ct_get_num_threads();                                                     \
+        bool par = M1 * R * M2 >= CT_GRAIN && nt > 1;                                      \
+        if (M2 == 1) {                                                                     \
+            int64_t nch = R > CT_REDUCE_CHUNK ? (R + CT_REDUCE_CHUNK - 1) / CT_REDUCE_CHUNK : 1; \
+            if (nch == 1) {                                                                \
+                _Pragma("omp parallel for if (par) num_threads(nt)")                       \
+                for (int64_t m = 0; m < M1; m++) {                                         \
+                    ACC a = NAME##_chunk(x + m * R, R, ctx);                               \
+                    o[m] = (TO)(FIN(a));                                                   \
+                }                                                                          \
+                return;                                                                    \
+            }                                                                              \
+            ACC *part = malloc(sizeof(ACC) * (size_t)(M1 * nch));                          \
+            if (!part) ct_fatal("out of memory in a reduction");                           \
+            _Pragma("omp parallel for if (par) num_threads(nt)")                           \
+            for (int64_t k = 0; k < M1 * nch; k++) {                                       \
+                int64_t m = k / nch, b = (k % nch) * CT_REDUCE_CHUNK;                      \
+                int64_t e = b + CT_REDUCE_CHUNK < R ? b + CT_REDUCE_CHUNK : R;             \
+                part[k] = NAME##_chunk(x + m * R + b, e - b, ctx);                         \
+            }                                                                              \
+            for (int64_t m = 0; m < M1; m++) {                                             \
+                ACC a = part[m * nch];                                                     \
+                for (int64_t c = 1; c < nch; c++) a = COMB(a, part[m * nch + c]);          \
+                o[m] = (TO)(FIN(a));                                                       \
+            }                                                                              \
+            free(part);                                                                    \
+            return;                                                                        \
+        }                                                                                  \
+        int64_t nrc = R > CT_REDUCE_COLCHUNK ? (R + CT_REDUCE_COLCHUNK - 1) / CT_REDUCE_COLCHUNK : 1; \
+        int64_t ncb = (M2 + CT_REDUCE_COLBLOCK - 1) / CT_REDUCE_COLBLOCK;                  \
+        ACC *part = malloc(sizeof(ACC) * (size_t)(M1 * nrc * M2 + 1));                     \
+        if (!part) ct_fatal("out of memory in a reduction");                               \
+        _Pragma("omp parallel for if (par) num_threads(nt)")                               \
+        for (int64_t k = 0; k < M1 * nrc * ncb; k++) {                                     \
+            int64_t m = k / (nrc * ncb), rc = k / ncb % nrc, cb = k % ncb;                 \
+            int64_t c0 = cb * CT_REDUCE_COLBLOCK;                                          \
+            int64_t nc = M2 - c0 < CT_REDUCE_COLBLOCK ? M2 - c0 : CT_REDUCE_COLBLOCK;      \
+            int64_t r0 = rc * CT_REDUCE_COLCHUNK;                                          \
+            int64_t r1 = r0 + CT_REDUCE_COLCHUNK < R ? r0 + CT_REDUCE_COLCHUNK : R;        \
+            if (nrc == 1) r1 = R;                                                          \
+            NAME##_colchunk(x + m * R * M2 + c0, part + (m * nrc + rc) * M2 + c0, r0, r1,  \
+                            M2, nc, ctx);                                                  \
+        }                                                                                  \
+        _Pragma("omp parallel for if (par) num_threads(nt)")                               \
+        for (int64_t k = 0; k < M1 * M2; k++) {                                            \
+            int64_t m = k / M2, c = k % M2;                                                \
+            ACC a = part[m * nrc * M2 + c];                                                \
+            for (int64_t rc = 1; rc < nrc; rc++) a = COMB(a, part[(m * nrc + rc) * M2 + c]); \
+            o[k] = (TO)(FIN(a));                                                           \
+        }                                                                                  \
+        free(part);                                                                        \
+    }
+
+/* NaN-propagating max / min steps for floats (plain compares for integers). */
+#define CT_MAX_OF(a, b) ((b) > (a) || (b) != (b) ? (b) : (a))
+#define CT_MIN_OF(a, b) ((b) < (a) || (b) != (b) ? (b) : (a))
+
+/* Value + index reductions (max/min along a dim, argmax/argmin): for each of the
+ * M1*M2 outputs the first best element over R > 0; vals may be NULL. */
+typedef void (*ct_argreduce_fn)(const char *in, char *vals, int64_t *idx, int64_t M1,
+                                int64_t R, int64_t M2);
+/* Vector norms: the kind, as the ctx of the CT_OP_norm kernels. */
+typedef enum { CT_NORM_L0, CT_NORM_L1, CT_NORM_L2, CT_NORM_LINF, CT_NORM_LNINF } ct_norm_kind;
 
 #endif

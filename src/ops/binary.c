@@ -8,11 +8,12 @@
 static ct_tensor *binary(ct_op_id op, ct_tensor *a, ct_tensor *b, bool inplace, double alpha,
                          int64_t mode) {
     if (!a || !b) return NULL;
-    char name[32];
-    snprintf(name, sizeof name, "ct_%s%s", ct_ops[op].name, inplace ? "_" : "");
+    char name[32]; /* formatted for error messages only: this runs per op */
+    name[0] = 0;
+#define NAME() (name[0] ? name : (snprintf(name, sizeof name, "ct_%s%s", ct_ops[op].name, inplace ? "_" : ""), name))
     if (op == CT_OP_sub && a->dtype == CT_BOOL && b->dtype == CT_BOOL) {
         ct_error("%s: Subtraction, the `-` operator, with two bool tensors is not supported. "
-                 "Use the `^` or `logical_xor()` operator instead.", name);
+                 "Use the `^` or `logical_xor()` operator instead.", NAME());
         return NULL;
     }
     ct_tensor *in[2] = {a, b};
@@ -26,13 +27,13 @@ static ct_tensor *binary(ct_op_id op, ct_tensor *a, ct_tensor *b, bool inplace, 
         for (int64_t i = 0; i < b->numel && !zero; i++) zero = bv[i] == 0;
         free(bv);
         if (zero) {
-            ct_error("%s: ZeroDivisionError: integer division by zero", name);
+            ct_error("%s: ZeroDivisionError: integer division by zero", NAME());
             return NULL;
         }
     }
     if ((alpha != 1 && alpha != floor(alpha)) && !ct_dtype_is_floating(rt)) {
         ct_error("%s: For integral input tensors, argument alpha must not be a floating point "
-                 "number.", name);
+                 "number.", NAME());
         return NULL;
     }
     ct_pw_result kind = (op == CT_OP_div && mode == CT_ROUND_NONE) ? CT_PW_PROMOTE_FLOAT
@@ -72,6 +73,7 @@ static ct_tensor *binary(ct_op_id op, ct_tensor *a, ct_tensor *b, bool inplace, 
     }
     ct_release(a_before);
     return out;
+#undef NAME
 }
 
 /* Scalar forms wrap the number into a 0-d tensor (a "wrapped number"). */

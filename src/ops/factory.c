@@ -1,8 +1,10 @@
-/* Factories: empty, zeros, ones, full, their *_like forms, from C data; fill_, zero_. */
+/* Factories: empty, zeros, ones, full, their *_like forms, from C data; fill_, zero_;
+ * arange, linspace, eye. */
 #include <string.h>
 
 #include "autograd/node.h"
 #include "ops/internal.h"
+#include "cpu/range.h"
 #include "ops/pointwise.h"
 
 static ct_dtype pick_dtype(ct_dtype given, ct_dtype fallback) {
@@ -13,7 +15,7 @@ static ct_device pick_device(ct_device given, ct_device fallback) {
 }
 
 /* Writes value into every element of t (any dtype, any strides). */
-static void fill(ct_tensor *t, double value) {
+void ct_fill_raw(ct_tensor *t, double value) {
     ct_loop_fn k = (ct_loop_fn)ct_kernel_for(CT_OP_fill, t->storage->device, t->dtype);
     CT_ASSERT(k);
     ct_pw_args args = {.a = value};
@@ -27,7 +29,7 @@ static void fill(ct_tensor *t, double value) {
 }
 
 /* Sets requires_grad on a fresh factory result, refusing non-float dtypes. */
-static ct_tensor *finish(const char *op, ct_tensor *t, bool requires_grad) {
+ct_tensor *ct_factory_finish(const char *op, ct_tensor *t, bool requires_grad) {
     if (!t) return NULL;
     if (requires_grad) {
         if (!ct_dtype_is_floating(t->dtype)) {
@@ -41,46 +43,46 @@ static ct_tensor *finish(const char *op, ct_tensor *t, bool requires_grad) {
     return ct_ret(t);
 }
 
-static ct_tensor *make(ct_shape shape, ct_tensor_options o) {
+ct_tensor *ct_factory_new(ct_shape shape, ct_tensor_options o) {
     return ct_tensor_new(shape, pick_dtype(o.dtype, ct_get_default_dtype()),
                          pick_device(o.device, CT_CPU));
 }
 
 ct_tensor *ct_empty_with(ct_shape shape, ct_tensor_options o) {
-    return finish("ct_empty", make(shape, o), o.requires_grad);
+    return ct_factory_finish("ct_empty", ct_factory_new(shape, o), o.requires_grad);
 }
 
 ct_tensor *ct_full_with(ct_shape shape, double value, ct_tensor_options o) {
-    ct_tensor *t = make(shape, o);
-    if (t) fill(t, value);
-    return finish("ct_full", t, o.requires_grad);
+    ct_tensor *t = ct_factory_new(shape, o);
+    if (t) ct_fill_raw(t, value);
+    return ct_factory_finish("ct_full", t, o.requires_grad);
 }
 
 ct_tensor *ct_zeros_with(ct_shape shape, ct_tensor_options o) {
-    ct_tensor *t = make(shape, o);
+    ct_tensor *t = ct_factory_new(shape, o);
     if (t) memset(t->storage->data, 0, t->storage->nbytes);
-    return finish("ct_zeros", t, o.requires_grad);
+    return ct_factory_finish("ct_zeros", t, o.requires_grad);
 }
 
 ct_tensor *ct_ones_with(ct_shape shape, ct_tensor_options o) { return ct_full_with(shape, 1, o); }
 
 /* *_like: the input's shape, dtype and device unless the options say otherwise. */
-static ct_tensor_options like(const ct_tensor *t, ct_tensor_options o) {
+ct_tensor_options ct_like_options(const ct_tensor *t, ct_tensor_options o) {
     o.dtype = pick_dtype(o.dtype, t->dtype);
     o.device = pick_device(o.device, t->storage->device);
     return o;
 }
 ct_tensor *ct_empty_like_with(const ct_tensor *t, ct_tensor_options o) {
-    return t ? ct_empty_with(ct_shape_of(t), like(t, o)) : NULL;
+    return t ? ct_empty_with(ct_shape_of(t), ct_like_options(t, o)) : NULL;
 }
 ct_tensor *ct_zeros_like_with(const ct_tensor *t, ct_tensor_options o) {
-    return t ? ct_zeros_with(ct_shape_of(t), like(t, o)) : NULL;
+    return t ? ct_zeros_with(ct_shape_of(t), ct_like_options(t, o)) : NULL;
 }
 ct_tensor *ct_ones_like_with(const ct_tensor *t, ct_tensor_options o) {
-    return t ? ct_ones_with(ct_shape_of(t), like(t, o)) : NULL;
+    return t ? ct_ones_with(ct_shape_of(t), ct_like_options(t, o)) : NULL;
 }
 ct_tensor *ct_full_like_with(const ct_tensor *t, double value, ct_tensor_options o) {
-    return t ? ct_full_with(ct_shape_of(t), value, like(t, o)) : NULL;
+    return t ? ct_full_with(ct_shape_of(t), value, ct_like_options(t, o)) : NULL;
 }
 
 ct_tensor *ct_scalar_tensor_with(double v, ct_tensor_options o) { return ct_full_with(CT_SHAPE(), v, o); }
@@ -101,12 +103,12 @@ ct_tensor *ct_tensor_from_with(const void *data, ct_dtype dtype, ct_shape shape,
         if (t) ct_copy_into(t, src);
         ct_release(src);
     }
-    return finish("ct_tensor_from", t, o.requires_grad);
+    return ct_factory_finish("ct_tensor_from", t, o.requires_grad);
 }
 
 ct_tensor *ct_fill_(ct_tensor *t, double value) {
     if (!t || !ct_check_inplace("ct_fill_", t)) return NULL;
-    fill(t, value);
+    ct_fill_raw(t, value);
     ct_bump_version(t);
     ct_node *n = ct_node_record(CT_OP_fill, 1, &t, 1);
     if (n) {
@@ -125,4 +127,87 @@ bool fill_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 ct_tensor *ct_zero_(ct_tensor *t) {
     if (!t) return NULL;
     return ct_fill_(t, 0);
+}
+
+/* ---- ranges ------------------------------------------------------------- */
+
+/* Runs a range kernel (arange, linspace) over a fresh contiguous t. */
+static bool run_range(ct_op_id op, ct_tensor *t, const ct_range_args *a) {
+    ct_range_kernel k = (ct_range_kernel)ct_kernel_for(op, t->storage->device, t->dtype);
+    if (k) k(ct_tensor_data(t), t->numel, a);
+    return k != NULL;
+}
+
+static ct_tensor *finish_range(const char *op, ct_op_id kind, ct_tensor *t,
+                               const ct_range_args *a, bool requires_grad) {
+    if (t && !run_range(kind, t, a)) {
+        ct_release(t);
+        return NULL;
+    }
+    return ct_factory_finish(op, t, requires_grad);
+}
+
+ct_tensor *ct_arange_with(ct_scalar start, ct_scalar end, ct_scalar step, ct_tensor_options o) {
+    if (o.dtype == CT_DTYPE_UNSET)
+        o.dtype = start.is_int && end.is_int && step.is_int ? CT_I64 : ct_get_default_dtype();
+    bool integral = !ct_dtype_is_floating(o.dtype);
+    /* PyTorch converts the arguments to the result's accumulate type first. */
+    double s = integral ? (double)(start.is_int ? start.i : (int64_t)start.f) : start.f;
+    double e = integral ? (double)(end.is_int ? end.i : (int64_t)end.f) : end.f;
+    double st = integral ? (double)(step.is_int ? step.i : (int64_t)step.f) : step.f;
+    if (!(st > 0 || st < 0)) {
+        ct_error("ct_arange: step must be nonzero");
+        return NULL;
+    }
+    if (!isfinite(s) || !isfinite(e)) {
+        ct_error("ct_arange: unsupported range: %g -> %g", s, e);
+        return NULL;
+    }
+    if (!((st > 0 && e >= s) || (st < 0 && e <= s))) {
+        ct_error("ct_arange: upper bound and larger bound inconsistent with step sign");
+        return NULL;
+    }
+    double n = ceil((e - s) / st);
+    if (!(n >= 0 && n <= 9.2e18)) {
+        ct_error("ct_arange: invalid size, possible overflow? (got %g elements)", n);
+        return NULL;
+    }
+    ct_range_args a = {.start = s, .step = st, .istart = (int64_t)s, .istep = (int64_t)st};
+    if (integral && start.is_int && step.is_int) {
+        a.istart = start.i; /* exact beyond 2^53 */
+        a.istep = step.i;
+    }
+    return finish_range("ct_arange", CT_OP_arange, ct_factory_new(CT_SHAPE((int64_t)n), o), &a,
+                        o.requires_grad);
+}
+
+ct_tensor *ct_linspace_with(double start, double end, int64_t steps, ct_tensor_options o) {
+    if (steps < 0) {
+        ct_error("ct_linspace: number of steps must be non-negative (got %lld)", (long long)steps);
+        return NULL;
+    }
+    /* one step is [start] (PyTorch fills it), not the formula's [end] */
+    ct_range_args a = {.start = start, .end = steps == 1 ? start : end};
+    return finish_range("ct_linspace", CT_OP_linspace, ct_factory_new(CT_SHAPE(steps), o), &a,
+                        o.requires_grad);
+}
+
+ct_tensor *ct_eye_with(int64_t n, int64_t m, ct_tensor_options o) {
+    if (n < 0 || m < 0) {
+        ct_error("ct_eye: %s must be greater or equal to 0, got %lld", n < 0 ? "n" : "m",
+                 (long long)(n < 0 ? n : m));
+        return NULL;
+    }
+    ct_tensor *t = ct_factory_new(CT_SHAPE(n, m), o);
+    if (!t) return NULL;
+    memset(t->storage->data, 0, t->storage->nbytes);
+    int64_t k = n < m ? n : m, stride = m + 1; /* the diagonal as a strided view */
+    ct_tensor *diag = ct_tensor_view_of(t, 1, &k, &stride, 0);
+    if (!diag) {
+        ct_release(t);
+        return NULL;
+    }
+    ct_fill_raw(diag, 1);
+    ct_release(diag);
+    return ct_factory_finish("ct_eye", t, o.requires_grad);
 }

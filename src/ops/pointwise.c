@@ -73,22 +73,34 @@ static bool is_reduced(ct_dtype t) { return t == CT_F16 || t == CT_BF16; }
 
 ct_tensor *ct_pointwise(const ct_pw_spec *spec, int n_in, ct_tensor *const *inputs,
                         ct_tensor *out, const ct_pw_args *args) {
+    /* The op's name is formatted only when an error needs it: this runs per op. */
     char name[64];
-    snprintf(name, sizeof name, "ct_%s", op_name(spec));
+    name[0] = 0;
+#define NAME() (name[0] ? name : (snprintf(name, sizeof name, "ct_%s", op_name(spec)), name))
     for (int i = 0; i < n_in; i++)
         if (!inputs[i]) return NULL;
-    if (out && !ct_check_inplace(name, out)) return NULL;
+    if (out && ct_is_grad_enabled() && (out->requires_grad || out->is_view) &&
+        !ct_check_inplace(NAME(), out))
+        return NULL;
     /* Devices: wrapped numbers live on the cpu and go anywhere. */
     const ct_tensor *first = out ? out : NULL;
     for (int i = 0; i < n_in; i++) {
         if (inputs[i]->wrapped_number) continue;
-        if (!first) first = inputs[i];
-        else if (!ct_check_same_device(name, first, inputs[i])) return NULL;
+        if (!first)
+            first = inputs[i];
+        else if (!ct_device_eq(first->storage->device, inputs[i]->storage->device) &&
+                 !ct_check_same_device(NAME(), first, inputs[i]))
+            return NULL;
     }
-    /* Broadcast shape. */
-    int ndim = 0;
+    /* Broadcast shape; inputs of one shape (the common case) need no work. */
+    int ndim = inputs[0]->ndim;
     int64_t shape[CT_MAX_DIMS];
-    for (int i = 0; i < n_in; i++) {
+    memcpy(shape, inputs[0]->sizes, sizeof(int64_t) * (size_t)ndim);
+    bool same = true;
+    for (int i = 1; i < n_in && same; i++)
+        same = inputs[i]->ndim == ndim &&
+               !memcmp(inputs[i]->sizes, shape, sizeof(int64_t) * (size_t)ndim);
+    for (int i = 1; i < n_in && !same; i++) {
         const ct_tensor *t = inputs[i];
         int64_t prev[CT_MAX_DIMS];
         memcpy(prev, shape, sizeof shape);
@@ -101,7 +113,7 @@ ct_tensor *ct_pointwise(const ct_pw_spec *spec, int n_in, ct_tensor *const *inpu
                 int64_t b = d - (n - t->ndim) >= 0 ? t->sizes[d - (n - t->ndim)] : 1;
                 if (a != b && a != 1 && b != 1) {
                     ct_error("%s: The size of tensor a (%lld) must match the size of tensor b "
-                             "(%lld) at non-singleton dimension %d", name, (long long)a,
+                             "(%lld) at non-singleton dimension %d", NAME(), (long long)a,
                              (long long)b, d);
                     break;
                 }
@@ -119,13 +131,13 @@ ct_tensor *ct_pointwise(const ct_pw_spec *spec, int n_in, ct_tensor *const *inpu
     if (out) {
         char a[CT_SHAPE_STR_MAX], b[CT_SHAPE_STR_MAX];
         if (out->ndim != ndim || memcmp(out->sizes, shape, sizeof(int64_t) * (size_t)ndim)) {
-            ct_error("%s: output with shape %s doesn't match the broadcast shape %s", name,
+            ct_error("%s: output with shape %s doesn't match the broadcast shape %s", NAME(),
                      ct_shape_str(out->ndim, out->sizes, a), ct_shape_str(ndim, shape, b));
             return NULL;
         }
         if (ct_promote_types(result, out->dtype) != out->dtype &&
             !(ct_dtype_is_floating(out->dtype) && ct_dtype_is_floating(result))) {
-            ct_error("%s: result type %s can't be cast to the desired output type %s", name,
+            ct_error("%s: result type %s can't be cast to the desired output type %s", NAME(),
                      ct_dtype_name(result), ct_dtype_name(out->dtype));
             return NULL;
         }
@@ -186,4 +198,5 @@ ct_tensor *ct_pointwise(const ct_pw_spec *spec, int n_in, ct_tensor *const *inpu
     }
     for (int i = 0; i <= n_in; i++) ct_release(owned[i]);
     return ok ? result_t : NULL;
+#undef NAME
 }

@@ -1,62 +1,152 @@
-/* Reductions: sum (and the engine's sum_to_size). */
+/* Reductions: sum, mean, prod, all, any (and the engine's sum_to_size). */
 #include <string.h>
 
 #include "autograd/node.h"
 #include "cpu/reduce.h"
 #include "ops/reduce_plan.h"
 
-static int64_t dims_mask(const ct_reduce_plan *p, int ndim) {
-    int64_t mask = 0;
-    for (int d = 0; d < ndim; d++)
-        if (p->reduced[d]) mask |= (int64_t)1 << d;
-    return mask;
+/* Kernel input / output dtypes of sum and prod for result dtype out_dt: floats
+ * compute in their own (or float32) dtype; integer results accumulate in int64 from
+ * the integer input itself. */
+static void arith_dtypes(const ct_tensor *t, ct_dtype out_dt, ct_dtype *kin, ct_dtype *kout) {
+    if (ct_dtype_is_floating(out_dt)) {
+        *kin = *kout = ct_compute_dtype(out_dt);
+    } else {
+        *kin = ct_dtype_is_floating(t->dtype) ? out_dt : t->dtype;
+        *kout = CT_I64;
+    }
+}
+
+static ct_dtype arith_result(const ct_tensor *t, ct_dtype given) {
+    return given ? given : ct_dtype_is_floating(t->dtype) ? t->dtype : CT_I64;
+}
+
+/* PyTorch names the all-dims form of sum/mean/prod differently (SumBackward0). */
+static void name_all_dims(ct_node *n, ct_reduce_options o, const char *name) {
+    if (n && o.dims.n == 0) n->name = name;
 }
 
 ct_tensor *ct_sum_with(ct_tensor *t, ct_reduce_options o) {
     if (!t) return NULL;
     ct_reduce_plan p;
     if (!ct_reduce_plan_make("ct_sum", t, o.dims, o.keepdim, &p)) return NULL;
-    ct_dtype out_dt = o.dtype ? o.dtype : ct_dtype_is_floating(t->dtype) ? t->dtype : CT_I64;
-    /* Accumulate in the output dtype; reduced floats go through float32. */
-    ct_dtype acc = (out_dt == CT_F16 || out_dt == CT_BF16) ? CT_F32 : out_dt;
-    ct_reduce_fn k = (ct_reduce_fn)ct_kernel_for(CT_OP_sum, t->storage->device,
-                                                 ct_dtype_is_floating(acc) ? acc : t->dtype);
-    if (!k) return NULL;
-    ct_tensor *src = t;
-    if (ct_dtype_is_floating(acc) && t->dtype != acc) src = ct_cast_new(t, acc);
-    ct_tensor *x = src ? ct_reduce_input(src, &p) : NULL;
-    if (src != t) ct_release(src);
-    if (!x) return NULL;
-    ct_dtype kout = ct_dtype_is_floating(acc) ? acc : CT_I64;
-    ct_shape s = {.ndim = p.out_ndim};
-    memcpy(s.d, p.out_sizes, sizeof(int64_t) * (size_t)p.out_ndim);
-    ct_tensor *out = ct_tensor_new(s, kout, t->storage->device);
-    if (out) {
-        if (p.R == 0)
-            memset(ct_tensor_data(out), 0, (size_t)out->numel * ct_dtype_size(kout));
-        else
-            k(ct_tensor_data(x), ct_tensor_data(out), p.M, p.R, NULL);
-    }
-    ct_release(x);
-    if (out && kout != out_dt) {
-        ct_tensor *c = ct_cast_new(out, out_dt);
-        ct_release(out);
-        out = c;
-    }
+    ct_dtype out_dt = arith_result(t, o.dtype), kin, kout;
+    arith_dtypes(t, out_dt, &kin, &kout);
+    ct_tensor *out = ct_reduce_run(CT_OP_sum, t, &p, kin, kout, out_dt, NULL);
     if (!out) return NULL;
-    if (ct_dtype_is_floating(out_dt)) {
-        ct_node *n = ct_record1(CT_OP_sum, out, 1, &t);
-        if (n) {
-            n->iargs[0] = dims_mask(&p, t->ndim);
-            n->iargs[1] = o.keepdim;
-        }
-    }
+    if (ct_dtype_is_floating(out_dt))
+        name_all_dims(ct_reduce_record(CT_OP_sum, out, t, &p, o.keepdim), o, "SumBackward0");
     return ct_ret(out);
 }
 
 bool sum_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     return (gi[0] = ct_reduce_grad_expand(go[0], n, n->iargs[1])) != NULL;
 }
+
+ct_tensor *ct_mean_with(ct_tensor *t, ct_reduce_options o) {
+    if (!t) return NULL;
+    ct_dtype out_dt = o.dtype ? o.dtype : t->dtype;
+    if (!ct_dtype_is_floating(out_dt)) {
+        ct_error("ct_mean: mean(): could not infer output dtype. %s dtype must be either a "
+                 "floating point or complex dtype. Got: %s", o.dtype ? "Optional" : "Input",
+                 ct_dtype_torch_name(out_dt));
+        return NULL;
+    }
+    ct_reduce_plan p;
+    if (!ct_reduce_plan_make("ct_mean", t, o.dims, o.keepdim, &p)) return NULL;
+    ct_dtype k = ct_compute_dtype(out_dt);
+    ct_tensor *s = ct_reduce_run(CT_OP_sum, t, &p, k, k, k, NULL);
+    if (!s) return NULL;
+    /* Divide in the kernel dtype: 0 / 0 gives NaN for an empty reduction. */
+    double scale = 1.0 / (double)p.R;
+    int64_t nel = s->numel;
+    if (k == CT_F32) {
+        float *d = (float *)ct_tensor_data(s);
+        for (int64_t i = 0; i < nel; i++) d[i] = p.R ? (float)(d[i] * scale) : NAN;
+    } else {
+        double *d = (double *)ct_tensor_data(s);
+        for (int64_t i = 0; i < nel; i++) d[i] = p.R ? d[i] * scale : NAN;
+    }
+    ct_tensor *out = s;
+    if (k != out_dt) {
+        out = ct_cast_new(s, out_dt);
+        ct_release(s);
+        if (!out) return NULL;
+    }
+    ct_node *n = ct_reduce_record(CT_OP_mean, out, t, &p, o.keepdim);
+    name_all_dims(n, o, "MeanBackward0");
+    if (n) n->args[0] = (double)p.R;
+    return ct_ret(out);
+}
+
+bool mean_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    ct_tensor *g = ct_reduce_grad_expand(go[0], n, n->iargs[1]);
+    return (gi[0] = ct_div_scalar(g, n->args[0])) != NULL;
+}
+
+ct_tensor *ct_prod_with(ct_tensor *t, ct_reduce_options o) {
+    if (!t) return NULL;
+    ct_reduce_plan p;
+    if (!ct_reduce_plan_make("ct_prod", t, o.dims, o.keepdim, &p)) return NULL;
+    ct_dtype out_dt = arith_result(t, o.dtype), kin, kout;
+    arith_dtypes(t, out_dt, &kin, &kout);
+    ct_tensor *out = ct_reduce_run(CT_OP_prod, t, &p, kin, kout, out_dt, NULL);
+    if (!out) return NULL;
+    if (ct_dtype_is_floating(out_dt)) {
+        ct_node *n = ct_reduce_record(CT_OP_prod, out, t, &p, o.keepdim);
+        name_all_dims(n, o, "ProdBackward0");
+        if (n) {
+            ct_node_save(n, 0, t, false);
+            ct_node_save(n, 1, out, true);
+        }
+    }
+    return ct_ret(out);
+}
+
+/* With zeros in x, result / x is no gradient: the product of the others is the
+ * exclusive cumprod from the left times the one from the right (PyTorch's
+ * prod_safe_zeros_backward), along the reduced dims flattened into the last. */
+static ct_tensor *prod_others(ct_tensor *x, const ct_node *n) {
+    int nd = x->ndim;
+    ct_dims perm = {.n = nd}, inv = {.n = nd};
+    ct_shape flat = {.ndim = 2}, permuted = {.ndim = nd};
+    int k = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int d = 0; d < nd; d++)
+            if (((n->iargs[0] >> d) & 1) == pass) perm.d[k++] = d;
+    flat.d[0] = flat.d[1] = 1;
+    for (int i = 0; i < nd; i++) {
+        inv.d[perm.d[i]] = i;
+        permuted.d[i] = x->sizes[perm.d[i]];
+        flat.d[(n->iargs[0] >> perm.d[i]) & 1] *= x->sizes[perm.d[i]];
+    }
+    ct_tensor *xf = ct_reshape(ct_permute(x, perm), flat);
+    ct_tensor *others = ct_mul(ct_scan(CT_OP_cumprod, xf, 1, false, true, 0),
+                               ct_scan(CT_OP_cumprod, xf, 1, true, true, 0));
+    return ct_permute(ct_reshape(others, permuted), inv);
+}
+
+bool prod_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    ct_tensor *x = ct_node_saved(n, 0), *y = ct_node_saved(n, 1);
+    if (!x || !y) return false;
+    ct_tensor *g = ct_reduce_kept(go[0], n);
+    bool nonzero = true;
+    CT_NO_GRAD { nonzero = x->numel == 0 || ct_item(ct_all(x)) != 0; }
+    if (nonzero) gi[0] = ct_div(ct_mul(g, ct_reduce_kept(y, n)), x);
+    else gi[0] = ct_mul(g, prod_others(x, n));
+    return gi[0] != NULL;
+}
+
+/* all / any: bool results (uint8 for uint8 inputs, as PyTorch). */
+static ct_tensor *logical(ct_op_id op, const char *name, ct_tensor *t, ct_reduce_options o) {
+    if (!t) return NULL;
+    ct_reduce_plan p;
+    if (!ct_reduce_plan_make(name, t, o.dims, o.keepdim, &p)) return NULL;
+    ct_dtype out_dt = t->dtype == CT_U8 ? CT_U8 : CT_BOOL;
+    return ct_ret(ct_reduce_run(op, t, &p, ct_compute_dtype(t->dtype), CT_BOOL, out_dt, NULL));
+}
+ct_tensor *ct_all_with(ct_tensor *t, ct_reduce_options o) { return logical(CT_OP_all, "ct_all", t, o); }
+ct_tensor *ct_any_with(ct_tensor *t, ct_reduce_options o) { return logical(CT_OP_any, "ct_any", t, o); }
 
 ct_tensor *ct_sum_to_size(ct_tensor *g, int ndim, const int64_t *sizes) {
     /* Leading dims that broadcasting added are summed away; dims of size 1 that were

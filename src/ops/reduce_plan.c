@@ -1,23 +1,31 @@
 #include <string.h>
 
 #include "autograd/node.h"
+#include "cpu/reduce.h"
+#include "cpu/reduce_mask.h"
+#include "ops/pointwise.h"
 #include "ops/reduce_plan.h"
 
 bool ct_reduce_plan_make(const char *op, const ct_tensor *t, ct_dims dims, bool keepdim,
                          ct_reduce_plan *p) {
     memset(p, 0, sizeof *p);
+    if (dims.n < 0 || dims.n > CT_MAX_DIMS) {
+        ct_error("%s: invalid number of dims %d", op, dims.n);
+        return false;
+    }
     if (dims.n == 0) {
         for (int d = 0; d < t->ndim; d++) p->reduced[d] = true;
     }
+    bool seen0 = false; /* a 0-d tensor accepts dim 0 / -1, once */
     for (int i = 0; i < dims.n; i++) {
         int d = ct_wrap_dim(op, dims.d[i], t->ndim);
         if (d < 0) return false;
-        if (t->ndim == 0) continue;
-        if (p->reduced[d]) {
+        if (t->ndim == 0 ? seen0 : p->reduced[d]) {
             ct_error("%s: dim %d appears multiple times in the list of dims", op, d);
             return false;
         }
-        p->reduced[d] = true;
+        if (t->ndim == 0) seen0 = true;
+        else p->reduced[d] = true;
     }
     p->M = 1;
     p->R = 1;
@@ -25,6 +33,7 @@ bool ct_reduce_plan_make(const char *op, const ct_tensor *t, ct_dims dims, bool 
         if (p->reduced[d]) {
             p->R *= t->sizes[d];
             p->kept_sizes[d] = 1;
+            p->mask |= (int64_t)1 << d;
             if (keepdim) p->out_sizes[p->out_ndim++] = 1;
         } else {
             p->M *= t->sizes[d];
@@ -51,12 +60,105 @@ ct_tensor *ct_reduce_input(ct_tensor *t, const ct_reduce_plan *p) {
     return c;
 }
 
+/* Kept dims, then reduced, then kept (size-1 dims ignored): [M1, R, M2] of t as is. */
+static bool blocked(const ct_tensor *t, const ct_reduce_plan *p, int64_t *M1, int64_t *M2) {
+    int state = 0;
+    *M1 = *M2 = 1;
+    for (int d = 0; d < t->ndim; d++) {
+        if (t->sizes[d] == 1) continue;
+        if (p->reduced[d]) {
+            if (state == 2) return false;
+            state = 1;
+        } else if (state == 0) {
+            *M1 *= t->sizes[d];
+        } else {
+            state = 2;
+            *M2 *= t->sizes[d];
+        }
+    }
+    return true;
+}
+
+ct_tensor *ct_reduce_layout(ct_tensor *t, const ct_reduce_plan *p, int64_t *M1, int64_t *M2) {
+    if (ct_tensor_is_contiguous(t) && blocked(t, p, M1, M2)) return ct_retain(t);
+    *M1 = p->M;
+    *M2 = 1;
+    return ct_reduce_input(t, p);
+}
+
+ct_tensor *ct_reduce_run(ct_op_id op, ct_tensor *t, const ct_reduce_plan *p, ct_dtype kin,
+                         ct_dtype kout, ct_dtype out_dt, const void *ctx) {
+    ct_reduce_fn k = (ct_reduce_fn)ct_kernel_for(op, t->storage->device, kin);
+    if (!k) return NULL;
+    ct_tensor *src = t->dtype == kin ? ct_retain(t) : ct_cast_new(t, kin);
+    if (!src) return NULL;
+    int64_t M1, M2;
+    ct_tensor *x = ct_reduce_layout(src, p, &M1, &M2);
+    ct_release(src);
+    if (!x) return NULL;
+    ct_shape s = {.ndim = p->out_ndim};
+    memcpy(s.d, p->out_sizes, sizeof(int64_t) * (size_t)p->out_ndim);
+    ct_tensor *out = ct_tensor_new(s, kout, t->storage->device);
+    if (out) k(ct_tensor_data(x), ct_tensor_data(out), M1, p->R, M2, ctx);
+    ct_release(x);
+    if (out && kout != out_dt) {
+        ct_tensor *c = ct_cast_new(out, out_dt);
+        ct_release(out);
+        out = c;
+    }
+    return out;
+}
+
+ct_node *ct_reduce_record(ct_op_id op, ct_tensor *out, ct_tensor *t, const ct_reduce_plan *p,
+                          bool keepdim) {
+    ct_node *n = ct_record1(op, out, 1, &t);
+    if (n) {
+        n->iargs[0] = p->mask;
+        n->iargs[1] = keepdim;
+    }
+    return n;
+}
+
+const char *ct_dtype_torch_name(ct_dtype t) {
+    switch (t) {
+    case CT_F32: return "Float";
+    case CT_F64: return "Double";
+    case CT_F16: return "Half";
+    case CT_BF16: return "BFloat16";
+    case CT_I64: return "Long";
+    case CT_I32: return "Int";
+    case CT_I16: return "Short";
+    case CT_U8: return "Byte";
+    case CT_I8: return "Char";
+    case CT_BOOL: return "Bool";
+    default: return "?";
+    }
+}
+
+static ct_shape kept_shape(const ct_node *n) {
+    const ct_input_meta *m = &n->in_meta[0];
+    ct_shape kept = {.ndim = m->ndim};
+    for (int d = 0; d < m->ndim; d++) kept.d[d] = (n->iargs[0] >> d & 1) ? 1 : m->sizes[d];
+    return kept;
+}
+
+ct_tensor *ct_reduce_kept(ct_tensor *g, const ct_node *n) {
+    if (!g) return NULL;
+    if (n->iargs[1]) return ct_ret(ct_retain(g));
+    return ct_reshape(g, kept_shape(n));
+}
+
 ct_tensor *ct_reduce_grad_expand(ct_tensor *g, const ct_node *n, bool keepdim) {
     const ct_input_meta *m = &n->in_meta[0];
-    ct_shape kept = {.ndim = m->ndim}, full = {.ndim = m->ndim};
+    ct_shape full = {.ndim = m->ndim};
     memcpy(full.d, m->sizes, sizeof(int64_t) * (size_t)m->ndim);
-    /* Reduced dims were recorded in iargs as a bit mask. */
-    for (int d = 0; d < m->ndim; d++) kept.d[d] = (n->iargs[0] >> d & 1) ? 1 : m->sizes[d];
-    ct_tensor *r = keepdim ? g : ct_reshape(g, kept);
+    ct_tensor *r = keepdim ? g : ct_reshape(g, kept_shape(n));
     return ct_expand(r, full);
+}
+
+ct_tensor *ct_reduce_mask(ct_tensor *a, ct_tensor *b, int kind) {
+    static const ct_pw_spec spec = {CT_OP_reduce_mask, CT_PW_PROMOTE_FLOAT, 0};
+    ct_pw_args args = {.i = kind};
+    ct_tensor *in[2] = {a, b};
+    return ct_ret(ct_pointwise(&spec, 2, in, NULL, &args));
 }

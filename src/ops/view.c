@@ -3,9 +3,9 @@
 
 #include "autograd/node.h"
 #include "ops/internal.h"
+#include "ops/shape_internal.h"
 
-/* Records a view op; the output is a view of t (shares storage, is_view). */
-static ct_tensor *make_view(ct_op_id op, ct_tensor *t, int ndim, const int64_t *sizes,
+ct_tensor *ct_view_make(ct_op_id op, ct_tensor *t, int ndim, const int64_t *sizes,
                             const int64_t *strides, int64_t offset, ct_node **node) {
     ct_tensor *out = ct_tensor_view_of(t, ndim, sizes, strides, offset);
     if (!out) return NULL;
@@ -79,14 +79,14 @@ ct_tensor *ct_view(ct_tensor *t, ct_shape shape) {
                  "instead.");
         return NULL;
     }
-    return ct_ret(make_view(CT_OP_view, t, shape.ndim, shape.d, strides, t->offset, NULL));
+    return ct_ret(ct_view_make(CT_OP_view, t, shape.ndim, shape.d, strides, t->offset, NULL));
 }
 
 ct_tensor *ct_reshape(ct_tensor *t, ct_shape shape) {
     if (!t || !infer_shape("ct_reshape", &shape, t->numel)) return NULL;
     int64_t strides[CT_MAX_DIMS];
     if (view_strides(t, &shape, strides))
-        return ct_ret(make_view(CT_OP_view, t, shape.ndim, shape.d, strides, t->offset, NULL));
+        return ct_ret(ct_view_make(CT_OP_view, t, shape.ndim, shape.d, strides, t->offset, NULL));
     ct_tensor *out = NULL;
     CT_SCOPE { out = ct_keep(ct_view(ct_contiguous(t), shape)); }
     return out;
@@ -133,7 +133,7 @@ ct_tensor *ct_expand(ct_tensor *t, ct_shape shape) {
             return NULL;
         }
     }
-    return ct_ret(make_view(CT_OP_expand, t, shape.ndim, shape.d, strides, t->offset, NULL));
+    return ct_ret(ct_view_make(CT_OP_expand, t, shape.ndim, shape.d, strides, t->offset, NULL));
 }
 
 ct_tensor *ct_expand_as(ct_tensor *t, ct_tensor *other) {
@@ -163,7 +163,7 @@ ct_tensor *ct_transpose(ct_tensor *t, int64_t dim0, int64_t dim1) {
         strides[d1] = t->strides[d0];
     }
     ct_node *n = NULL;
-    ct_tensor *out = make_view(CT_OP_transpose, t, t->ndim, sizes, strides, t->offset, &n);
+    ct_tensor *out = ct_view_make(CT_OP_transpose, t, t->ndim, sizes, strides, t->offset, &n);
     if (n) {
         n->iargs[0] = d0;
         n->iargs[1] = d1;
@@ -191,7 +191,7 @@ ct_tensor *ct_permute(ct_tensor *t, ct_dims dims) {
                  "tensor)", dims.n, t->ndim);
         return NULL;
     }
-    int64_t sizes[CT_MAX_DIMS], strides[CT_MAX_DIMS];
+    int64_t sizes[CT_MAX_DIMS] = {0}, strides[CT_MAX_DIMS] = {0};
     bool seen[CT_MAX_DIMS] = {0};
     int perm[CT_MAX_DIMS];
     for (int i = 0; i < dims.n; i++) {
@@ -207,7 +207,7 @@ ct_tensor *ct_permute(ct_tensor *t, ct_dims dims) {
         strides[i] = t->strides[d];
     }
     ct_node *n = NULL;
-    ct_tensor *out = make_view(CT_OP_permute, t, t->ndim, sizes, strides, t->offset, &n);
+    ct_tensor *out = ct_view_make(CT_OP_permute, t, t->ndim, sizes, strides, t->offset, &n);
     if (n)
         for (int i = 0; i < dims.n; i++) n->iargs[i] = perm[i];
     return ct_ret(out);

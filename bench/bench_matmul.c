@@ -1,0 +1,47 @@
+/* GFLOP/s of float32 GEMM through ct_matmul against cblas_sgemm called directly,
+ * with the same thread count (ct_set_num_threads / openblas_set_num_threads).
+ * Usage: bench_matmul [threads] */
+#include <cblas.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "ctorch.h"
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int main(int argc, char **argv) {
+    int threads = argc > 1 ? atoi(argv[1]) : ct_get_num_threads();
+    ct_set_num_threads(threads);
+    int sizes[] = {256, 1024, 2048};
+    printf("threads %d\n%6s %12s %12s %7s\n", threads, "n", "ct GFLOP/s", "blas GFLOP/s", "ratio");
+    for (int si = 0; si < 3; si++) {
+        int n = sizes[si];
+        double flop = 2.0 * n * n * n, best_ct = 1e9, best_blas = 1e9;
+        int reps = n <= 256 ? 200 : n <= 1024 ? 10 : 4;
+        CT_SCOPE {
+            ct_tensor *a = ct_full(CT_SHAPE(n, n), 0.5), *b = ct_full(CT_SHAPE(n, n), 0.25);
+            float *c = malloc(sizeof(float) * (size_t)n * n);
+            for (int round = 0; round < 3; round++) {
+                double t0 = now();
+                for (int r = 0; r < reps; r++) CT_SCOPE { ct_matmul(a, b); }
+                double t1 = now();
+                openblas_set_num_threads(threads);
+                for (int r = 0; r < reps; r++)
+                    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1,
+                                ct_data_ptr(a), n, ct_data_ptr(b), n, 0, c, n);
+                double t2 = now();
+                if ((t1 - t0) / reps < best_ct) best_ct = (t1 - t0) / reps;
+                if ((t2 - t1) / reps < best_blas) best_blas = (t2 - t1) / reps;
+            }
+            free(c);
+        }
+        printf("%6d %12.1f %12.1f %6.1f%%\n", n, flop / best_ct * 1e-9, flop / best_blas * 1e-9,
+               100.0 * best_blas / best_ct);
+    }
+    return 0;
+}

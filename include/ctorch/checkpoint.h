@@ -1,0 +1,32 @@
+/* ctorch/checkpoint.h — gradient checkpointing (torch.utils.checkpoint).
+ *
+ *     static ct_tensor *block(ct_tensor *const *in, void *ctx) { ... }
+ *     h = ct_checkpoint(block, &weights, 1, &h);
+ *
+ * Trades compute for memory: fn runs without recording a graph, so none of its
+ * intermediate activations are kept; backward runs fn again with grad enabled on
+ * detached copies of the inputs and backpropagates through that recomputed graph.
+ * fn must compute the same thing both times (no RNG state is restored), and ctx must
+ * stay valid until the backward is done.  Leaves fn
+ * reaches through ctx (parameters) get their .grad accumulated by ct_backward, as
+ * with PyTorch's reentrant checkpoint; ct_autograd_grad sees only the inputs.  Only
+ * first-order gradients: backward with create_graph through a checkpoint fails. */
+#ifndef CTORCH_CHECKPOINT_H
+#define CTORCH_CHECKPOINT_H
+
+#include "tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef ct_tensor *(*ct_checkpoint_fn)(ct_tensor *const *inputs, void *ctx);
+/* fn(inputs, ctx) with its activations recomputed in backward; at most 6 tensor
+ * inputs (pass others through ctx).  NULL with an error on failure. */
+ct_tensor *ct_checkpoint(ct_checkpoint_fn fn, void *ctx, int n, ct_tensor *const *inputs);
+#define ct_checkpoint(fn, ctx, n, inputs) CT_AT(ct_checkpoint(fn, ctx, n, inputs))
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,121 @@
+/* ctorch/index.h — indexing: select, gather/scatter, masks, sort, embedding.
+ *
+ *     ct_tensor *rows = ct_index_select(t, 0, idx);          // idx: int64 (or int32), 1-D
+ *     ct_tensor *g = ct_gather(t, 1, idx2d);                 // idx2d: int64, same ndim as t
+ *     ct_tensor *m = ct_masked_fill(t, mask, -INFINITY);     // mask: bool, broadcast
+ *     ct_values_indices s = ct_sort(t, -1, .descending = true);
+ *     ct_values_indices k = ct_topk(t, 5, -1);               // largest 5 along the last dim
+ *
+ * Index values are checked before anything is written: an out-of-range index gives
+ * PyTorch's "index 5 is out of bounds for dimension 0 with size 3", never a crash.
+ * Negative indices are accepted only where PyTorch accepts them (ct_index_put_).
+ * Determinism: scatter_add, index_add, index_put_(accumulate) and the embedding
+ * gradient add duplicates in index order, so results never depend on the thread
+ * count.  With duplicate indices ct_scatter / ct_index_put_ (no accumulate) keep one
+ * of the written values; PyTorch leaves which one undefined (ctorch keeps the last). */
+#ifndef CTORCH_INDEX_H
+#define CTORCH_INDEX_H
+
+#include "tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- selecting along a dim -------------------------------------------- */
+
+/* t.index_select(dim, index): index is 1-D (or 0-d) int64 or int32. */
+ct_tensor *ct_index_select(ct_tensor *t, int64_t dim, ct_tensor *index);
+/* t.index_add(dim, index, source, alpha=alpha): out = t; out[.., index[j], ..] +=
+ * alpha * source[.., j, ..].  source has t's shape except size numel(index) at dim. */
+ct_tensor *ct_index_add(ct_tensor *t, int64_t dim, ct_tensor *index, ct_tensor *source,
+                        double alpha);
+#define ct_index_select(t, dim, index) CT_AT(ct_index_select(t, dim, index))
+#define ct_index_add(t, dim, index, source, alpha) CT_AT(ct_index_add(t, dim, index, source, alpha))
+
+/* ---- gather / scatter (index: int64, same ndim as t) ------------------- */
+
+/* out[i][j] = t[index[i][j]][j] (dim 0); out has index's shape. */
+ct_tensor *ct_gather(ct_tensor *t, int64_t dim, ct_tensor *index);
+/* out = t; out[index[i][j]][j] = src[i][j] (dim 0).  src has t's dtype. */
+ct_tensor *ct_scatter(ct_tensor *t, int64_t dim, ct_tensor *index, ct_tensor *src);
+/* As ct_scatter with every src element equal to value (converted to t's dtype). */
+ct_tensor *ct_scatter_value(ct_tensor *t, int64_t dim, ct_tensor *index, double value);
+/* out = t; out[index[i][j]][j] += src[i][j] (dim 0), duplicates added in order. */
+ct_tensor *ct_scatter_add(ct_tensor *t, int64_t dim, ct_tensor *index, ct_tensor *src);
+#define ct_gather(t, dim, index) CT_AT(ct_gather(t, dim, index))
+#define ct_scatter(t, dim, index, src) CT_AT(ct_scatter(t, dim, index, src))
+#define ct_scatter_value(t, dim, index, value) CT_AT(ct_scatter_value(t, dim, index, value))
+#define ct_scatter_add(t, dim, index, src) CT_AT(ct_scatter_add(t, dim, index, src))
+
+/* ---- masks (bool, or uint8 as PyTorch still accepts) -------------------- */
+
+/* out = mask ? value : t, mask broadcast with t (the result has the broadcast shape). */
+ct_tensor *ct_masked_fill(ct_tensor *t, ct_tensor *mask, double value);
+/* value is a 0-d tensor (differentiable: MaskedFillBackward1). */
+ct_tensor *ct_masked_fill_tensor(ct_tensor *t, ct_tensor *mask, ct_tensor *value);
+/* In place: mask must broadcast to t's shape.  Returns t. */
+ct_tensor *ct_masked_fill_(ct_tensor *t, ct_tensor *mask, double value);
+ct_tensor *ct_masked_fill_tensor_(ct_tensor *t, ct_tensor *mask, ct_tensor *value);
+/* The elements of t where mask (both broadcast) is true, in C order: a 1-D tensor. */
+ct_tensor *ct_masked_select(ct_tensor *t, ct_tensor *mask);
+/* Coordinates of the nonzero elements: int64 [n, ndim(t)], in C order. */
+ct_tensor *ct_nonzero(ct_tensor *t);
+#define ct_masked_fill(t, mask, value) CT_AT(ct_masked_fill(t, mask, value))
+#define ct_masked_fill_tensor(t, mask, value) CT_AT(ct_masked_fill_tensor(t, mask, value))
+#define ct_masked_fill_(t, mask, value) CT_AT(ct_masked_fill_(t, mask, value))
+#define ct_masked_fill_tensor_(t, mask, value) CT_AT(ct_masked_fill_tensor_(t, mask, value))
+#define ct_masked_select(t, mask) CT_AT(ct_masked_select(t, mask))
+#define ct_nonzero(t) CT_AT(ct_nonzero(t))
+
+/* t[indices] = values (accumulate: +=), in place; returns t.  Supported: ONE index
+ * tensor (n_indices == 1), either int64 indexing dim 0 (any shape; negative values
+ * count from the end) or a bool/uint8 mask whose shape equals t's leading dims.
+ * values (t's dtype) is broadcast to the indexed shape.  Several index tensors,
+ * None/slice entries and int32 indices are refused with an error. */
+ct_tensor *ct_index_put_(ct_tensor *t, int n_indices, ct_tensor *const *indices,
+                         ct_tensor *values, bool accumulate);
+#define ct_index_put_(t, n_indices, indices, values, accumulate) \
+    CT_AT(ct_index_put_(t, n_indices, indices, values, accumulate))
+
+/* ---- one-hot, embedding ------------------------------------------------ */
+
+/* F.one_hot: t int64 (non-negative); num_classes -1 means max(t) + 1.  int64 result
+ * of shape t.shape + [num_classes]. */
+ct_tensor *ct_one_hot(ct_tensor *t, int64_t num_classes);
+#define ct_one_hot(t, num_classes) CT_AT(ct_one_hot(t, num_classes))
+
+/* padding_idx value meaning "no padding row". */
+#define CT_PADDING_NONE INT64_MIN
+/* F.embedding(indices, weight, padding_idx): rows of weight [num, dim] picked by
+ * indices (int64 or int32, any shape): result indices.shape + [dim].  The gradient
+ * of row padding_idx (negative counts from the end, as in PyTorch) stays zero;
+ * CT_PADDING_NONE for none.  max_norm, scale_grad_by_freq and sparse are not
+ * supported. */
+ct_tensor *ct_embedding(ct_tensor *weight, ct_tensor *indices, int64_t padding_idx);
+#define ct_embedding(weight, indices, padding_idx) CT_AT(ct_embedding(weight, indices, padding_idx))
+
+/* ---- sorting ------------------------------------------------------------ */
+
+typedef struct {
+    bool descending;
+    bool stable;     /* ctorch's sort is always stable; accepted for PyTorch parity */
+} ct_sort_options;
+/* torch.sort(t, dim, descending, stable): values and int64 indices along dim; NaN
+ * sorts as the largest value.  ct_sort(t, -1, .descending = true). */
+ct_values_indices ct_sort_with(ct_tensor *t, int64_t dim, ct_sort_options o);
+#define ct_sort(t, dim, ...) CT_AT(ct_sort_with(t, dim, (ct_sort_options){__VA_ARGS__}))
+
+typedef struct {
+    bool smallest;   /* largest=False: the k smallest */
+    bool unsorted;   /* sorted=False (the results come sorted anyway) */
+} ct_topk_options;
+/* torch.topk(t, k, dim, largest, sorted): the k largest along dim, in order; equal
+ * values keep index order.  ct_topk(t, 5, -1), ct_topk(t, 5, 0, .smallest = true). */
+ct_values_indices ct_topk_with(ct_tensor *t, int64_t k, int64_t dim, ct_topk_options o);
+#define ct_topk(t, k, dim, ...) CT_AT(ct_topk_with(t, k, dim, (ct_topk_options){__VA_ARGS__}))
+
+#ifdef __cplusplus
+}
+#endif
+#endif

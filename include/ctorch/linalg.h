@@ -1,0 +1,49 @@
+/* ctorch/linalg.h — matrix products.
+ *
+ *     ct_tensor *y = ct_matmul(x, w);          // [64, 784] @ [784, 10] -> [64, 10]
+ *     ct_tensor *z = ct_addmm(b, x, w, 1, 1);  // b + x @ w, b broadcast
+ *
+ * float32/float64 run on OpenBLAS (transposed views are passed to it without a
+ * copy); integer dtypes use a generic kernel; float16/bfloat16 compute in float32.
+ * Results are identical for any ct_set_num_threads.  Both inputs must have the same
+ * dtype.  Shape errors name the shapes: "ct_matmul: shapes [64, 784] and [128, 10]
+ * cannot be multiplied (784 != 128)". */
+#ifndef CTORCH_LINALG_H
+#define CTORCH_LINALG_H
+
+#include "tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* torch.matmul: dot (1-D @ 1-D), mv, mm, and batched products whose batch dims
+ * broadcast; a 1-D argument gets a dim added for the product and removed after. */
+ct_tensor *ct_matmul(ct_tensor *a, ct_tensor *b);
+/* [n, k] @ [k, m]. */
+ct_tensor *ct_mm(ct_tensor *a, ct_tensor *b);
+/* [B, n, k] @ [B, k, m] (no broadcasting). */
+ct_tensor *ct_bmm(ct_tensor *a, ct_tensor *b);
+/* beta * input + alpha * (m1 @ m2); input broadcasts to [n, m]. */
+ct_tensor *ct_addmm(ct_tensor *input, ct_tensor *m1, ct_tensor *m2, double beta, double alpha);
+/* beta * input + alpha * bmm(b1, b2); input broadcasts to [B, n, m]. */
+ct_tensor *ct_baddbmm(ct_tensor *input, ct_tensor *b1, ct_tensor *b2, double beta, double alpha);
+/* [n, k] @ [k] -> [n]. */
+ct_tensor *ct_mv(ct_tensor *a, ct_tensor *v);
+/* Inner product of two 1-D tensors (a 0-d result). */
+ct_tensor *ct_dot(ct_tensor *a, ct_tensor *b);
+/* Outer product of two 1-D tensors: [n] x [m] -> [n, m]. */
+ct_tensor *ct_outer(ct_tensor *a, ct_tensor *b);
+#define ct_matmul(a, b) CT_AT(ct_matmul(a, b))
+#define ct_mm(a, b) CT_AT(ct_mm(a, b))
+#define ct_bmm(a, b) CT_AT(ct_bmm(a, b))
+#define ct_addmm(input, m1, m2, beta, alpha) CT_AT(ct_addmm(input, m1, m2, beta, alpha))
+#define ct_baddbmm(input, b1, b2, beta, alpha) CT_AT(ct_baddbmm(input, b1, b2, beta, alpha))
+#define ct_mv(a, v) CT_AT(ct_mv(a, v))
+#define ct_dot(a, b) CT_AT(ct_dot(a, b))
+#define ct_outer(a, b) CT_AT(ct_outer(a, b))
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,86 @@
+/* ctorch/lr_scheduler.h — learning-rate schedules (torch.optim.lr_scheduler).
+ *
+ * A scheduler changes the lr of every group of its optimizer on each ct_sched_step,
+ * following PyTorch 1.13's (chainable) formulas, and remembers each group's initial
+ * lr.  Create it after the optimizer; step it after ct_step, once per epoch (or per
+ * batch for OneCycleLR).  ReduceLROnPlateau steps with a metric.
+ */
+#ifndef CTORCH_LR_SCHEDULER_H
+#define CTORCH_LR_SCHEDULER_H
+
+#include "optim.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ct_scheduler ct_scheduler;
+
+ct_scheduler *ct_step_lr(ct_optim *opt, int64_t step_size, double gamma);
+/* milestones: n increasing epochs. */
+ct_scheduler *ct_multistep_lr(ct_optim *opt, const int64_t *milestones, int n, double gamma);
+ct_scheduler *ct_exponential_lr(ct_optim *opt, double gamma);
+ct_scheduler *ct_cosine_annealing_lr(ct_optim *opt, int64_t t_max, double eta_min);
+ct_scheduler *ct_cosine_annealing_warm_restarts(ct_optim *opt, int64_t t_0, int64_t t_mult,
+                                                double eta_min);
+ct_scheduler *ct_linear_lr(ct_optim *opt, double start_factor, double end_factor,
+                           int64_t total_iters);
+/* lr = initial_lr * fn(epoch, ctx) for every group. */
+ct_scheduler *ct_lambda_lr(ct_optim *opt, double (*fn)(int64_t epoch, void *ctx), void *ctx);
+/* Runs schedulers[i] from milestones[i - 1] on (n schedulers, n - 1 milestones); the
+ * SequentialLR adopts the schedulers' references. */
+ct_scheduler *ct_sequential_lr(ct_optim *opt, ct_scheduler *const *schedulers, int n,
+                               const int64_t *milestones);
+
+typedef struct {
+    double max_lr;
+    const double *max_lrs;     /* or one max_lr per group */
+    int64_t total_steps;       /* or epochs * steps_per_epoch */
+    int64_t epochs, steps_per_epoch;
+    double pct_start;          /* default 0.3 */
+    bool anneal_linear;        /* default: cosine annealing */
+    bool no_cycle_momentum;    /* default: momentum (or Adam's beta1) cycles too */
+    double base_momentum;      /* default 0.85 */
+    double max_momentum;       /* default 0.95 */
+    double div_factor;         /* default 25 */
+    double final_div_factor;   /* default 1e4 */
+    bool three_phase;
+} ct_one_cycle_options;
+ct_scheduler *ct_one_cycle_lr_with(ct_optim *opt, ct_one_cycle_options o);
+#define ct_one_cycle_lr(opt, ...)                                                        \
+    ct_one_cycle_lr_with(opt, CT_DEFAULTS(ct_one_cycle_options, .pct_start = 0.3,        \
+                                          .base_momentum = 0.85, .max_momentum = 0.95,   \
+                                          .div_factor = 25, .final_div_factor = 1e4,     \
+                                          __VA_ARGS__))
+
+typedef struct {
+    bool mode_max;          /* default "min": lower metrics are better */
+    double factor;          /* default 0.1 */
+    int64_t patience;       /* default 10 */
+    double threshold;       /* default 1e-4 */
+    bool threshold_abs;     /* default "rel" */
+    int64_t cooldown;       /* default 0 */
+    double min_lr;          /* default 0 (for every group) */
+    double eps;             /* default 1e-8 */
+} ct_plateau_options;
+ct_scheduler *ct_reduce_lr_on_plateau_with(ct_optim *opt, ct_plateau_options o);
+#define ct_reduce_lr_on_plateau(opt, ...)                                                \
+    ct_reduce_lr_on_plateau_with(opt, CT_DEFAULTS(ct_plateau_options, .factor = 0.1,     \
+                                                  .patience = 10, .threshold = 1e-4,     \
+                                                  .eps = 1e-8, __VA_ARGS__))
+
+/* Advances one epoch (or batch).  Returns 0 or -1. */
+int ct_sched_step(ct_scheduler *s);
+/* ReduceLROnPlateau's step, given the monitored metric. */
+int ct_sched_step_metric(ct_scheduler *s, double metric);
+/* The lr of group i after the last step (get_last_lr()[i]). */
+double ct_sched_get_last_lr(const ct_scheduler *s, int group);
+int64_t ct_sched_last_epoch(const ct_scheduler *s);
+/* Counters and internal values under "last_epoch", "best", ...: enough to resume. */
+ct_state_dict *ct_sched_state_dict(ct_scheduler *s);
+int ct_sched_load_state_dict(ct_scheduler *s, const ct_state_dict *sd);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

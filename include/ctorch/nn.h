@@ -1,0 +1,142 @@
+/* ctorch/nn.h — modules: parameters, buffers, children, forward, train/eval.
+ *
+ * A module is a reference-counted object with a class (its forward and its name),
+ * named parameters, buffers and child modules registered in order, and a block of
+ * state for the class's own fields.  Names, nesting and state-dict keys follow
+ * PyTorch ("fc1.weight", "features.0.bias").  A custom module:
+ *
+ *     typedef struct { ct_module *fc1, *fc2; } mlp;
+ *     static ct_tensor *mlp_forward(ct_module *m, ct_tensor *x) {
+ *         mlp *s = ct_module_state(m);
+ *         return ct_forward(s->fc2, ct_relu(ct_forward(s->fc1, x)));
+ *     }
+ *     static const ct_module_class MLP = {.name = "MLP", .forward = mlp_forward};
+ *     ct_module *mlp_new(void) {
+ *         ct_module *m = ct_module_new(&MLP, sizeof(mlp));
+ *         mlp *s = ct_module_state(m);
+ *         s->fc1 = ct_module_add(m, "fc1", ct_linear(784, 128));
+ *         s->fc2 = ct_module_add(m, "fc2", ct_linear(128, 10));
+ *         return m;
+ *     }
+ *
+ * Registration adopts the reference the caller got from the constructor, whether
+ * that reference is owned by a scope or by the caller: the parent owns the child from
+ * then on (ct_retain first to keep one of your own).
+ *
+ * The classic mistake: a parameter (or a child module) kept only in a C array or a
+ * struct field of the state, without ct_module_add_parameter / ct_module_add, is
+ * invisible to the module: it is never returned by ct_parameters, so never trained by
+ * an optimizer, never moved by ct_module_to, never saved in the state dict.  Register
+ * everything; keep the returned pointer in the state for use in forward; use a
+ * ct_module_list / ct_parameter_list for variable numbers of them.
+ */
+#ifndef CTORCH_NN_H
+#define CTORCH_NN_H
+
+#include "tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ct_module ct_module;
+
+typedef struct ct_module_class {
+    const char *name; /* shown by printing: "Linear" */
+    /* The forward of a one-input, one-output module. */
+    ct_tensor *(*forward)(ct_module *self, ct_tensor *x);
+    /* The forward of modules with several inputs or outputs (LSTM, attention):
+     * writes up to max_out outputs, returns how many (or -1 on error). */
+    int (*forward_multi)(ct_module *self, int n_in, ct_tensor *const *in, ct_tensor **out,
+                         int max_out);
+    /* Writes the part of the repr between the parentheses ("in_features=1, ..."). */
+    void (*extra_repr)(const ct_module *self, char *buf, size_t size);
+    /* Frees what the class allocated in its state (registered objects are released
+     * by the base). */
+    void (*destroy)(ct_module *self);
+} ct_module_class;
+
+/* A new module of class cls with state_size zeroed bytes of state. */
+ct_module *ct_module_new(const ct_module_class *cls, size_t state_size);
+void *ct_module_state(const ct_module *m);
+const char *ct_module_type(const ct_module *m); /* the class name */
+
+/* Registration (names must be unique within the module and contain no '.'). */
+ct_module *ct_module_add(ct_module *m, const char *name, ct_module *child);
+/* Makes p a parameter (requires_grad set); returns p. */
+ct_tensor *ct_module_add_parameter(ct_module *m, const char *name, ct_tensor *p);
+/* Buffers: state that is saved but not trained (running_mean); non-persistent ones
+ * are left out of the state dict. */
+ct_tensor *ct_module_add_buffer(ct_module *m, const char *name, ct_tensor *b, bool persistent);
+/* Looks up by dotted name ("features.0.weight"); NULL (no error) when absent. */
+ct_tensor *ct_module_get_parameter(const ct_module *m, const char *name);
+ct_tensor *ct_module_get_buffer(const ct_module *m, const char *name);
+ct_module *ct_module_get_submodule(const ct_module *m, const char *name);
+/* Replaces a registered parameter/buffer tensor (same name) — for init and loading. */
+int ct_module_set_tensor(ct_module *m, const char *name, ct_tensor *t);
+
+/* ---- calling ----------------------------------------------------------- */
+
+/* The module's __call__: forward pre-hooks, forward, forward hooks. */
+ct_tensor *ct_forward(ct_module *m, ct_tensor *x);
+int ct_forward_multi(ct_module *m, int n_in, ct_tensor *const *in, ct_tensor **out, int max_out);
+#define ct_forward(m, x) CT_AT(ct_forward(m, x))
+#define ct_forward_multi(m, n_in, in, out, max_out) CT_AT(ct_forward_multi(m, n_in, in, out, max_out))
+
+/* A pre-hook may replace the input (return a tensor) or keep it (return NULL); a
+ * forward hook may replace the output likewise.  Return a handle for removal. */
+typedef ct_tensor *(*ct_forward_pre_hook)(ct_module *m, ct_tensor *input, void *ctx);
+typedef ct_tensor *(*ct_forward_hook)(ct_module *m, ct_tensor *input, ct_tensor *output, void *ctx);
+int ct_module_register_forward_pre_hook(ct_module *m, ct_forward_pre_hook fn, void *ctx);
+int ct_module_register_forward_hook(ct_module *m, ct_forward_hook fn, void *ctx);
+int ct_module_remove_hook(ct_module *m, int handle);
+
+/* ---- iteration (PyTorch's order: own entries, then children, depth first) ---- */
+
+/* Each fills up to max entries of out (names: dotted, owned by the module and valid
+ * until its structure changes; may be NULL) and returns the total count; call with
+ * max = 0 to count.  Shared tensors are listed once, as PyTorch does. */
+int ct_parameters(ct_module *m, ct_tensor **out, int max);
+int ct_named_parameters(ct_module *m, const char **names, ct_tensor **out, int max);
+int ct_buffers(ct_module *m, ct_tensor **out, int max);
+int ct_named_buffers(ct_module *m, const char **names, ct_tensor **out, int max);
+/* Direct children, and all modules (self first, named "" ) depth first. */
+int ct_named_children(ct_module *m, const char **names, ct_module **out, int max);
+int ct_named_modules(ct_module *m, const char **names, ct_module **out, int max);
+int64_t ct_module_num_parameters(ct_module *m, bool trainable_only);
+
+/* ---- modes and bulk operations ---------------------------------------- */
+
+void ct_module_train(ct_module *m, bool training); /* recursive, like .train(mode) */
+void ct_module_eval(ct_module *m);                /* .eval() */
+bool ct_module_is_training(const ct_module *m);
+/* requires_grad_(flag) on every parameter of the sub-tree (freezing). */
+void ct_module_requires_grad_(ct_module *m, bool requires_grad);
+typedef struct {
+    bool set_to_none; /* PyTorch 1.13's default is False: zero the grads in place */
+} ct_zero_grad_options;
+void ct_module_zero_grad_with(ct_module *m, ct_zero_grad_options o);
+#define ct_module_zero_grad(m, ...) ct_module_zero_grad_with(m, (ct_zero_grad_options){__VA_ARGS__})
+/* fn on every submodule, children first, then m itself (Module.apply). */
+void ct_module_apply(ct_module *m, void (*fn)(ct_module *m, void *ctx), void *ctx);
+/* Moves / converts parameters and buffers in place (the tensor objects stay the same,
+ * so optimizers holding them keep working).  Floating dtypes only change floating
+ * tensors, as in PyTorch.  Returns 0 or -1. */
+typedef struct {
+    ct_dtype dtype;
+    ct_device device;
+} ct_module_to_options;
+int ct_module_to_with(ct_module *m, ct_module_to_options o);
+#define ct_module_to(m, ...) ct_module_to_with(m, (ct_module_to_options){__VA_ARGS__})
+
+/* ---- printing ------------------------------------------------------------ */
+
+/* PyTorch's repr ("Net(\n  (fc1): Linear(in_features=784, ...)\n)"); malloc'd. */
+char *ct_module_to_string(const ct_module *m);
+/* The repr followed by the parameter count. */
+void ct_module_print(ct_module *m);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

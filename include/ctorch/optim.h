@@ -1,0 +1,125 @@
+/* ctorch/optim.h — optimizers, parameter groups, gradient clipping.
+ *
+ *     ct_tensor *params[64];
+ *     int n = ct_parameters(model, params, 64);
+ *     ct_optim *opt = ct_adam(params, n, .lr = 1e-3);
+ *     CT_SCOPE {
+ *         ct_tensor *loss = ...;
+ *         ct_zero_grad(opt);
+ *         ct_backward(loss);
+ *         ct_step(opt);
+ *     }
+ *
+ * Options not given take PyTorch's defaults.  Updates follow PyTorch 1.13's formulas
+ * (float32 parameters are updated in float32 with the same order of operations).
+ * Parameters whose .grad is NULL are skipped.  Extra groups (a backbone at a lower
+ * lr) take the constructor's values for whatever they do not override:
+ *
+ *     ct_optim *opt = ct_sgd(head, n_head, .lr = 0.1, .momentum = 0.9);
+ *     ct_optim_add_param_group(opt, backbone, n_backbone, .lr = 0.001);
+ */
+#ifndef CTORCH_OPTIM_H
+#define CTORCH_OPTIM_H
+
+#include <math.h>
+
+#include "state_dict.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ct_optim ct_optim;
+
+typedef struct {
+    double lr, momentum, dampening, weight_decay;
+    bool nesterov, maximize;
+} ct_sgd_options;
+typedef struct {
+    double lr, beta1, beta2, eps, weight_decay;
+    bool amsgrad, maximize;
+} ct_adam_options;
+typedef struct {
+    double lr, alpha, eps, weight_decay, momentum;
+    bool centered, maximize;
+} ct_rmsprop_options;
+typedef struct {
+    double lr, lr_decay, weight_decay, initial_accumulator_value, eps;
+    bool maximize;
+} ct_adagrad_options;
+
+ct_optim *ct_sgd_with(ct_tensor *const *params, int n, ct_sgd_options o);
+ct_optim *ct_adam_with(ct_tensor *const *params, int n, ct_adam_options o);
+ct_optim *ct_adamw_with(ct_tensor *const *params, int n, ct_adam_options o);
+ct_optim *ct_rmsprop_with(ct_tensor *const *params, int n, ct_rmsprop_options o);
+ct_optim *ct_adagrad_with(ct_tensor *const *params, int n, ct_adagrad_options o);
+/* SGD has no default lr in PyTorch: .lr is required (an error when missing). */
+#define ct_sgd(params, n, ...) \
+    CT_AT(ct_sgd_with(params, n, CT_DEFAULTS(ct_sgd_options, .lr = NAN, __VA_ARGS__)))
+#define ct_adam(params, n, ...)                                                            \
+    CT_AT(ct_adam_with(params, n, CT_DEFAULTS(ct_adam_options, .lr = 1e-3, .beta1 = 0.9,   \
+                                              .beta2 = 0.999, .eps = 1e-8, __VA_ARGS__)))
+#define ct_adamw(params, n, ...)                                                           \
+    CT_AT(ct_adamw_with(params, n, CT_DEFAULTS(ct_adam_options, .lr = 1e-3, .beta1 = 0.9,  \
+                                               .beta2 = 0.999, .eps = 1e-8,               \
+                                               .weight_decay = 1e-2, __VA_ARGS__)))
+#define ct_rmsprop(params, n, ...)                                                         \
+    CT_AT(ct_rmsprop_with(params, n, CT_DEFAULTS(ct_rmsprop_options, .lr = 1e-2,           \
+                                                 .alpha = 0.99, .eps = 1e-8, __VA_ARGS__)))
+#define ct_adagrad(params, n, ...)                                                         \
+    CT_AT(ct_adagrad_with(params, n, CT_DEFAULTS(ct_adagrad_options, .lr = 1e-2,           \
+                                                 .eps = 1e-10, __VA_ARGS__)))
+
+/* Per-group overrides; a field left NAN takes the optimizer's value. */
+typedef struct {
+    double lr, momentum, dampening, weight_decay, beta1, beta2, eps, alpha, lr_decay;
+} ct_group_options;
+int ct_optim_add_param_group_with(ct_optim *opt, ct_tensor *const *params, int n,
+                                  ct_group_options o);
+#define ct_optim_add_param_group(opt, params, n, ...)                                      \
+    ct_optim_add_param_group_with(opt, params, n,                                          \
+        CT_DEFAULTS(ct_group_options, .lr = NAN, .momentum = NAN, .dampening = NAN,        \
+                    .weight_decay = NAN, .beta1 = NAN, .beta2 = NAN, .eps = NAN,           \
+                    .alpha = NAN, .lr_decay = NAN, __VA_ARGS__))
+
+/* One update of every parameter with a gradient.  Returns 0 or -1. */
+int ct_step(ct_optim *opt);
+/* Zeroes the gradients; .set_to_none = true drops them (PyTorch 1.13's default is
+ * to zero them in place). */
+void ct_zero_grad_with(ct_optim *opt, ct_zero_grad_options o);
+#define ct_zero_grad(opt, ...) ct_zero_grad_with(opt, (ct_zero_grad_options){__VA_ARGS__})
+
+/* Groups and their learning rates (schedulers use these). */
+int ct_optim_num_groups(const ct_optim *opt);
+double ct_optim_get_lr(const ct_optim *opt, int group);
+void ct_optim_set_lr(ct_optim *opt, int group, double lr);
+/* Any hyperparameter of a group by PyTorch's name ("lr", "momentum", "beta1", ...);
+ * NAN when the optimizer has no such field. */
+double ct_optim_get(const ct_optim *opt, int group, const char *key);
+int ct_optim_set(ct_optim *opt, int group, const char *key, double value);
+const char *ct_optim_type(const ct_optim *opt); /* "Adam" */
+
+/* The optimizer's state (per-parameter buffers and steps, and every group's
+ * hyperparameters) under keys "state.<param index>.<name>" and
+ * "param_groups.<g>.<key>", parameters numbered as PyTorch numbers them. */
+ct_state_dict *ct_optim_state_dict(ct_optim *opt);
+int ct_optim_load_state_dict(ct_optim *opt, const ct_state_dict *sd);
+
+/* ---- gradient clipping ------------------------------------------------------ */
+
+typedef struct {
+    double norm_type;        /* default 2; INFINITY for the max norm */
+    bool error_if_nonfinite; /* fail when the total norm is NaN or Inf */
+} ct_clip_options;
+/* Scales all gradients so that their total norm is at most max_norm; returns the
+ * total norm before clipping (NAN with an error on failure). */
+double ct_clip_grad_norm_with(ct_tensor *const *params, int n, double max_norm, ct_clip_options o);
+#define ct_clip_grad_norm_(params, n, max_norm, ...) \
+    ct_clip_grad_norm_with(params, n, max_norm, CT_DEFAULTS(ct_clip_options, .norm_type = 2, __VA_ARGS__))
+/* Clamps every gradient element into [-clip_value, clip_value]. */
+int ct_clip_grad_value_(ct_tensor *const *params, int n, double clip_value);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

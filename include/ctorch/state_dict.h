@@ -1,0 +1,50 @@
+/* ctorch/state_dict.h — ordered name -> tensor maps: module and optimizer state.
+ *
+ *     ct_state_dict *sd = ct_module_state_dict(model);     // "fc1.weight", ...
+ *     ct_load_state_dict(other, sd);                        // strict by default
+ *     ct_load_state_dict(other, sd, .non_strict = true, .result = &r);
+ */
+#ifndef CTORCH_STATE_DICT_H
+#define CTORCH_STATE_DICT_H
+
+#include "nn.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ct_state_dict ct_state_dict;
+
+ct_state_dict *ct_state_dict_new(void);
+/* Inserts or replaces (keeping the first insertion's position); retains t. */
+int ct_state_dict_set(ct_state_dict *sd, const char *key, ct_tensor *t);
+ct_tensor *ct_state_dict_get(const ct_state_dict *sd, const char *key); /* borrowed; NULL if absent */
+int ct_state_dict_len(const ct_state_dict *sd);
+const char *ct_state_dict_key(const ct_state_dict *sd, int i);
+ct_tensor *ct_state_dict_value(const ct_state_dict *sd, int i); /* borrowed */
+int ct_state_dict_remove(ct_state_dict *sd, const char *key);
+
+/* Parameters and persistent buffers under their dotted names, as detached tensors
+ * sharing the module's memory (like module.state_dict()). */
+ct_state_dict *ct_module_state_dict(ct_module *m);
+
+typedef struct {
+    int n_missing, n_unexpected;
+    const char *missing[64];    /* first 64 names; valid while the module and dict live */
+    const char *unexpected[64];
+} ct_load_result;
+typedef struct {
+    bool non_strict;        /* strict (the default) fails on missing or unexpected keys */
+    ct_load_result *result; /* filled when given */
+} ct_load_options;
+/* Copies values into the module's tensors (converting dtype and device, as
+ * map_location does).  Errors list missing keys, unexpected keys and shape
+ * mismatches as PyTorch does; nothing is changed when it fails.  Returns 0 or -1. */
+int ct_load_state_dict_with(ct_module *m, const ct_state_dict *sd, ct_load_options o);
+#define ct_load_state_dict(m, sd, ...) \
+    CT_AT(ct_load_state_dict_with(m, sd, (ct_load_options){__VA_ARGS__}))
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,222 @@
+/* Convolution kernels: see cpu/conv.h.  Buffers: x [N, C, H, W], w [O, C/G, KH, KW],
+ * y [N, O, OH, OW]; per group, K = C/G * KH * KW rows of im2col and P = OH * OW
+ * columns. */
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/conv.h"
+#include "cpu/gemm.h"
+#include "cpu/kernel_util.h"
+
+/* Output positions o in [0, n) with 0 <= o * s - p + off < size: [*lo, *hi). */
+static void valid_range(int64_t n, int64_t s, int64_t p, int64_t off, int64_t size, int64_t *lo,
+                        int64_t *hi) {
+    int64_t a = p - off; /* o * s >= a */
+    int64_t l = a <= 0 ? 0 : (a + s - 1) / s;
+    int64_t b = size + p - off; /* o * s < b */
+    int64_t h = b <= 0 ? 0 : (b + s - 1) / s;
+    *lo = l < n ? l : n;
+    *hi = h < n ? (h > *lo ? h : *lo) : n;
+}
+
+/* Output rows per im2col block: the column block (K rows) stays in L2 cache. */
+static int64_t block_rows(const ct_conv_geom *g, int64_t K) {
+    int64_t cols = (64 * 1024) / (K > 0 ? K : 1), rows = g->OW > 0 ? cols / g->OW : 1;
+    return rows < 1 ? 1 : rows;
+}
+
+/* A 1x1 kernel with stride 1 and no padding needs no im2col: x is the column matrix. */
+static bool is_pointwise(const ct_conv_geom *g) {
+    return g->KH == 1 && g->KW == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0;
+}
+
+#define CONV_KERNELS(T, SFX, GEMM)                                                       \
+    /* col [Cg*KH*KW, (oh1-oh0)*OW] <- x [Cg, H, W], output rows [oh0, oh1) */           \
+    static void im2col_##SFX(const ct_conv_geom *g, int64_t Cg, const T *x, T *col,       \
+                             int64_t oh0, int64_t oh1) {                                  \
+        int64_t P = (oh1 - oh0) * g->OW;                                                  \
+        for (int64_t c = 0; c < Cg; c++)                                                  \
+            for (int64_t kh = 0; kh < g->KH; kh++)                                        \
+                for (int64_t kw = 0; kw < g->KW; kw++) {                                  \
+                    T *row = col + ((c * g->KH + kh) * g->KW + kw) * P;                   \
+                    int64_t wlo, whi;                                                     \
+                    valid_range(g->OW, g->sw, g->pw, kw * g->dw, g->W, &wlo, &whi);       \
+                    for (int64_t oh = oh0; oh < oh1; oh++) {                              \
+                        T *r = row + (oh - oh0) * g->OW;                                  \
+                        int64_t ih = oh * g->sh - g->ph + kh * g->dh;                     \
+                        if (ih < 0 || ih >= g->H) {                                       \
+                            memset(r, 0, sizeof(T) * (size_t)g->OW);                      \
+                            continue;                                                     \
+                        }                                                                 \
+                        const T *xr = x + (c * g->H + ih) * g->W - g->pw + kw * g->dw;    \
+                        for (int64_t ow = 0; ow < wlo; ow++) r[ow] = 0;                   \
+                        if (g->sw == 1)                                                   \
+                            for (int64_t ow = wlo; ow < whi; ow++) r[ow] = xr[ow];        \
+                        else                                                              \
+                            for (int64_t ow = wlo; ow < whi; ow++) r[ow] = xr[ow * g->sw]; \
+                        for (int64_t ow = whi; ow < g->OW; ow++) r[ow] = 0;               \
+                    }                                                                     \
+                }                                                                         \
+    }                                                                                     \
+    /* x [Cg, H, W] += col [Cg*KH*KW, (oh1-oh0)*OW] (x zeroed by the caller) */          \
+    static void col2im_##SFX(const ct_conv_geom *g, int64_t Cg, const T *col, T *x,       \
+                             int64_t oh0, int64_t oh1) {                                  \
+        int64_t P = (oh1 - oh0) * g->OW;                                                  \
+        for (int64_t c = 0; c < Cg; c++)                                                  \
+            for (int64_t kh = 0; kh < g->KH; kh++)                                        \
+                for (int64_t kw = 0; kw < g->KW; kw++) {                                  \
+                    const T *row = col + ((c * g->KH + kh) * g->KW + kw) * P;             \
+                    int64_t wlo, whi;                                                     \
+                    valid_range(g->OW, g->sw, g->pw, kw * g->dw, g->W, &wlo, &whi);       \
+                    for (int64_t oh = oh0; oh < oh1; oh++) {                              \
+                        int64_t ih = oh * g->sh - g->ph + kh * g->dh;                     \
+                        if (ih < 0 || ih >= g->H) continue;                               \
+                        const T *r = row + (oh - oh0) * g->OW;                            \
+                        T *xr = x + (c * g->H + ih) * g->W - g->pw + kw * g->dw;          \
+                        if (g->sw == 1)                                                   \
+                            for (int64_t ow = wlo; ow < whi; ow++) xr[ow] += r[ow];       \
+                        else                                                              \
+                            for (int64_t ow = wlo; ow < whi; ow++) xr[ow * g->sw] += r[ow]; \
+                    }                                                                     \
+                }                                                                         \
+    }                                                                                     \
+    /* y[n] = w @ im2col(x[n]) + bias, per group, in blocks of output rows */           \
+    static void forward_##SFX(const ct_conv_geom *g, const T *x, const T *w, const T *bias, \
+                              T *y, T *col, int64_t n) {                                  \
+        int64_t G = g->groups, Cg = g->C / G, Og = g->O / G, P = g->OH * g->OW;           \
+        int64_t K = Cg * g->KH * g->KW, rb = block_rows(g, K);                            \
+        for (int64_t gi = 0; gi < G; gi++) {                                              \
+            const T *xg = x + (n * g->C + gi * Cg) * g->H * g->W;                         \
+            T *yg = y + (n * g->O + gi * Og) * P;                                         \
+            if (bias)                                                                     \
+                for (int64_t o = 0; o < Og; o++)                                          \
+                    for (int64_t p = 0; p < P; p++) yg[o * P + p] = bias[gi * Og + o];    \
+            if (is_pointwise(g)) {                                                        \
+                GEMM(false, false, Og, P, K, 1, w + gi * Og * K, K, xg, P, bias ? 1 : 0, yg, P); \
+                continue;                                                                 \
+            }                                                                             \
+            for (int64_t oh0 = 0; oh0 < g->OH; oh0 += rb) {                               \
+                int64_t oh1 = oh0 + rb < g->OH ? oh0 + rb : g->OH, pb = (oh1 - oh0) * g->OW; \
+                im2col_##SFX(g, Cg, xg, col, oh0, oh1);                                   \
+                GEMM(false, false, Og, pb, K, 1, w + gi * Og * K, K, col, pb, bias ? 1 : 0, \
+                     yg + oh0 * g->OW, P);                                                \
+            }                                                                             \
+        }                                                                                 \
+    }                                                                                     \
+    /* gx[n] = col2im(w^T @ gy[n]), per group, in blocks of output rows */                \
+    static void grad_input_##SFX(const ct_conv_geom *g, const T *gy, const T *w, T *gx,   \
+                                 T *col, int64_t n) {                                     \
+        int64_t G = g->groups, Cg = g->C / G, Og = g->O / G, P = g->OH * g->OW;           \
+        int64_t K = Cg * g->KH * g->KW, rb = block_rows(g, K);                            \
+        for (int64_t gi = 0; gi < G; gi++) {                                              \
+            const T *gyg = gy + (n * g->O + gi * Og) * P;                                 \
+            T *gxg = gx + (n * g->C + gi * Cg) * g->H * g->W;                             \
+            if (is_pointwise(g)) {                                                        \
+                GEMM(true, false, K, P, Og, 1, w + gi * Og * K, K, gyg, P, 0, gxg, P);    \
+                continue;                                                                 \
+            }                                                                             \
+            memset(gxg, 0, sizeof(T) * (size_t)(Cg * g->H * g->W));                       \
+            for (int64_t oh0 = 0; oh0 < g->OH; oh0 += rb) {                               \
+                int64_t oh1 = oh0 + rb < g->OH ? oh0 + rb : g->OH, pb = (oh1 - oh0) * g->OW; \
+                GEMM(true, false, K, pb, Og, 1, w + gi * Og * K, K, gyg + oh0 * g->OW, P, 0, \
+                     col, pb);                                                            \
+                col2im_##SFX(g, Cg, col, gxg, oh0, oh1);                                  \
+            }                                                                             \
+        }                                                                                 \
+    }                                                                                     \
+    /* gw (+)= gy[n] @ im2col(x[n])^T, per group, in blocks of output rows */             \
+    static void grad_weight_##SFX(const ct_conv_geom *g, const T *x, const T *gy, T *gw,  \
+                                  T *col, int64_t n, bool accumulate) {                   \
+        int64_t G = g->groups, Cg = g->C / G, Og = g->O / G, P = g->OH * g->OW;           \
+        int64_t K = Cg * g->KH * g->KW, rb = block_rows(g, K);                            \
+        for (int64_t gi = 0; gi < G; gi++) {                                              \
+            const T *xg = x + (n * g->C + gi * Cg) * g->H * g->W;                         \
+            const T *gyg = gy + (n * g->O + gi * Og) * P;                                 \
+            T *gwg = gw + gi * Og * K;                                                    \
+            if (is_pointwise(g)) {                                                        \
+                GEMM(false, true, Og, K, P, 1, gyg, P, xg, P, accumulate ? 1 : 0, gwg, K); \
+                continue;                                                                 \
+            }                                                                             \
+            for (int64_t oh0 = 0; oh0 < g->OH; oh0 += rb) {                               \
+                int64_t oh1 = oh0 + rb < g->OH ? oh0 + rb : g->OH, pb = (oh1 - oh0) * g->OW; \
+                im2col_##SFX(g, Cg, xg, col, oh0, oh1);                                   \
+                GEMM(false, true, Og, K, pb, 1, gyg + oh0 * g->OW, P, col, pb,            \
+                     (accumulate || oh0 > 0) ? 1 : 0, gwg, K);                            \
+            }                                                                             \
+        }                                                                                 \
+    }                                                                                     \
+    static void conv_##SFX(const ct_conv_job *job) {                                      \
+        const ct_conv_geom *g = job->g;                                                   \
+        int64_t G = g->groups, K = g->C / G * g->KH * g->KW;                              \
+        size_t colsz = sizeof(T) * (size_t)(K * block_rows(g, K) * g->OW + 1);           \
+        int nt = ct_get_num_threads();                                                    \
+        ct_blas_set_threads(1);                                                           \
+        if (job->kind == CT_CONV_GRAD_WEIGHT) {                                           \
+            /* Fixed chunks of the batch, combined in order: Note [Conv determinism]. */  \
+            int64_t wn = g->O * K, nc = g->N < 8 ? g->N : 8;                              \
+            T *part = nc > 1 ? malloc(sizeof(T) * (size_t)(wn * (nc - 1))) : NULL;        \
+            if (nc > 1 && !part) ct_fatal("out of memory in conv backward");              \
+            if (nc == 0) memset(job->out, 0, sizeof(T) * (size_t)wn);                     \
+            _Pragma("omp parallel num_threads(nt) if (nt > 1 && nc > 1)")                 \
+            {                                                                             \
+                T *col = malloc(colsz);                                                   \
+                if (!col) ct_fatal("out of memory in conv");                              \
+                _Pragma("omp for schedule(dynamic)")                                      \
+                for (int64_t c = 0; c < nc; c++) {                                        \
+                    T *dst = c == 0 ? (T *)job->out : part + (c - 1) * wn;                \
+                    for (int64_t n = c * g->N / nc; n < (c + 1) * g->N / nc; n++)         \
+                        grad_weight_##SFX(g, job->a, job->b, dst, col, n,                 \
+                                          n != c * g->N / nc);                            \
+                }                                                                         \
+                free(col);                                                                \
+            }                                                                             \
+            T *out = job->out;                                                            \
+            for (int64_t c = 1; c < nc; c++)                                              \
+                for (int64_t i = 0; i < wn; i++) out[i] += part[(c - 1) * wn + i];        \
+            free(part);                                                                   \
+            return;                                                                       \
+        }                                                                                 \
+        _Pragma("omp parallel num_threads(nt) if (nt > 1 && g->N > 1)")                   \
+        {                                                                                 \
+            T *col = malloc(colsz);                                                       \
+            if (!col) ct_fatal("out of memory in conv");                                  \
+            _Pragma("omp for schedule(static)")                                           \
+            for (int64_t n = 0; n < g->N; n++) {                                          \
+                if (job->kind == CT_CONV_FORWARD)                                         \
+                    forward_##SFX(g, job->a, job->b, job->bias, job->out, col, n);        \
+                else                                                                      \
+                    grad_input_##SFX(g, job->a, job->b, job->out, col, n);                \
+            }                                                                             \
+            free(col);                                                                    \
+        }                                                                                 \
+    }
+
+static void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
+                  int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
+    if (m == 0 || n == 0) return;
+    if (k == 0) {
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++) c[i * ldc + j] = beta == 0 ? 0 : beta * c[i * ldc + j];
+        return;
+    }
+    ct_sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+static void dgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double *a,
+                  int64_t lda, const double *b, int64_t ldb, double beta, double *c, int64_t ldc) {
+    if (m == 0 || n == 0) return;
+    if (k == 0) {
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++) c[i * ldc + j] = beta == 0 ? 0 : beta * c[i * ldc + j];
+        return;
+    }
+    ct_dgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+CONV_KERNELS(float, f32, sgemm)
+CONV_KERNELS(double, f64, dgemm)
+
+const ct_kernel_entry ct_cpu_conv_kernels[] = {
+    {CT_OP_convolution, CT_F32, (ct_kernel)conv_f32},
+    {CT_OP_convolution, CT_F64, (ct_kernel)conv_f64},
+    {0, 0, NULL},
+};

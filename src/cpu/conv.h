@@ -1,0 +1,40 @@
+/* Convolution kernels on the cpu: im2col / col2im around single-threaded GEMMs,
+ * parallel over the batch.
+ *
+ * One geometry describes a 2-D convolution (1-D is H = KH = 1):
+ *   x [N, C, H, W]  *  w [O, C/groups, KH, KW]  ->  y [N, O, OH, OW]
+ * Three jobs cover conv and transposed conv in both directions:
+ *   CT_CONV_FORWARD       y  = w (*) x (+ bias)      (conv forward; conv_transpose's grad_input)
+ *   CT_CONV_GRAD_INPUT    gx = col2im(w^T @ gy)       (conv grad_input; conv_transpose forward)
+ *   CT_CONV_GRAD_WEIGHT   gw = sum_n gy[n] @ im2col(x[n])^T
+ * Note [Conv determinism]: every output element is produced by one thread in a fixed
+ * order; grad_weight sums the batch in fixed chunks (a function of N only) combined in
+ * chunk order, so results never depend on the thread count. */
+#ifndef CT_CPU_CONV_H
+#define CT_CPU_CONV_H
+
+#include "ops/op_table.h"
+
+typedef struct {
+    int64_t N, C, H, W;
+    int64_t O, KH, KW;
+    int64_t OH, OW;
+    int64_t sh, sw, ph, pw, dh, dw; /* ph, pw: padding before the first element */
+    int64_t groups;
+} ct_conv_geom;
+
+typedef enum { CT_CONV_FORWARD, CT_CONV_GRAD_INPUT, CT_CONV_GRAD_WEIGHT } ct_conv_kind;
+
+/* FORWARD:     in = x, w; bias may be NULL; out = y (written)
+ * GRAD_INPUT:  in = gy, w; out = gx (written; bias unused)
+ * GRAD_WEIGHT: in = x, gy; out = gw (written; bias unused)
+ * All buffers are contiguous, of the kernel's dtype. */
+typedef struct {
+    ct_conv_kind kind;
+    const ct_conv_geom *g;
+    const void *a, *b, *bias;
+    void *out;
+} ct_conv_job;
+typedef void (*ct_conv_fn)(const ct_conv_job *job);
+
+#endif

@@ -1,0 +1,147 @@
+/* GEMM kernels: OpenBLAS for float32/float64, a generic loop for integers.
+ * See Note [GEMM determinism] in cpu/gemm.h. */
+#include <cblas.h>
+#include <omp.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "cpu/gemm.h"
+#include "cpu/kernel_util.h"
+
+bool ct_blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs, bool *trans,
+                    int64_t *ld) {
+    /* A size-1 dim's stride is irrelevant: pick whatever makes the layout valid. */
+    if (cols <= 1) cs = 1;
+    if (rows <= 1 && cs == 1) rs = cols > 1 ? cols : 1;
+    if (rows <= 1 && cs != 1) rs = 1;
+    if (cs == 1 && rs >= (cols > 1 ? cols : 1)) {
+        *trans = false;
+        *ld = rs;
+        return true;
+    }
+    if (rs == 1 && cs >= (rows > 1 ? rows : 1)) {
+        *trans = true;
+        *ld = cs;
+        return true;
+    }
+    return false;
+}
+
+static atomic_int blas_threads;
+
+void ct_blas_set_threads(int n) {
+    if (atomic_exchange(&blas_threads, n) != n) openblas_set_num_threads(n);
+}
+
+#define TR(t) ((t) ? CblasTrans : CblasNoTrans)
+void ct_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
+              int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
+    cblas_sgemm(CblasRowMajor, TR(ta), TR(tb), (int)m, (int)n, (int)k, alpha, a, (int)lda, b,
+                (int)ldb, beta, c, (int)ldc);
+}
+void ct_dgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double *a,
+              int64_t lda, const double *b, int64_t ldb, double beta, double *c, int64_t ldc) {
+    cblas_dgemm(CblasRowMajor, TR(ta), TR(tb), (int)m, (int)n, (int)k, alpha, a, (int)lda, b,
+                (int)ldb, beta, c, (int)ldc);
+}
+
+/* Products below this many multiply-adds run one per thread across the batch. */
+#define SMALL_GEMM (64 * 64 * 64)
+
+/* k == 0: c = beta * c (nothing to multiply). */
+#define SCALE_ONLY(T)                                                                   \
+    for (int64_t bi = 0; bi < g->batch; bi++)                                            \
+        for (int64_t i = 0; i < g->m; i++) {                                             \
+            T *c = (T *)g->c + bi * g->c_bs + i * g->c_rs;                               \
+            for (int64_t j = 0; j < g->n; j++) c[j] = g->beta == 0 ? 0 : (T)(g->beta * c[j]); \
+        }
+
+/* See Note [GEMM determinism]. */
+#define CT_GEMM_KC 256
+#define CT_GEMM_MB 128
+
+/* One product of the batch, k in slices: deterministic for any OpenBLAS threads. */
+#define PRODUCT(T, GEMM, bi)                                                            \
+    for (int64_t p = 0; p < g->k; p += CT_GEMM_KC) {                                     \
+        int64_t kc = g->k - p < CT_GEMM_KC ? g->k - p : CT_GEMM_KC;                      \
+        GEMM(ta, tb, g->m, g->n, kc, (T)g->alpha, A + (bi) * g->a_bs + p * g->a_cs, lda,  \
+             B + (bi) * g->b_bs + p * g->b_rs, ldb, p ? (T)1 : (T)g->beta,               \
+             C + (bi) * g->c_bs, g->c_rs);                                               \
+    }
+
+#define BLAS_PROLOGUE(T)                                                                \
+    if (g->m == 0 || g->n == 0 || g->batch == 0) return;                                 \
+    if (g->k == 0) {                                                                     \
+        SCALE_ONLY(T)                                                                    \
+        return;                                                                          \
+    }                                                                                    \
+    bool ta, tb;                                                                         \
+    int64_t lda, ldb;                                                                    \
+    CT_ASSERT(ct_blas_layout(g->m, g->k, g->a_rs, g->a_cs, &ta, &lda));                  \
+    CT_ASSERT(ct_blas_layout(g->k, g->n, g->b_rs, g->b_cs, &tb, &ldb));                  \
+    const T *A = (const T *)g->a, *B = (const T *)g->b;                                  \
+    T *C = (T *)g->c;                                                                    \
+    int nt = ct_get_num_threads();                                                       \
+    if (g->batch > 1 && nt > 1 && g->m * g->n * g->k <= SMALL_GEMM) {                    \
+        ct_blas_set_threads(1);                                                          \
+        _Pragma("omp parallel for num_threads(nt) schedule(static)")                     \
+        for (int64_t bi = 0; bi < g->batch; bi++) { PRODUCT(T, GEMM_FN, bi) }            \
+        return;                                                                          \
+    }
+
+static void gemm_f32(const ct_gemm_args *g) {
+#define GEMM_FN ct_sgemm
+    BLAS_PROLOGUE(float)
+    ct_blas_set_threads(nt);
+    for (int64_t bi = 0; bi < g->batch; bi++) { PRODUCT(float, ct_sgemm, bi) }
+#undef GEMM_FN
+}
+
+/* float64: fixed blocks of rows, one thread each. */
+static void gemm_f64(const ct_gemm_args *g) {
+#define GEMM_FN ct_dgemm
+    BLAS_PROLOGUE(double)
+#undef GEMM_FN
+    int64_t nb = (g->m + CT_GEMM_MB - 1) / CT_GEMM_MB, total = g->batch * nb;
+    ct_blas_set_threads(1);
+    _Pragma("omp parallel for if (total > 1 && nt > 1) num_threads(nt) schedule(dynamic)")
+    for (int64_t t = 0; t < total; t++) {
+        int64_t bi = t / nb, r0 = (t % nb) * CT_GEMM_MB;
+        int64_t mb = g->m - r0 < CT_GEMM_MB ? g->m - r0 : CT_GEMM_MB;
+        ct_dgemm(ta, tb, mb, g->n, g->k, g->alpha, A + bi * g->a_bs + r0 * g->a_rs, lda,
+                 B + bi * g->b_bs, ldb, g->beta, C + bi * g->c_bs + r0 * g->c_rs, g->c_rs);
+    }
+}
+
+/* Integers: rows of c in parallel, each accumulated over k in order (c row += a[i,p]
+ * * b row p), wrapping like PyTorch's integer matmul. */
+#define GENERIC_KERNEL(DT, T, SFX)                                                      \
+    static void gemm_##SFX(const ct_gemm_args *g) {                                      \
+        int64_t rows = g->batch * g->m;                                                  \
+        int nt = ct_get_num_threads();                                                   \
+        T alpha = (T)g->alpha, beta = (T)g->beta;                                        \
+        _Pragma("omp parallel for if (rows * g->n * g->k >= CT_GRAIN && nt > 1) num_threads(nt)") \
+        for (int64_t r = 0; r < rows; r++) {                                             \
+            int64_t bi = r / g->m, i = r % g->m;                                         \
+            T *c = (T *)g->c + bi * g->c_bs + i * g->c_rs;                               \
+            const T *a = (const T *)g->a + bi * g->a_bs + i * g->a_rs;                   \
+            const T *b = (const T *)g->b + bi * g->b_bs;                                 \
+            for (int64_t j = 0; j < g->n; j++) c[j] = g->beta == 0 ? 0 : (T)(beta * c[j]); \
+            for (int64_t p = 0; p < g->k; p++) {                                         \
+                T av = (T)(alpha * a[p * g->a_cs]);                                      \
+                const T *brow = b + p * g->b_rs;                                         \
+                for (int64_t j = 0; j < g->n; j++) c[j] = (T)(c[j] + av * brow[j * g->b_cs]); \
+            }                                                                            \
+        }                                                                                \
+    }
+CT_INT_TYPES(GENERIC_KERNEL)
+
+#define ENTRY_OPS(DT, SFX)                                                              \
+    {CT_OP_mm, DT, (ct_kernel)gemm_##SFX}, {CT_OP_bmm, DT, (ct_kernel)gemm_##SFX},       \
+        {CT_OP_addmm, DT, (ct_kernel)gemm_##SFX},                                        \
+        {CT_OP_baddbmm, DT, (ct_kernel)gemm_##SFX}, {CT_OP_mv, DT, (ct_kernel)gemm_##SFX}, \
+        {CT_OP_dot, DT, (ct_kernel)gemm_##SFX},
+#define INT_ENTRIES(DT, T, SFX) ENTRY_OPS(DT, SFX)
+const ct_kernel_entry ct_cpu_gemm_kernels[] = {
+    ENTRY_OPS(CT_F32, f32) ENTRY_OPS(CT_F64, f64) CT_INT_TYPES(INT_ENTRIES){0, 0, NULL},
+};

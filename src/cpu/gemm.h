@@ -1,0 +1,55 @@
+/* Matrix products on the cpu: one batched GEMM signature for every dtype.
+ *
+ *   c[b] = alpha * a[b] @ b[b] + beta * c[b]      a [m, k], b [k, n], c [m, n]
+ *
+ * Operands are described by element strides (batch, row, col); c's columns are
+ * contiguous.  float32/float64 go to OpenBLAS (cblas_?gemm) with CblasTrans and
+ * leading dimensions taken from the strides, so transposed views are never copied;
+ * the op layer copies only operands whose strides BLAS cannot express
+ * (ct_blas_layout false).  Other dtypes use a generic loop kernel.
+ *
+ * Note [GEMM determinism]: OpenBLAS (0.3.21, SkylakeX) gives results that depend on
+ * its thread count: its threaded driver splits k into blocks differently from the
+ * single-threaded one when GEMM_Q < k < 2*GEMM_Q (sgemm), and dgemm's edge tiles
+ * accumulate differently depending on where the thread split falls.  So:
+ *  - float32 calls OpenBLAS (with ct_get_num_threads threads) on k-slices of at most
+ *    CT_GEMM_KC, each accumulated into c (beta = 1 after the first): a slice is one
+ *    k-block in either driver, and sgemm's tiles do not depend on the split;
+ *  - float64 splits c into fixed blocks of CT_GEMM_MB rows (a function of the shape
+ *    only) computed single-threaded, in parallel across OpenMP threads;
+ *  - batches of small products run one product per thread, single-threaded.
+ * Results are therefore bitwise identical for any ct_set_num_threads
+ * (tests/test_linalg.c checks 1, 2 and 3 threads).
+ */
+#ifndef CT_CPU_GEMM_H
+#define CT_CPU_GEMM_H
+
+#include "ops/op_table.h"
+
+typedef struct {
+    int64_t batch, m, n, k;
+    const char *a, *b;
+    char *c;
+    int64_t a_bs, a_rs, a_cs; /* element strides; batch strides may be 0 (broadcast) */
+    int64_t b_bs, b_rs, b_cs;
+    int64_t c_bs, c_rs;       /* c's column stride is 1 */
+    double alpha, beta;       /* beta == 0: c is written without being read */
+} ct_gemm_args;
+typedef void (*ct_gemm_fn)(const ct_gemm_args *g);
+
+/* Can a rows x cols operand with element strides (rs, cs) go to BLAS as it is?  Sets
+ * *trans (pass CblasTrans) and *ld (the leading dimension) when it can. */
+bool ct_blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs, bool *trans,
+                    int64_t *ld);
+/* Makes OpenBLAS use n threads; calls into OpenBLAS only when n changes. */
+void ct_blas_set_threads(int n);
+
+/* One single-threaded float GEMM c = alpha*op(a)@op(b) + beta*c on row-major data,
+ * for kernels that parallelize over their own loop (conv): callers hold
+ * ct_blas_set_threads(1) around their parallel region. */
+void ct_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
+              int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
+void ct_dgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double *a,
+              int64_t lda, const double *b, int64_t ldb, double beta, double *c, int64_t ldc);
+
+#endif

@@ -1,0 +1,133 @@
+/* Iterator loops of gather, scatter (tensor and value), scatter_add and masked_fill,
+ * and the row kernel of index_put_.  See cpu/index.h for the operand layouts. */
+#include <string.h>
+
+#include "cpu/index.h"
+#include "cpu/index_types.h"
+#include "cpu/kernel_util.h"
+
+/* Element-moving loops exist once per element size. */
+#define MOVE_SIZES(X) X(uint8_t, 1) X(uint16_t, 2) X(uint32_t, 4) X(uint64_t, 8)
+
+/* out[i] = self[i + index[i] * self_stride]   (operands out, index, self) */
+#define GATHER(T, N)                                                                     \
+    CT_SIMD static void gather_##N(char **d, const int64_t *s, int64_t n, const void *ctx) { \
+        const ct_scatter_args *p = ctx;                                                  \
+        if (s[0] == sizeof(T) && s[1] == sizeof(int64_t) && s[2] == 0) {                 \
+            /* along the innermost dim: a vector gather from one row */                  \
+            T *restrict o = (T *)d[0];                                                   \
+            const int64_t *restrict ix = (const int64_t *)d[1];                          \
+            const char *row = d[2];                                                      \
+            for (int64_t i = 0; i < n; i++) o[i] = *(const T *)(row + ix[i] * p->self_stride); \
+            return;                                                                      \
+        }                                                                                \
+        for (int64_t i = 0; i < n; i++) {                                                \
+            int64_t k = *(const int64_t *)(d[1] + i * s[1]);                             \
+            *(T *)(d[0] + i * s[0]) = *(const T *)(d[2] + i * s[2] + k * p->self_stride); \
+        }                                                                                \
+    }
+MOVE_SIZES(GATHER)
+
+/* One column along dim per iterator element (operands out, index[, src]): for j in
+ * order, BODY sees `dst` = out's element at index[j] and `sv` = src's j-th element
+ * (NULL without src). */
+#define COLUMN_LOOP(NAME, HAS_SRC, BODY)                                                 \
+    static void NAME(char **d, const int64_t *s, int64_t n, const void *ctx) {           \
+        const ct_scatter_args *p = ctx;                                                  \
+        for (int64_t i = 0; i < n; i++) {                                                \
+            char *o = d[0] + i * s[0];                                                   \
+            const char *ix = d[1] + i * s[1], *sr = HAS_SRC ? d[2] + i * s[2] : NULL;    \
+            for (int64_t j = 0; j < p->n; j++) {                                         \
+                int64_t k = *(const int64_t *)(ix + j * p->index_stride);                \
+                char *dst = o + k * p->self_stride;                                      \
+                const char *sv = HAS_SRC ? sr + j * p->src_stride : NULL;                \
+                (void)sv;                                                                \
+                BODY;                                                                    \
+            }                                                                            \
+        }                                                                                \
+    }
+
+/* out[index[j]] = src[j] / value */
+#define SCATTER(T, N)                                                                    \
+    COLUMN_LOOP(scatter_##N, 1, memcpy(dst, sv, sizeof(T)))                              \
+    COLUMN_LOOP(scatter_value_##N, 0, memcpy(dst, p->value, sizeof(T)))
+MOVE_SIZES(SCATTER)
+
+/* out = mask ? value : self   (operands out, self, mask; mask bytes are bool/uint8) */
+#define MASKED_FILL(T, N)                                                                \
+    CT_SIMD static void masked_fill_##N(char **d, const int64_t *s, int64_t n,           \
+                                        const void *ctx) {                               \
+        const ct_scatter_args *p = ctx;                                                  \
+        T v;                                                                             \
+        memcpy(&v, p->value, sizeof v);                                                  \
+        if (s[0] == sizeof(T) && s[1] == sizeof(T) && s[2] == 1) {                       \
+            T *restrict o = (T *)d[0];                                                   \
+            const T *x = (const T *)d[1];                                                \
+            const uint8_t *restrict m = (const uint8_t *)d[2];                           \
+            for (int64_t i = 0; i < n; i++) o[i] = m[i] ? v : x[i];                      \
+            return;                                                                      \
+        }                                                                                \
+        for (int64_t i = 0; i < n; i++)                                                  \
+            if (*(const uint8_t *)(d[2] + i * s[2])) *(T *)(d[0] + i * s[0]) = v;        \
+            else *(T *)(d[0] + i * s[0]) = *(const T *)(d[1] + i * s[1]);                \
+    }
+MOVE_SIZES(MASKED_FILL)
+
+/* out[index[j]] += src[j], j in order */
+#define SCATTER_ADD(DT, T, SFX)                                                          \
+    COLUMN_LOOP(scatter_add_##SFX, 1,                                                    \
+                *(T *)dst = CT_IDX_ADD_##SFX(*(T *)dst, *(const T *)sv, 1.0, 1))
+CT_IDX_FOREACH(SCATTER_ADD)
+
+/* index_put_: each indexed row of t (strided over the rest dims) gets (or adds) one
+ * contiguous row of vals.  Rows run in order, so duplicates resolve deterministically. */
+#define INDEX_PUT(DT, T, SFX)                                                            \
+    static void index_put_##SFX(char *base_, const char *vals_, const ct_put_args *a) {  \
+        T *base = (T *)base_;                                                            \
+        const T *v = (const T *)vals_;                                                   \
+        int nd = a->rest_ndim;                                                           \
+        int64_t len = 1;                                                                 \
+        bool contig = true;                                                              \
+        for (int k = nd - 1; k >= 0; k--) {                                              \
+            if (a->rest_sizes[k] != 1 && a->rest_strides[k] != len) contig = false;      \
+            len *= a->rest_sizes[k];                                                     \
+        }                                                                                \
+        for (int64_t r = 0; r < a->nrows; r++, v += len) {                               \
+            T *row = base + a->offsets[r];                                               \
+            if (contig) {                                                                \
+                if (a->accumulate)                                                       \
+                    for (int64_t i = 0; i < len; i++) row[i] = CT_IDX_ADD_##SFX(row[i], v[i], 1.0, 1); \
+                else                                                                     \
+                    memcpy(row, v, sizeof(T) * (size_t)len);                             \
+                continue;                                                                \
+            }                                                                            \
+            int64_t idx[CT_MAX_DIMS] = {0}, off = 0;                                     \
+            for (int64_t i = 0; i < len; i++) {                                          \
+                row[off] = a->accumulate ? CT_IDX_ADD_##SFX(row[off], v[i], 1.0, 1) : v[i]; \
+                for (int k = nd - 1; k >= 0; k--) {                                      \
+                    off += a->rest_strides[k];                                           \
+                    if (++idx[k] < a->rest_sizes[k]) break;                              \
+                    off -= a->rest_strides[k] * a->rest_sizes[k];                        \
+                    idx[k] = 0;                                                          \
+                }                                                                        \
+            }                                                                            \
+        }                                                                                \
+    }
+CT_IDX_FOREACH(INDEX_PUT)
+
+/* Element-moving kernels are registered for every dtype of their size. */
+#define BY_SIZE(OP, PREFIX, DT, T)                                                       \
+    {OP, DT, sizeof(T) == 1 ? (ct_kernel)PREFIX##1 : sizeof(T) == 2 ? (ct_kernel)PREFIX##2 \
+             : sizeof(T) == 4 ? (ct_kernel)PREFIX##4 : (ct_kernel)PREFIX##8},
+#define MOVE_ENTRIES(DT, T, SFX)                                                         \
+    BY_SIZE(CT_OP_gather, gather_, DT, T) BY_SIZE(CT_OP_scatter, scatter_, DT, T)        \
+    BY_SIZE(CT_OP_scatter_value, scatter_value_, DT, T)                                  \
+    BY_SIZE(CT_OP_masked_fill, masked_fill_, DT, T)
+#define TYPED_ENTRIES(DT, T, SFX)                                                        \
+    {CT_OP_scatter_add, DT, (ct_kernel)scatter_add_##SFX},                               \
+    {CT_OP_index_put, DT, (ct_kernel)index_put_##SFX},
+const ct_kernel_entry ct_cpu_index_scatter_kernels[] = {
+    CT_IDX_FOREACH(MOVE_ENTRIES)
+    CT_IDX_FOREACH(TYPED_ENTRIES)
+    {0, 0, NULL},
+};

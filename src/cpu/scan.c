@@ -1,0 +1,111 @@
+/* cumsum, cumprod and cumprod's zero-safe gradient over [M1, L, M2] (the scanned dim
+ * in the middle, contiguous).  ctx: ct_scan_args (reverse / exclusive scans serve
+ * the backward formulas).  Floats accumulate in double, integers in int64. */
+#include "cpu/reduce.h"
+#include "cpu/scan.h"
+
+#define ADD_STEP(a, x) ((a) += (__typeof__(a))(x))
+#define MUL_STEP(a, x) ((a) *= (__typeof__(a))(x))
+
+#define SCAN_KERNEL(NAME, T, ACC, TO, INIT, STEP)                                        \
+    CT_SIMD static void NAME##_block(const T *restrict x, TO *restrict o, int64_t L,     \
+                                     int64_t M2, int64_t nc, bool rev, bool excl) {      \
+        ACC acc[CT_REDUCE_COLBLOCK];                                                     \
+        for (int64_t c = 0; c < nc; c++) acc[c] = (INIT);                                \
+        for (int64_t p = 0; p < L; p++) {                                                \
+            int64_t l = rev ? L - 1 - p : p;                                             \
+            const T *restrict xr = x + l * M2;                                           \
+            TO *restrict orow = o + l * M2;                                              \
+            if (excl) {                                                                  \
+                for (int64_t c = 0; c < nc; c++) {                                       \
+                    orow[c] = (TO)acc[c];                                                \
+                    STEP(acc[c], xr[c]);                                                 \
+                }                                                                        \
+            } else {                                                                     \
+                for (int64_t c = 0; c < nc; c++) {                                       \
+                    STEP(acc[c], xr[c]);                                                 \
+                    orow[c] = (TO)acc[c];                                                \
+                }                                                                        \
+            }                                                                            \
+        }                                                                                \
+    }                                                                                    \
+    static void NAME(const char *in, char *out, int64_t M1, int64_t L, int64_t M2,       \
+                     const void *ctx) {                                                  \
+        const ct_scan_args *a = ctx;                                                     \
+        int64_t ncb = (M2 + CT_REDUCE_COLBLOCK - 1) / CT_REDUCE_COLBLOCK;                \
+        int nt = ct_get_num_threads();                                                   \
+        _Pragma("omp parallel for if (M1 * L * M2 >= CT_GRAIN && nt > 1) num_threads(nt)") \
+        for (int64_t k = 0; k < M1 * ncb; k++) {                                         \
+            int64_t m = k / ncb, c0 = (k % ncb) * CT_REDUCE_COLBLOCK;                    \
+            int64_t nc = M2 - c0 < CT_REDUCE_COLBLOCK ? M2 - c0 : CT_REDUCE_COLBLOCK;    \
+            NAME##_block((const T *)in + m * L * M2 + c0, (TO *)out + m * L * M2 + c0, L, \
+                         M2, nc, a->reverse, a->exclusive);                              \
+        }                                                                                \
+    }
+
+#define SCAN_KERNELS(T, SFX, ACC, TO)                                                    \
+    SCAN_KERNEL(cumsum_##SFX, T, ACC, TO, 0, ADD_STEP)                                   \
+    SCAN_KERNEL(cumprod_##SFX, T, ACC, TO, 1, MUL_STEP)
+SCAN_KERNELS(float, f32, double, float)
+SCAN_KERNELS(double, f64, double, double)
+/* Integers wrap around on overflow, as in PyTorch (unsigned arithmetic). */
+SCAN_KERNELS(int64_t, i64, uint64_t, int64_t)
+SCAN_KERNELS(int32_t, i32, uint64_t, int64_t)
+SCAN_KERNELS(int16_t, i16, uint64_t, int64_t)
+SCAN_KERNELS(uint8_t, u8, uint64_t, int64_t)
+SCAN_KERNELS(int8_t, i8, uint64_t, int64_t)
+SCAN_KERNELS(bool, b8, uint64_t, int64_t)
+
+/* Note [cumprod gradient with zeros]: for y_p = prod_{q<=p} x_q (in scan order),
+ *   dL/dx_p = (prod_{q<p} x_q) * T_p,   T_p = g_p + x_{p+1} T_{p+1},
+ * which never divides by x, so zeros need no special case.  An exclusive scan is the
+ * inclusive scan of x shifted by one (a leading 1).  in: x then g, both [M1, L, M2]. */
+#define CUMPROD_GRAD(T, SFX)                                                             \
+    static void cumprod_grad_##SFX(const char *in, const char *gin, char *out, int64_t M1, \
+                                   int64_t L, int64_t M2, const ct_scan_args *a) {       \
+        int nt = ct_get_num_threads();                                                   \
+        _Pragma("omp parallel for if (M1 * L * M2 >= CT_GRAIN && nt > 1) num_threads(nt)") \
+        for (int64_t k = 0; k < M1 * M2; k++) {                                          \
+            const T *x = (const T *)in + (k / M2) * L * M2 + k % M2;                     \
+            const T *g = (const T *)gin + (k / M2) * L * M2 + k % M2;                    \
+            T *o = (T *)out + (k / M2) * L * M2 + k % M2;                                \
+            double *buf = malloc(sizeof(double) * (size_t)(2 * L + 1));                  \
+            if (!buf) ct_fatal("out of memory in cumprod's backward");                   \
+            double *xs = buf, *tp = buf + L;                                             \
+            for (int64_t p = 0; p < L; p++) {                                            \
+                int64_t l = a->reverse ? L - 1 - p : p;                                  \
+                int64_t lp = a->reverse ? l + 1 : l - 1; /* the element before l */      \
+                xs[p] = !a->exclusive ? (double)x[l * M2] : p == 0 ? 1.0 : (double)x[lp * M2]; \
+            }                                                                            \
+            double t = 0;                                                                \
+            for (int64_t p = L - 1; p >= 0; p--) {                                       \
+                int64_t l = a->reverse ? L - 1 - p : p;                                  \
+                t = (double)g[l * M2] + (p + 1 < L ? xs[p + 1] * t : 0.0);               \
+                tp[p] = t;                                                               \
+            }                                                                            \
+            double pre = 1;                                                              \
+            for (int64_t p = 0; p < L; p++) {                                            \
+                double gp = pre * tp[p];                                                 \
+                pre *= xs[p];                                                            \
+                int64_t l = a->reverse ? L - 1 - p : p;                                  \
+                if (!a->exclusive) {                                                     \
+                    o[l * M2] = (T)gp;                                                   \
+                } else if (p > 0) {                                                      \
+                    o[(a->reverse ? l + 1 : l - 1) * M2] = (T)gp;                        \
+                }                                                                        \
+            }                                                                            \
+            if (a->exclusive && L > 0) o[(a->reverse ? 0 : L - 1) * M2] = 0;             \
+            free(buf);                                                                   \
+        }                                                                                \
+    }
+CUMPROD_GRAD(float, f32)
+CUMPROD_GRAD(double, f64)
+
+#define ENTRIES(DT, T, SFX) \
+    {CT_OP_cumsum, DT, (ct_kernel)cumsum_##SFX}, {CT_OP_cumprod, DT, (ct_kernel)cumprod_##SFX},
+const ct_kernel_entry ct_cpu_scan_kernels[] = {
+    CT_FLOAT_TYPES(ENTRIES) CT_INT_TYPES(ENTRIES) CT_BOOL_TYPE(ENTRIES)
+    {CT_OP_cumprod_grad, CT_F32, (ct_kernel)cumprod_grad_f32},
+    {CT_OP_cumprod_grad, CT_F64, (ct_kernel)cumprod_grad_f64},
+    {0, 0, NULL},
+};

@@ -1,0 +1,300 @@
+/* ct_to_string / ct_print: PyTorch 1.13's repr (torch/_tensor_str.py), rule for rule.
+ *
+ * One formatter per tensor decides how every element prints, from the elements that
+ * will be shown (the summarized ones when numel > 1000):
+ *   - integers and bools: their decimal text ("True"/"False"), padded to the widest;
+ *   - floats whose finite nonzero values are all integers ("int mode"): "3." — unless
+ *     max/min > 1000 or max > 1e8, then scientific "3.0000e+08";
+ *   - other floats: 4 decimals, or scientific when max/min > 1000, max > 1e8 or
+ *     min < 1e-4.  Widths come from the finite nonzero values only.
+ * Rows wrap at 80 columns; dims beyond the last two are separated by blank lines;
+ * more than 1000 elements show 3 items at each edge of every dim around "...". */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "autograd/node.h"
+#include "core/tensor_impl.h"
+
+#define PRECISION 4
+#define THRESHOLD 1000
+#define EDGEITEMS 3
+#define LINEWIDTH 80
+
+/* ---- a growing string --------------------------------------------------- */
+
+typedef struct {
+    char *s;
+    size_t len, cap;
+} sbuf;
+
+static void sb_grow(sbuf *b, size_t extra) {
+    if (b->len + extra + 1 <= b->cap) return;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->len + extra + 1) cap *= 2;
+    char *s = realloc(b->s, cap);
+    if (!s) ct_fatal("out of memory formatting a tensor");
+    b->s = s;
+    b->cap = cap;
+}
+static void sb_putn(sbuf *b, const char *s, size_t n) {
+    sb_grow(b, n);
+    memcpy(b->s + b->len, s, n);
+    b->len += n;
+    b->s[b->len] = 0;
+}
+static void sb_puts(sbuf *b, const char *s) { sb_putn(b, s, strlen(s)); }
+static void sb_spaces(sbuf *b, int n) {
+    for (int i = 0; i < n; i++) sb_putn(b, " ", 1);
+}
+/* ---- reading elements --------------------------------------------------- */
+
+typedef struct {
+    const ct_tensor *t;
+    const char *data; /* element 0 of the view */
+    size_t esize;
+    bool floating, is_bool, summarize;
+} view;
+
+static double load_f(const view *v, int64_t off) {
+    return ct_load_f64(v->data + off * (int64_t)v->esize, v->t->dtype);
+}
+static int64_t load_i(const view *v, int64_t off) {
+    return ct_load_i64(v->data + off * (int64_t)v->esize, v->t->dtype);
+}
+
+/* The indices of dim d that are shown: all, or EDGEITEMS at each end. */
+static bool dim_summarized(const view *v, int d) {
+    return v->summarize && v->t->sizes[d] > 2 * EDGEITEMS;
+}
+static int64_t shown_index(const view *v, int d, int64_t k) { /* k-th shown index */
+    return dim_summarized(v, d) && k >= EDGEITEMS ? v->t->sizes[d] - 2 * EDGEITEMS + k : k;
+}
+static int64_t shown_count(const view *v, int d) {
+    return dim_summarized(v, d) ? 2 * EDGEITEMS : v->t->sizes[d];
+}
+
+typedef void (*visit_fn)(const view *v, int64_t off, void *ctx);
+static void visit(const view *v, int d, int64_t off, visit_fn fn, void *ctx) {
+    if (d == v->t->ndim) {
+        fn(v, off, ctx);
+        return;
+    }
+    for (int64_t k = 0, n = shown_count(v, d); k < n; k++)
+        visit(v, d + 1, off + shown_index(v, d, k) * v->t->strides[d], fn, ctx);
+}
+
+/* ---- the formatter ------------------------------------------------------ */
+
+typedef struct {
+    bool int_mode, sci_mode;
+    int max_width;
+    /* scan state */
+    bool any;
+    double min_abs, max_abs;
+} formatter;
+
+static void scan_int(const view *v, int64_t off, void *ctx) {
+    formatter *f = ctx;
+    int w = v->is_bool ? (load_i(v, off) ? 4 : 5) : snprintf(NULL, 0, "%lld", (long long)load_i(v, off));
+    if (w > f->max_width) f->max_width = w;
+}
+
+static void scan_range(const view *v, int64_t off, void *ctx) {
+    formatter *f = ctx;
+    double x = load_f(v, off);
+    if (!isfinite(x) || x == 0) return;
+    double a = fabs(x);
+    if (!f->any || a < f->min_abs) f->min_abs = a;
+    if (!f->any || a > f->max_abs) f->max_abs = a;
+    f->any = true;
+    if (x != ceil(x)) f->int_mode = false;
+}
+
+static void scan_width(const view *v, int64_t off, void *ctx) {
+    formatter *f = ctx;
+    double x = load_f(v, off);
+    if (!isfinite(x) || x == 0) return;
+    int w = f->sci_mode   ? snprintf(NULL, 0, "%.*e", PRECISION, x)
+            : f->int_mode ? snprintf(NULL, 0, "%.0f", x) + 1
+                          : snprintf(NULL, 0, "%.*f", PRECISION, x);
+    if (w > f->max_width) f->max_width = w;
+}
+
+static formatter make_formatter(const view *v) {
+    formatter f = {.int_mode = true, .max_width = 1};
+    if (!v->floating) {
+        visit(v, 0, 0, scan_int, &f);
+        return f;
+    }
+    visit(v, 0, 0, scan_range, &f);
+    if (!f.any) return f; /* only zeros, infs and nans */
+    f.sci_mode = f.max_abs / f.min_abs > 1000.0 || f.max_abs > 1.0e8 ||
+                 (!f.int_mode && f.min_abs < 1.0e-4);
+    visit(v, 0, 0, scan_width, &f);
+    return f;
+}
+
+/* One element, right-aligned to the formatter's width. */
+static void put_elem(sbuf *b, const view *v, const formatter *f, int64_t off) {
+    char s[512];
+    if (!v->floating) {
+        int64_t x = load_i(v, off);
+        if (v->is_bool)
+            snprintf(s, sizeof s, "%s", x ? "True" : "False");
+        else
+            snprintf(s, sizeof s, "%lld", (long long)x);
+    } else {
+        double x = load_f(v, off);
+        if (isnan(x))
+            snprintf(s, sizeof s, "nan"); /* Python never prints "-nan" */
+        else if (isinf(x))
+            snprintf(s, sizeof s, "%s", x < 0 ? "-inf" : "inf");
+        else if (f->sci_mode)
+            snprintf(s, sizeof s, "%.*e", PRECISION, x);
+        else if (f->int_mode)
+            snprintf(s, sizeof s, "%.0f.", x);
+        else
+            snprintf(s, sizeof s, "%.*f", PRECISION, x);
+    }
+    int pad = f->max_width - (int)strlen(s);
+    sb_spaces(b, pad);
+    sb_puts(b, s);
+}
+
+/* ---- layout ------------------------------------------------------------- */
+
+/* The last dim at `off`: elements joined by ", ", wrapped to LINEWIDTH. */
+static void vector_str(sbuf *b, const view *v, const formatter *f, int64_t off, int indent) {
+    int d = v->t->ndim - 1;
+    int64_t elem_len = f->max_width + 2;
+    int64_t per_line = (LINEWIDTH - indent) / elem_len;
+    if (per_line < 1) per_line = 1;
+    int64_t n = shown_count(v, d), items = n + (dim_summarized(v, d) ? 1 : 0);
+    sb_puts(b, "[");
+    for (int64_t k = 0, item = 0; item < items; item++) {
+        if (item > 0) {
+            if (item % per_line == 0) {
+                sb_puts(b, ",\n");
+                sb_spaces(b, indent + 1);
+            } else {
+                sb_puts(b, ", ");
+            }
+        }
+        if (dim_summarized(v, d) && item == EDGEITEMS) {
+            sb_puts(b, " ...");
+            continue;
+        }
+        put_elem(b, v, f, off + shown_index(v, d, k) * v->t->strides[d]);
+        k++;
+    }
+    sb_puts(b, "]");
+}
+
+static void tensor_str(sbuf *b, const view *v, const formatter *f, int d, int64_t off,
+                       int indent) {
+    int ndim = v->t->ndim;
+    if (d == ndim) { /* 0-d */
+        put_elem(b, v, f, off);
+        return;
+    }
+    if (d == ndim - 1) {
+        vector_str(b, v, f, off, indent);
+        return;
+    }
+    sb_puts(b, "[");
+    int64_t n = shown_count(v, d), items = n + (dim_summarized(v, d) ? 1 : 0);
+    for (int64_t k = 0, item = 0; item < items; item++) {
+        if (item > 0) {
+            sb_puts(b, ",");
+            for (int i = 0; i < ndim - d - 1; i++) sb_puts(b, "\n");
+            sb_spaces(b, indent + 1);
+        }
+        if (dim_summarized(v, d) && item == EDGEITEMS) {
+            sb_puts(b, "...");
+            continue;
+        }
+        tensor_str(b, v, f, d + 1, off + shown_index(v, d, k) * v->t->strides[d], indent + 1);
+        k++;
+    }
+    sb_puts(b, "]");
+}
+
+/* ", suffix" or ",\n<indent>suffix" when the line would pass LINEWIDTH. */
+static void add_suffix(sbuf *b, const char *suffix, int indent) {
+    const char *nl = strrchr(b->s, '\n');
+    /* PyTorch's count: len - rfind("\n") + 1, with rfind -1 when there is no newline */
+    int64_t last_line_len = nl ? (int64_t)(b->s + b->len - nl) + 1 : (int64_t)b->len + 2;
+    if (last_line_len + (int64_t)strlen(suffix) + 2 > LINEWIDTH) {
+        sb_puts(b, ",\n");
+        sb_spaces(b, indent);
+    } else {
+        sb_puts(b, ", ");
+    }
+    sb_puts(b, suffix);
+}
+
+static char *format_tensor(const ct_tensor *t, const ct_tensor *orig) {
+    sbuf b = {0};
+    const char *prefix = "tensor(";
+    int indent = (int)strlen(prefix);
+    sb_puts(&b, prefix);
+    if (t->numel == 0) {
+        sb_puts(&b, "[]");
+    } else {
+        view v = {t, ct_tensor_data(t), ct_dtype_size(t->dtype), ct_dtype_is_floating(t->dtype),
+                  t->dtype == CT_BOOL, t->numel > THRESHOLD};
+        formatter f = make_formatter(&v);
+        tensor_str(&b, &v, &f, 0, 0, indent);
+    }
+    char suffix[CT_SHAPE_STR_MAX + 32];
+    ct_device dev = orig->storage->device;
+    if (dev.type != CT_DEV_CPU) {
+        char d[16];
+        snprintf(suffix, sizeof suffix, "device='%s'", ct_device_str(dev, d));
+        add_suffix(&b, suffix, indent);
+    }
+    ct_dtype def = ct_get_default_dtype();
+    if (t->numel == 0 && t->ndim != 1) {
+        int n = snprintf(suffix, sizeof suffix, "size=(");
+        for (int i = 0; i < t->ndim; i++)
+            n += snprintf(suffix + n, sizeof suffix - (size_t)n, i ? ", %lld" : "%lld",
+                          (long long)t->sizes[i]);
+        snprintf(suffix + n, sizeof suffix - (size_t)n, ")");
+        add_suffix(&b, suffix, indent);
+    }
+    bool show_dtype = t->numel == 0 ? t->dtype != def
+                                    : t->dtype != def && t->dtype != CT_I64 && t->dtype != CT_BOOL;
+    if (show_dtype) {
+        snprintf(suffix, sizeof suffix, "dtype=torch.%s", ct_dtype_name(t->dtype));
+        add_suffix(&b, suffix, indent);
+    }
+    if (orig->grad_fn) {
+        snprintf(suffix, sizeof suffix, "grad_fn=<%s>", ct_node_grad_name(orig->grad_fn));
+        add_suffix(&b, suffix, indent);
+    } else if (orig->requires_grad) {
+        add_suffix(&b, "requires_grad=True", indent);
+    }
+    sb_puts(&b, ")");
+    return b.s;
+}
+
+char *ct_to_string(const ct_tensor *t) {
+    if (!t) return NULL;
+    if (t->storage->device.type == CT_DEV_CPU) return format_tensor(t, t);
+    char *s = NULL;
+    CT_SCOPE {
+        ct_tensor *c = ct_to_with((ct_tensor *)t, (ct_to_options){.device = CT_CPU});
+        if (c) s = format_tensor(c, t);
+    }
+    return s;
+}
+
+void ct_print(const ct_tensor *t) {
+    char *s = ct_to_string(t);
+    if (s)
+        puts(s);
+    else
+        printf("NULL (%s)\n", ct_last_error() ? ct_last_error() : "no tensor");
+    free(s);
+}

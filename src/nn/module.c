@@ -1,0 +1,277 @@
+/* The module base: registration, lookup, calling, iteration, modes, conversion. */
+#include <stdalign.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctorch.h"
+#include "core/object.h"
+#include "core/tensor_impl.h"
+#include "nn/module_impl.h"
+
+static void slots_free(slot_vec *v) {
+    for (int i = 0; i < v->len; i++) {
+        free(v->items[i].name);
+        ct_release(v->items[i].obj);
+    }
+    free(v->items);
+}
+
+static void module_destroy(ct_object *o) {
+    ct_module *m = (ct_module *)o;
+    if (m->cls->destroy) m->cls->destroy(m);
+    /* Children last: a class's destroy may still look at them. */
+    slots_free(&m->params);
+    slots_free(&m->buffers);
+    slots_free(&m->children);
+    free(m->hooks);
+    for (int k = 0; k < NAME_CACHES; k++) {
+        for (int i = 0; i < m->names[k].len; i++) free(m->names[k].items[i]);
+        free(m->names[k].items);
+    }
+    free(m);
+}
+
+ct_module *ct_module_new(const ct_module_class *cls, size_t state_size) {
+    if (!cls) {
+        ct_error("ct_module_new: class is NULL");
+        return NULL;
+    }
+    ct_module *m = calloc(1, sizeof *m + state_size);
+    if (!m) {
+        ct_error("ct_module_new: out of memory");
+        return NULL;
+    }
+    ct_object_init(&m->obj, module_destroy);
+    m->cls = cls;
+    m->training = true;
+    return ct_scope_register(m);
+}
+
+void *ct_module_state(const ct_module *m) { return m ? (void *)m->state : NULL; }
+const char *ct_module_type(const ct_module *m) { return m ? m->cls->name : NULL; }
+
+/* ---- registration -------------------------------------------------------- */
+
+static slot *find(const slot_vec *v, const char *name) {
+    for (int i = 0; i < v->len; i++)
+        if (!strcmp(v->items[i].name, name)) return &v->items[i];
+    return NULL;
+}
+
+static bool valid_name(const char *op, const ct_module *m, const char *name) {
+    if (!name || !*name || strchr(name, '.')) {
+        ct_error("%s: name \"%s\" must be a non-empty string without '.'", op, name ? name : "(null)");
+        return false;
+    }
+    if (find(&m->params, name) || find(&m->buffers, name) || find(&m->children, name)) {
+        ct_error("%s: attribute '%s' already exists in %s", op, name, m->cls->name);
+        return false;
+    }
+    return true;
+}
+
+static bool push(slot_vec *v, const char *name, void *obj, bool persistent) {
+    if (v->len == v->cap) {
+        int cap = v->cap ? 2 * v->cap : 4;
+        slot *items = realloc(v->items, (size_t)cap * sizeof *items);
+        if (!items) return false;
+        v->items = items;
+        v->cap = cap;
+    }
+    char *copy = strdup(name);
+    if (!copy) return false;
+    v->items[v->len++] = (slot){copy, obj, persistent};
+    return true;
+}
+
+/* Takes over the caller's reference (see nn.h): the one a scope holds, if the object
+ * is registered with the current scope, else the caller's own. */
+static void *adopt(void *obj) {
+    ct_scope_unregister(obj);
+    return obj;
+}
+
+ct_module *ct_module_add(ct_module *m, const char *name, ct_module *child) {
+    if (!m || !child) return NULL;
+    if (!valid_name("ct_module_add", m, name)) return NULL;
+    if (!push(&m->children, name, adopt(child), true)) {
+        ct_error("ct_module_add: out of memory");
+        return NULL;
+    }
+    return child;
+}
+
+ct_tensor *ct_module_add_parameter(ct_module *m, const char *name, ct_tensor *p) {
+    if (!m || !p) return NULL;
+    if (!valid_name("ct_module_add_parameter", m, name)) return NULL;
+    if (!ct_dtype_is_floating(ct_dtype_of(p))) {
+        ct_error("ct_module_add_parameter: parameter '%s' must be a floating point tensor (got %s)",
+                 name, ct_dtype_name(ct_dtype_of(p)));
+        return NULL;
+    }
+    if (!ct_is_leaf(p)) {
+        ct_error("ct_module_add_parameter: cannot assign a non-leaf tensor as parameter '%s'; "
+                 "parameters must be leaves (use ct_detach)", name);
+        return NULL;
+    }
+    if (!push(&m->params, name, adopt(p), true)) {
+        ct_error("ct_module_add_parameter: out of memory");
+        return NULL;
+    }
+    ct_set_requires_grad(p, true);
+    return p;
+}
+
+ct_tensor *ct_module_add_buffer(ct_module *m, const char *name, ct_tensor *b, bool persistent) {
+    if (!m || !b) return NULL;
+    if (!valid_name("ct_module_add_buffer", m, name)) return NULL;
+    if (!push(&m->buffers, name, adopt(b), persistent)) {
+        ct_error("ct_module_add_buffer: out of memory");
+        return NULL;
+    }
+    return b;
+}
+
+/* Walks a dotted path to the module owning its last component. */
+static const ct_module *owner_of(const ct_module *m, const char *path, const char **leaf) {
+    const char *dot;
+    while (m && (dot = strchr(path, '.'))) {
+        char part[256];
+        size_t n = (size_t)(dot - path);
+        if (n >= sizeof part) return NULL;
+        memcpy(part, path, n);
+        part[n] = 0;
+        slot *s = find(&m->children, part);
+        m = s ? s->obj : NULL;
+        path = dot + 1;
+    }
+    *leaf = path;
+    return m;
+}
+
+ct_tensor *ct_module_get_parameter(const ct_module *m, const char *name) {
+    const char *leaf;
+    const ct_module *o = m && name ? owner_of(m, name, &leaf) : NULL;
+    slot *s = o ? find(&o->params, leaf) : NULL;
+    return s ? s->obj : NULL;
+}
+
+ct_tensor *ct_module_get_buffer(const ct_module *m, const char *name) {
+    const char *leaf;
+    const ct_module *o = m && name ? owner_of(m, name, &leaf) : NULL;
+    slot *s = o ? find(&o->buffers, leaf) : NULL;
+    return s ? s->obj : NULL;
+}
+
+ct_module *ct_module_get_submodule(const ct_module *m, const char *name) {
+    if (!m || !name) return NULL;
+    if (!*name) return (ct_module *)m;
+    const char *leaf;
+    const ct_module *o = owner_of(m, name, &leaf);
+    slot *s = o ? find(&o->children, leaf) : NULL;
+    return s ? s->obj : NULL;
+}
+
+int ct_module_set_tensor(ct_module *m, const char *name, ct_tensor *t) {
+    if (!m || !t) return -1;
+    const char *leaf;
+    ct_module *o = (ct_module *)owner_of(m, name, &leaf);
+    slot *s = o ? find(&o->params, leaf) : NULL;
+    bool is_param = s != NULL;
+    if (!s && o) s = find(&o->buffers, leaf);
+    if (!s) {
+        ct_error("ct_module_set_tensor: %s has no parameter or buffer named '%s'",
+                 m->cls->name, name);
+        return -1;
+    }
+    ct_retain(t);
+    ct_release(s->obj);
+    s->obj = t;
+    if (is_param) ct_set_requires_grad(t, true);
+    return 0;
+}
+
+/* ---- calling ----------------------------------------------------------------- */
+
+static int add_hook(ct_module *m, int kind, void *fn, void *ctx) {
+    if (!m || !fn) return -1;
+    ct_module_hook *h = realloc(m->hooks, (size_t)(m->n_hooks + 1) * sizeof *h);
+    if (!h) {
+        ct_error("out of memory registering a module hook");
+        return -1;
+    }
+    m->hooks = h;
+    h[m->n_hooks] = (ct_module_hook){kind, m->next_handle, fn, ctx};
+    m->n_hooks++;
+    return m->next_handle++;
+}
+
+int ct_module_register_forward_pre_hook(ct_module *m, ct_forward_pre_hook fn, void *ctx) {
+    return add_hook(m, 0, (void *)fn, ctx);
+}
+int ct_module_register_forward_hook(ct_module *m, ct_forward_hook fn, void *ctx) {
+    return add_hook(m, 1, (void *)fn, ctx);
+}
+int ct_module_remove_hook(ct_module *m, int handle) {
+    for (int i = 0; m && i < m->n_hooks; i++) {
+        if (m->hooks[i].handle != handle) continue;
+        memmove(&m->hooks[i], &m->hooks[i + 1], (size_t)(m->n_hooks - i - 1) * sizeof *m->hooks);
+        m->n_hooks--;
+        return 0;
+    }
+    if (m) ct_error("ct_module_remove_hook: no hook with handle %d", handle);
+    return -1;
+}
+
+ct_tensor *ct_forward(ct_module *m, ct_tensor *x) {
+    if (!m || !x) return NULL;
+    for (int i = 0; i < m->n_hooks; i++)
+        if (m->hooks[i].kind == 0) {
+            ct_tensor *r = ((ct_forward_pre_hook)m->hooks[i].fn)(m, x, m->hooks[i].ctx);
+            if (r) x = r;
+        }
+    ct_tensor *y = NULL;
+    if (m->cls->forward) {
+        y = m->cls->forward(m, x);
+    } else if (m->cls->forward_multi) {
+        if (m->cls->forward_multi(m, 1, &x, &y, 1) < 1) y = NULL;
+    } else {
+        ct_error("ct_forward: module %s has no forward", m->cls->name);
+    }
+    if (!y) return NULL;
+    for (int i = 0; i < m->n_hooks; i++)
+        if (m->hooks[i].kind == 1) {
+            ct_tensor *r = ((ct_forward_hook)m->hooks[i].fn)(m, x, y, m->hooks[i].ctx);
+            if (r) y = r;
+        }
+    return y;
+}
+
+int ct_forward_multi(ct_module *m, int n_in, ct_tensor *const *in, ct_tensor **out, int max_out) {
+    if (!m || !in || !out) return -1;
+    for (int i = 0; i < n_in; i++)
+        if (!in[i]) return -1;
+    if (m->cls->forward_multi) return m->cls->forward_multi(m, n_in, in, out, max_out);
+    if (n_in != 1 || max_out < 1) {
+        ct_error("ct_forward_multi: module %s takes one input and gives one output", m->cls->name);
+        return -1;
+    }
+    out[0] = ct_forward(m, in[0]);
+    return out[0] ? 1 : -1;
+}
+
+/* ---- modes --------------------------------------------------------------------- */
+
+void ct_module_train(ct_module *m, bool training) {
+    if (!m) return;
+    m->training = training;
+    for (int i = 0; i < m->children.len; i++) ct_module_train(m->children.items[i].obj, training);
+}
+void ct_module_eval(ct_module *m) { ct_module_train(m, false); }
+bool ct_module_is_training(const ct_module *m) { return m && m->training; }
+
+void ct_module_apply(ct_module *m, void (*fn)(ct_module *, void *), void *ctx) {
+    if (!m || !fn) return;
+    for (int i = 0; i < m->children.len; i++) ct_module_apply(m->children.items[i].obj, fn, ctx);
+    fn(m, ctx);
+}

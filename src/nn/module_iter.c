@@ -1,0 +1,111 @@
+/* Iteration over parameters, buffers and modules with PyTorch's dotted names and
+ * order: a module's own entries first, then each child's, depth first; a tensor or
+ * module reachable twice is listed once. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctorch.h"
+#include "core/error.h"
+#include "nn/module_impl.h"
+
+typedef struct {
+    char **names;
+    void **objs;
+    int len, cap;
+} walk;
+
+static bool seen(const walk *w, const void *obj) {
+    for (int i = 0; i < w->len; i++)
+        if (w->objs[i] == obj) return true;
+    return false;
+}
+
+static void add(walk *w, const char *prefix, const char *name, void *obj) {
+    if (seen(w, obj)) return;
+    if (w->len == w->cap) {
+        w->cap = w->cap ? 2 * w->cap : 16;
+        w->names = realloc(w->names, (size_t)w->cap * sizeof *w->names);
+        w->objs = realloc(w->objs, (size_t)w->cap * sizeof *w->objs);
+        if (!w->names || !w->objs) ct_fatal("out of memory listing module entries");
+    }
+    size_t n = strlen(prefix) + strlen(name) + 2;
+    char *full = malloc(n);
+    if (!full) ct_fatal("out of memory listing module entries");
+    snprintf(full, n, "%s%s%s", prefix, *prefix && *name ? "." : "", name);
+    w->names[w->len] = full;
+    w->objs[w->len++] = obj;
+}
+
+
+static void collect(const ct_module *m, const char *prefix, walk_kind kind, walk *w) {
+    if (kind == WALK_MODULES) add(w, prefix, "", (void *)m);
+    const slot_vec *own = kind == WALK_PARAMS ? &m->params : &m->buffers;
+    if (kind != WALK_MODULES)
+        for (int i = 0; i < own->len; i++)
+            if (kind != WALK_PERSISTENT_BUFFERS || own->items[i].persistent)
+                add(w, prefix, own->items[i].name, own->items[i].obj);
+    for (int i = 0; i < m->children.len; i++) {
+        size_t n = strlen(prefix) + strlen(m->children.items[i].name) + 2;
+        char *sub = malloc(n);
+        if (!sub) ct_fatal("out of memory listing module entries");
+        snprintf(sub, n, "%s%s%s", prefix, *prefix ? "." : "", m->children.items[i].name);
+        collect(m->children.items[i].obj, sub, kind, w);
+        free(sub);
+    }
+}
+
+/* Hands the walk's results out and keeps its names in the module's cache. */
+static int deliver(ct_module *m, int cache, walk *w, const char **names, void **out, int max) {
+    name_cache *c = &m->names[cache];
+    for (int i = 0; i < c->len; i++) free(c->items[i]);
+    free(c->items);
+    c->items = w->names;
+    c->len = w->len;
+    for (int i = 0; i < w->len && i < max; i++) {
+        if (names) names[i] = w->names[i];
+        if (out) out[i] = w->objs[i];
+    }
+    free(w->objs);
+    return w->len;
+}
+
+int ct_module_walk(ct_module *m, int kind, const char **names, void **out, int max) {
+    walk w = {0};
+    collect(m, "", (walk_kind)kind, &w);
+    int cache = kind == WALK_PARAMS ? NAMES_PARAMS : kind == WALK_MODULES ? NAMES_MODULES : NAMES_BUFFERS;
+    return deliver(m, cache, &w, names, out, max);
+}
+
+int ct_named_parameters(ct_module *m, const char **names, ct_tensor **out, int max) {
+    return m ? ct_module_walk(m, WALK_PARAMS, names, (void **)out, max) : -1;
+}
+int ct_parameters(ct_module *m, ct_tensor **out, int max) { return ct_named_parameters(m, NULL, out, max); }
+int ct_named_buffers(ct_module *m, const char **names, ct_tensor **out, int max) {
+    return m ? ct_module_walk(m, WALK_BUFFERS, names, (void **)out, max) : -1;
+}
+int ct_buffers(ct_module *m, ct_tensor **out, int max) { return ct_named_buffers(m, NULL, out, max); }
+int ct_named_modules(ct_module *m, const char **names, ct_module **out, int max) {
+    return m ? ct_module_walk(m, WALK_MODULES, names, (void **)out, max) : -1;
+}
+
+int ct_named_children(ct_module *m, const char **names, ct_module **out, int max) {
+    if (!m) return -1;
+    walk w = {0};
+    for (int i = 0; i < m->children.len; i++)
+        add(&w, "", m->children.items[i].name, m->children.items[i].obj);
+    return deliver(m, NAMES_CHILDREN, &w, names, (void **)out, max);
+}
+
+int64_t ct_module_num_parameters(ct_module *m, bool trainable_only) {
+    int n = ct_parameters(m, NULL, 0);
+    if (n <= 0) return 0;
+    ct_tensor **ps = malloc(sizeof *ps * (size_t)n);
+    if (!ps) ct_fatal("out of memory listing module entries");
+    ct_parameters(m, ps, n);
+    int64_t total = 0;
+    for (int i = 0; i < n; i++)
+        if (!trainable_only || ct_requires_grad(ps[i])) total += ct_numel(ps[i]);
+    free(ps);
+    return total;
+}

@@ -1,0 +1,402 @@
+/* Convolutions: conv1d, conv2d, conv_transpose2d.  One op (ConvolutionBackward0)
+ * covers them all; its kernels are in src/cpu/conv.c.  The backward computes the
+ * gradients with kernels (GEMM + col2im), not with ops: double backward through a
+ * convolution is not implemented and fails with a clear error. */
+#include <string.h>
+
+#include "autograd/node.h"
+#include "cpu/conv.h"
+#include "ops/internal.h"
+
+/* Geometry and options after defaults; iargs of the node, in this order. */
+typedef struct {
+    int nd;            /* spatial dims: 1 or 2 */
+    bool transposed;
+    int64_t stride[2], pad[2], dil[2], out_pad[2], groups;
+    int64_t pad_end[2]; /* padding after the last element (differs for odd 'same') */
+} conv_params;
+
+enum { IA_ND, IA_TRANSPOSED, IA_GROUPS, IA_STRIDE, IA_PAD = IA_STRIDE + 2,
+       IA_DIL = IA_PAD + 2, IA_OUTPAD = IA_DIL + 2 };
+
+/* One option list: empty -> dflt, one value -> every dim, nd values -> per dim. */
+static bool expand_dims(const char *op, const char *what, ct_dims d, int nd, int64_t dflt,
+                        int64_t *out) {
+    if (d.n == 0) {
+        for (int i = 0; i < nd; i++) out[i] = dflt;
+        return true;
+    }
+    if (d.n == 1 || d.n == nd) {
+        for (int i = 0; i < nd; i++) out[i] = d.d[d.n == 1 ? 0 : i];
+        return true;
+    }
+    char buf[CT_SHAPE_STR_MAX];
+    ct_error("%s: expected %s to be a single integer value or a list of %d values to match the "
+             "convolution dimensions, but got %s=%s", op, what, nd, what,
+             ct_shape_str(d.n, d.d, buf));
+    return false;
+}
+
+/* Where the kernel's "conv input" and "conv output" live: for a transposed conv the
+ * roles swap (its forward is a conv's grad_input). */
+static ct_conv_geom geometry(const conv_params *p, const ct_tensor *x, const ct_tensor *w,
+                             const int64_t *out_sp) {
+    int nd = p->nd;
+    const int64_t *xs = x->sizes + 2, *ks = w->sizes + 2;
+    ct_conv_geom g = {
+        .N = x->sizes[0], .KH = nd == 2 ? ks[0] : 1, .KW = ks[nd - 1],
+        .sh = nd == 2 ? p->stride[0] : 1, .sw = p->stride[nd - 1],
+        .ph = nd == 2 ? p->pad[0] : 0, .pw = p->pad[nd - 1],
+        .dh = nd == 2 ? p->dil[0] : 1, .dw = p->dil[nd - 1], .groups = p->groups};
+    /* conv input spatial = x's (forward) or the output's (transposed). */
+    const int64_t *in_sp = p->transposed ? out_sp : xs, *o_sp = p->transposed ? xs : out_sp;
+    g.H = nd == 2 ? in_sp[0] : 1;
+    g.W = in_sp[nd - 1];
+    g.OH = nd == 2 ? o_sp[0] : 1;
+    g.OW = o_sp[nd - 1];
+    if (p->transposed) {
+        g.C = w->sizes[1] * p->groups; /* conv input channels = transposed output channels */
+        g.O = w->sizes[0];
+    } else {
+        g.C = x->sizes[1];
+        g.O = w->sizes[0];
+    }
+    return g;
+}
+
+static ct_dtype kernel_dtype(ct_dtype t) { return t == CT_F16 || t == CT_BF16 ? CT_F32 : t; }
+
+/* t as a contiguous tensor of dtype kd: t itself (retained) or a copy. */
+static ct_tensor *as_kernel(ct_tensor *t, ct_dtype kd) {
+    if (t->dtype == kd && ct_tensor_is_contiguous(t)) return ct_retain(t);
+    return ct_cast_new(t, kd);
+}
+
+/* Runs a job with contiguous operands of the kernel dtype; out of dtype `dt`.  Returns
+ * an unregistered tensor of shape, or NULL. */
+static ct_tensor *run_job(ct_conv_kind kind, const ct_conv_geom *g, ct_tensor *a, ct_tensor *b,
+                          ct_tensor *bias, ct_shape shape, ct_dtype dt) {
+    ct_dtype kd = kernel_dtype(dt);
+    ct_conv_fn k = (ct_conv_fn)ct_kernel_for(CT_OP_convolution, a->storage->device, kd);
+    if (!k) {
+        if (kd != dt) {
+            ct_clear_error();
+            ct_kernel_for(CT_OP_convolution, a->storage->device, dt);
+        }
+        return NULL;
+    }
+    ct_tensor *A = as_kernel(a, kd), *B = A ? as_kernel(b, kd) : NULL;
+    ct_tensor *Z = B && bias ? as_kernel(bias, kd) : NULL;
+    ct_tensor *out = B && (!bias || Z) ? ct_tensor_new(shape, kd, a->storage->device) : NULL;
+    if (out) {
+        ct_conv_job job = {kind, g, ct_tensor_data(A), ct_tensor_data(B),
+                           Z ? ct_tensor_data(Z) : NULL, ct_tensor_data(out)};
+        k(&job);
+        if (kd != dt) {
+            ct_tensor *c = ct_cast_new(out, dt);
+            ct_release(out);
+            out = c;
+        }
+    }
+    ct_release(A);
+    ct_release(B);
+    ct_release(Z);
+    return out;
+}
+
+/* Transposed conv's bias is added here (the kernel's grad_input job has none). */
+static bool add_bias(ct_tensor *out, ct_tensor *bias) {
+    ct_shape s = {.ndim = out->ndim};
+    for (int i = 0; i < out->ndim; i++) s.d[i] = i == 1 ? bias->sizes[0] : 1;
+    ct_tensor *r = NULL;
+    CT_NO_GRAD {
+        CT_SCOPE { r = ct_add_(out, ct_view(bias, s)); }
+    }
+    return r != NULL;
+}
+
+static bool check_params(const char *op, conv_params *p, ct_conv_options o, const ct_tensor *w) {
+    int nd = p->nd;
+    if (!expand_dims(op, "stride", o.stride, nd, 1, p->stride) ||
+        !expand_dims(op, "padding", o.padding, nd, 0, p->pad) ||
+        !expand_dims(op, "dilation", o.dilation, nd, 1, p->dil) ||
+        !expand_dims(op, "output_padding", o.output_padding, nd, 0, p->out_pad))
+        return false;
+    p->groups = o.groups ? o.groups : 1;
+    for (int i = 0; i < nd; i++) {
+        if (p->stride[i] <= 0) {
+            ct_error("%s: non-positive stride is not supported", op);
+            return false;
+        }
+        if (p->pad[i] < 0) {
+            ct_error("%s: negative padding is not supported", op);
+            return false;
+        }
+        if (p->dil[i] <= 0) {
+            ct_error("%s: dilation should be greater than zero", op);
+            return false;
+        }
+        if (p->out_pad[i] < 0) {
+            ct_error("%s: negative output_padding is not supported", op);
+            return false;
+        }
+    }
+    if (p->groups <= 0) {
+        ct_error("%s: non-positive groups is not supported", op);
+        return false;
+    }
+    if (o.padding_same) {
+        if (p->transposed) {
+            ct_error("%s: padding='same' is not supported for transposed convolutions", op);
+            return false;
+        }
+        for (int i = 0; i < nd; i++)
+            if (p->stride[i] != 1) {
+                ct_error("%s: padding='same' is not supported for strided convolutions", op);
+                return false;
+            }
+        /* PyTorch pads the extra element (odd total) at the end: the kernel only needs
+         * the padding before, and the output size equals the input's. */
+        for (int i = 0; i < nd; i++) {
+            int64_t total = p->dil[i] * (w->sizes[2 + i] - 1);
+            p->pad[i] = total / 2;
+            p->pad_end[i] = total - total / 2;
+        }
+    } else {
+        for (int i = 0; i < nd; i++) p->pad_end[i] = p->pad[i];
+    }
+    if (!p->transposed)
+        for (int i = 0; i < nd; i++)
+            if (p->out_pad[i]) {
+                ct_error("%s: output_padding is only used by transposed convolutions", op);
+                return false;
+            }
+    for (int i = 0; p->transposed && i < nd; i++)
+        if (p->out_pad[i] >= p->stride[i] && p->out_pad[i] >= p->dil[i]) {
+            ct_error("%s: output padding must be smaller than either stride or dilation, but got "
+                     "output_padding=%lld, stride=%lld, dilation=%lld in dim %d", op,
+                     (long long)p->out_pad[i], (long long)p->stride[i], (long long)p->dil[i], i);
+            return false;
+        }
+    return true;
+}
+
+static bool check_tensors(const char *op, const conv_params *p, const ct_tensor *x,
+                          const ct_tensor *w, const ct_tensor *bias) {
+    char ws[CT_SHAPE_STR_MAX], xs[CT_SHAPE_STR_MAX], bs[CT_SHAPE_STR_MAX];
+    int nd = p->nd;
+    if (!ct_check_same_device(op, x, w) || (bias && !ct_check_same_device(op, x, bias)))
+        return false;
+    if (w->ndim != nd + 2) {
+        ct_error("%s: Expected %dD weight for %dD input, but got weight of size %s", op, nd + 2,
+                 nd + 2, ct_shape_str(w->ndim, w->sizes, ws));
+        return false;
+    }
+    if (x->dtype != w->dtype || (bias && bias->dtype != x->dtype)) {
+        ct_error("%s: expected input, weight and bias to have the same dtype, but got %s, %s "
+                 "and %s", op, ct_dtype_name(x->dtype), ct_dtype_name(w->dtype),
+                 bias ? ct_dtype_name(bias->dtype) : "None");
+        return false;
+    }
+    ct_shape_str(w->ndim, w->sizes, ws);
+    ct_shape_str(x->ndim, x->sizes, xs);
+    int64_t g = p->groups;
+    if (!p->transposed && w->sizes[0] % g) {
+        ct_error("%s: Given groups=%lld, expected weight to be divisible by %lld at dimension 0, "
+                 "but got weight of size %s instead", op, (long long)g, (long long)g, ws);
+        return false;
+    }
+    int64_t want_c = p->transposed ? w->sizes[0] : w->sizes[1] * g;
+    if (x->sizes[1] != want_c) {
+        if (p->transposed)
+            ct_error("%s: Given transposed=1, weight of size %s, expected input%s to have %lld "
+                     "channels, but got %lld channels instead", op, ws, xs, (long long)want_c,
+                     (long long)x->sizes[1]);
+        else
+            ct_error("%s: Given groups=%lld, weight of size %s, expected input%s to have %lld "
+                     "channels, but got %lld channels instead", op, (long long)g, ws, xs,
+                     (long long)want_c, (long long)x->sizes[1]);
+        return false;
+    }
+    if (p->transposed && w->sizes[0] % g) {
+        ct_error("%s: Given groups=%lld, expected weight to be divisible by %lld at dimension 0, "
+                 "but got weight of size %s instead", op, (long long)g, (long long)g, ws);
+        return false;
+    }
+    int64_t out_c = p->transposed ? w->sizes[1] * g : w->sizes[0];
+    if (bias && (bias->ndim != 1 || bias->sizes[0] != out_c)) {
+        ct_error("%s: Given weight of size %s, expected bias to be 1-dimensional with %lld "
+                 "elements, but got bias of size %s instead", op, ws, (long long)out_c,
+                 ct_shape_str(bias->ndim, bias->sizes, bs));
+        return false;
+    }
+    return true;
+}
+
+/* Output spatial sizes; false with PyTorch's message when the kernel does not fit. */
+static bool output_size(const char *op, const conv_params *p, const ct_tensor *x,
+                        const ct_tensor *w, int64_t *out) {
+    int nd = p->nd;
+    for (int i = 0; i < nd; i++) {
+        int64_t in = x->sizes[2 + i], k = w->sizes[2 + i];
+        if (p->transposed) {
+            out[i] = (in - 1) * p->stride[i] - 2 * p->pad[i] + p->dil[i] * (k - 1) +
+                     p->out_pad[i] + 1;
+        } else {
+            int64_t padded = in + p->pad[i] + p->pad_end[i], span = p->dil[i] * (k - 1) + 1;
+            out[i] = (padded - span) / p->stride[i] + 1;
+            if (padded < span) out[i] = -1;
+        }
+    }
+    bool ok = true;
+    for (int i = 0; i < nd; i++) ok = ok && out[i] >= 0;
+    if (ok) return true;
+    char a[64] = "", b[64] = "";
+    for (int i = 0; i < nd; i++) {
+        char t[32];
+        snprintf(t, sizeof t, "%s%lld", i ? " x " : "", (long long)(x->sizes[2 + i] + 2 * p->pad[i]));
+        strcat(a, t);
+        snprintf(t, sizeof t, "%s%lld", i ? " x " : "", (long long)(p->dil[i] * (w->sizes[2 + i] - 1) + 1));
+        strcat(b, t);
+    }
+    ct_error("%s: Calculated padded input size per channel: (%s). Kernel size: (%s). Kernel "
+             "size can't be greater than actual input size", op, a, b);
+    return false;
+}
+
+/* The op on batched input [N, C, *spatial]. */
+static ct_tensor *convolution(const char *op, conv_params *p, ct_tensor *x, ct_tensor *w,
+                              ct_tensor *bias) {
+    int64_t osp[2];
+    if (!output_size(op, p, x, w, osp)) return NULL;
+    ct_conv_geom g = geometry(p, x, w, osp);
+    ct_shape shape = {.ndim = x->ndim, .d = {x->sizes[0], p->transposed ? g.C : g.O}};
+    for (int i = 0; i < p->nd; i++) shape.d[2 + i] = osp[i];
+    ct_tensor *out = p->transposed
+                         ? run_job(CT_CONV_GRAD_INPUT, &g, x, w, NULL, shape, x->dtype)
+                         : run_job(CT_CONV_FORWARD, &g, x, w, bias, shape, x->dtype);
+    if (!out) return NULL;
+    if (p->transposed && bias && !add_bias(out, bias)) {
+        ct_release(out);
+        return NULL;
+    }
+    ct_tensor *in[] = {x, w, bias};
+    ct_node *n = ct_node_record(CT_OP_convolution, 3, in, 1);
+    if (n) {
+        n->iargs[IA_ND] = p->nd;
+        n->iargs[IA_TRANSPOSED] = p->transposed;
+        n->iargs[IA_GROUPS] = p->groups;
+        for (int i = 0; i < 2; i++) {
+            n->iargs[IA_STRIDE + i] = p->stride[i];
+            n->iargs[IA_PAD + i] = p->pad[i];
+            n->iargs[IA_DIL + i] = p->dil[i];
+            n->iargs[IA_OUTPAD + i] = p->out_pad[i];
+        }
+        if (n->needs_grad[1]) ct_node_save(n, 0, x, false);
+        if (n->needs_grad[0]) ct_node_save(n, 1, w, false);
+        ct_node_set_output(n, out, 0);
+        ct_release(n);
+    }
+    return out;
+}
+
+/* Checks, then the op; unbatched input (one dim less) gets a batch dim of 1. */
+static ct_tensor *conv_entry(const char *op, int nd, bool transposed, ct_tensor *x, ct_tensor *w,
+                             ct_tensor *bias, ct_conv_options o) {
+    if (!x || !w) return NULL;
+    conv_params p = {.nd = nd, .transposed = transposed};
+    if (x->ndim != nd + 1 && x->ndim != nd + 2) {
+        char xs[CT_SHAPE_STR_MAX];
+        ct_error("%s: Expected %dD (unbatched) or %dD (batched) input to %s, but got input of "
+                 "size: %s", op, nd + 1, nd + 2, op + 3, ct_shape_str(x->ndim, x->sizes, xs));
+        return NULL;
+    }
+    if (w->ndim != nd + 2) {
+        char ws[CT_SHAPE_STR_MAX];
+        ct_error("%s: Expected %dD weight, but got weight of size %s", op, nd + 2,
+                 ct_shape_str(w->ndim, w->sizes, ws));
+        return NULL;
+    }
+    if (!check_params(op, &p, o, w)) return NULL;
+    ct_tensor *out = NULL;
+    CT_SCOPE {
+        bool unbatched = x->ndim == nd + 1;
+        ct_tensor *xb = x;
+        if (unbatched) {
+            ct_shape s = ct_shape_of(x);
+            memmove(s.d + 1, s.d, sizeof(int64_t) * (size_t)s.ndim);
+            s.d[0] = 1;
+            s.ndim++;
+            xb = ct_view(ct_contiguous(x), s);
+        }
+        if (!xb || !check_tensors(op, &p, xb, w, bias)) break;
+        ct_tensor *y = ct_ret(convolution(op, &p, xb, w, bias));
+        if (y && unbatched) {
+            ct_shape s = ct_shape_of(y);
+            memmove(s.d, s.d + 1, sizeof(int64_t) * (size_t)(s.ndim - 1));
+            s.ndim--;
+            y = ct_view(y, s);
+        }
+        out = ct_keep(y);
+    }
+    return out;
+}
+
+ct_tensor *ct_conv2d_with(ct_tensor *x, ct_tensor *w, ct_tensor *bias, ct_conv_options o) {
+    return conv_entry("ct_conv2d", 2, false, x, w, bias, o);
+}
+ct_tensor *ct_conv1d_with(ct_tensor *x, ct_tensor *w, ct_tensor *bias, ct_conv_options o) {
+    return conv_entry("ct_conv1d", 1, false, x, w, bias, o);
+}
+ct_tensor *ct_conv_transpose2d_with(ct_tensor *x, ct_tensor *w, ct_tensor *bias,
+                                    ct_conv_options o) {
+    return conv_entry("ct_conv_transpose2d", 2, true, x, w, bias, o);
+}
+
+/* Gradients by kernels: see Note [Conv determinism] in cpu/conv.h. */
+bool convolution_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    if (ct_is_grad_enabled()) {
+        ct_error("ct_conv: double backward through a convolution is not implemented "
+                 "(backward with create_graph=true reached ConvolutionBackward0)");
+        return false;
+    }
+    conv_params p = {.nd = (int)n->iargs[IA_ND], .transposed = n->iargs[IA_TRANSPOSED] != 0,
+                     .groups = n->iargs[IA_GROUPS]};
+    for (int i = 0; i < 2; i++) {
+        p.stride[i] = n->iargs[IA_STRIDE + i];
+        p.pad[i] = n->iargs[IA_PAD + i];
+        p.dil[i] = n->iargs[IA_DIL + i];
+        p.out_pad[i] = n->iargs[IA_OUTPAD + i];
+    }
+    ct_tensor *gy = go[0];
+    const ct_input_meta *xm = &n->in_meta[0], *wm = &n->in_meta[1];
+    ct_shape xs = {.ndim = xm->ndim}, ws = {.ndim = wm->ndim};
+    memcpy(xs.d, xm->sizes, sizeof(int64_t) * (size_t)xs.ndim);
+    memcpy(ws.d, wm->sizes, sizeof(int64_t) * (size_t)ws.ndim);
+    /* The geometry only needs shapes: fake tensors carrying x's and w's sizes. */
+    ct_tensor xt = {.ndim = xs.ndim}, wt = {.ndim = ws.ndim};
+    memcpy(xt.sizes, xs.d, sizeof xs.d);
+    memcpy(wt.sizes, ws.d, sizeof ws.d);
+    ct_conv_geom g = geometry(&p, &xt, &wt, gy->sizes + 2);
+    ct_dtype dt = gy->dtype;
+    /* For a transposed conv, its input plays the conv output and gy the conv input. */
+    if (n->needs_grad[0]) {
+        ct_tensor *w = ct_node_saved(n, 1);
+        if (!w) return false;
+        ct_tensor *r = p.transposed ? run_job(CT_CONV_FORWARD, &g, gy, w, NULL, xs, dt)
+                                    : run_job(CT_CONV_GRAD_INPUT, &g, gy, w, NULL, xs, dt);
+        if (!(gi[0] = ct_ret(r))) return false;
+    }
+    if (n->needs_grad[1]) {
+        ct_tensor *x = ct_node_saved(n, 0);
+        if (!x) return false;
+        ct_tensor *r = p.transposed ? run_job(CT_CONV_GRAD_WEIGHT, &g, gy, x, NULL, ws, dt)
+                                    : run_job(CT_CONV_GRAD_WEIGHT, &g, x, gy, NULL, ws, dt);
+        if (!(gi[1] = ct_ret(r))) return false;
+    }
+    if (n->needs_grad[2]) {
+        ct_dims d = p.nd == 2 ? CT_DIMS(0, 2, 3) : CT_DIMS(0, 2);
+        if (!(gi[2] = ct_sum_with(gy, (ct_reduce_options){.dims = d}))) return false;
+    }
+    return true;
+}

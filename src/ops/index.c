@@ -1,0 +1,63 @@
+/* Index-producing ops without gradients: nonzero and one_hot. */
+#include <string.h>
+
+#include "cpu/index.h"
+#include "ops/index_util.h"
+
+ct_tensor *ct_nonzero(ct_tensor *t) {
+    if (!t) return NULL;
+    ct_tensor *m = t->dtype == CT_BOOL ? ct_index_contig(t) : ct_cast_new(t, CT_BOOL);
+    if (!m) return NULL;
+    const uint8_t *mb = (const uint8_t *)ct_tensor_data(m);
+    int64_t count = ct_cpu_count_true(mb, m->numel);
+    ct_tensor *out = ct_tensor_new(CT_SHAPE(count, t->ndim), CT_I64, t->storage->device);
+    if (out) ct_cpu_nonzero_coords(mb, t->ndim, t->sizes, (int64_t *)ct_tensor_data(out));
+    ct_release(m);
+    return out ? ct_ret(out) : NULL;
+}
+
+ct_tensor *ct_one_hot(ct_tensor *t, int64_t num_classes) {
+    static const char *op = "ct_one_hot";
+    if (!t) return NULL;
+    if (t->dtype != CT_I64) {
+        ct_error("%s: one_hot is only applicable to index tensor. (got %s, expected int64)", op,
+                 ct_dtype_name(t->dtype));
+        return NULL;
+    }
+    if (t->ndim + 1 > CT_MAX_DIMS) {
+        ct_error("%s: input has too many dimensions (%d)", op, t->ndim);
+        return NULL;
+    }
+    ct_tensor *idx = ct_index_contig(t);
+    if (!idx) return NULL;
+    const int64_t *v = (const int64_t *)ct_tensor_data(idx);
+    ct_tensor *out = NULL;
+    if (num_classes == -1) {
+        if (t->numel == 0) {
+            ct_error("%s: Can not infer total number of classes from empty tensor.", op);
+            goto done;
+        }
+        num_classes = ct_cpu_max_i64(v, idx->numel) + 1;
+    }
+    int64_t bad = ct_cpu_find_out_of_range(v, idx->numel, 0, num_classes > 0 ? num_classes : 0);
+    if (bad >= 0) {
+        if (v[bad] < 0)
+            ct_error("%s: Class values must be non-negative. (got %lld)", op, (long long)v[bad]);
+        else
+            ct_error("%s: Class values must be smaller than num_classes. (got %lld, num_classes "
+                     "%lld)", op, (long long)v[bad], (long long)num_classes);
+        goto done;
+    }
+    if (num_classes < 0) { /* only reachable with an empty input */
+        ct_error("%s: num_classes should be -1 or non-negative (got %lld)", op,
+                 (long long)num_classes);
+        goto done;
+    }
+    ct_shape s = ct_shape_of(t);
+    s.d[s.ndim++] = num_classes;
+    out = ct_zeros(s, .dtype = CT_I64, .device = t->storage->device);
+    if (out) ct_cpu_one_hot(v, idx->numel, num_classes, (int64_t *)ct_tensor_data(out));
+done:
+    ct_release(idx);
+    return out; /* registered by ct_zeros */
+}

@@ -1,0 +1,229 @@
+/* Rows along a dim: index_select, index_add and embedding (forward and backward). */
+#include <string.h>
+
+#include "autograd/node.h"
+#include "cpu/index.h"
+#include "ops/index_util.h"
+
+/* The [outer, n, inner] geometry of a (contiguous) tensor around dim. */
+static void rows_geometry(const ct_tensor *t, int dim, ct_rows_args *a) {
+    a->outer = 1;
+    a->inner = 1;
+    for (int d = 0; d < t->ndim; d++) {
+        if (d < dim) a->outer *= t->sizes[d];
+        if (d > dim) a->inner *= t->sizes[d];
+    }
+    a->elsize = ct_dtype_size(t->dtype);
+}
+
+/* The forward shared by index_select and embedding: rows idx (checked) of t along
+ * dim into a new tensor of shape s, recorded as opid (saving idx, iargs[0] = iarg).
+ * Registered result or NULL. */
+static ct_tensor *select_rows(ct_op_id opid, ct_tensor *t, int dim, ct_tensor *idx, ct_shape s,
+                              int64_t iarg) {
+    ct_rows_fn k = (ct_rows_fn)ct_kernel_for(CT_OP_index_select, t->storage->device, t->dtype);
+    ct_tensor *src = k ? ct_index_contig(t) : NULL;
+    ct_tensor *out = src ? ct_tensor_new(s, t->dtype, t->storage->device) : NULL;
+    if (out && out->numel) {
+        ct_rows_args a;
+        rows_geometry(src, dim, &a);
+        a.src_n = ct_index_dim_size(src, dim);
+        a.dst_n = a.nindex = idx->numel;
+        a.index = (const int64_t *)ct_tensor_data(idx);
+        k(ct_tensor_data(out), ct_tensor_data(src), &a);
+    }
+    ct_release(src);
+    if (!out) return NULL;
+    ct_tensor *in[2] = {t, NULL};
+    ct_node *n = ct_record1(opid, out, 2, in);
+    if (n) {
+        n->iargs[0] = iarg;
+        ct_node_save(n, 0, idx, false);
+    }
+    return ct_ret(out);
+}
+
+ct_tensor *ct_index_select(ct_tensor *t, int64_t dim, ct_tensor *index) {
+    static const char *op = "ct_index_select";
+    if (!t || !index) return NULL;
+    int d = ct_wrap_dim(op, dim, t->ndim);
+    if (d < 0 || !ct_check_same_device(op, t, index)) return NULL;
+    if (index->ndim > 1) {
+        ct_error("%s: index_select(): Index is supposed to be a vector (got a %dD index)", op,
+                 index->ndim);
+        return NULL;
+    }
+    if (t->ndim == 0 && index->numel != 1) {
+        ct_error("%s: index_select(): Index to scalar can have only 1 value, got %lld value(s)",
+                 op, (long long)index->numel);
+        return NULL;
+    }
+    ct_tensor *idx = ct_index_i64(op, index, true,
+                                  "index_select(): Expected dtype int32 or int64 for index");
+    if (!idx) return NULL;
+    ct_tensor *out = NULL;
+    if (ct_index_check_range(op, idx, d, ct_index_dim_size(t, d), false,
+                             "index out of range in self")) {
+        ct_shape s = ct_shape_of(t);
+        if (s.ndim) s.d[d] = idx->numel;
+        out = select_rows(CT_OP_index_select, t, d, idx, s, d);
+    }
+    ct_release(idx);
+    return out;
+}
+
+/* IndexSelectBackward0: zeros(self).index_add(dim, index, grad). */
+bool index_select_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    ct_tensor *idx = ct_node_saved(n, 0);
+    if (!idx) return false;
+    ct_tensor *z = ct_zeros(ct_index_input_shape(n, 0), .dtype = go[0]->dtype);
+    return (gi[0] = ct_index_add(z, n->iargs[0], idx, go[0], 1)) != NULL;
+}
+
+ct_tensor *ct_index_add(ct_tensor *t, int64_t dim, ct_tensor *index, ct_tensor *source,
+                        double alpha) {
+    static const char *op = "ct_index_add";
+    if (!t || !index || !source) return NULL;
+    int d = ct_wrap_dim(op, dim, t->ndim);
+    if (d < 0 || !ct_check_same_device(op, t, index) || !ct_check_same_device(op, t, source))
+        return NULL;
+    if (t->dtype != source->dtype) {
+        ct_error("%s: index_add_(): self (%s) and source (%s) must have the same scalar type",
+                 op, ct_dtype_name(t->dtype), ct_dtype_name(source->dtype));
+        return NULL;
+    }
+    if (index->ndim > 1) {
+        ct_error("%s: index_add_(): Index is supposed to be a vector (got a %dD index)", op,
+                 index->ndim);
+        return NULL;
+    }
+    /* source matches self apart from dim, where it has one slice per index. */
+    int64_t src_dim = source->ndim ? source->sizes[source->ndim > d ? d : 0] : 1;
+    if (source->ndim != t->ndim && !(source->ndim <= 1 && t->ndim <= 1)) {
+        ct_error("%s: index_add_(): source must have the same number of dimensions as self "
+                 "(got %d, expected %d)", op, source->ndim, t->ndim);
+        return NULL;
+    }
+    if (index->numel != src_dim) {
+        ct_error("%s: index_add_(): Number of indices (%lld) should be equal to "
+                 "source.size(dim): (%lld), for dim: %d", op, (long long)index->numel,
+                 (long long)src_dim, d);
+        return NULL;
+    }
+    for (int k = 0; k < t->ndim && source->ndim == t->ndim; k++) {
+        if (k != d && source->sizes[k] != t->sizes[k]) {
+            ct_error("%s: index_add_(): source.size(%d) (%lld) must match self.size(%d) (%lld)",
+                     op, k, (long long)source->sizes[k], k, (long long)t->sizes[k]);
+            return NULL;
+        }
+    }
+    ct_rows_fn kern = (ct_rows_fn)ct_kernel_for(CT_OP_index_add, t->storage->device, t->dtype);
+    if (!kern) return NULL;
+    ct_tensor *idx = ct_index_i64(op, index, true,
+                                  "index_add_(): Expected dtype int32/int64 for index");
+    if (!idx) return NULL;
+    ct_tensor *out = NULL, *src = NULL;
+    if (!ct_index_check_range(op, idx, d, ct_index_dim_size(t, d), false,
+                              "index out of range in self"))
+        goto done;
+    out = ct_cast_new(t, t->dtype);
+    src = out ? ct_index_contig(source) : NULL;
+    if (!src) {
+        ct_release(out);
+        out = NULL;
+        goto done;
+    }
+    ct_rows_args a;
+    rows_geometry(t, d, &a);
+    a.dst_n = ct_index_dim_size(t, d);
+    a.src_n = a.nindex = idx->numel;
+    a.index = (const int64_t *)ct_tensor_data(idx);
+    a.alpha = alpha;
+    a.ialpha = (int64_t)alpha; /* integer tensors truncate alpha, as PyTorch does */
+    if (idx->numel && out->numel) kern(ct_tensor_data(out), ct_tensor_data(src), &a);
+    ct_tensor *in[3] = {t, NULL, source};
+    ct_node *n = ct_record1(CT_OP_index_add, out, 3, in);
+    if (n) {
+        n->iargs[0] = d;
+        n->args[0] = alpha;
+        ct_node_save(n, 0, idx, false);
+    }
+done:
+    ct_release(src);
+    ct_release(idx);
+    return out ? ct_ret(out) : NULL;
+}
+
+/* IndexAddBackward0: self gets grad; source gets alpha * grad.index_select(dim, index). */
+bool index_add_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    if (n->needs_grad[0]) gi[0] = go[0];
+    if (n->needs_grad[2]) {
+        ct_tensor *idx = ct_node_saved(n, 0);
+        if (!idx) return false;
+        ct_tensor *g = ct_index_select(go[0], n->iargs[0], idx);
+        if (g && n->args[0] != 1) g = ct_mul_scalar(g, n->args[0]);
+        if (g && n->in_meta[2].ndim != g->ndim) /* a 0-d source */
+            g = ct_reshape(g, ct_index_input_shape(n, 2));
+        if (!(gi[2] = g)) return false;
+    }
+    return true;
+}
+
+ct_tensor *ct_embedding(ct_tensor *weight, ct_tensor *indices, int64_t padding_idx) {
+    static const char *op = "ct_embedding";
+    if (!weight || !indices) return NULL;
+    if (!ct_check_same_device(op, weight, indices)) return NULL;
+    if (weight->ndim != 2) {
+        ct_error("%s: 'weight' must be 2-D (got %dD)", op, weight->ndim);
+        return NULL;
+    }
+    if (indices->ndim + 1 > CT_MAX_DIMS) {
+        ct_error("%s: indices have too many dimensions (%d)", op, indices->ndim);
+        return NULL;
+    }
+    int64_t num = weight->sizes[0], dim = weight->sizes[1];
+    if (padding_idx != CT_PADDING_NONE) {
+        if (padding_idx >= num || padding_idx < -num) {
+            ct_error("%s: Padding_idx must be within num_embeddings (got %lld for %lld "
+                     "embeddings)", op, (long long)padding_idx, (long long)num);
+            return NULL;
+        }
+        if (padding_idx < 0) padding_idx += num;
+    }
+    char expect[160];
+    snprintf(expect, sizeof expect, "Expected tensor for argument #1 'indices' to have one of "
+             "the following scalar types: Long, Int; but got %s instead",
+             ct_dtype_name(indices->dtype));
+    ct_tensor *idx = ct_index_i64(op, indices, true, expect);
+    if (!idx) return NULL;
+    ct_tensor *out = NULL;
+    if (ct_index_check_range(op, idx, 0, num, false, "index out of range in self")) {
+        ct_shape s = ct_shape_of(indices);
+        s.d[s.ndim++] = dim;
+        out = select_rows(CT_OP_embedding, weight, 0, idx, s,
+                          padding_idx == CT_PADDING_NONE ? -1 : padding_idx);
+    }
+    ct_release(idx);
+    return out;
+}
+
+/* EmbeddingBackward0: the gradient rows added into zeros(weight) at their indices,
+ * rows of padding_idx left out (masked to zero first).  Written with ops, so it is
+ * differentiable in grad. */
+bool embedding_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    ct_tensor *idx = ct_node_saved(n, 0);
+    if (!idx) return false;
+    const ct_input_meta *m = &n->in_meta[0];
+    int64_t num = m->sizes[0], dim = m->sizes[1];
+    ct_tensor *flat = ct_reshape(idx, CT_SHAPE(-1));
+    ct_tensor *g = ct_reshape(go[0], CT_SHAPE(idx->numel, dim));
+    if (n->iargs[0] >= 0 && flat && g) {
+        ct_tensor *pad = ct_empty(CT_SHAPE(idx->numel, 1), .dtype = CT_BOOL);
+        if (!pad) return false;
+        ct_cpu_eq_i64((const int64_t *)ct_tensor_data(flat), flat->numel, n->iargs[0],
+                      (uint8_t *)ct_tensor_data(pad));
+        g = ct_masked_fill(g, pad, 0);
+    }
+    ct_tensor *z = ct_zeros(CT_SHAPE(num, dim), .dtype = go[0]->dtype);
+    return (gi[0] = ct_index_add(z, 0, flat, g, 1)) != NULL;
+}

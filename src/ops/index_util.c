@@ -1,0 +1,64 @@
+/* Helpers shared by the indexing ops: see index_util.h. */
+#include <string.h>
+
+#include "autograd/node.h"
+#include "cpu/index.h"
+#include "ops/index_util.h"
+
+ct_tensor *ct_index_i64(const char *op, ct_tensor *index, bool allow_int32, const char *expect) {
+    if (index->dtype != CT_I64 && !(allow_int32 && index->dtype == CT_I32)) {
+        ct_error("%s: %s (got %s)", op, expect, ct_dtype_name(index->dtype));
+        return NULL;
+    }
+    if (index->dtype == CT_I64 && ct_tensor_is_contiguous(index)) return ct_retain(index);
+    return ct_cast_new(index, CT_I64);
+}
+
+bool ct_index_check_range(const char *op, const ct_tensor *idx, int dim, int64_t size,
+                          bool allow_negative, const char *what) {
+    const int64_t *v = (const int64_t *)ct_tensor_data(idx);
+    int64_t bad = ct_cpu_find_out_of_range(v, idx->numel, allow_negative ? -size : 0, size);
+    if (bad < 0) return true;
+    ct_error("%s: %s%sindex %lld is out of bounds for dimension %d with size %lld", op,
+             what ? what : "", what ? ": " : "", (long long)v[bad], dim, (long long)size);
+    return false;
+}
+
+ct_tensor *ct_index_at_least_1d(ct_tensor *t) {
+    if (t->ndim > 0) return ct_tensor_view_of(t, t->ndim, t->sizes, t->strides, t->offset);
+    int64_t one = 1;
+    return ct_tensor_view_of(t, 1, &one, &one, t->offset);
+}
+
+ct_tensor *ct_index_restride(ct_tensor *t, const ct_tensor *index, int dim, int64_t dim_size,
+                             int64_t dim_stride) {
+    int64_t sizes[CT_MAX_DIMS], strides[CT_MAX_DIMS];
+    for (int d = 0; d < index->ndim; d++) {
+        sizes[d] = d == dim ? dim_size : index->sizes[d];
+        strides[d] = d == dim ? dim_stride : t->strides[d];
+    }
+    return ct_tensor_view_of(t, index->ndim, sizes, strides, t->offset);
+}
+
+ct_tensor *ct_index_contig(ct_tensor *t) {
+    return ct_tensor_is_contiguous(t) ? ct_retain(t) : ct_cast_new(t, t->dtype);
+}
+
+ct_tensor *ct_index_broadcast_copy(ct_tensor *t, int ndim, const int64_t *sizes, ct_dtype dtype) {
+    int64_t strides[CT_MAX_DIMS];
+    for (int d = 0; d < ndim; d++) {
+        int td = d - (ndim - t->ndim);
+        strides[d] = td < 0 || t->sizes[td] != sizes[d] ? 0 : t->strides[td];
+    }
+    ct_tensor *v = ct_tensor_view_of(t, ndim, sizes, strides, t->offset);
+    if (!v) return NULL;
+    ct_tensor *c = ct_cast_new(v, dtype);
+    ct_release(v);
+    return c;
+}
+
+ct_shape ct_index_input_shape(const ct_node *n, int i) {
+    ct_shape s = {.ndim = n->in_meta[i].ndim};
+    memcpy(s.d, n->in_meta[i].sizes, sizeof(int64_t) * (size_t)s.ndim);
+    return s;
+}

@@ -1,0 +1,155 @@
+/* Mask ops: masked_fill (scalar and 0-d tensor value, out of place and in place) and
+ * masked_select, forward and backward. */
+#include <string.h>
+
+#include "autograd/node.h"
+#include "cpu/index.h"
+#include "ops/index_util.h"
+#include "ops/pointwise.h"
+
+/* Checks mask (device, dtype with PyTorch's message for masked_fill or
+ * masked_select) and the shape t and mask broadcast to; false with the error set. */
+static bool check_mask(const char *op, const ct_tensor *t, const ct_tensor *mask, bool fill,
+                       int *nd, int64_t *shape) {
+    if (!ct_check_same_device(op, t, mask)) return false;
+    if (mask->dtype != CT_BOOL && mask->dtype != CT_U8) {
+        if (fill)
+            ct_error("%s: masked_fill_ only supports boolean masks, but got mask with dtype %s",
+                     op, ct_dtype_name(mask->dtype));
+        else
+            ct_error("%s: masked_select: expected BoolTensor or ByteTensor for mask (got %s)", op,
+                     ct_dtype_name(mask->dtype));
+        return false;
+    }
+    if (ct_broadcast_shapes(t->ndim, t->sizes, mask->ndim, mask->sizes, nd, shape)) return true;
+    char sa[CT_SHAPE_STR_MAX], sb[CT_SHAPE_STR_MAX];
+    ct_error("%s: shapes %s and %s of self and mask cannot be broadcast together", op,
+             ct_shape_str(t->ndim, t->sizes, sa), ct_shape_str(mask->ndim, mask->sizes, sb));
+    return false;
+}
+
+static ct_tensor *masked_fill_impl(const char *op, ct_tensor *t, ct_tensor *mask,
+                                   ct_tensor *value_t, double value, bool inplace) {
+    if (!t || !mask) return NULL;
+    int nd;
+    int64_t shape[CT_MAX_DIMS];
+    if (!check_mask(op, t, mask, true, &nd, shape))
+        return NULL;
+    if (value_t) {
+        if (value_t->ndim != 0) {
+            ct_error("%s: masked_fill_ only supports a 0-dimensional value tensor, but got "
+                     "tensor with %d dimension(s).", op, value_t->ndim);
+            return NULL;
+        }
+        value = ct_item(value_t);
+    }
+    if (inplace && !ct_check_inplace(op, t)) return NULL;
+    if (inplace && (nd != t->ndim || memcmp(shape, t->sizes, sizeof(int64_t) * (size_t)nd))) {
+        char sa[CT_SHAPE_STR_MAX], sb[CT_SHAPE_STR_MAX];
+        ct_error("%s: mask of shape %s cannot be broadcast to self of shape %s (an in-place "
+                 "op cannot change self's shape)", op, ct_shape_str(mask->ndim, mask->sizes, sa),
+                 ct_shape_str(t->ndim, t->sizes, sb));
+        return NULL;
+    }
+    ct_loop_fn k = (ct_loop_fn)ct_kernel_for(CT_OP_masked_fill, t->storage->device, t->dtype);
+    if (!k) return NULL;
+    ct_scatter_args a = {0};
+    if (value_t && !ct_dtype_is_floating(value_t->dtype))
+        ct_store_i64(a.value, t->dtype, ct_item_int(value_t)); /* exact for large ints */
+    else
+        ct_store_f64(a.value, t->dtype, value);
+    ct_tensor *out = t;
+    if (!inplace) {
+        ct_shape s = {.ndim = nd};
+        memcpy(s.d, shape, sizeof(int64_t) * (size_t)nd);
+        if (!(out = ct_tensor_new(s, t->dtype, t->storage->device))) return NULL;
+    }
+    ct_tensor *ops[3] = {out, t, mask};
+    ct_iter it;
+    ct_iter_init(&it, 3, ops, nd, shape);
+    ct_iter_run(&it, k, &a);
+    if (inplace) ct_bump_version(t);
+    ct_op_id opid = value_t ? CT_OP_masked_fill_tensor : CT_OP_masked_fill;
+    ct_tensor *in[3] = {t, NULL, value_t};
+    ct_node *n = ct_node_record(opid, value_t ? 3 : 2, in, 1);
+    if (n) {
+        ct_node_save(n, 0, mask, false);
+        ct_node_set_output(n, out, 0);
+        ct_release(n);
+    }
+    return ct_ret(inplace ? ct_retain(t) : out);
+}
+
+ct_tensor *ct_masked_fill(ct_tensor *t, ct_tensor *mask, double value) {
+    return masked_fill_impl("ct_masked_fill", t, mask, NULL, value, false);
+}
+ct_tensor *ct_masked_fill_tensor(ct_tensor *t, ct_tensor *mask, ct_tensor *value) {
+    if (!value) return NULL;
+    return masked_fill_impl("ct_masked_fill_tensor", t, mask, value, 0, false);
+}
+ct_tensor *ct_masked_fill_(ct_tensor *t, ct_tensor *mask, double value) {
+    return masked_fill_impl("ct_masked_fill_", t, mask, NULL, value, true);
+}
+ct_tensor *ct_masked_fill_tensor_(ct_tensor *t, ct_tensor *mask, ct_tensor *value) {
+    if (!value) return NULL;
+    return masked_fill_impl("ct_masked_fill_tensor_", t, mask, value, 0, true);
+}
+
+/* MaskedFillBackward0: the filled positions get no gradient. */
+bool masked_fill_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    ct_tensor *mask = ct_node_saved(n, 0);
+    return mask && (gi[0] = ct_masked_fill(go[0], mask, 0)) != NULL;
+}
+
+/* MaskedFillBackward1: as above; the value gets the sum of the filled positions'
+ * gradient. */
+bool masked_fill_tensor_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    ct_tensor *mask = ct_node_saved(n, 0);
+    if (!mask) return false;
+    if (n->needs_grad[0] && !(gi[0] = ct_masked_fill(go[0], mask, 0))) return false;
+    if (n->needs_grad[2] && !(gi[2] = ct_sum(ct_masked_select(go[0], mask)))) return false;
+    return true;
+}
+
+ct_tensor *ct_masked_select(ct_tensor *t, ct_tensor *mask) {
+    static const char *op = "ct_masked_select";
+    if (!t || !mask) return NULL;
+    int nd;
+    int64_t shape[CT_MAX_DIMS];
+    if (!check_mask(op, t, mask, false, &nd, shape))
+        return NULL;
+    ct_tensor *m = ct_index_broadcast_copy(mask, nd, shape, CT_BOOL);
+    ct_tensor *x = m ? ct_index_broadcast_copy(t, nd, shape, t->dtype) : NULL;
+    ct_tensor *out = NULL;
+    if (x) {
+        const uint8_t *mb = (const uint8_t *)ct_tensor_data(m);
+        int64_t count = ct_cpu_count_true(mb, m->numel);
+        out = ct_tensor_new(CT_SHAPE(count), t->dtype, t->storage->device);
+        if (out)
+            ct_cpu_masked_compact(ct_tensor_data(out), ct_tensor_data(x), mb, m->numel,
+                                  ct_dtype_size(t->dtype));
+    }
+    ct_release(m);
+    ct_release(x);
+    if (!out) return NULL;
+    ct_tensor *in[2] = {t, NULL};
+    ct_node *n = ct_record1(CT_OP_masked_select, out, 2, in);
+    if (n) {
+        ct_node_save(n, 0, mask, false);
+        n->iargs[0] = nd;
+        memcpy(&n->iargs[1], shape, sizeof(int64_t) * (size_t)nd);
+    }
+    return ct_ret(out);
+}
+
+/* MaskedSelectBackward0: grad put back at the mask's positions of zeros shaped like
+ * the broadcast (the engine sums that down to self's shape). */
+bool masked_select_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    ct_tensor *mask = ct_node_saved(n, 0);
+    if (!mask) return false;
+    ct_shape s = {.ndim = (int)n->iargs[0]};
+    memcpy(s.d, &n->iargs[1], sizeof(int64_t) * (size_t)s.ndim);
+    ct_tensor *full = ct_expand(mask, s);
+    ct_tensor *z = ct_zeros(s, .dtype = go[0]->dtype);
+    return (gi[0] = ct_index_put_(z, 1, &full, go[0], false)) != NULL;
+}

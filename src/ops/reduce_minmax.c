@@ -1,0 +1,181 @@
+/* amax, amin, max/min over all elements or along a dim (values and indices),
+ * argmax, argmin. */
+#include <string.h>
+
+#include "autograd/node.h"
+#include "cpu/reduce.h"
+#include "cpu/reduce_mask.h"
+#include "ops/reduce_plan.h"
+
+/* A max/min over an empty dim has no value: PyTorch refuses it. */
+static bool check_nonempty(const char *name, const char *torch, const ct_tensor *t,
+                           const ct_reduce_plan *p, bool dims_given) {
+    if (t->numel != 0 || p->R != 0) return true;
+    if (!dims_given) {
+        ct_error("%s: %s(): Expected reduction dim to be specified for input.numel() == 0. "
+                 "Specify the reduction dim with the 'dim' argument.", name, torch);
+        return false;
+    }
+    for (int d = 0; d < t->ndim; d++)
+        if (p->reduced[d] && t->sizes[d] == 0) {
+            ct_error("%s: %s(): Expected reduction dim %d to have non-zero size.", name, torch, d);
+            return false;
+        }
+    return true;
+}
+
+/* amax/amin (op_kernel) recorded as op: the value of the extreme, any dims. */
+static ct_tensor *extreme(ct_op_id op, ct_op_id kop, const char *name, const char *torch,
+                          ct_tensor *t, ct_reduce_options o) {
+    if (!t) return NULL;
+    ct_reduce_plan p;
+    if (!ct_reduce_plan_make(name, t, o.dims, o.keepdim, &p)) return NULL;
+    if (!check_nonempty(name, torch, t, &p, o.dims.n > 0)) return NULL;
+    ct_dtype k = ct_compute_dtype(t->dtype);
+    ct_tensor *out = ct_reduce_run(kop, t, &p, k, k, t->dtype, NULL);
+    if (!out) return NULL;
+    ct_node *n = ct_dtype_is_floating(t->dtype) ? ct_reduce_record(op, out, t, &p, o.keepdim)
+                                                : NULL;
+    if (n) {
+        ct_node_save(n, 0, t, false);
+        ct_node_save(n, 1, out, true);
+    }
+    return ct_ret(out);
+}
+
+ct_tensor *ct_amax_with(ct_tensor *t, ct_reduce_options o) {
+    return extreme(CT_OP_amax, CT_OP_amax, "ct_amax", "amax", t, o);
+}
+ct_tensor *ct_amin_with(ct_tensor *t, ct_reduce_options o) {
+    return extreme(CT_OP_amin, CT_OP_amin, "ct_amin", "amin", t, o);
+}
+ct_tensor *(ct_max)(ct_tensor *t) {
+    return extreme(CT_OP_max, CT_OP_amax, "ct_max", "max", t, (ct_reduce_options){0});
+}
+ct_tensor *(ct_min)(ct_tensor *t) {
+    return extreme(CT_OP_min, CT_OP_amin, "ct_min", "min", t, (ct_reduce_options){0});
+}
+
+/* The gradient is split evenly among the elements equal to the extreme. */
+static bool extreme_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    ct_tensor *x = ct_node_saved(n, 0), *y = ct_node_saved(n, 1);
+    if (!x || !y) return false;
+    ct_tensor *mask = ct_reduce_mask(x, ct_reduce_kept(y, n), CT_MASK_EQ);
+    ct_dims dims = {0}; /* none (a 0-d input): all */
+    for (int d = 0; d < x->ndim; d++)
+        if (n->iargs[0] >> d & 1) dims.d[dims.n++] = d;
+    ct_tensor *count = ct_sum_with(mask, (ct_reduce_options){.dims = dims, .keepdim = true});
+    gi[0] = ct_div(ct_mul(ct_reduce_kept(go[0], n), mask), count);
+    return gi[0] != NULL;
+}
+bool amax_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) { return extreme_backward(n, go, gi); }
+bool amin_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) { return extreme_backward(n, go, gi); }
+bool max_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) { return extreme_backward(n, go, gi); }
+bool min_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) { return extreme_backward(n, go, gi); }
+
+/* Values (when want_values) and int64 indices of the first extreme over the plan's
+ * dims; unregistered results. */
+static bool arg_extreme(ct_op_id kop, ct_tensor *t, const ct_reduce_plan *p, bool want_values,
+                        ct_tensor **values, ct_tensor **indices) {
+    ct_dtype k = ct_compute_dtype(t->dtype);
+    ct_argreduce_fn fn = (ct_argreduce_fn)ct_kernel_for(kop, t->storage->device, k);
+    if (!fn) return false;
+    ct_tensor *src = t->dtype == k ? ct_retain(t) : ct_cast_new(t, k);
+    int64_t M1 = 0, M2 = 0;
+    ct_tensor *x = src ? ct_reduce_layout(src, p, &M1, &M2) : NULL;
+    ct_release(src);
+    if (!x) return false;
+    ct_shape s = {.ndim = p->out_ndim};
+    memcpy(s.d, p->out_sizes, sizeof(int64_t) * (size_t)p->out_ndim);
+    ct_tensor *v = want_values ? ct_tensor_new(s, k, t->storage->device) : NULL;
+    ct_tensor *i = ct_tensor_new(s, CT_I64, t->storage->device);
+    bool ok = i && (v || !want_values);
+    if (ok && p->M > 0)
+        fn(ct_tensor_data(x), v ? ct_tensor_data(v) : NULL, (int64_t *)ct_tensor_data(i), M1,
+           p->R, M2);
+    ct_release(x);
+    if (ok && v && k != t->dtype) {
+        ct_tensor *c = ct_cast_new(v, t->dtype);
+        ct_release(v);
+        v = c;
+        ok = v != NULL;
+    }
+    if (!ok) {
+        ct_release(v);
+        ct_release(i);
+        return false;
+    }
+    *indices = i;
+    if (values) *values = v;
+    return true;
+}
+
+static ct_values_indices extreme_dim(ct_op_id op, ct_op_id kop, const char *name,
+                                     const char *torch, ct_tensor *t, int64_t dim, bool keepdim) {
+    ct_values_indices r = {0};
+    if (!t) return r;
+    ct_reduce_plan p;
+    if (!ct_reduce_plan_make(name, t, (ct_dims){.n = 1, .d = {dim}}, keepdim, &p)) return r;
+    if (!check_nonempty(name, torch, t, &p, true)) return r;
+    ct_tensor *v, *i;
+    if (!arg_extreme(kop, t, &p, true, &v, &i)) return r;
+    ct_node *n = ct_dtype_is_floating(t->dtype) ? ct_reduce_record(op, v, t, &p, keepdim) : NULL;
+    if (n) {
+        ct_node_save(n, 0, i, false);
+        n->iargs[2] = ct_wrap_dim(name, dim, t->ndim);
+    }
+    r.values = ct_ret(v);
+    r.indices = ct_ret(i);
+    return r;
+}
+
+ct_values_indices (ct_max_dim)(ct_tensor *t, int64_t dim, bool keepdim) {
+    return extreme_dim(CT_OP_max_dim, CT_OP_max_dim, "ct_max_dim", "max", t, dim, keepdim);
+}
+ct_values_indices (ct_min_dim)(ct_tensor *t, int64_t dim, bool keepdim) {
+    return extreme_dim(CT_OP_min_dim, CT_OP_min_dim, "ct_min_dim", "min", t, dim, keepdim);
+}
+
+/* The gradient goes to the selected index only: g times a one-hot mask along dim,
+ * made by comparing [0, 1, ..., R-1] (shaped to dim) with the indices. */
+static bool extreme_dim_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    ct_tensor *idx = ct_node_saved(n, 0);
+    if (!idx) return false;
+    const ct_input_meta *m = &n->in_meta[0];
+    int dim = (int)n->iargs[2];
+    int64_t R = m->ndim ? m->sizes[dim] : 1;
+    ct_shape s = {.ndim = m->ndim};
+    for (int d = 0; d < m->ndim; d++) s.d[d] = d == dim ? R : 1;
+    ct_tensor *pos = ct_tensor_new(s, CT_F64, CT_CPU);
+    if (!pos) return false;
+    for (int64_t r = 0; r < R; r++) ((double *)ct_tensor_data(pos))[r] = (double)r;
+    ct_ret(pos);
+    ct_tensor *onehot = ct_reduce_mask(pos, ct_reduce_kept(idx, n), CT_MASK_EQ);
+    gi[0] = ct_mul(ct_reduce_kept(go[0], n), onehot);
+    return gi[0] != NULL;
+}
+bool max_dim_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) { return extreme_dim_backward(n, go, gi); }
+bool min_dim_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) { return extreme_dim_backward(n, go, gi); }
+
+static ct_tensor *argext(ct_op_id kop, const char *name, const char *torch, ct_tensor *t,
+                         ct_reduce_options o) {
+    if (!t) return NULL;
+    if (o.dims.n > 1) {
+        ct_error("%s: expected at most one dim (got %d)", name, o.dims.n);
+        return NULL;
+    }
+    ct_reduce_plan p;
+    if (!ct_reduce_plan_make(name, t, o.dims, o.keepdim, &p)) return NULL;
+    if (!check_nonempty(name, torch, t, &p, o.dims.n > 0)) return NULL;
+    ct_tensor *i;
+    if (!arg_extreme(kop, t, &p, false, NULL, &i)) return NULL;
+    /* No dim: the index into the flattened input (reduced dims in C order). */
+    return ct_ret(i);
+}
+
+ct_tensor *ct_argmax_with(ct_tensor *t, ct_reduce_options o) {
+    return argext(CT_OP_max_dim, "ct_argmax", "argmax", t, o);
+}
+ct_tensor *ct_argmin_with(ct_tensor *t, ct_reduce_options o) {
+    return argext(CT_OP_min_dim, "ct_argmin", "argmin", t, o);
+}

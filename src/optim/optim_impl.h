@@ -1,0 +1,63 @@
+/* The optimizer struct, shared by the optimizers and the schedulers. */
+#ifndef CT_OPTIM_IMPL_H
+#define CT_OPTIM_IMPL_H
+
+#include "ctorch.h"
+#include "ctorch/optim.h"
+#include "core/object.h"
+#include "ops/op_table.h"
+
+/* Hyperparameters every group carries (those an optimizer does not use stay NAN;
+ * flags are 0 or 1). */
+typedef enum {
+    H_LR, H_MOMENTUM, H_DAMPENING, H_WEIGHT_DECAY, H_BETA1, H_BETA2, H_EPS, H_ALPHA,
+    H_LR_DECAY, H_INITIAL_ACCUMULATOR, H_NESTEROV, H_MAXIMIZE, H_AMSGRAD, H_CENTERED,
+    H_INITIAL_LR, H_COUNT
+} ct_hparam;
+extern const char *const ct_hparam_names[H_COUNT];
+
+typedef struct {
+    ct_tensor **params;
+    int n;
+    double h[H_COUNT];
+} ct_param_group;
+
+/* Per-parameter state: up to three buffers shaped like the parameter and a step. */
+#define CT_OPTIM_MAX_BUFS 3
+typedef struct {
+    ct_tensor *param; /* weak: groups own the parameters */
+    ct_tensor *buf[CT_OPTIM_MAX_BUFS];
+    int64_t step;
+} ct_param_state;
+
+/* What distinguishes one optimizer from another. */
+typedef struct ct_optim_kind {
+    const char *name;
+    ct_op_id kernel_op; /* its fused update kernel (src/cpu/optim.c) */
+    const char *buf_names[CT_OPTIM_MAX_BUFS]; /* PyTorch's state names, NULL-terminated */
+    /* Which buffers this optimizer's configuration needs (bit i: buf i). */
+    unsigned (*bufs_needed)(const ct_param_group *g);
+    /* Initial value of buffer i (zeros unless said). */
+    double (*buf_init)(const ct_param_group *g, int i);
+    /* Fills the kernel's scalar arguments for one parameter's update. */
+    void (*kernel_args)(const ct_param_group *g, int64_t step, double *args);
+} ct_optim_kind;
+
+struct ct_optim {
+    ct_object obj;
+    const ct_optim_kind *kind;
+    ct_param_group *groups;
+    int n_groups;
+    ct_param_state *states; /* one per parameter, in group order */
+    int n_states;
+};
+
+/* Kernel signature: data = {param, grad, buf0, buf1, buf2} (contiguous, the param's
+ * dtype), n elements, scalar args as the optimizer's kernel_args wrote them. */
+typedef void (*ct_optim_kernel)(char **data, int64_t n, const double *args);
+
+/* Creates an optimizer with one group of params and hyperparameters h. */
+ct_optim *ct_optim_create(const ct_optim_kind *kind, ct_tensor *const *params, int n,
+                          const double *h);
+
+#endif

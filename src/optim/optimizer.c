@@ -1,0 +1,314 @@
+/* The optimizer base: groups, per-parameter state, step, zero_grad, state dicts. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/tensor_impl.h"
+#include "optim/optim_impl.h"
+
+const char *const ct_hparam_names[H_COUNT] = {
+    "lr", "momentum", "dampening", "weight_decay", "beta1", "beta2", "eps", "alpha",
+    "lr_decay", "initial_accumulator_value", "nesterov", "maximize", "amsgrad", "centered",
+    "initial_lr",
+};
+
+static void optim_destroy(ct_object *o) {
+    ct_optim *opt = (ct_optim *)o;
+    for (int g = 0; g < opt->n_groups; g++) {
+        for (int i = 0; i < opt->groups[g].n; i++) ct_release(opt->groups[g].params[i]);
+        free(opt->groups[g].params);
+    }
+    for (int i = 0; i < opt->n_states; i++)
+        for (int b = 0; b < CT_OPTIM_MAX_BUFS; b++) ct_release(opt->states[i].buf[b]);
+    free(opt->groups);
+    free(opt->states);
+    free(opt);
+}
+
+static bool contains(const ct_optim *opt, const ct_tensor *p) {
+    for (int i = 0; i < opt->n_states; i++)
+        if (opt->states[i].param == p) return true;
+    return false;
+}
+
+static int add_group(ct_optim *opt, ct_tensor *const *params, int n, const double *h) {
+    if (n <= 0 || !params) {
+        ct_error("ct_%s: optimizer got an empty parameter list", opt->kind->name);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        if (!params[i]) return -1;
+        if (!ct_is_leaf(params[i])) {
+            ct_error("ct_%s: can't optimize a non-leaf Tensor", opt->kind->name);
+            return -1;
+        }
+        if (!ct_dtype_is_floating(ct_dtype_of(params[i]))) {
+            ct_error("ct_%s: parameters must be floating point tensors (got %s)",
+                     opt->kind->name, ct_dtype_name(ct_dtype_of(params[i])));
+            return -1;
+        }
+        bool repeated = contains(opt, params[i]);
+        for (int j = 0; j < i; j++) repeated = repeated || params[j] == params[i];
+        if (repeated) {
+            ct_error("some parameters appear in more than one parameter group");
+            return -1;
+        }
+    }
+    ct_param_group *groups = realloc(opt->groups, sizeof *groups * (size_t)(opt->n_groups + 1));
+    ct_param_state *states = realloc(opt->states, sizeof *states * (size_t)(opt->n_states + n));
+    if (groups) opt->groups = groups;
+    if (states) opt->states = states;
+    ct_tensor **ps = malloc(sizeof *ps * (size_t)n);
+    if (!groups || !states || !ps) {
+        free(ps);
+        ct_error("ct_%s: out of memory", opt->kind->name);
+        return -1;
+    }
+    ct_param_group *g = &opt->groups[opt->n_groups++];
+    g->params = ps;
+    g->n = n;
+    memcpy(g->h, h, sizeof g->h);
+    for (int i = 0; i < n; i++) {
+        ps[i] = ct_retain(params[i]);
+        opt->states[opt->n_states++] = (ct_param_state){.param = params[i]};
+    }
+    return 0;
+}
+
+ct_optim *ct_optim_create(const ct_optim_kind *kind, ct_tensor *const *params, int n, const double *h) {
+    ct_optim *opt = calloc(1, sizeof *opt);
+    if (!opt) {
+        ct_error("ct_%s: out of memory", kind->name);
+        return NULL;
+    }
+    ct_object_init(&opt->obj, optim_destroy);
+    opt->kind = kind;
+    if (add_group(opt, params, n, h) != 0) {
+        ct_release(opt);
+        return NULL;
+    }
+    return ct_scope_register(opt);
+}
+
+int ct_optim_add_param_group_with(ct_optim *opt, ct_tensor *const *params, int n, ct_group_options o) {
+    if (!opt) return -1;
+    double h[H_COUNT];
+    memcpy(h, opt->groups[0].h, sizeof h);
+    const double given[] = {o.lr, o.momentum, o.dampening, o.weight_decay, o.beta1, o.beta2,
+                            o.eps, o.alpha, o.lr_decay};
+    for (int k = 0; k < (int)(sizeof given / sizeof given[0]); k++) {
+        if (isnan(given[k])) continue;
+        if (isnan(h[k])) {
+            ct_error("ct_optim_add_param_group: %s has no hyperparameter '%s'", opt->kind->name,
+                     ct_hparam_names[k]);
+            return -1;
+        }
+        h[k] = given[k];
+    }
+    h[H_INITIAL_LR] = NAN; /* set by the first scheduler */
+    return add_group(opt, params, n, h);
+}
+
+/* Allocates the buffers a parameter needs on its first update. */
+static bool init_state(ct_optim *opt, const ct_param_group *g, ct_param_state *st) {
+    unsigned need = opt->kind->bufs_needed(g);
+    for (int b = 0; b < CT_OPTIM_MAX_BUFS; b++) {
+        if (!(need >> b & 1) || st->buf[b]) continue;
+        double v = opt->kind->buf_init ? opt->kind->buf_init(g, b) : 0;
+        st->buf[b] = ct_tensor_new(ct_shape_of(st->param), ct_dtype_of(st->param),
+                                   ct_device_of(st->param));
+        if (!st->buf[b]) return false;
+        CT_SCOPE { ct_fill_(st->buf[b], v); }
+    }
+    return true;
+}
+
+int ct_step(ct_optim *opt) {
+    if (!opt) return -1;
+    int rc = 0;
+    int s = 0;
+    CT_SCOPE {
+        for (int gi = 0; gi < opt->n_groups && rc == 0; gi++) {
+            ct_param_group *g = &opt->groups[gi];
+            for (int i = 0; i < g->n && rc == 0; i++, s++) {
+                ct_tensor *p = g->params[i];
+                ct_tensor *grad = ct_grad(p);
+                if (!grad) continue;
+                ct_param_state *st = &opt->states[s];
+                if (!ct_is_contiguous(p)) {
+                    ct_error("ct_step: %s needs contiguous parameters", opt->kind->name);
+                    rc = -1;
+                    break;
+                }
+                ct_optim_kernel k = (ct_optim_kernel)ct_kernel_for(opt->kind->kernel_op,
+                                                                   ct_device_of(p), ct_dtype_of(p));
+                if (!k || !init_state(opt, g, st)) {
+                    rc = -1;
+                    break;
+                }
+                ct_tensor *gc = ct_contiguous(ct_to(grad, .dtype = ct_dtype_of(p)));
+                if (!gc) {
+                    rc = -1;
+                    break;
+                }
+                st->step++;
+                double args[16];
+                opt->kind->kernel_args(g, st->step, args);
+                char *data[5] = {ct_data_ptr(p), ct_data_ptr(gc), NULL, NULL, NULL};
+                for (int b = 0; b < CT_OPTIM_MAX_BUFS; b++)
+                    data[2 + b] = st->buf[b] ? ct_data_ptr(st->buf[b]) : NULL;
+                /* First momentum step: the buffer starts as the gradient itself. */
+                args[15] = st->step == 1;
+                k(data, ct_numel(p), args);
+                ct_bump_version(p);
+            }
+        }
+    }
+    return rc;
+}
+
+void ct_zero_grad_with(ct_optim *opt, ct_zero_grad_options o) {
+    if (!opt) return;
+    CT_SCOPE {
+        for (int gi = 0; gi < opt->n_groups; gi++)
+            for (int i = 0; i < opt->groups[gi].n; i++) {
+                ct_tensor *p = opt->groups[gi].params[i];
+                if (!ct_grad(p)) continue;
+                if (o.set_to_none)
+                    ct_set_grad(p, NULL);
+                else
+                    CT_NO_GRAD { ct_zero_(ct_grad(p)); }
+            }
+    }
+}
+
+int ct_optim_num_groups(const ct_optim *opt) { return opt ? opt->n_groups : -1; }
+const char *ct_optim_type(const ct_optim *opt) { return opt ? opt->kind->name : NULL; }
+
+static int key_index(const char *key) {
+    for (int k = 0; k < H_COUNT; k++)
+        if (!strcmp(ct_hparam_names[k], key)) return k;
+    return -1;
+}
+
+double ct_optim_get(const ct_optim *opt, int group, const char *key) {
+    if (!opt || !key || group < 0 || group >= opt->n_groups) return NAN;
+    int k = key_index(key);
+    return k < 0 ? NAN : opt->groups[group].h[k];
+}
+
+int ct_optim_set(ct_optim *opt, int group, const char *key, double value) {
+    if (!opt || !key) return -1;
+    if (group < 0 || group >= opt->n_groups) {
+        ct_error("ct_optim_set: group %d out of range (%d groups)", group, opt->n_groups);
+        return -1;
+    }
+    int k = key_index(key);
+    if (k < 0 || (isnan(opt->groups[group].h[k]) && k != H_INITIAL_LR)) {
+        ct_error("ct_optim_set: %s has no hyperparameter '%s'", opt->kind->name, key);
+        return -1;
+    }
+    opt->groups[group].h[k] = value;
+    return 0;
+}
+
+double ct_optim_get_lr(const ct_optim *opt, int group) { return ct_optim_get(opt, group, "lr"); }
+void ct_optim_set_lr(ct_optim *opt, int group, double lr) { ct_optim_set(opt, group, "lr", lr); }
+
+/* ---- state dicts ------------------------------------------------------------- */
+
+ct_state_dict *ct_optim_state_dict(ct_optim *opt) {
+    if (!opt) return NULL;
+    ct_state_dict *sd = NULL;
+    CT_SCOPE {
+        sd = ct_keep(ct_state_dict_new());
+        char key[128];
+        for (int s = 0; s < opt->n_states; s++) {
+            ct_param_state *st = &opt->states[s];
+            if (!st->step) continue;
+            snprintf(key, sizeof key, "state.%d.step", s);
+            ct_state_dict_set(sd, key, ct_scalar_tensor((double)st->step, .dtype = CT_F64));
+            for (int b = 0; b < CT_OPTIM_MAX_BUFS && opt->kind->buf_names[b]; b++) {
+                if (!st->buf[b]) continue;
+                snprintf(key, sizeof key, "state.%d.%s", s, opt->kind->buf_names[b]);
+                ct_state_dict_set(sd, key, ct_detach(st->buf[b]));
+            }
+        }
+        for (int g = 0; g < opt->n_groups; g++)
+            for (int k = 0; k < H_COUNT; k++) {
+                if (isnan(opt->groups[g].h[k])) continue;
+                snprintf(key, sizeof key, "param_groups.%d.%s", g, ct_hparam_names[k]);
+                ct_state_dict_set(sd, key, ct_scalar_tensor(opt->groups[g].h[k], .dtype = CT_F64));
+            }
+    }
+    return sd;
+}
+
+int ct_optim_load_state_dict(ct_optim *opt, const ct_state_dict *sd) {
+    if (!opt || !sd) return -1;
+    /* Check everything first, so that a failed load changes nothing. */
+    for (int i = 0; i < ct_state_dict_len(sd); i++) {
+        const char *key = ct_state_dict_key(sd, i);
+        int idx, n = 0;
+        char name[64];
+        if (sscanf(key, "state.%d.%63s%n", &idx, name, &n) == 2) {
+            if (idx < 0 || idx >= opt->n_states) {
+                ct_error("ct_optim_load_state_dict: state for parameter %d, but the optimizer has "
+                         "%d parameters", idx, opt->n_states);
+                return -1;
+            }
+            if (strcmp(name, "step")) {
+                bool known = false;
+                for (int b = 0; b < CT_OPTIM_MAX_BUFS && opt->kind->buf_names[b]; b++)
+                    known = known || !strcmp(opt->kind->buf_names[b], name);
+                ct_tensor *v = ct_state_dict_value(sd, i), *p = opt->states[idx].param;
+                if (!known || ct_numel(v) != ct_numel(p)) {
+                    ct_error("ct_optim_load_state_dict: entry '%s' does not fit %s's parameter %d",
+                             key, opt->kind->name, idx);
+                    return -1;
+                }
+            }
+        } else if (sscanf(key, "param_groups.%d.%63s", &idx, name) == 2) {
+            if (idx < 0 || idx >= opt->n_groups || key_index(name) < 0) {
+                ct_error("ct_optim_load_state_dict: loaded state dict contains a parameter group "
+                         "that doesn't match the size of optimizer's group ('%s')", key);
+                return -1;
+            }
+        } else {
+            ct_error("ct_optim_load_state_dict: unexpected key '%s'", key);
+            return -1;
+        }
+    }
+    int rc = 0;
+    CT_SCOPE {
+        for (int i = 0; i < ct_state_dict_len(sd) && rc == 0; i++) {
+            const char *key = ct_state_dict_key(sd, i);
+            ct_tensor *v = ct_state_dict_value(sd, i);
+            int idx;
+            char name[64];
+            if (sscanf(key, "state.%d.%63s", &idx, name) == 2) {
+                ct_param_state *st = &opt->states[idx];
+                if (!strcmp(name, "step")) {
+                    st->step = (int64_t)ct_item(v);
+                    continue;
+                }
+                for (int b = 0; b < CT_OPTIM_MAX_BUFS && opt->kind->buf_names[b]; b++) {
+                    if (strcmp(opt->kind->buf_names[b], name)) continue;
+                    ct_tensor *t = ct_tensor_new(ct_shape_of(st->param), ct_dtype_of(st->param),
+                                                 ct_device_of(st->param));
+                    if (!t) {
+                        rc = -1;
+                        break;
+                    }
+                    CT_NO_GRAD { ct_copy_(t, ct_reshape(v, ct_shape_of(st->param))); }
+                    ct_release(st->buf[b]);
+                    st->buf[b] = t;
+                }
+            } else if (sscanf(key, "param_groups.%d.%63s", &idx, name) == 2) {
+                opt->groups[idx].h[key_index(name)] = ct_item(v);
+            }
+        }
+    }
+    return rc;
+}

@@ -1,0 +1,126 @@
+/* Optimizers against PyTorch 1.13 trajectories (tests/fixtures/gen_optim.py). */
+#include <math.h>
+
+#include "ct_test.h"
+#include "fixtures.h"
+
+#define STEPS 25
+
+/* The gradient of step t, as the fixture script computes it (libm, then float32). */
+static ct_tensor *grad_at(int t) {
+    float g[12];
+    for (int i = 0; i < 12; i++) g[i] = (float)(sin(0.7 * t + 0.3 * i) * 0.5 + 0.1 * cos(i));
+    return ct_tensor_f32(g, CT_SHAPE(3, 4));
+}
+
+static ct_tensor *start(double scale) {
+    float v[12];
+    for (int i = 0; i < 12; i++) v[i] = (float)(0.1 * i - 0.5);
+    ct_tensor *p = ct_tensor_f32(v, CT_SHAPE(3, 4));
+    if (scale != 1) CT_NO_GRAD { p = ct_mul_scalar(p, scale); }
+    ct_set_requires_grad(p, true);
+    return p;
+}
+
+/* Runs opt on p for STEPS steps and compares with the fixture at steps 1, 10, 25. */
+static void run(fx_file *f, const char *name, ct_optim *opt, ct_tensor *p) {
+    CHECK(opt != NULL);
+    if (!opt) return;
+    char key[64];
+    for (int t = 1; t <= STEPS; t++) {
+        CT_SCOPE {
+            ct_set_grad(p, grad_at(t));
+            CHECK(ct_step(opt) == 0);
+            if (t == 1 || t == 10 || t == STEPS) {
+                snprintf(key, sizeof key, "%s_step%d", name, t);
+                double d = ct_test_max_diff(p, fx_get(f, key));
+                if (!(d <= 2e-6)) ct_test_fail(__FILE__, __LINE__, "%s differs from PyTorch by %g", key, d);
+            }
+        }
+    }
+}
+
+TEST(optimizers_follow_pytorch) {
+    fx_file *f = fx_load("optim");
+    ct_tensor *p;
+    p = start(1); run(f, "sgd", ct_sgd(&p, 1, .lr = 0.1), p);
+    p = start(1); run(f, "sgd_momentum", ct_sgd(&p, 1, .lr = 0.05, .momentum = 0.9, .dampening = 0.1, .weight_decay = 0.01), p);
+    p = start(1); run(f, "sgd_nesterov", ct_sgd(&p, 1, .lr = 0.05, .momentum = 0.9, .nesterov = true, .weight_decay = 0.01), p);
+    p = start(1); run(f, "sgd_maximize", ct_sgd(&p, 1, .lr = 0.05, .momentum = 0.5, .maximize = true), p);
+    p = start(1); run(f, "adam", ct_adam(&p, 1, .lr = 1e-2), p);
+    p = start(1); run(f, "adam_amsgrad", ct_adam(&p, 1, .lr = 1e-2, .amsgrad = true, .weight_decay = 0.1, .beta1 = 0.8, .beta2 = 0.99), p);
+    p = start(1); run(f, "adam_maximize", ct_adam(&p, 1, .lr = 1e-2, .maximize = true, .eps = 1e-6), p);
+    p = start(1); run(f, "adamw", ct_adamw(&p, 1, .lr = 1e-2, .weight_decay = 0.1), p);
+    p = start(1); run(f, "rmsprop", ct_rmsprop(&p, 1, .lr = 1e-2), p);
+    p = start(1); run(f, "rmsprop_centered", ct_rmsprop(&p, 1, .lr = 1e-2, .centered = true, .momentum = 0.9, .weight_decay = 0.01), p);
+    p = start(1); run(f, "adagrad", ct_adagrad(&p, 1, .lr = 0.1, .lr_decay = 0.01, .weight_decay = 0.01, .initial_accumulator_value = 0.1), p);
+    fx_free(f);
+}
+
+TEST(param_groups_override_the_defaults) {
+    fx_file *f = fx_load("optim");
+    ct_tensor *a = start(1), *b = start(2);
+    ct_optim *opt = ct_sgd(&a, 1, .lr = 0.1, .momentum = 0.9);
+    CHECK(ct_optim_add_param_group(opt, &b, 1, .lr = 0.01, .momentum = 0.5) == 0);
+    CHECK_CLOSE(ct_optim_get(opt, 1, "dampening"), 0, 0);
+    for (int t = 1; t <= STEPS; t++) CT_SCOPE {
+        ct_set_grad(a, grad_at(t));
+        ct_set_grad(b, grad_at(t + 100));
+        ct_step(opt);
+    }
+    CHECK(ct_test_max_diff(a, fx_get(f, "groups_a")) <= 2e-6);
+    CHECK(ct_test_max_diff(b, fx_get(f, "groups_b")) <= 2e-6);
+    CHECK_ERROR(ct_optim_add_param_group(opt, &a, 1), "more than one parameter group");
+    ct_tensor *c = start(1);
+    CHECK_ERROR(ct_optim_add_param_group(opt, &c, 1, .beta1 = 0.5), "has no hyperparameter 'beta1'");
+    fx_free(f);
+}
+
+TEST(parameters_without_grad_are_skipped) {
+    ct_tensor *a = start(1), *b = start(1);
+    ct_tensor *ps[] = {a, b};
+    ct_optim *opt = ct_adam(ps, 2);
+    ct_set_grad(a, grad_at(1));
+    CHECK(ct_step(opt) == 0);
+    CHECK_CLOSE(ct_test_max_diff(b, start(1)), 0, 0);
+    CHECK(ct_test_max_diff(a, start(1)) > 0);
+    ct_zero_grad(opt);
+    CHECK_VALUES(ct_sum(ct_grad(a)), 0, 0);
+    ct_zero_grad(opt, .set_to_none = true);
+    CHECK(ct_grad(a) == NULL);
+}
+
+TEST(optimizer_errors) {
+    ct_tensor *p = start(1);
+    CHECK_ERROR(ct_sgd(&p, 1, .momentum = 0.9), "required argument lr is missing");
+    CHECK_ERROR(ct_adam(&p, 1, .lr = -1), "Invalid learning rate");
+    CHECK_ERROR(ct_adam(&p, 1, .beta1 = 1.5), "Invalid beta parameter");
+    CHECK_ERROR(ct_sgd(&p, 1, .lr = 0.1, .nesterov = true), "Nesterov momentum requires");
+    ct_tensor *x = ct_exp(p);
+    CHECK_ERROR(ct_sgd(&x, 1, .lr = 0.1), "can't optimize a non-leaf Tensor");
+}
+
+TEST(optimizer_state_dict_resumes_exactly) {
+    ct_tensor *a = start(1), *b = start(1);
+    ct_optim *oa = ct_adam(&a, 1, .lr = 1e-2, .amsgrad = true);
+    ct_optim *ob = ct_adam(&b, 1, .lr = 5);
+    for (int t = 1; t <= 5; t++) CT_SCOPE {
+        ct_set_grad(a, grad_at(t));
+        ct_step(oa);
+    }
+    CT_NO_GRAD { ct_copy_(b, a); }
+    CHECK(ct_optim_load_state_dict(ob, ct_optim_state_dict(oa)) == 0);
+    CHECK_CLOSE(ct_optim_get_lr(ob, 0), 1e-2, 0);
+    for (int t = 6; t <= 10; t++) CT_SCOPE {
+        ct_set_grad(a, grad_at(t));
+        ct_set_grad(b, grad_at(t));
+        ct_step(oa);
+        ct_step(ob);
+    }
+    CHECK_CLOSE(ct_test_max_diff(a, b), 0, 0);
+    ct_state_dict *sd = ct_optim_state_dict(oa);
+    CHECK(ct_state_dict_get(sd, "state.0.exp_avg") != NULL);
+    CHECK(ct_state_dict_get(sd, "param_groups.0.beta2") != NULL);
+    ct_optim *sgd = ct_sgd(&b, 1, .lr = 0.1);
+    CHECK_ERROR(ct_optim_load_state_dict(sgd, sd), "does not fit SGD");
+}
