@@ -4,7 +4,17 @@
  * does.  `_scalar` forms take a C double: with an integer tensor an integral value
  * keeps the integer dtype and a fractional one gives the default float dtype, like
  * a Python int or float.  A trailing `_` marks the in-place form: it writes into its
- * first argument, bumps its version and returns it. */
+ * first argument, bumps its version and returns it.
+ *
+ * Contents: arithmetic; unary math; activations (relu ... hardtanh, gelu); keyword
+ * options with optional numbers (CT_SOME: nan_to_num, clamp); pow; maximum, minimum,
+ * where, lerp; comparisons and logical ops (bool results).  float16 and bfloat16
+ * inputs compute in float32 and round back, also where PyTorch 1.13's cpu has no
+ * half kernel.
+ *
+ *     ct_tensor *y = ct_clamp(ct_gelu(x, .approximate = CT_GELU_TANH), .max = CT_SOME(6));
+ *     ct_tensor *m = ct_where(ct_gt_scalar(x, 0), x, ct_mul_scalar(x, 0.1));
+ */
 #ifndef CTORCH_POINTWISE_H
 #define CTORCH_POINTWISE_H
 
@@ -188,6 +198,9 @@ ct_tensor *ct_maximum(ct_tensor *a, ct_tensor *b);
 ct_tensor *ct_minimum(ct_tensor *a, ct_tensor *b);
 /* cond ? a : b elementwise; cond must be bool; a and b are promoted. */
 ct_tensor *ct_where(ct_tensor *cond, ct_tensor *a, ct_tensor *b);
+/* cond ? a : b with a number b (promoted like a Python number: int64 a with 0.5 gives
+ * float32). */
+ct_tensor *ct_where_scalar(ct_tensor *cond, ct_tensor *a, double b);
 /* start + weight * (end - start); start, end (and a tensor weight) share one float
  * dtype, as torch.lerp requires. */
 ct_tensor *ct_lerp(ct_tensor *start, ct_tensor *end, double weight);
@@ -195,6 +208,7 @@ ct_tensor *ct_lerp_tensor(ct_tensor *start, ct_tensor *end, ct_tensor *weight);
 #define ct_maximum(a, b) CT_AT(ct_maximum(a, b))
 #define ct_minimum(a, b) CT_AT(ct_minimum(a, b))
 #define ct_where(cond, a, b) CT_AT(ct_where(cond, a, b))
+#define ct_where_scalar(cond, a, b) CT_AT(ct_where_scalar(cond, a, b))
 #define ct_lerp(start, end, weight) CT_AT(ct_lerp(start, end, weight))
 #define ct_lerp_tensor(start, end, weight) CT_AT(ct_lerp_tensor(start, end, weight))
 

@@ -21,6 +21,15 @@ ct_tensor *ct_where(ct_tensor *cond, ct_tensor *a, ct_tensor *b) {
     return ct_ret(out);
 }
 
+ct_tensor *ct_where_scalar(ct_tensor *cond, ct_tensor *a, double b) {
+    if (!cond || !a) return NULL;
+    ct_tensor *w = ct_wrap_scalar(b, a);
+    if (!w) return NULL;
+    ct_tensor *out = ct_where(cond, a, w);
+    ct_release(w);
+    return out;
+}
+
 bool where_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     ct_tensor *cond = ct_node_saved(n, 0);
     if (!cond) return false;
