@@ -7,6 +7,7 @@ extern const ct_kernel_entry ct_cpu_fill_kernels[];
 extern const ct_kernel_entry ct_cpu_reduce_sum_kernels[];
 extern const ct_kernel_entry ct_cpu_gemm_kernels[];
 extern const ct_kernel_entry ct_cpu_conv_kernels[];
+extern const ct_kernel_entry ct_cpu_pool_kernels[];
 
 const ct_kernel_entry *const ct_cpu_kernel_tables[] = {
     ct_cpu_binary_kernels,
@@ -15,5 +16,6 @@ const ct_kernel_entry *const ct_cpu_kernel_tables[] = {
     ct_cpu_reduce_sum_kernels,
     ct_cpu_gemm_kernels,
     ct_cpu_conv_kernels,
+    ct_cpu_pool_kernels,
     NULL,
 };

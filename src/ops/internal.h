@@ -11,4 +11,12 @@ ct_tensor *ct_cast_new(const ct_tensor *t, ct_dtype dtype);
  * gradients.  Differentiable; registered with the scope. */
 ct_tensor *ct_sum_to_size(ct_tensor *g, int ndim, const int64_t *sizes);
 
+/* The dtype nn kernels compute in: float16/bfloat16 go through float32. */
+ct_dtype ct_compute_dtype(ct_dtype t);
+/* t as a contiguous tensor of dtype dt: t itself (retained) or a copy; unregistered. */
+ct_tensor *ct_contiguous_as(ct_tensor *t, ct_dtype dt);
+/* For backward formulas computed by kernels (not ops): false with an error naming
+ * grad_name when the backward is recording a graph (create_graph). */
+bool ct_check_no_double_backward(const char *grad_name);
+
 #endif
