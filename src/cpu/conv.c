@@ -203,8 +203,30 @@ static bool is_pointwise(const ct_conv_geom *g) {
             }                                                                             \
         }                                                                                 \
     }                                                                                     \
+    /* gb[c] = sum of gy[n, c, :] over n, in order, accumulated in double */             \
+    CT_SIMD static void grad_bias_##SFX(const ct_conv_job *job) {                         \
+        const T *gy = job->a;                                                             \
+        T *gb = job->out;                                                                 \
+        int64_t C = job->channels, Pn = job->plane, N = job->g->N;                        \
+        int nt = ct_get_num_threads();                                                    \
+        _Pragma("omp parallel for if (nt > 1 && C > 1 && N * C * Pn >= CT_GRAIN) num_threads(nt)") \
+        for (int64_t c = 0; c < C; c++) {                                                 \
+            double acc = 0;                                                               \
+            for (int64_t n = 0; n < N; n++) {                                             \
+                const T *r = gy + (n * C + c) * Pn;                                       \
+                double s = 0;                                                             \
+                for (int64_t p = 0; p < Pn; p++) s += r[p];                               \
+                acc += s;                                                                 \
+            }                                                                             \
+            gb[c] = (T)acc;                                                               \
+        }                                                                                 \
+    }                                                                                     \
     static void conv_##SFX(const ct_conv_job *job) {                                      \
         const ct_conv_geom *g = job->g;                                                   \
+        if (job->kind == CT_CONV_GRAD_BIAS) {                                             \
+            grad_bias_##SFX(job);                                                         \
+            return;                                                                       \
+        }                                                                                 \
         int64_t G = g->groups, K = g->C / G * g->KH * g->KW;                              \
         size_t colsz = sizeof(T) * (size_t)(K * block_rows(g, K) * g->OW + 1);           \
         int nt = ct_get_num_threads();                                                    \

@@ -82,7 +82,11 @@ static ct_tensor *run_job(ct_conv_kind kind, const ct_conv_geom *g, ct_tensor *a
     ct_tensor *out = B && (!bias || Z) ? ct_tensor_new(shape, kd, a->storage->device) : NULL;
     if (out) {
         ct_conv_job job = {kind, g, ct_tensor_data(A), ct_tensor_data(B),
-                           Z ? ct_tensor_data(Z) : NULL, ct_tensor_data(out)};
+                           Z ? ct_tensor_data(Z) : NULL, ct_tensor_data(out), 0, 0};
+        if (kind == CT_CONV_GRAD_BIAS) { /* a is gy [N, channels, *spatial] */
+            job.channels = A->ndim > 1 ? A->sizes[1] : 0;
+            job.plane = ct_shape_numel(A->ndim - 2, A->sizes + 2);
+        }
         k(&job);
         if (kd != dt) {
             ct_tensor *c = ct_cast_new(out, dt);
@@ -383,8 +387,8 @@ bool convolution_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
         if (!(gi[1] = ct_ret(r))) return false;
     }
     if (n->needs_grad[2]) {
-        ct_dims d = p.nd == 2 ? CT_DIMS(0, 2, 3) : CT_DIMS(0, 2);
-        if (!(gi[2] = ct_sum_with(gy, (ct_reduce_options){.dims = d}))) return false;
+        ct_shape bs = CT_SHAPE(gy->sizes[1]);
+        if (!(gi[2] = ct_ret(run_job(CT_CONV_GRAD_BIAS, &g, gy, gy, NULL, bs, dt)))) return false;
     }
     return true;
 }
