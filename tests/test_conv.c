@@ -1,6 +1,6 @@
 /* Convolutions: values and gradients against PyTorch, errors, thread independence. */
 #include "ct_test.h"
-#include "fixtures.h"
+#include "fx_case.h"
 
 typedef enum { C2, C1, CT } conv_kind;
 typedef struct {
@@ -36,26 +36,9 @@ static ct_tensor *run(const conv_case *c, ct_tensor **in) {
 }
 
 static void check_case(fx_file *f, const conv_case *c, ct_dtype dt, double tol) {
-    char key[64];
     ct_tensor *in[3];
-    for (int i = 0; i < c->n_in; i++) {
-        snprintf(key, sizeof key, "%s_in%d", c->name, i);
-        in[i] = fx_get_as(f, key, dt, true);
-    }
-    ct_tensor *y = run(c, in);
-    snprintf(key, sizeof key, "%s_out", c->name);
-    double d = ct_test_max_diff(y, fx_get(f, key));
-    if (!(d <= tol)) ct_test_fail(__FILE__, __LINE__, "%s (%s): output differs by %g (%s)", c->name,
-                                  ct_dtype_name(dt), d, ct_last_error() ? ct_last_error() : "");
-    snprintf(key, sizeof key, "%s_g", c->name);
-    CHECK(ct_backward(y, .gradient = fx_get_as(f, key, dt, false)) == 0);
-    for (int i = 0; i < c->n_in; i++) {
-        snprintf(key, sizeof key, "%s_grad%d", c->name, i);
-        d = ct_test_max_diff(ct_grad(in[i]), fx_get(f, key));
-        if (!(d <= tol))
-            ct_test_fail(__FILE__, __LINE__, "%s (%s): grad of input %d differs by %g", c->name,
-                         ct_dtype_name(dt), i, d);
-    }
+    fx_case_inputs(f, c->name, c->n_in, dt, in);
+    fx_case_check(f, c->name, c->n_in, in, run(c, in), dt, tol);
 }
 
 TEST(conv_matches_pytorch) {
@@ -141,15 +124,22 @@ TEST(conv_results_do_not_depend_on_threads) {
     for (int64_t i = 0; i < ct_numel(w); i++) pw[i] = (float)((i * 104729 % 1000) / 1000.0 - 0.5);
     ct_set_requires_grad(x, true);
     ct_set_requires_grad(w, true);
-    ct_tensor *ref[3] = {0};
+    /* [1, 64, 40, 40] (*) [4, 64, 3, 3]: 8 blocks of output rows */
+    ct_tensor *x1 = ct_empty(CT_SHAPE(1, 64, 40, 40)), *w1 = ct_empty(CT_SHAPE(4, 64, 3, 3));
+    float *p1 = ct_data_ptr(x1), *q1 = ct_data_ptr(w1);
+    for (int64_t i = 0; i < ct_numel(x1); i++) p1[i] = (float)((i * 31 % 100) / 100.0 - 0.5);
+    for (int64_t i = 0; i < ct_numel(w1); i++) q1[i] = (float)((i * 17 % 100) / 100.0 - 0.5);
+    ct_tensor *ref[4] = {0};
     for (int nt = 1; nt <= 3; nt++) {
         ct_set_num_threads(nt);
         ct_set_grad(x, NULL);
         ct_set_grad(w, NULL);
         ct_tensor *y = ct_conv2d(x, w, NULL, .padding = CT_DIMS(1));
         CHECK(ct_backward(ct_sum(ct_mul(y, y))) == 0);
-        ct_tensor *r[3] = {y, ct_clone(ct_grad(x)), ct_clone(ct_grad(w))};
-        for (int i = 0; i < 3; i++) {
+        /* a batch of one runs its forward in parallel over row blocks */
+        ct_tensor *big = ct_conv2d(x1, w1, NULL);
+        ct_tensor *r[4] = {y, ct_clone(ct_grad(x)), ct_clone(ct_grad(w)), big};
+        for (int i = 0; i < 4; i++) {
             if (nt == 1) ref[i] = r[i];
             else if (ct_test_max_diff(r[i], ref[i]) != 0)
                 ct_test_fail(__FILE__, __LINE__, "result %d differs with %d threads", i, nt);

@@ -1,6 +1,6 @@
 /* Pooling and interpolation: values, indices and gradients against PyTorch, errors. */
 #include "ct_test.h"
-#include "fixtures.h"
+#include "fx_case.h"
 
 typedef enum { MAXP, AVGP, AAVG, AMAX, INTERP } pool_kind;
 typedef struct {
@@ -44,25 +44,16 @@ static ct_tensor *run(const pool_case *c, ct_tensor *x, ct_tensor **idx) {
 }
 
 static void check_case(fx_file *f, const pool_case *c, ct_dtype dt, double tol) {
-    char key[64];
-    snprintf(key, sizeof key, "%s_in0", c->name);
-    ct_tensor *x = fx_get_as(f, key, dt, true), *idx = NULL;
+    ct_tensor *x, *idx = NULL;
+    fx_case_inputs(f, c->name, 1, dt, &x);
     ct_tensor *y = run(c, x, &idx);
-    snprintf(key, sizeof key, "%s_out", c->name);
-    double d = ct_test_max_diff(y, fx_get(f, key));
-    if (!(d <= tol)) ct_test_fail(__FILE__, __LINE__, "%s (%s): output differs by %g (%s)", c->name,
-                                  ct_dtype_name(dt), d, ct_last_error() ? ct_last_error() : "");
     if (c->indices) {
+        char key[64];
         snprintf(key, sizeof key, "%s_idx", c->name);
         CHECK(ct_dtype_of(idx) == CT_I64);
         CHECK(ct_test_max_diff(idx, fx_get(f, key)) == 0);
     }
-    snprintf(key, sizeof key, "%s_g", c->name);
-    CHECK(ct_backward(y, .gradient = fx_get_as(f, key, dt, false)) == 0);
-    snprintf(key, sizeof key, "%s_grad0", c->name);
-    d = ct_test_max_diff(ct_grad(x), fx_get(f, key));
-    if (!(d <= tol))
-        ct_test_fail(__FILE__, __LINE__, "%s (%s): grad differs by %g", c->name, ct_dtype_name(dt), d);
+    fx_case_check(f, c->name, 1, &x, y, dt, tol);
 }
 
 TEST(pool_matches_pytorch) {

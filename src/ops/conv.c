@@ -69,14 +69,8 @@ static ct_conv_geom geometry(const conv_params *p, const ct_tensor *x, const ct_
 static ct_tensor *run_job(ct_conv_kind kind, const ct_conv_geom *g, ct_tensor *a, ct_tensor *b,
                           ct_tensor *bias, ct_shape shape, ct_dtype dt) {
     ct_dtype kd = ct_compute_dtype(dt);
-    ct_conv_fn k = (ct_conv_fn)ct_kernel_for(CT_OP_convolution, a->storage->device, kd);
-    if (!k) {
-        if (kd != dt) {
-            ct_clear_error();
-            ct_kernel_for(CT_OP_convolution, a->storage->device, dt);
-        }
-        return NULL;
-    }
+    ct_conv_fn k = (ct_conv_fn)ct_compute_kernel(CT_OP_convolution, a->storage->device, dt);
+    if (!k) return NULL;
     ct_tensor *A = ct_contiguous_as(a, kd), *B = A ? ct_contiguous_as(b, kd) : NULL;
     ct_tensor *Z = B && bias ? ct_contiguous_as(bias, kd) : NULL;
     ct_tensor *out = B && (!bias || Z) ? ct_tensor_new(shape, kd, a->storage->device) : NULL;
@@ -88,11 +82,7 @@ static ct_tensor *run_job(ct_conv_kind kind, const ct_conv_geom *g, ct_tensor *a
             job.plane = ct_shape_numel(A->ndim - 2, A->sizes + 2);
         }
         k(&job);
-        if (kd != dt) {
-            ct_tensor *c = ct_cast_new(out, dt);
-            ct_release(out);
-            out = c;
-        }
+        out = ct_cast_result(out, dt);
     }
     ct_release(A);
     ct_release(B);

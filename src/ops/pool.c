@@ -47,14 +47,8 @@ static void adaptive_windows(int64_t I, int64_t O, ct_pool_win *w) {
 static ct_tensor *run(ct_op_id op, ct_pool_geom *g, bool backward, ct_tensor *in,
                       ct_tensor *idx_in, ct_shape shape, ct_dtype dt, ct_tensor **idx_out) {
     ct_dtype kd = ct_compute_dtype(dt);
-    ct_pool_fn k = (ct_pool_fn)ct_kernel_for(op, in->storage->device, kd);
-    if (!k) {
-        if (kd != dt) {
-            ct_clear_error();
-            ct_kernel_for(op, in->storage->device, dt);
-        }
-        return NULL;
-    }
+    ct_pool_fn k = (ct_pool_fn)ct_compute_kernel(op, in->storage->device, dt);
+    if (!k) return NULL;
     ct_tensor *A = ct_contiguous_as(in, kd);
     ct_tensor *out = A ? ct_tensor_new(shape, kd, in->storage->device) : NULL;
     ct_tensor *idx = NULL;
@@ -71,11 +65,7 @@ static ct_tensor *run(ct_op_id op, ct_pool_geom *g, bool backward, ct_tensor *in
                            idx ? (int64_t *)ct_tensor_data(idx)
                                : I ? (int64_t *)ct_tensor_data(I) : NULL};
         k(&job);
-        if (kd != dt) {
-            ct_tensor *c = ct_cast_new(out, dt);
-            ct_release(out);
-            out = c;
-        }
+        out = ct_cast_result(out, dt);
     }
     ct_release(A);
     ct_release(I);
