@@ -203,7 +203,7 @@ static bool is_pointwise(const ct_conv_geom *g) {
             }                                                                             \
         }                                                                                 \
     }                                                                                     \
-    /* gb[c] = sum of gy[n, c, :] over n, in order, accumulated in double */             \
+    /* gb[c] = sum of gy[n, c, :] over n in a fixed order, accumulated in double */             \
     CT_SIMD static void grad_bias_##SFX(const ct_conv_job *job) {                         \
         const T *gy = job->a;                                                             \
         T *gb = job->out;                                                                 \
@@ -214,9 +214,12 @@ static bool is_pointwise(const ct_conv_geom *g) {
             double acc = 0;                                                               \
             for (int64_t n = 0; n < N; n++) {                                             \
                 const T *r = gy + (n * C + c) * Pn;                                       \
-                double s = 0;                                                             \
-                for (int64_t p = 0; p < Pn; p++) s += r[p];                               \
-                acc += s;                                                                 \
+                double s[8] = {0}; /* 8 independent sums (fixed order): vectorizable */  \
+                int64_t p = 0;                                                            \
+                for (; p + 8 <= Pn; p += 8)                                               \
+                    for (int l = 0; l < 8; l++) s[l] += r[p + l];                         \
+                for (; p < Pn; p++) s[0] += r[p];                                         \
+                acc += ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7])); \
             }                                                                             \
             gb[c] = (T)acc;                                                               \
         }                                                                                 \
