@@ -50,6 +50,28 @@ TEST(conv_matches_pytorch) {
     fx_free(f);
 }
 
+TEST(im2col_col2im_match_pytorch) {
+    fx_file *f = fx_load("conv");
+    ct_fold_options o = {.kernel_size = CT_DIMS(2, 3), .dilation = CT_DIMS(1, 2),
+                         .padding = CT_DIMS(1), .stride = CT_DIMS(2, 1)};
+    ct_dtype dts[] = {CT_F64, CT_F32};
+    for (int t = 0; t < 2; t++) {
+        ct_tensor *x;
+        fx_case_inputs(f, "unfold", 1, dts[t], &x);
+        ct_tensor *u = ct_im2col_with(x, o);
+        CHECK_STR_EQ(ct_node_name(ct_grad_fn(u)), "Im2ColBackward0");
+        fx_case_check(f, "unfold", 1, &x, u, dts[t], 1e-6);
+        fx_case_inputs(f, "fold", 1, dts[t], &x);
+        fx_case_check(f, "fold", 1, &x, ct_col2im_with(x, CT_DIMS(4, 5), o), dts[t], 1e-6);
+    }
+    fx_free(f);
+    CHECK_ERROR(ct_col2im(ct_zeros(CT_SHAPE(1, 7, 9)), CT_DIMS(4, 4), .kernel_size = CT_DIMS(2)),
+                "Expected size of input's dimension 1 to be divisible by the product of kernel_size");
+    CHECK_ERROR(ct_col2im(ct_zeros(CT_SHAPE(1, 8, 8)), CT_DIMS(4, 4), .kernel_size = CT_DIMS(2)),
+                "expected size of input's dimension 2 to match the calculated number of sliding "
+                "blocks 3 * 3 = 9, but got input.size(2)=8");
+}
+
 TEST(conv_grad_fn_and_shapes) {
     ct_tensor *x = ct_ones(CT_SHAPE(1, 4, 5, 5), .requires_grad = true);
     ct_tensor *y = ct_conv2d(x, ct_ones(CT_SHAPE(6, 4, 3, 3)), NULL);
@@ -107,13 +129,20 @@ TEST(conv_errors) {
     CHECK(ct_conv2d(NULL, x4, NULL) == NULL);
 }
 
-TEST(conv_double_backward_fails_clearly) {
-    ct_tensor *x = ct_ones(CT_SHAPE(1, 1, 3, 3), .requires_grad = true);
-    ct_tensor *w = ct_ones(CT_SHAPE(1, 1, 2, 2), .requires_grad = true);
+TEST(conv_double_backward) {
+    /* d/dx sum(conv(x, w)^2)... through create_graph: the gradient is differentiable */
+    ct_tensor *x = ct_ones(CT_SHAPE(1, 1, 3, 3), .dtype = CT_F64, .requires_grad = true);
+    ct_tensor *w = ct_ones(CT_SHAPE(1, 1, 2, 2), .dtype = CT_F64, .requires_grad = true);
     ct_tensor *y = ct_sum(ct_conv2d(x, w, NULL));
     ct_tensor *g = NULL;
-    CHECK_ERROR(ct_autograd_grad(1, &y, 1, &x, &g, .create_graph = true),
-                "ConvolutionBackward0: double backward is not implemented");
+    CHECK(ct_autograd_grad(1, &y, 1, &x, &g, .create_graph = true) == 0);
+    CHECK_VALUES(g, 0, 1, 2, 1, 2, 4, 2, 1, 2, 1);
+    CHECK(ct_backward(ct_sum(ct_mul(g, g))) == 0); /* d/dw sum(g^2) */
+    CHECK_VALUES(ct_grad(w), 0, 18, 18, 18, 18); /* 2 * (1 + 2 + 2 + 4) each */
+    /* asymmetric 'same' padding has no transposed-conv form: a clear error */
+    ct_tensor *y2 = ct_sum(ct_conv2d(x, w, NULL, .padding_same = true));
+    CHECK_ERROR(ct_autograd_grad(1, &y2, 1, &x, &g, .create_graph = true),
+                "ConvolutionBackward0: double backward is not implemented for this geometry");
 }
 
 TEST(conv_results_do_not_depend_on_threads) {

@@ -7,8 +7,10 @@
  * Weights are laid out as PyTorch's: conv [out, in/groups, kh, kw], transposed conv
  * [in, out/groups, kh, kw].  Input may be unbatched (one dim less).  float32 and
  * float64 (float16/bfloat16 compute in float32).  The backward computes gradients
- * with kernels; double backward (create_graph) through a convolution is not
- * implemented and fails with an error.  Results never depend on the thread count. */
+ * with kernels; with create_graph it uses differentiable ops (transposed conv,
+ * ct_im2col, ct_matmul) instead, so double backward works (except for asymmetric
+ * 'same' padding, which fails with an error).  Pooling and interpolation have no
+ * double backward (an error says so).  Results never depend on the thread count. */
 #ifndef CTORCH_CONV_H
 #define CTORCH_CONV_H
 
@@ -43,6 +45,23 @@ ct_tensor *ct_conv_transpose2d_with(ct_tensor *x, ct_tensor *w, ct_tensor *bias,
     CT_AT(ct_conv1d_with(x, w, bias, (ct_conv_options){__VA_ARGS__}))
 #define ct_conv_transpose2d(x, w, bias, ...) \
     CT_AT(ct_conv_transpose2d_with(x, w, bias, (ct_conv_options){__VA_ARGS__}))
+
+/* ---- sliding blocks: F.unfold / F.fold ------------------------------------------- */
+
+typedef struct {
+    ct_dims kernel_size; /* required */
+    ct_dims dilation;    /* default 1 */
+    ct_dims padding;     /* default 0 */
+    ct_dims stride;      /* default 1 */
+} ct_fold_options;
+/* F.unfold: x [N, C, H, W] -> [N, C * kh * kw, L], L the number of block positions. */
+ct_tensor *ct_im2col_with(ct_tensor *x, ct_fold_options o);
+/* F.fold: cols [N, C * kh * kw, L] -> [N, C, H, W] for output_size CT_DIMS(H, W);
+ * overlapping blocks are summed. */
+ct_tensor *ct_col2im_with(ct_tensor *cols, ct_dims output_size, ct_fold_options o);
+#define ct_im2col(x, ...) CT_AT(ct_im2col_with(x, (ct_fold_options){__VA_ARGS__}))
+#define ct_col2im(cols, output_size, ...) \
+    CT_AT(ct_col2im_with(cols, output_size, (ct_fold_options){__VA_ARGS__}))
 
 /* ---- pooling (over the last two dims of [N, C, H, W] or [C, H, W]) ---------- */
 

@@ -224,10 +224,31 @@ static bool is_pointwise(const ct_conv_geom *g) {
             gb[c] = (T)acc;                                                               \
         }                                                                                 \
     }                                                                                     \
+    /* unfold / fold (F.unfold, F.fold): whole samples in parallel */                    \
+    static void fold_##SFX(const ct_conv_job *job) {                                      \
+        const ct_conv_geom *g = job->g;                                                   \
+        int64_t K = g->C * g->KH * g->KW, P = g->OH * g->OW, HW = g->H * g->W;            \
+        int nt = ct_get_num_threads();                                                    \
+        _Pragma("omp parallel for if (nt > 1 && g->N > 1 && g->N * K * P >= CT_GRAIN) num_threads(nt)") \
+        for (int64_t n = 0; n < g->N; n++) {                                              \
+            if (job->kind == CT_CONV_IM2COL) {                                            \
+                im2col_##SFX(g, g->C, (const T *)job->a + n * g->C * HW,                  \
+                             (T *)job->out + n * K * P, 0, g->OH);                        \
+            } else {                                                                      \
+                T *x = (T *)job->out + n * g->C * HW;                                     \
+                memset(x, 0, sizeof(T) * (size_t)(g->C * HW));                            \
+                col2im_##SFX(g, g->C, (const T *)job->a + n * K * P, x, 0, g->OH);        \
+            }                                                                             \
+        }                                                                                 \
+    }                                                                                     \
     static void conv_##SFX(const ct_conv_job *job) {                                      \
         const ct_conv_geom *g = job->g;                                                   \
         if (job->kind == CT_CONV_GRAD_BIAS) {                                             \
             grad_bias_##SFX(job);                                                         \
+            return;                                                                       \
+        }                                                                                 \
+        if (job->kind == CT_CONV_IM2COL || job->kind == CT_CONV_COL2IM) {                 \
+            fold_##SFX(job);                                                              \
             return;                                                                       \
         }                                                                                 \
         int64_t G = g->groups, K = g->C / G * g->KH * g->KW;                              \
@@ -306,5 +327,9 @@ CONV_KERNELS(double, f64, dgemm)
 const ct_kernel_entry ct_cpu_conv_kernels[] = {
     {CT_OP_convolution, CT_F32, (ct_kernel)conv_f32},
     {CT_OP_convolution, CT_F64, (ct_kernel)conv_f64},
+    {CT_OP_im2col, CT_F32, (ct_kernel)conv_f32},
+    {CT_OP_im2col, CT_F64, (ct_kernel)conv_f64},
+    {CT_OP_col2im, CT_F32, (ct_kernel)conv_f32},
+    {CT_OP_col2im, CT_F64, (ct_kernel)conv_f64},
     {0, 0, NULL},
 };
