@@ -9,8 +9,8 @@
  * float64 (float16/bfloat16 compute in float32).  The backward computes gradients
  * with kernels; with create_graph it uses differentiable ops (transposed conv,
  * ct_im2col, ct_matmul) instead, so double backward works (except for asymmetric
- * 'same' padding, which fails with an error).  Pooling and interpolation have no
- * double backward (an error says so).  Results never depend on the thread count. */
+ * 'same' padding, which fails with an error); pooling and interpolation are
+ * differentiable to any order too.  Results never depend on the thread count. */
 #ifndef CTORCH_CONV_H
 #define CTORCH_CONV_H
 

@@ -17,6 +17,14 @@
     static void max_##SFX(const ct_pool_job *j) {                                        \
         const ct_pool_geom *g = j->g;                                                    \
         int64_t HW = g->H * g->W, OHW = g->OH * g->OW;                                   \
+        if (j->gather) {                                                                 \
+            PLANES_PARALLEL(g, g->planes * OHW)                                          \
+            for (int64_t p = 0; p < g->planes; p++)                                      \
+                for (int64_t o = 0; o < OHW; o++)                                        \
+                    ((T *)j->out)[p * OHW + o] =                                         \
+                        ((const T *)j->in)[p * HW + j->idx[p * OHW + o]];                \
+            return;                                                                      \
+        }                                                                                \
         if (j->backward) {                                                               \
             PLANES_PARALLEL(g, g->planes * (HW + OHW))                                   \
             for (int64_t p = 0; p < g->planes; p++) {                                    \
@@ -149,6 +157,12 @@ POOL_KERNELS(double, f64)
 
 #define ENTRIES(DT, SFX)                                                                 \
     {CT_OP_max_pool2d, DT, (ct_kernel)max_##SFX},                                        \
+        {CT_OP_max_pool2d_backward, DT, (ct_kernel)max_##SFX},                           \
+        {CT_OP_adaptive_max_pool2d_backward, DT, (ct_kernel)max_##SFX},                  \
+        {CT_OP_avg_pool2d_backward, DT, (ct_kernel)avg_##SFX},                           \
+        {CT_OP_adaptive_avg_pool2d_backward, DT, (ct_kernel)avg_##SFX},                  \
+        {CT_OP_upsample_nearest2d_backward, DT, (ct_kernel)nearest_##SFX},               \
+        {CT_OP_upsample_bilinear2d_backward, DT, (ct_kernel)bilinear_##SFX},             \
         {CT_OP_adaptive_max_pool2d, DT, (ct_kernel)max_##SFX},                           \
         {CT_OP_avg_pool2d, DT, (ct_kernel)avg_##SFX},                                    \
         {CT_OP_adaptive_avg_pool2d, DT, (ct_kernel)avg_##SFX},                           \

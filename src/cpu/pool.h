@@ -27,10 +27,12 @@ typedef struct {
 } ct_pool_geom;
 
 /* forward: in = x [planes, H, W], out = y [planes, OH, OW], idx = argmax (max, or
- * NULL); backward: in = gy, out = gx (written whole), idx = argmax (max). */
+ * NULL); backward: in = gy, out = gx (written whole), idx = argmax (max);
+ * gather (max only): out = y [planes, OH, OW] with y[o] = in[idx[o]] (the adjoint of
+ * max's backward, for double backward). */
 typedef struct {
     const ct_pool_geom *g;
-    bool backward;
+    bool backward, gather;
     const void *in;
     void *out;
     int64_t *idx;

@@ -22,8 +22,5 @@ ct_kernel ct_compute_kernel(ct_op_id op, ct_device dev, ct_dtype dt);
 ct_tensor *ct_cast_result(ct_tensor *out, ct_dtype dt);
 /* t as a contiguous tensor of dtype dt: t itself (retained) or a copy; unregistered. */
 ct_tensor *ct_contiguous_as(ct_tensor *t, ct_dtype dt);
-/* For backward formulas computed by kernels (not ops): false with an error naming
- * grad_name when the backward is recording a graph (create_graph). */
-bool ct_check_no_double_backward(const char *grad_name);
 
 #endif

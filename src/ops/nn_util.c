@@ -25,10 +25,3 @@ ct_tensor *ct_contiguous_as(ct_tensor *t, ct_dtype dt) {
     if (t->dtype == dt && ct_tensor_is_contiguous(t)) return ct_retain(t);
     return ct_cast_new(t, dt);
 }
-
-bool ct_check_no_double_backward(const char *grad_name) {
-    if (!ct_is_grad_enabled()) return true;
-    ct_error("%s: double backward is not implemented (a backward with create_graph=true "
-             "reached this node)", grad_name);
-    return false;
-}

@@ -1,6 +1,7 @@
 /* Pooling (max, avg, adaptive) and interpolation (nearest, bilinear) over the last
- * two dims.  Forward and backward run kernels (src/cpu/pool.c); double backward is
- * not implemented and fails with an error. */
+ * two dims.  Forward and backward run kernels (src/cpu/pool.c); a backward that
+ * builds a graph records itself as a *_backward op, whose own backward is the
+ * forward op (or a gather by the max indices), so every order is differentiable. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,9 +43,12 @@ static void adaptive_windows(int64_t I, int64_t O, ct_pool_win *w) {
     }
 }
 
-/* Runs op's kernel: forward (x -> [planes..., OH, OW], indices when idx) or backward
- * (gy -> gx shaped like `shape`).  Returns an unregistered tensor of dtype dt. */
-static ct_tensor *run(ct_op_id op, ct_pool_geom *g, bool backward, ct_tensor *in,
+typedef enum { FORWARD, BACKWARD, GATHER } run_mode;
+
+/* Runs op's kernel: forward (x -> [planes..., OH, OW], indices when idx_out),
+ * backward (gy -> gx shaped like `shape`) or gather (max: in[idx_in] -> shape).
+ * Returns an unregistered tensor of dtype dt. */
+static ct_tensor *run(ct_op_id op, ct_pool_geom *g, run_mode mode, ct_tensor *in,
                       ct_tensor *idx_in, ct_shape shape, ct_dtype dt, ct_tensor **idx_out) {
     ct_dtype kd = ct_compute_dtype(dt);
     ct_pool_fn k = (ct_pool_fn)ct_compute_kernel(op, in->storage->device, dt);
@@ -61,7 +65,8 @@ static ct_tensor *run(ct_op_id op, ct_pool_geom *g, bool backward, ct_tensor *in
     }
     ct_tensor *I = out && idx_in ? ct_contiguous_as(idx_in, CT_I64) : NULL;
     if (out) {
-        ct_pool_job job = {g, backward, ct_tensor_data(A), ct_tensor_data(out),
+        ct_pool_job job = {g, mode == BACKWARD, mode == GATHER, ct_tensor_data(A),
+                           ct_tensor_data(out),
                            idx ? (int64_t *)ct_tensor_data(idx)
                                : I ? (int64_t *)ct_tensor_data(I) : NULL};
         k(&job);
@@ -246,7 +251,7 @@ static ct_tensor *pool(ct_op_id op, const char *name, ct_tensor *x, const pool_p
     ct_pool_geom g = geom_of(&xs, OH, OW);
     windows(&g, p, is_max, adaptive_out != NULL);
     ct_tensor *idx = NULL;
-    ct_tensor *out = run(op, &g, false, x, NULL, with_hw(x, OH, OW), x->dtype,
+    ct_tensor *out = run(op, &g, FORWARD, x, NULL, with_hw(x, OH, OW), x->dtype,
                          is_max ? &idx : NULL);
     free_windows(&g);
     if (!out) return NULL;
@@ -307,20 +312,49 @@ ct_tensor *ct_adaptive_max_pool2d(ct_tensor *x, ct_dims output_size) {
     return ct_adaptive_max_pool2d_with_indices(x, output_size, NULL);
 }
 
+/* The op that a forward op's backward records (for double backward). */
+static ct_op_id backward_op(ct_op_id op) {
+    switch (op) {
+    case CT_OP_max_pool2d: return CT_OP_max_pool2d_backward;
+    case CT_OP_adaptive_max_pool2d: return CT_OP_adaptive_max_pool2d_backward;
+    case CT_OP_avg_pool2d: return CT_OP_avg_pool2d_backward;
+    case CT_OP_adaptive_avg_pool2d: return CT_OP_adaptive_avg_pool2d_backward;
+    case CT_OP_upsample_nearest2d: return CT_OP_upsample_nearest2d_backward;
+    default: return CT_OP_upsample_bilinear2d_backward;
+    }
+}
+
+/* Records gx = backward(gy) as op bop (when building a graph), with the forward
+ * node's arguments and indices: gx is linear in gy, and its backward applies the
+ * forward (or, for max, the gather by indices) to the incoming gradient. */
+static void record_backward(const ct_node *fwd, ct_tensor *gy, ct_tensor *gx, ct_tensor *idx) {
+    ct_node *b = ct_node_record(backward_op(fwd->op), 1, &gy, 1);
+    if (!b) return;
+    memcpy(b->iargs, fwd->iargs, sizeof b->iargs);
+    memcpy(b->args, fwd->args, sizeof b->args);
+    if (idx) ct_node_save(b, 0, idx, false);
+    ct_node_set_output(b, gx, 0);
+    ct_release(b);
+}
+
+static ct_shape meta_shape(const ct_input_meta *m) {
+    ct_shape s = {.ndim = m->ndim};
+    memcpy(s.d, m->sizes, sizeof(int64_t) * (size_t)m->ndim);
+    return s;
+}
+
 /* Backward of the pools: gx from gy with the forward's windows (or indices). */
 static bool pool_backward(ct_node *n, ct_tensor **go, ct_tensor **gi, bool is_max,
                           bool adaptive) {
-    if (!ct_check_no_double_backward(ct_node_grad_name(n))) return false;
     ct_tensor *gy = go[0], *idx = NULL;
     if (is_max && !(idx = ct_node_saved(n, 0))) return false;
-    const ct_input_meta *m = &n->in_meta[0];
-    ct_shape xs = {.ndim = m->ndim};
-    memcpy(xs.d, m->sizes, sizeof(int64_t) * (size_t)m->ndim);
+    ct_shape xs = meta_shape(&n->in_meta[0]);
     ct_pool_geom g = geom_of(&xs, gy->sizes[gy->ndim - 2], gy->sizes[gy->ndim - 1]);
     pool_params p = load_pool_args(n);
     if (!is_max) windows(&g, &p, false, adaptive);
-    ct_tensor *gx = run(n->op, &g, true, gy, idx, xs, gy->dtype, NULL);
+    ct_tensor *gx = run(n->op, &g, BACKWARD, gy, idx, xs, gy->dtype, NULL);
     if (!is_max) free_windows(&g);
+    if (gx) record_backward(n, gy, gx, idx);
     return (gi[0] = ct_ret(gx)) != NULL;
 }
 
@@ -335,6 +369,47 @@ bool avg_pool2d_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 }
 bool adaptive_avg_pool2d_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     return pool_backward(n, go, gi, false, true);
+}
+
+/* Double backward of max pooling: gather the incoming gradient at the indices,
+ * recorded as the forward op (whose backward scatters by the same indices). */
+static bool gather_backward(ct_node *n, ct_tensor **go, ct_tensor **gi, ct_op_id fwd) {
+    ct_tensor *gg = go[0], *idx = ct_node_saved(n, 0);
+    if (!idx) return false;
+    ct_shape xs = ct_shape_of(gg), ys = meta_shape(&n->in_meta[0]);
+    ct_pool_geom g = geom_of(&xs, ys.d[ys.ndim - 2], ys.d[ys.ndim - 1]);
+    ct_tensor *r = run(fwd, &g, GATHER, gg, idx, ys, gg->dtype, NULL);
+    if (!r) return false;
+    ct_node *b = ct_node_record(fwd, 1, &gg, 1);
+    if (b) {
+        memcpy(b->iargs, n->iargs, sizeof b->iargs);
+        ct_node_save(b, 0, idx, false);
+        ct_node_set_output(b, r, 0);
+        ct_release(b);
+    }
+    return (gi[0] = ct_ret(r)) != NULL;
+}
+
+bool max_pool2d_backward_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    return gather_backward(n, go, gi, CT_OP_max_pool2d);
+}
+bool adaptive_max_pool2d_backward_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    return gather_backward(n, go, gi, CT_OP_adaptive_max_pool2d);
+}
+
+/* Average pooling's backward is linear: its adjoint is the forward pooling. */
+bool avg_pool2d_backward_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    pool_params p = load_pool_args(n);
+    ct_pool_options o = {.kernel_size = CT_DIMS(p.k[0], p.k[1]),
+                         .stride = CT_DIMS(p.s[0], p.s[1]), .padding = CT_DIMS(p.p[0], p.p[1]),
+                         .ceil_mode = p.ceil_mode, .exclude_pad = !p.count_include_pad,
+                         .divisor_override = p.divisor};
+    return (gi[0] = ct_avg_pool2d_with(go[0], o)) != NULL;
+}
+
+bool adaptive_avg_pool2d_backward_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    ct_shape ys = meta_shape(&n->in_meta[0]);
+    return (gi[0] = ct_adaptive_avg_pool2d(go[0], CT_DIMS(ys.d[ys.ndim - 2], ys.d[ys.ndim - 1]))) != NULL;
 }
 
 /* ---- interpolate ------------------------------------------------------- */
@@ -384,7 +459,7 @@ static ct_tensor *upsample(ct_op_id op, ct_tensor *in, const ct_shape *x_shape, 
         s.d[s.ndim - 2] = OH;
         s.d[s.ndim - 1] = OW;
     }
-    ct_tensor *out = run(op, &g, backward, in, NULL, s, in->dtype, NULL);
+    ct_tensor *out = run(op, &g, backward ? BACKWARD : FORWARD, in, NULL, s, in->dtype, NULL);
     free(ib);
     free(lb);
     return out;
@@ -452,13 +527,11 @@ ct_tensor *ct_interpolate_with(ct_tensor *x, ct_interpolate_options o) {
 }
 
 static bool upsample_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    if (!ct_check_no_double_backward(ct_node_grad_name(n))) return false;
-    const ct_input_meta *m = &n->in_meta[0];
-    ct_shape xs = {.ndim = m->ndim};
-    memcpy(xs.d, m->sizes, sizeof(int64_t) * (size_t)m->ndim);
+    ct_shape xs = meta_shape(&n->in_meta[0]);
     ct_tensor *gy = go[0];
     ct_tensor *gx = upsample(n->op, gy, &xs, gy->sizes[2], gy->sizes[3], n->iargs[0] != 0,
                              n->args, true);
+    if (gx) record_backward(n, gy, gx, NULL);
     return (gi[0] = ct_ret(gx)) != NULL;
 }
 
@@ -467,4 +540,26 @@ bool upsample_nearest2d_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 }
 bool upsample_bilinear2d_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     return upsample_backward(n, go, gi);
+}
+
+/* Upsampling's backward is linear: its adjoint is the forward interpolation with the
+ * same size or scale factors. */
+static bool upsample_backward_backward(ct_node *n, ct_tensor **go, ct_tensor **gi,
+                                       ct_interp_mode mode) {
+    ct_shape ys = meta_shape(&n->in_meta[0]);
+    ct_interpolate_options o = {.mode = mode, .align_corners = n->iargs[0] != 0};
+    if (n->args[0] > 0) {
+        o.scale_factor[0] = n->args[0];
+        o.scale_factor[1] = n->args[1];
+    } else {
+        o.size = CT_DIMS(ys.d[2], ys.d[3]);
+    }
+    return (gi[0] = ct_interpolate_with(go[0], o)) != NULL;
+}
+
+bool upsample_nearest2d_backward_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    return upsample_backward_backward(n, go, gi, CT_INTERP_NEAREST);
+}
+bool upsample_bilinear2d_backward_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    return upsample_backward_backward(n, go, gi, CT_INTERP_BILINEAR);
 }

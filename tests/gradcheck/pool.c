@@ -1,4 +1,5 @@
-/* Gradcheck cases of pooling and interpolation (first order). */
+/* Gradcheck cases of pooling and interpolation.  A gradgradcheck of a forward op
+ * differentiates its backward op (<op>_backward), so it covers that op too. */
 #include "gc.h"
 
 static ct_tensor *f_max(ct_tensor *const *x, void *c) { return ct_max_pool2d_with(x[0], *(ct_pool_options *)c); }
@@ -26,6 +27,15 @@ TEST(grad_pools) {
     ct_dims os = CT_DIMS(3, 2);
     GRADCHECK("adaptive_avg_pool2d", f_aavg, 1, a, &os);
     GRADCHECK("adaptive_max_pool2d", f_amax, 1, a, &os);
+    ct_tensor *s[] = {gc_noncontig(CT_SHAPE(1, 2, 4, 5))};
+    GRADGRADCHECK("max_pool2d", f_max, 1, s, &m);
+    gc_cover("max_pool2d_backward");
+    GRADGRADCHECK("avg_pool2d", f_avg, 1, s, &v);
+    gc_cover("avg_pool2d_backward");
+    GRADGRADCHECK("adaptive_avg_pool2d", f_aavg, 1, s, &os);
+    gc_cover("adaptive_avg_pool2d_backward");
+    GRADGRADCHECK("adaptive_max_pool2d", f_amax, 1, s, &os);
+    gc_cover("adaptive_max_pool2d_backward");
 }
 
 TEST(grad_interpolate) {
@@ -36,4 +46,9 @@ TEST(grad_interpolate) {
     GRADCHECK("upsample_bilinear2d", f_interp, 1, a, &b);
     ct_interpolate_options c = {.size = CT_DIMS(4, 7), .mode = CT_INTERP_BILINEAR, .align_corners = true};
     GRADCHECK("upsample_bilinear2d", f_interp, 1, a, &c);
+    ct_tensor *s[] = {gc_noncontig(CT_SHAPE(1, 1, 2, 3))};
+    GRADGRADCHECK("upsample_nearest2d", f_interp, 1, s, &n);
+    gc_cover("upsample_nearest2d_backward");
+    GRADGRADCHECK("upsample_bilinear2d", f_interp, 1, s, &c);
+    gc_cover("upsample_bilinear2d_backward");
 }
