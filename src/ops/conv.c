@@ -1,7 +1,7 @@
 /* Convolutions: conv1d, conv2d, conv_transpose2d.  One op (ConvolutionBackward0)
  * covers them all; its kernels are in src/cpu/conv.c.  The backward computes the
- * gradients with kernels (GEMM + col2im), not with ops: double backward through a
- * convolution is not implemented and fails with a clear error. */
+ * gradients with kernels (GEMM + col2im); with create_graph it builds them from
+ * differentiable ops instead (transposed conv, ct_im2col, ct_matmul). */
 #include <string.h>
 
 #include "autograd/node.h"

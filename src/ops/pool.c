@@ -1,14 +1,13 @@
-/* Pooling (max, avg, adaptive) and interpolation (nearest, bilinear) over the last
- * two dims.  Forward and backward run kernels (src/cpu/pool.c); a backward that
- * builds a graph records itself as a *_backward op, whose own backward is the
- * forward op (or a gather by the max indices), so every order is differentiable. */
-#include <math.h>
+/* Pooling (max, avg, adaptive) over the last two dims, and the helpers it shares
+ * with interpolation (ops/pool_impl.h).  Forward and backward run kernels
+ * (src/cpu/pool.c); a backward that builds a graph records itself as a *_backward op,
+ * whose own backward is the forward op (or a gather by the max indices), so every
+ * order is differentiable. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "autograd/node.h"
-#include "cpu/pool.h"
-#include "ops/internal.h"
+#include "ops/pool_impl.h"
 
 /* Node iargs: kernel, stride, padding, dilation (2 each), ceil_mode, count_include_pad,
  * divisor; upsampling: align_corners.  args: the scale factors given (0: none). */
@@ -43,12 +42,10 @@ static void adaptive_windows(int64_t I, int64_t O, ct_pool_win *w) {
     }
 }
 
-typedef enum { FORWARD, BACKWARD, GATHER } run_mode;
-
 /* Runs op's kernel: forward (x -> [planes..., OH, OW], indices when idx_out),
  * backward (gy -> gx shaped like `shape`) or gather (max: in[idx_in] -> shape).
  * Returns an unregistered tensor of dtype dt. */
-static ct_tensor *run(ct_op_id op, ct_pool_geom *g, run_mode mode, ct_tensor *in,
+ct_tensor *ct_pool_run(ct_op_id op, ct_pool_geom *g, ct_pool_mode mode, ct_tensor *in,
                       ct_tensor *idx_in, ct_shape shape, ct_dtype dt, ct_tensor **idx_out) {
     ct_dtype kd = ct_compute_dtype(dt);
     ct_pool_fn k = (ct_pool_fn)ct_compute_kernel(op, in->storage->device, dt);
@@ -65,7 +62,7 @@ static ct_tensor *run(ct_op_id op, ct_pool_geom *g, run_mode mode, ct_tensor *in
     }
     ct_tensor *I = out && idx_in ? ct_contiguous_as(idx_in, CT_I64) : NULL;
     if (out) {
-        ct_pool_job job = {g, mode == BACKWARD, mode == GATHER, ct_tensor_data(A),
+        ct_pool_job job = {g, mode == CT_POOL_BACKWARD, mode == CT_POOL_GATHER, ct_tensor_data(A),
                            ct_tensor_data(out),
                            idx ? (int64_t *)ct_tensor_data(idx)
                                : I ? (int64_t *)ct_tensor_data(I) : NULL};
@@ -99,13 +96,13 @@ static ct_shape with_hw(const ct_tensor *x, int64_t h, int64_t w) {
     return s;
 }
 
-static ct_pool_geom geom_of(const ct_shape *in, int64_t OH, int64_t OW) {
+ct_pool_geom ct_pool_geom_of(const ct_shape *in, int64_t OH, int64_t OW) {
     ct_pool_geom g = {.H = in->d[in->ndim - 2], .W = in->d[in->ndim - 1], .OH = OH, .OW = OW};
     g.planes = ct_shape_numel(in->ndim - 2, in->d);
     return g;
 }
 
-static bool pair(const char *op, const char *what, ct_dims d, int64_t dflt_a, int64_t dflt_b,
+bool ct_pool_pair(const char *op, const char *what, ct_dims d, int64_t dflt_a, int64_t dflt_b,
                  int64_t *out) {
     if (d.n == 0) {
         out[0] = dflt_a;
@@ -127,10 +124,10 @@ static bool pool_params_of(const char *op, ct_pool_options o, bool is_max, pool_
         ct_error("%s: kernel_size is required", op);
         return false;
     }
-    if (!pair(op, "kernel_size", o.kernel_size, 0, 0, p->k)) return false;
-    if (!pair(op, "stride", o.stride, p->k[0], p->k[1], p->s) ||
-        !pair(op, "padding", o.padding, 0, 0, p->p) ||
-        !pair(op, "dilation", o.dilation, 1, 1, p->d))
+    if (!ct_pool_pair(op, "kernel_size", o.kernel_size, 0, 0, p->k)) return false;
+    if (!ct_pool_pair(op, "stride", o.stride, p->k[0], p->k[1], p->s) ||
+        !ct_pool_pair(op, "padding", o.padding, 0, 0, p->p) ||
+        !ct_pool_pair(op, "dilation", o.dilation, 1, 1, p->d))
         return false;
     if (!is_max && o.dilation.n) {
         ct_error("%s: dilation is not an option of average pooling", op);
@@ -248,10 +245,10 @@ static ct_tensor *pool(ct_op_id op, const char *name, ct_tensor *x, const pool_p
         }
     }
     ct_shape xs = ct_shape_of(x);
-    ct_pool_geom g = geom_of(&xs, OH, OW);
+    ct_pool_geom g = ct_pool_geom_of(&xs, OH, OW);
     windows(&g, p, is_max, adaptive_out != NULL);
     ct_tensor *idx = NULL;
-    ct_tensor *out = run(op, &g, FORWARD, x, NULL, with_hw(x, OH, OW), x->dtype,
+    ct_tensor *out = ct_pool_run(op, &g, CT_POOL_FORWARD, x, NULL, with_hw(x, OH, OW), x->dtype,
                          is_max ? &idx : NULL);
     free_windows(&g);
     if (!out) return NULL;
@@ -285,7 +282,7 @@ ct_tensor *ct_avg_pool2d_with(ct_tensor *x, ct_pool_options o) {
 }
 
 static bool adaptive_size(const char *op, ct_dims size, const ct_tensor *x, int64_t *out) {
-    if (!pair(op, "output_size", size, 0, 0, out)) return false;
+    if (!ct_pool_pair(op, "output_size", size, 0, 0, out)) return false;
     if (size.n == 0) {
         ct_error("%s: output_size is required", op);
         return false;
@@ -327,7 +324,7 @@ static ct_op_id backward_op(ct_op_id op) {
 /* Records gx = backward(gy) as op bop (when building a graph), with the forward
  * node's arguments and indices: gx is linear in gy, and its backward applies the
  * forward (or, for max, the gather by indices) to the incoming gradient. */
-static void record_backward(const ct_node *fwd, ct_tensor *gy, ct_tensor *gx, ct_tensor *idx) {
+void ct_pool_record_backward(const ct_node *fwd, ct_tensor *gy, ct_tensor *gx, ct_tensor *idx) {
     ct_node *b = ct_node_record(backward_op(fwd->op), 1, &gy, 1);
     if (!b) return;
     memcpy(b->iargs, fwd->iargs, sizeof b->iargs);
@@ -337,7 +334,7 @@ static void record_backward(const ct_node *fwd, ct_tensor *gy, ct_tensor *gx, ct
     ct_release(b);
 }
 
-static ct_shape meta_shape(const ct_input_meta *m) {
+ct_shape ct_meta_shape(const ct_input_meta *m) {
     ct_shape s = {.ndim = m->ndim};
     memcpy(s.d, m->sizes, sizeof(int64_t) * (size_t)m->ndim);
     return s;
@@ -348,13 +345,13 @@ static bool pool_backward(ct_node *n, ct_tensor **go, ct_tensor **gi, bool is_ma
                           bool adaptive) {
     ct_tensor *gy = go[0], *idx = NULL;
     if (is_max && !(idx = ct_node_saved(n, 0))) return false;
-    ct_shape xs = meta_shape(&n->in_meta[0]);
-    ct_pool_geom g = geom_of(&xs, gy->sizes[gy->ndim - 2], gy->sizes[gy->ndim - 1]);
+    ct_shape xs = ct_meta_shape(&n->in_meta[0]);
+    ct_pool_geom g = ct_pool_geom_of(&xs, gy->sizes[gy->ndim - 2], gy->sizes[gy->ndim - 1]);
     pool_params p = load_pool_args(n);
     if (!is_max) windows(&g, &p, false, adaptive);
-    ct_tensor *gx = run(n->op, &g, BACKWARD, gy, idx, xs, gy->dtype, NULL);
+    ct_tensor *gx = ct_pool_run(n->op, &g, CT_POOL_BACKWARD, gy, idx, xs, gy->dtype, NULL);
     if (!is_max) free_windows(&g);
-    if (gx) record_backward(n, gy, gx, idx);
+    if (gx) ct_pool_record_backward(n, gy, gx, idx);
     return (gi[0] = ct_ret(gx)) != NULL;
 }
 
@@ -376,9 +373,9 @@ bool adaptive_avg_pool2d_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 static bool gather_backward(ct_node *n, ct_tensor **go, ct_tensor **gi, ct_op_id fwd) {
     ct_tensor *gg = go[0], *idx = ct_node_saved(n, 0);
     if (!idx) return false;
-    ct_shape xs = ct_shape_of(gg), ys = meta_shape(&n->in_meta[0]);
-    ct_pool_geom g = geom_of(&xs, ys.d[ys.ndim - 2], ys.d[ys.ndim - 1]);
-    ct_tensor *r = run(fwd, &g, GATHER, gg, idx, ys, gg->dtype, NULL);
+    ct_shape xs = ct_shape_of(gg), ys = ct_meta_shape(&n->in_meta[0]);
+    ct_pool_geom g = ct_pool_geom_of(&xs, ys.d[ys.ndim - 2], ys.d[ys.ndim - 1]);
+    ct_tensor *r = ct_pool_run(fwd, &g, CT_POOL_GATHER, gg, idx, ys, gg->dtype, NULL);
     if (!r) return false;
     ct_node *b = ct_node_record(fwd, 1, &gg, 1);
     if (b) {
@@ -408,158 +405,6 @@ bool avg_pool2d_backward_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 }
 
 bool adaptive_avg_pool2d_backward_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    ct_shape ys = meta_shape(&n->in_meta[0]);
+    ct_shape ys = ct_meta_shape(&n->in_meta[0]);
     return (gi[0] = ct_adaptive_avg_pool2d(go[0], CT_DIMS(ys.d[ys.ndim - 2], ys.d[ys.ndim - 1]))) != NULL;
-}
-
-/* ---- interpolate ------------------------------------------------------- */
-
-/* Source index tables of one dim; scale is the given scale factor (0: none). */
-static void upsample_tables(bool bilinear, bool align, int64_t I, int64_t O, double sf,
-                            int64_t *i0, int64_t *i1, double *l1) {
-    if (!bilinear) {
-        /* PyTorch's nearest_idx, in float like its kernel. */
-        float scale = sf > 0 ? (float)(1.0 / sf) : (float)I / (float)O;
-        for (int64_t o = 0; o < O; o++) {
-            int64_t s = O == I ? o : O == 2 * I ? o >> 1 : (int64_t)floorf((float)o * scale);
-            i0[o] = s < I - 1 ? s : I - 1;
-        }
-        return;
-    }
-    double scale = align ? (O > 1 ? (double)(I - 1) / (double)(O - 1) : 0)
-                         : (sf > 0 ? 1.0 / sf : (double)I / (double)O);
-    for (int64_t o = 0; o < O; o++) {
-        double src = align ? scale * (double)o : scale * ((double)o + 0.5) - 0.5;
-        if (src < 0) src = 0;
-        int64_t a = (int64_t)src;
-        if (a > I - 1) a = I - 1;
-        i0[o] = a;
-        i1[o] = a + (a < I - 1 ? 1 : 0);
-        l1[o] = src - (double)a;
-    }
-}
-
-static ct_tensor *upsample(ct_op_id op, ct_tensor *in, const ct_shape *x_shape, int64_t OH,
-                           int64_t OW, bool align, const double *sf, bool backward) {
-    bool bil = op == CT_OP_upsample_bilinear2d;
-    ct_pool_geom g = geom_of(x_shape, OH, OW);
-    int64_t *ib = malloc(sizeof(int64_t) * (size_t)(2 * (OH + OW) + 2));
-    double *lb = malloc(sizeof(double) * (size_t)(OH + OW + 2));
-    if (!ib || !lb) ct_fatal("out of memory in interpolate");
-    g.ih0 = ib;
-    g.ih1 = ib + OH;
-    g.iw0 = ib + 2 * OH;
-    g.iw1 = ib + 2 * OH + OW;
-    g.lh1 = lb;
-    g.lw1 = lb + OH;
-    upsample_tables(bil, align, g.H, OH, sf[0], ib, ib + OH, lb);
-    upsample_tables(bil, align, g.W, OW, sf[1], ib + 2 * OH, ib + 2 * OH + OW, lb + OH);
-    ct_shape s = *x_shape;
-    if (!backward) {
-        s.d[s.ndim - 2] = OH;
-        s.d[s.ndim - 1] = OW;
-    }
-    ct_tensor *out = run(op, &g, backward ? BACKWARD : FORWARD, in, NULL, s, in->dtype, NULL);
-    free(ib);
-    free(lb);
-    return out;
-}
-
-ct_tensor *ct_interpolate_with(ct_tensor *x, ct_interpolate_options o) {
-    const char *op = "ct_interpolate";
-    if (!x) return NULL;
-    if (x->ndim != 4) {
-        ct_error("%s: expected a 4D input [N, C, H, W] (got %dD)", op, x->ndim);
-        return NULL;
-    }
-    if (o.mode != CT_INTERP_NEAREST && o.mode != CT_INTERP_BILINEAR) {
-        ct_error("%s: unknown mode %d (expected CT_INTERP_NEAREST or CT_INTERP_BILINEAR)", op,
-                 (int)o.mode);
-        return NULL;
-    }
-    if (o.align_corners && o.mode == CT_INTERP_NEAREST) {
-        ct_error("%s: align_corners option can only be set with the interpolating modes: "
-                 "linear | bilinear | bicubic | trilinear", op);
-        return NULL;
-    }
-    bool has_scale = o.scale_factor[0] > 0 || o.scale_factor[1] > 0;
-    if (o.size.n == 0 && !has_scale) {
-        ct_error("%s: either size or scale_factor should be defined", op);
-        return NULL;
-    }
-    if (o.size.n && has_scale) {
-        ct_error("%s: only one of size or scale_factor should be defined", op);
-        return NULL;
-    }
-    int64_t H = x->sizes[2], W = x->sizes[3], OH, OW;
-    double sf[2] = {0, 0};
-    if (has_scale) {
-        sf[0] = o.scale_factor[0];
-        sf[1] = o.scale_factor[1] > 0 ? o.scale_factor[1] : o.scale_factor[0];
-        OH = (int64_t)floor((double)H * sf[0]);
-        OW = (int64_t)floor((double)W * sf[1]);
-    } else {
-        int64_t os[2];
-        if (!pair(op, "size", o.size, 0, 0, os)) return NULL;
-        OH = os[0];
-        OW = os[1];
-    }
-    if (OH <= 0 || OW <= 0 || H <= 0 || W <= 0) {
-        char s[CT_SHAPE_STR_MAX];
-        ct_error("%s: Input and output sizes should be greater than 0, but got input (H: %lld, "
-                 "W: %lld) output (H: %lld, W: %lld) for input %s", op, (long long)H,
-                 (long long)W, (long long)OH, (long long)OW, ct_shape_str(x->ndim, x->sizes, s));
-        return NULL;
-    }
-    ct_op_id id = o.mode == CT_INTERP_BILINEAR ? CT_OP_upsample_bilinear2d : CT_OP_upsample_nearest2d;
-    ct_shape xs = ct_shape_of(x);
-    ct_tensor *out = upsample(id, x, &xs, OH, OW, o.align_corners, sf, false);
-    if (!out) return NULL;
-    ct_node *n = ct_node_record(id, 1, &x, 1);
-    if (n) {
-        n->args[0] = sf[0];
-        n->args[1] = sf[1];
-        n->iargs[0] = o.align_corners;
-        ct_node_set_output(n, out, 0);
-        ct_release(n);
-    }
-    return ct_ret(out);
-}
-
-static bool upsample_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    ct_shape xs = meta_shape(&n->in_meta[0]);
-    ct_tensor *gy = go[0];
-    ct_tensor *gx = upsample(n->op, gy, &xs, gy->sizes[2], gy->sizes[3], n->iargs[0] != 0,
-                             n->args, true);
-    if (gx) record_backward(n, gy, gx, NULL);
-    return (gi[0] = ct_ret(gx)) != NULL;
-}
-
-bool upsample_nearest2d_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    return upsample_backward(n, go, gi);
-}
-bool upsample_bilinear2d_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    return upsample_backward(n, go, gi);
-}
-
-/* Upsampling's backward is linear: its adjoint is the forward interpolation with the
- * same size or scale factors. */
-static bool upsample_backward_backward(ct_node *n, ct_tensor **go, ct_tensor **gi,
-                                       ct_interp_mode mode) {
-    ct_shape ys = meta_shape(&n->in_meta[0]);
-    ct_interpolate_options o = {.mode = mode, .align_corners = n->iargs[0] != 0};
-    if (n->args[0] > 0) {
-        o.scale_factor[0] = n->args[0];
-        o.scale_factor[1] = n->args[1];
-    } else {
-        o.size = CT_DIMS(ys.d[2], ys.d[3]);
-    }
-    return (gi[0] = ct_interpolate_with(go[0], o)) != NULL;
-}
-
-bool upsample_nearest2d_backward_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    return upsample_backward_backward(n, go, gi, CT_INTERP_NEAREST);
-}
-bool upsample_bilinear2d_backward_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    return upsample_backward_backward(n, go, gi, CT_INTERP_BILINEAR);
 }
