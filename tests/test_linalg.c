@@ -146,11 +146,13 @@ TEST(results_do_not_depend_on_threads) {
     ct_tensor *ba = fill_pattern(CT_SHAPE(16, 17, 33)), *bb = fill_pattern(CT_SHAPE(16, 33, 9));
     ct_tensor *v = fill_pattern(CT_SHAPE(200000));
     ct_tensor *ad = ct_to(a, .dtype = CT_F64), *bd = ct_to(b, .dtype = CT_F64);
-    ct_tensor *ref[4] = {0};
+    ct_tensor *big = fill_pattern(CT_SHAPE(1030, 1030)); /* OpenBLAS-threaded path */
+    ct_tensor *ref[5] = {0};
     for (int nt = 1; nt <= 3; nt++) {
         ct_set_num_threads(nt);
-        ct_tensor *r[4] = {ct_matmul(a, b), ct_matmul(ba, bb), ct_dot(v, v), ct_matmul(ad, bd)};
-        for (int i = 0; i < 4; i++) {
+        ct_tensor *r[5] = {ct_matmul(a, b), ct_matmul(ba, bb), ct_dot(v, v), ct_matmul(ad, bd),
+                           ct_matmul(big, big)};
+        for (int i = 0; i < 5; i++) {
             if (nt == 1) ref[i] = r[i];
             else if (ct_test_max_diff(r[i], ref[i]) != 0)
                 ct_test_fail(__FILE__, __LINE__, "product %d differs with %d threads by %g", i, nt,
