@@ -13,12 +13,12 @@
  * single-threaded one when GEMM_Q < k < 2*GEMM_Q (sgemm), and dgemm's edge tiles
  * accumulate differently depending on where the thread split falls.  So:
  *  - products are computed as fixed tiles of c (a function of the shape only), each
- *    by single-threaded BLAS calls, the tiles spread over OpenMP threads.  This is
- *    also the fast way for all but big products: OpenBLAS's own (pthread) workers
- *    and OpenMP's spin-waiting workers slow each other down badly when ops
- *    alternate, so OpenBLAS is kept at one thread;
- *    (A tile's bits depend on its size, not only on k: OpenBLAS picks special kernels
- *    for small calls; so one thread runs the same tiles, serially.)
+ *    by a single-threaded BLAS call, the tiles spread over OpenMP threads; one
+ *    thread runs the same tiles serially (a tile's bits depend on its size, as
+ *    OpenBLAS picks special kernels for small calls).  This is also the fast way
+ *    for all but big products: OpenBLAS's own (pthread) workers and OpenMP's
+ *    spin-waiting workers slow each other down badly when ops alternate, so
+ *    OpenBLAS is kept at one thread;
  *  - float32 products of at least CT_GEMM_BIG multiply-adds, where sharing
  *    OpenBLAS's packed panels beats tiles, use OpenBLAS's threads on k-slices of at
  *    most CT_GEMM_KC accumulated into c: a slice is one k-block in either driver, and
