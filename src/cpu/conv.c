@@ -290,7 +290,7 @@ static bool is_pointwise(const ct_conv_geom *g) {
         {                                                                                 \
             T *col = malloc(colsz);                                                       \
             if (!col) ct_fatal("out of memory in conv");                                  \
-            _Pragma("omp for schedule(static)")                                           \
+            _Pragma("omp for schedule(dynamic)")                                          \
             for (int64_t it = 0; it < items; it++) {                                      \
                 if (fwd)                                                                  \
                     forward_##SFX(g, job->a, job->b, job->bias, job->out, col, it);       \

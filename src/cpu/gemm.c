@@ -73,7 +73,7 @@ static void tile_shape(int64_t m, int64_t n, int64_t *tm, int64_t *tn) {
     tile_shape(g->m, g->n, &tm, &tn);                                                    \
     int64_t gm = (g->m + tm - 1) / tm, gn = (g->n + tn - 1) / tn, items = g->batch * gm * gn; \
     ct_blas_set_threads(1);                                                              \
-    _Pragma("omp parallel for if (items > 1 && nt > 1) num_threads(nt) schedule(static)") \
+    _Pragma("omp parallel for if (items > 1 && nt > 1) num_threads(nt) schedule(dynamic)") \
     for (int64_t it = 0; it < items; it++) {                                             \
         int64_t bi = it / (gm * gn), r0 = it / gn % gm * tm, c0 = it % gn * tn;           \
         int64_t mb = g->m - r0 < tm ? g->m - r0 : tm, nb = g->n - c0 < tn ? g->n - c0 : tn; \
