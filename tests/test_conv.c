@@ -1,6 +1,6 @@
 /* Convolutions: values and gradients against PyTorch, errors, thread independence. */
 #include "ct_test.h"
-#include "fixtures.h"
+#include "fx_case.h"
 
 typedef enum { C2, C1, CT } conv_kind;
 typedef struct {
@@ -22,6 +22,7 @@ static const conv_case cases[] = {
     {"c1_groups", C1, 2, {.groups = 3}},
     {"ct_basic", CT, 3, {.stride = CT_DIMS(2), .padding = CT_DIMS(1), .output_padding = CT_DIMS(1)}},
     {"ct_groups", CT, 2, {.stride = CT_DIMS(1, 2), .groups = 2, .dilation = CT_DIMS(2)}},
+    {"c2_stride_h", C2, 2, {.stride = CT_DIMS(2, 1), .padding = CT_DIMS(1)}},
 };
 
 static ct_tensor *run(const conv_case *c, ct_tensor **in) {
@@ -35,26 +36,9 @@ static ct_tensor *run(const conv_case *c, ct_tensor **in) {
 }
 
 static void check_case(fx_file *f, const conv_case *c, ct_dtype dt, double tol) {
-    char key[64];
     ct_tensor *in[3];
-    for (int i = 0; i < c->n_in; i++) {
-        snprintf(key, sizeof key, "%s_in%d", c->name, i);
-        in[i] = fx_get_as(f, key, dt, true);
-    }
-    ct_tensor *y = run(c, in);
-    snprintf(key, sizeof key, "%s_out", c->name);
-    double d = ct_test_max_diff(y, fx_get(f, key));
-    if (!(d <= tol)) ct_test_fail(__FILE__, __LINE__, "%s (%s): output differs by %g (%s)", c->name,
-                                  ct_dtype_name(dt), d, ct_last_error() ? ct_last_error() : "");
-    snprintf(key, sizeof key, "%s_g", c->name);
-    CHECK(ct_backward(y, .gradient = fx_get_as(f, key, dt, false)) == 0);
-    for (int i = 0; i < c->n_in; i++) {
-        snprintf(key, sizeof key, "%s_grad%d", c->name, i);
-        d = ct_test_max_diff(ct_grad(in[i]), fx_get(f, key));
-        if (!(d <= tol))
-            ct_test_fail(__FILE__, __LINE__, "%s (%s): grad of input %d differs by %g", c->name,
-                         ct_dtype_name(dt), i, d);
-    }
+    fx_case_inputs(f, c->name, c->n_in, dt, in);
+    fx_case_check(f, c->name, c->n_in, in, run(c, in), dt, tol);
 }
 
 TEST(conv_matches_pytorch) {
@@ -64,6 +48,28 @@ TEST(conv_matches_pytorch) {
         check_case(f, &cases[i], CT_F32, 1e-4);
     }
     fx_free(f);
+}
+
+TEST(im2col_col2im_match_pytorch) {
+    fx_file *f = fx_load("conv");
+    ct_fold_options o = {.kernel_size = CT_DIMS(2, 3), .dilation = CT_DIMS(1, 2),
+                         .padding = CT_DIMS(1), .stride = CT_DIMS(2, 1)};
+    ct_dtype dts[] = {CT_F64, CT_F32};
+    for (int t = 0; t < 2; t++) {
+        ct_tensor *x;
+        fx_case_inputs(f, "unfold", 1, dts[t], &x);
+        ct_tensor *u = ct_im2col_with(x, o);
+        CHECK_STR_EQ(ct_node_name(ct_grad_fn(u)), "Im2ColBackward0");
+        fx_case_check(f, "unfold", 1, &x, u, dts[t], 1e-6);
+        fx_case_inputs(f, "fold", 1, dts[t], &x);
+        fx_case_check(f, "fold", 1, &x, ct_col2im_with(x, CT_DIMS(4, 5), o), dts[t], 1e-6);
+    }
+    fx_free(f);
+    CHECK_ERROR(ct_col2im(ct_zeros(CT_SHAPE(1, 7, 9)), CT_DIMS(4, 4), .kernel_size = CT_DIMS(2)),
+                "Expected size of input's dimension 1 to be divisible by the product of kernel_size");
+    CHECK_ERROR(ct_col2im(ct_zeros(CT_SHAPE(1, 8, 8)), CT_DIMS(4, 4), .kernel_size = CT_DIMS(2)),
+                "expected size of input's dimension 2 to match the calculated number of sliding "
+                "blocks 3 * 3 = 9, but got input.size(2)=8");
 }
 
 TEST(conv_grad_fn_and_shapes) {
@@ -123,13 +129,20 @@ TEST(conv_errors) {
     CHECK(ct_conv2d(NULL, x4, NULL) == NULL);
 }
 
-TEST(conv_double_backward_fails_clearly) {
-    ct_tensor *x = ct_ones(CT_SHAPE(1, 1, 3, 3), .requires_grad = true);
-    ct_tensor *w = ct_ones(CT_SHAPE(1, 1, 2, 2), .requires_grad = true);
+TEST(conv_double_backward) {
+    /* d/dx sum(conv(x, w)^2)... through create_graph: the gradient is differentiable */
+    ct_tensor *x = ct_ones(CT_SHAPE(1, 1, 3, 3), .dtype = CT_F64, .requires_grad = true);
+    ct_tensor *w = ct_ones(CT_SHAPE(1, 1, 2, 2), .dtype = CT_F64, .requires_grad = true);
     ct_tensor *y = ct_sum(ct_conv2d(x, w, NULL));
     ct_tensor *g = NULL;
-    CHECK_ERROR(ct_autograd_grad(1, &y, 1, &x, &g, .create_graph = true),
-                "double backward through a convolution is not implemented");
+    CHECK(ct_autograd_grad(1, &y, 1, &x, &g, .create_graph = true) == 0);
+    CHECK_VALUES(g, 0, 1, 2, 1, 2, 4, 2, 1, 2, 1);
+    CHECK(ct_backward(ct_sum(ct_mul(g, g))) == 0); /* d/dw sum(g^2) */
+    CHECK_VALUES(ct_grad(w), 0, 18, 18, 18, 18); /* 2 * (1 + 2 + 2 + 4) each */
+    /* asymmetric 'same' padding has no transposed-conv form: a clear error */
+    ct_tensor *y2 = ct_sum(ct_conv2d(x, w, NULL, .padding_same = true));
+    CHECK_ERROR(ct_autograd_grad(1, &y2, 1, &x, &g, .create_graph = true),
+                "ConvolutionBackward0: double backward is not implemented for this geometry");
 }
 
 TEST(conv_results_do_not_depend_on_threads) {
@@ -140,15 +153,22 @@ TEST(conv_results_do_not_depend_on_threads) {
     for (int64_t i = 0; i < ct_numel(w); i++) pw[i] = (float)((i * 104729 % 1000) / 1000.0 - 0.5);
     ct_set_requires_grad(x, true);
     ct_set_requires_grad(w, true);
-    ct_tensor *ref[3] = {0};
+    /* [1, 64, 40, 40] (*) [4, 64, 3, 3]: 8 blocks of output rows */
+    ct_tensor *x1 = ct_empty(CT_SHAPE(1, 64, 40, 40)), *w1 = ct_empty(CT_SHAPE(4, 64, 3, 3));
+    float *p1 = ct_data_ptr(x1), *q1 = ct_data_ptr(w1);
+    for (int64_t i = 0; i < ct_numel(x1); i++) p1[i] = (float)((i * 31 % 100) / 100.0 - 0.5);
+    for (int64_t i = 0; i < ct_numel(w1); i++) q1[i] = (float)((i * 17 % 100) / 100.0 - 0.5);
+    ct_tensor *ref[4] = {0};
     for (int nt = 1; nt <= 3; nt++) {
         ct_set_num_threads(nt);
         ct_set_grad(x, NULL);
         ct_set_grad(w, NULL);
         ct_tensor *y = ct_conv2d(x, w, NULL, .padding = CT_DIMS(1));
         CHECK(ct_backward(ct_sum(ct_mul(y, y))) == 0);
-        ct_tensor *r[3] = {y, ct_clone(ct_grad(x)), ct_clone(ct_grad(w))};
-        for (int i = 0; i < 3; i++) {
+        /* a batch of one runs its forward in parallel over row blocks */
+        ct_tensor *big = ct_conv2d(x1, w1, NULL);
+        ct_tensor *r[4] = {y, ct_clone(ct_grad(x)), ct_clone(ct_grad(w)), big};
+        for (int i = 0; i < 4; i++) {
             if (nt == 1) ref[i] = r[i];
             else if (ct_test_max_diff(r[i], ref[i]) != 0)
                 ct_test_fail(__FILE__, __LINE__, "result %d differs with %d threads", i, nt);

@@ -1,7 +1,7 @@
 /* Matrix products: values and gradients against PyTorch, dtypes, layouts, errors,
  * and results independent of the thread count. */
 #include "ct_test.h"
-#include "fixtures.h"
+#include "fx_case.h"
 
 typedef enum { MATMUL, ADDMM, BADDBMM, OUTER } kind;
 
@@ -17,26 +17,9 @@ static ct_tensor *apply(kind k, ct_tensor **in) {
 
 /* Compares out and every input gradient of one fixture case, in dtype. */
 static void check_case(fx_file *f, const char *name, kind k, int n_in, ct_dtype dt, double tol) {
-    char key[64];
     ct_tensor *in[3];
-    for (int i = 0; i < n_in; i++) {
-        snprintf(key, sizeof key, "%s_in%d", name, i);
-        in[i] = fx_get_as(f, key, dt, true);
-    }
-    ct_tensor *y = apply(k, in);
-    snprintf(key, sizeof key, "%s_out", name);
-    ct_tensor *want = fx_get(f, key);
-    double d = ct_test_max_diff(y, want);
-    if (!(d <= tol)) ct_test_fail(__FILE__, __LINE__, "%s (%s): output differs by %g", name, ct_dtype_name(dt), d);
-    snprintf(key, sizeof key, "%s_g", name);
-    CHECK(ct_backward(y, .gradient = fx_get_as(f, key, dt, false)) == 0);
-    for (int i = 0; i < n_in; i++) {
-        snprintf(key, sizeof key, "%s_grad%d", name, i);
-        d = ct_test_max_diff(ct_grad(in[i]), fx_get(f, key));
-        if (!(d <= tol))
-            ct_test_fail(__FILE__, __LINE__, "%s (%s): grad of input %d differs by %g", name,
-                         ct_dtype_name(dt), i, d);
-    }
+    fx_case_inputs(f, name, n_in, dt, in);
+    fx_case_check(f, name, n_in, in, apply(k, in), dt, tol);
 }
 
 TEST(linalg_matches_pytorch) {
@@ -163,11 +146,13 @@ TEST(results_do_not_depend_on_threads) {
     ct_tensor *ba = fill_pattern(CT_SHAPE(16, 17, 33)), *bb = fill_pattern(CT_SHAPE(16, 33, 9));
     ct_tensor *v = fill_pattern(CT_SHAPE(200000));
     ct_tensor *ad = ct_to(a, .dtype = CT_F64), *bd = ct_to(b, .dtype = CT_F64);
-    ct_tensor *ref[4] = {0};
+    ct_tensor *big = fill_pattern(CT_SHAPE(1030, 1030)); /* OpenBLAS-threaded path */
+    ct_tensor *ref[5] = {0};
     for (int nt = 1; nt <= 3; nt++) {
         ct_set_num_threads(nt);
-        ct_tensor *r[4] = {ct_matmul(a, b), ct_matmul(ba, bb), ct_dot(v, v), ct_matmul(ad, bd)};
-        for (int i = 0; i < 4; i++) {
+        ct_tensor *r[5] = {ct_matmul(a, b), ct_matmul(ba, bb), ct_dot(v, v), ct_matmul(ad, bd),
+                           ct_matmul(big, big)};
+        for (int i = 0; i < 5; i++) {
             if (nt == 1) ref[i] = r[i];
             else if (ct_test_max_diff(r[i], ref[i]) != 0)
                 ct_test_fail(__FILE__, __LINE__, "product %d differs with %d threads by %g", i, nt,

@@ -2,7 +2,6 @@
  * See Note [GEMM determinism] in cpu/gemm.h. */
 #include <cblas.h>
 #include <omp.h>
-#include <stdatomic.h>
 #include <string.h>
 
 #include "cpu/gemm.h"
@@ -27,10 +26,9 @@ bool ct_blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs, bool *tr
     return false;
 }
 
-static atomic_int blas_threads;
-
 void ct_blas_set_threads(int n) {
-    if (atomic_exchange(&blas_threads, n) != n) openblas_set_num_threads(n);
+    /* Asked of OpenBLAS each time: a program may also set it directly. */
+    if (openblas_get_num_threads() != n) openblas_set_num_threads(n);
 }
 
 #define TR(t) ((t) ? CblasTrans : CblasNoTrans)
@@ -45,9 +43,6 @@ void ct_dgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, c
                 (int)ldb, beta, c, (int)ldc);
 }
 
-/* Products below this many multiply-adds run one per thread across the batch. */
-#define SMALL_GEMM (64 * 64 * 64)
-
 /* k == 0: c = beta * c (nothing to multiply). */
 #define SCALE_ONLY(T)                                                                   \
     for (int64_t bi = 0; bi < g->batch; bi++)                                            \
@@ -58,15 +53,37 @@ void ct_dgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, c
 
 /* See Note [GEMM determinism]. */
 #define CT_GEMM_KC 256
-#define CT_GEMM_MB 128
+/* float32 products with at least this many multiply-adds use OpenBLAS's threads. */
+#define CT_GEMM_BIG ((int64_t)1 << 30)
 
-/* One product of the batch, k in slices: deterministic for any OpenBLAS threads. */
-#define PRODUCT(T, GEMM, bi)                                                            \
-    for (int64_t p = 0; p < g->k; p += CT_GEMM_KC) {                                     \
-        int64_t kc = g->k - p < CT_GEMM_KC ? g->k - p : CT_GEMM_KC;                      \
-        GEMM(ta, tb, g->m, g->n, kc, (T)g->alpha, A + (bi) * g->a_bs + p * g->a_cs, lda,  \
-             B + (bi) * g->b_bs + p * g->b_rs, ldb, p ? (T)1 : (T)g->beta,               \
-             C + (bi) * g->c_bs, g->c_rs);                                               \
+/* The fixed tiles of c that threads compute, a function of the shape only: slices
+ * of the longer side (each tile re-packs the operand it shares with the others, so
+ * fewer, longer tiles copy less). */
+static void tile_shape(int64_t m, int64_t n, int64_t *tm, int64_t *tn) {
+    int64_t ts = (m > n ? m : n) <= 512 ? 128 : 256;
+    *tm = m >= n ? ts : (m > 0 ? m : 1);
+    *tn = m >= n ? (n > 0 ? n : 1) : ts;
+}
+
+/* c = alpha * a @ b + beta * c over the batch, as tiles of c computed by
+ * single-threaded BLAS calls on OpenMP threads (no OpenBLAS threads at all, so the
+ * two thread pools never compete for the cores). */
+#define TILED(T, GEMM, KC)                                                              \
+    int64_t tm, tn;                                                                      \
+    tile_shape(g->m, g->n, &tm, &tn);                                                    \
+    int64_t gm = (g->m + tm - 1) / tm, gn = (g->n + tn - 1) / tn, items = g->batch * gm * gn; \
+    ct_blas_set_threads(1);                                                              \
+    _Pragma("omp parallel for if (items > 1 && nt > 1) num_threads(nt) schedule(dynamic)") \
+    for (int64_t it = 0; it < items; it++) {                                             \
+        int64_t bi = it / (gm * gn), r0 = it / gn % gm * tm, c0 = it % gn * tn;           \
+        int64_t mb = g->m - r0 < tm ? g->m - r0 : tm, nb = g->n - c0 < tn ? g->n - c0 : tn; \
+        for (int64_t p = 0; p < g->k; p += KC) {                                         \
+            int64_t kc = g->k - p < KC ? g->k - p : KC;                                  \
+            GEMM(ta, tb, mb, nb, kc, (T)g->alpha,                                        \
+                 A + bi * g->a_bs + r0 * g->a_rs + p * g->a_cs, lda,                     \
+                 B + bi * g->b_bs + c0 * g->b_cs + p * g->b_rs, ldb, p ? (T)1 : (T)g->beta, \
+                 C + bi * g->c_bs + r0 * g->c_rs + c0, g->c_rs);                         \
+        }                                                                                \
     }
 
 #define BLAS_PROLOGUE(T)                                                                \
@@ -81,36 +98,30 @@ void ct_dgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, c
     CT_ASSERT(ct_blas_layout(g->k, g->n, g->b_rs, g->b_cs, &tb, &ldb));                  \
     const T *A = (const T *)g->a, *B = (const T *)g->b;                                  \
     T *C = (T *)g->c;                                                                    \
-    int nt = ct_get_num_threads();                                                       \
-    if (g->batch > 1 && nt > 1 && g->m * g->n * g->k <= SMALL_GEMM) {                    \
-        ct_blas_set_threads(1);                                                          \
-        _Pragma("omp parallel for num_threads(nt) schedule(static)")                     \
-        for (int64_t bi = 0; bi < g->batch; bi++) { PRODUCT(T, GEMM_FN, bi) }            \
-        return;                                                                          \
-    }
+    int nt = ct_get_num_threads();
 
 static void gemm_f32(const ct_gemm_args *g) {
-#define GEMM_FN ct_sgemm
     BLAS_PROLOGUE(float)
+    if (g->m * g->n * g->k < CT_GEMM_BIG) {
+        TILED(float, ct_sgemm, g->k)
+        return;
+    }
+    /* Big products use OpenBLAS's threads, which share its packed panels (fewer
+     * copies than tiles), on k-slices: see Note [GEMM determinism]. */
     ct_blas_set_threads(nt);
-    for (int64_t bi = 0; bi < g->batch; bi++) { PRODUCT(float, ct_sgemm, bi) }
-#undef GEMM_FN
+    for (int64_t bi = 0; bi < g->batch; bi++)
+        for (int64_t p = 0; p < g->k; p += CT_GEMM_KC) {
+            int64_t kc = g->k - p < CT_GEMM_KC ? g->k - p : CT_GEMM_KC;
+            ct_sgemm(ta, tb, g->m, g->n, kc, (float)g->alpha, A + bi * g->a_bs + p * g->a_cs,
+                     lda, B + bi * g->b_bs + p * g->b_rs, ldb, p ? 1.0f : (float)g->beta,
+                     C + bi * g->c_bs, g->c_rs);
+        }
 }
 
-/* float64: fixed blocks of rows, one thread each. */
+/* float64: always tiles (dgemm's threaded results depend on the split). */
 static void gemm_f64(const ct_gemm_args *g) {
-#define GEMM_FN ct_dgemm
     BLAS_PROLOGUE(double)
-#undef GEMM_FN
-    int64_t nb = (g->m + CT_GEMM_MB - 1) / CT_GEMM_MB, total = g->batch * nb;
-    ct_blas_set_threads(1);
-    _Pragma("omp parallel for if (total > 1 && nt > 1) num_threads(nt) schedule(dynamic)")
-    for (int64_t t = 0; t < total; t++) {
-        int64_t bi = t / nb, r0 = (t % nb) * CT_GEMM_MB;
-        int64_t mb = g->m - r0 < CT_GEMM_MB ? g->m - r0 : CT_GEMM_MB;
-        ct_dgemm(ta, tb, mb, g->n, g->k, g->alpha, A + bi * g->a_bs + r0 * g->a_rs, lda,
-                 B + bi * g->b_bs, ldb, g->beta, C + bi * g->c_bs + r0 * g->c_rs, g->c_rs);
-    }
+    TILED(double, ct_dgemm, g->k)
 }
 
 /* Integers: rows of c in parallel, each accumulated over k in order (c row += a[i,p]

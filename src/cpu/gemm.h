@@ -12,12 +12,17 @@
  * its thread count: its threaded driver splits k into blocks differently from the
  * single-threaded one when GEMM_Q < k < 2*GEMM_Q (sgemm), and dgemm's edge tiles
  * accumulate differently depending on where the thread split falls.  So:
- *  - float32 calls OpenBLAS (with ct_get_num_threads threads) on k-slices of at most
- *    CT_GEMM_KC, each accumulated into c (beta = 1 after the first): a slice is one
- *    k-block in either driver, and sgemm's tiles do not depend on the split;
- *  - float64 splits c into fixed blocks of CT_GEMM_MB rows (a function of the shape
- *    only) computed single-threaded, in parallel across OpenMP threads;
- *  - batches of small products run one product per thread, single-threaded.
+ *  - products are computed as fixed tiles of c (a function of the shape only), each
+ *    by a single-threaded BLAS call, the tiles spread over OpenMP threads; one
+ *    thread runs the same tiles serially (a tile's bits depend on its size, as
+ *    OpenBLAS picks special kernels for small calls).  This is also the fast way
+ *    for all but big products: OpenBLAS's own (pthread) workers and OpenMP's
+ *    spin-waiting workers slow each other down badly when ops alternate, so
+ *    OpenBLAS is kept at one thread;
+ *  - float32 products of at least CT_GEMM_BIG multiply-adds, where sharing
+ *    OpenBLAS's packed panels beats tiles, use OpenBLAS's threads on k-slices of at
+ *    most CT_GEMM_KC accumulated into c: a slice is one k-block in either driver, and
+ *    sgemm's micro-tiles do not depend on where the thread split falls.
  * Results are therefore bitwise identical for any ct_set_num_threads
  * (tests/test_linalg.c checks 1, 2 and 3 threads).
  */

@@ -1,11 +1,12 @@
 /* Convolutions: conv1d, conv2d, conv_transpose2d.  One op (ConvolutionBackward0)
  * covers them all; its kernels are in src/cpu/conv.c.  The backward computes the
- * gradients with kernels (GEMM + col2im), not with ops: double backward through a
- * convolution is not implemented and fails with a clear error. */
+ * gradients with kernels (GEMM + col2im); with create_graph it builds them from
+ * differentiable ops instead (transposed conv, ct_im2col, ct_matmul). */
 #include <string.h>
 
 #include "autograd/node.h"
 #include "cpu/conv.h"
+#include "ops/conv_impl.h"
 #include "ops/internal.h"
 
 /* Geometry and options after defaults; iargs of the node, in this order. */
@@ -64,39 +65,23 @@ static ct_conv_geom geometry(const conv_params *p, const ct_tensor *x, const ct_
     return g;
 }
 
-static ct_dtype kernel_dtype(ct_dtype t) { return t == CT_F16 || t == CT_BF16 ? CT_F32 : t; }
-
-/* t as a contiguous tensor of dtype kd: t itself (retained) or a copy. */
-static ct_tensor *as_kernel(ct_tensor *t, ct_dtype kd) {
-    if (t->dtype == kd && ct_tensor_is_contiguous(t)) return ct_retain(t);
-    return ct_cast_new(t, kd);
-}
-
-/* Runs a job with contiguous operands of the kernel dtype; out of dtype `dt`.  Returns
- * an unregistered tensor of shape, or NULL. */
-static ct_tensor *run_job(ct_conv_kind kind, const ct_conv_geom *g, ct_tensor *a, ct_tensor *b,
+ct_tensor *ct_conv_run(ct_conv_kind kind, const ct_conv_geom *g, ct_tensor *a, ct_tensor *b,
                           ct_tensor *bias, ct_shape shape, ct_dtype dt) {
-    ct_dtype kd = kernel_dtype(dt);
-    ct_conv_fn k = (ct_conv_fn)ct_kernel_for(CT_OP_convolution, a->storage->device, kd);
-    if (!k) {
-        if (kd != dt) {
-            ct_clear_error();
-            ct_kernel_for(CT_OP_convolution, a->storage->device, dt);
-        }
-        return NULL;
-    }
-    ct_tensor *A = as_kernel(a, kd), *B = A ? as_kernel(b, kd) : NULL;
-    ct_tensor *Z = B && bias ? as_kernel(bias, kd) : NULL;
+    ct_dtype kd = ct_compute_dtype(dt);
+    ct_conv_fn k = (ct_conv_fn)ct_compute_kernel(CT_OP_convolution, a->storage->device, dt);
+    if (!k) return NULL;
+    ct_tensor *A = ct_contiguous_as(a, kd), *B = A ? ct_contiguous_as(b, kd) : NULL;
+    ct_tensor *Z = B && bias ? ct_contiguous_as(bias, kd) : NULL;
     ct_tensor *out = B && (!bias || Z) ? ct_tensor_new(shape, kd, a->storage->device) : NULL;
     if (out) {
         ct_conv_job job = {kind, g, ct_tensor_data(A), ct_tensor_data(B),
-                           Z ? ct_tensor_data(Z) : NULL, ct_tensor_data(out)};
-        k(&job);
-        if (kd != dt) {
-            ct_tensor *c = ct_cast_new(out, dt);
-            ct_release(out);
-            out = c;
+                           Z ? ct_tensor_data(Z) : NULL, ct_tensor_data(out), 0, 0};
+        if (kind == CT_CONV_GRAD_BIAS) { /* a is gy [N, channels, *spatial] */
+            job.channels = A->ndim > 1 ? A->sizes[1] : 0;
+            job.plane = ct_shape_numel(A->ndim - 2, A->sizes + 2);
         }
+        k(&job);
+        out = ct_cast_result(out, dt);
     }
     ct_release(A);
     ct_release(B);
@@ -273,8 +258,8 @@ static ct_tensor *convolution(const char *op, conv_params *p, ct_tensor *x, ct_t
     ct_shape shape = {.ndim = x->ndim, .d = {x->sizes[0], p->transposed ? g.C : g.O}};
     for (int i = 0; i < p->nd; i++) shape.d[2 + i] = osp[i];
     ct_tensor *out = p->transposed
-                         ? run_job(CT_CONV_GRAD_INPUT, &g, x, w, NULL, shape, x->dtype)
-                         : run_job(CT_CONV_FORWARD, &g, x, w, bias, shape, x->dtype);
+                         ? ct_conv_run(CT_CONV_GRAD_INPUT, &g, x, w, NULL, shape, x->dtype)
+                         : ct_conv_run(CT_CONV_FORWARD, &g, x, w, bias, shape, x->dtype);
     if (!out) return NULL;
     if (p->transposed && bias && !add_bias(out, bias)) {
         ct_release(out);
@@ -353,13 +338,97 @@ ct_tensor *ct_conv_transpose2d_with(ct_tensor *x, ct_tensor *w, ct_tensor *bias,
     return conv_entry("ct_conv_transpose2d", 2, true, x, w, bias, o);
 }
 
-/* Gradients by kernels: see Note [Conv determinism] in cpu/conv.h. */
-bool convolution_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    if (ct_is_grad_enabled()) {
-        ct_error("ct_conv: double backward through a convolution is not implemented "
-                 "(backward with create_graph=true reached ConvolutionBackward0)");
-        return false;
+/* ---- double backward: the gradients as differentiable ops -------------------- */
+
+/* t [N, C, L] as [N, C, 1, L] (1-D convs run as 2-D ones); 4-D t as it is. */
+static ct_tensor *as_2d(ct_tensor *t, int nd) {
+    if (nd == 2) return t;
+    return ct_reshape(t, CT_SHAPE(t->sizes[0], t->sizes[1], 1, t->sizes[2]));
+}
+
+static conv_params params_2d(const conv_params *p) {
+    if (p->nd == 2) return *p;
+    conv_params q = {.nd = 2, .transposed = p->transposed, .groups = p->groups,
+                     .stride = {1, p->stride[0]}, .pad = {0, p->pad[0]}, .dil = {1, p->dil[0]},
+                     .out_pad = {0, p->out_pad[0]}, .pad_end = {0, p->pad[0]}};
+    return q;
+}
+
+static bool not_expressible(void) {
+    ct_error("ConvolutionBackward0: double backward is not implemented for this geometry "
+             "(asymmetric 'same' padding or output_padding >= stride)");
+    return false;
+}
+
+/* With create_graph: grad_input is the transposed (or plain) convolution of gy, and
+ * grad_weight sums gy @ im2col(input)^T over the batch (ct_im2col + ct_matmul), so the
+ * gradients are themselves differentiable. */
+static bool backward_with_ops(ct_node *n, const conv_params *p0, ct_tensor *gy,
+                              ct_tensor **gi) {
+    conv_params p = params_2d(p0);
+    int nd = p0->nd;
+    ct_tensor *g4 = as_2d(gy, nd);
+    if (!g4) return false;
+    if (n->needs_grad[0]) {
+        ct_tensor *w = ct_node_saved(n, 1), *x_like = NULL;
+        if (!w) return false;
+        ct_tensor *w4 = as_2d(w, nd);
+        conv_params q = p;
+        q.transposed = !p.transposed;
+        for (int i = 0; i < 2; i++) q.pad_end[i] = q.pad[i];
+        /* The shape grad_input must have: the input's, as 4-D. */
+        const ct_input_meta *xm = &n->in_meta[0];
+        int64_t want[2] = {nd == 2 ? xm->sizes[2] : 1, xm->sizes[xm->ndim - 1]};
+        if (q.transposed) { /* output_padding that gives back the input's size */
+            for (int i = 0; i < 2; i++) {
+                int64_t base = (g4->sizes[2 + i] - 1) * q.stride[i] - 2 * q.pad[i] +
+                               q.dil[i] * (w4->sizes[2 + i] - 1) + 1;
+                q.out_pad[i] = want[i] - base;
+                if (q.out_pad[i] < 0 || (q.out_pad[i] >= q.stride[i] && q.out_pad[i] >= q.dil[i]))
+                    return not_expressible();
+            }
+        } else {
+            q.out_pad[0] = q.out_pad[1] = 0;
+        }
+        x_like = ct_ret(convolution("ct_conv", &q, g4, w4, NULL));
+        if (!x_like || x_like->sizes[2] != want[0] || x_like->sizes[3] != want[1])
+            return x_like ? not_expressible() : false;
+        ct_shape xs = {.ndim = xm->ndim};
+        memcpy(xs.d, xm->sizes, sizeof(int64_t) * (size_t)xm->ndim);
+        if (!(gi[0] = ct_reshape(x_like, xs))) return false;
     }
+    if (n->needs_grad[1]) {
+        ct_tensor *x = ct_node_saved(n, 0);
+        if (!x) return false;
+        ct_tensor *x4 = as_2d(x, nd);
+        /* image: the conv's input; grads: the conv's output gradient. */
+        ct_tensor *img = p.transposed ? g4 : x4, *og = p.transposed ? x4 : g4;
+        const ct_input_meta *wm = &n->in_meta[1];
+        int64_t kh = nd == 2 ? wm->sizes[2] : 1, kw = wm->sizes[wm->ndim - 1];
+        ct_tensor *cols = ct_im2col_with(img, (ct_fold_options){
+            .kernel_size = CT_DIMS(kh, kw), .dilation = CT_DIMS(p.dil[0], p.dil[1]),
+            .padding = CT_DIMS(p.pad[0], p.pad[1]), .stride = CT_DIMS(p.stride[0], p.stride[1])});
+        if (!cols) return false;
+        int64_t N = og->sizes[0], G = p.groups, L = og->sizes[2] * og->sizes[3];
+        if (cols->sizes[2] != L) return not_expressible();
+        ct_tensor *cv = ct_view(cols, CT_SHAPE(N, G, cols->sizes[1] / G, L));
+        ct_tensor *ov = ct_reshape(og, CT_SHAPE(N, G, og->sizes[1] / G, L));
+        ct_tensor *sum = ct_sum_with(ct_matmul(ov, ct_transpose(cv, -1, -2)),
+                                     (ct_reduce_options){.dims = CT_DIMS(0)});
+        ct_shape ws = {.ndim = wm->ndim};
+        memcpy(ws.d, wm->sizes, sizeof(int64_t) * (size_t)wm->ndim);
+        if (!(gi[1] = ct_reshape(sum, ws))) return false;
+    }
+    if (n->needs_grad[2]) {
+        ct_dims d = nd == 2 ? CT_DIMS(0, 2, 3) : CT_DIMS(0, 2);
+        if (!(gi[2] = ct_sum_with(gy, (ct_reduce_options){.dims = d}))) return false;
+    }
+    return true;
+}
+
+/* Gradients by kernels (see Note [Conv determinism] in cpu/conv.h); with
+ * create_graph, by differentiable ops (backward_with_ops). */
+bool convolution_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     conv_params p = {.nd = (int)n->iargs[IA_ND], .transposed = n->iargs[IA_TRANSPOSED] != 0,
                      .groups = n->iargs[IA_GROUPS]};
     for (int i = 0; i < 2; i++) {
@@ -369,6 +438,7 @@ bool convolution_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
         p.out_pad[i] = n->iargs[IA_OUTPAD + i];
     }
     ct_tensor *gy = go[0];
+    if (ct_is_grad_enabled()) return backward_with_ops(n, &p, gy, gi);
     const ct_input_meta *xm = &n->in_meta[0], *wm = &n->in_meta[1];
     ct_shape xs = {.ndim = xm->ndim}, ws = {.ndim = wm->ndim};
     memcpy(xs.d, xm->sizes, sizeof(int64_t) * (size_t)xs.ndim);
@@ -383,20 +453,20 @@ bool convolution_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     if (n->needs_grad[0]) {
         ct_tensor *w = ct_node_saved(n, 1);
         if (!w) return false;
-        ct_tensor *r = p.transposed ? run_job(CT_CONV_FORWARD, &g, gy, w, NULL, xs, dt)
-                                    : run_job(CT_CONV_GRAD_INPUT, &g, gy, w, NULL, xs, dt);
+        ct_tensor *r = p.transposed ? ct_conv_run(CT_CONV_FORWARD, &g, gy, w, NULL, xs, dt)
+                                    : ct_conv_run(CT_CONV_GRAD_INPUT, &g, gy, w, NULL, xs, dt);
         if (!(gi[0] = ct_ret(r))) return false;
     }
     if (n->needs_grad[1]) {
         ct_tensor *x = ct_node_saved(n, 0);
         if (!x) return false;
-        ct_tensor *r = p.transposed ? run_job(CT_CONV_GRAD_WEIGHT, &g, gy, x, NULL, ws, dt)
-                                    : run_job(CT_CONV_GRAD_WEIGHT, &g, x, gy, NULL, ws, dt);
+        ct_tensor *r = p.transposed ? ct_conv_run(CT_CONV_GRAD_WEIGHT, &g, gy, x, NULL, ws, dt)
+                                    : ct_conv_run(CT_CONV_GRAD_WEIGHT, &g, x, gy, NULL, ws, dt);
         if (!(gi[1] = ct_ret(r))) return false;
     }
     if (n->needs_grad[2]) {
-        ct_dims d = p.nd == 2 ? CT_DIMS(0, 2, 3) : CT_DIMS(0, 2);
-        if (!(gi[2] = ct_sum_with(gy, (ct_reduce_options){.dims = d}))) return false;
+        ct_shape bs = CT_SHAPE(gy->sizes[1]);
+        if (!(gi[2] = ct_ret(ct_conv_run(CT_CONV_GRAD_BIAS, &g, gy, gy, NULL, bs, dt)))) return false;
     }
     return true;
 }

@@ -4,6 +4,7 @@
 
 #include "ctorch.h"
 #include "core/tensor_impl.h"
+#include "ops/op_table.h"
 
 /* A new contiguous tensor holding t converted to dtype (unregistered, no graph). */
 ct_tensor *ct_cast_new(const ct_tensor *t, ct_dtype dtype);
@@ -28,5 +29,15 @@ bool ct_loss_check_reduction(const char *op, ct_reduction r);
 ct_tensor *ct_loss_reduce(const char *op, ct_tensor *l, ct_reduction r);
 ct_tensor *ct_nll_loss_op(const char *op, ct_tensor *x, ct_tensor *t, ct_tensor *w,
                           ct_reduction red, int64_t ignore_index);
+/* The dtype nn kernels compute in: float16/bfloat16 go through float32. */
+ct_dtype ct_compute_dtype(ct_dtype t);
+/* The kernel of op for dtype dt, computed in ct_compute_dtype(dt); NULL with the
+ * error naming dt itself when there is none. */
+ct_kernel ct_compute_kernel(ct_op_id op, ct_device dev, ct_dtype dt);
+/* A kernel's result (unregistered, compute dtype) as dtype dt: out itself, or a
+ * converted copy (out released).  NULL stays NULL. */
+ct_tensor *ct_cast_result(ct_tensor *out, ct_dtype dt);
+/* t as a contiguous tensor of dtype dt: t itself (retained) or a copy; unregistered. */
+ct_tensor *ct_contiguous_as(ct_tensor *t, ct_dtype dt);
 
 #endif

@@ -1,0 +1,27 @@
+/* Helpers shared by the nn ops whose kernels take contiguous float buffers
+ * (convolution, pooling, upsampling, matrix products). */
+#include "ops/internal.h"
+
+ct_dtype ct_compute_dtype(ct_dtype t) { return t == CT_F16 || t == CT_BF16 ? CT_F32 : t; }
+
+ct_kernel ct_compute_kernel(ct_op_id op, ct_device dev, ct_dtype dt) {
+    ct_dtype kd = ct_compute_dtype(dt);
+    ct_kernel k = ct_kernel_for(op, dev, kd);
+    if (!k && kd != dt) { /* report the user's dtype, not the internal float32 */
+        ct_clear_error();
+        ct_kernel_for(op, dev, dt);
+    }
+    return k;
+}
+
+ct_tensor *ct_cast_result(ct_tensor *out, ct_dtype dt) {
+    if (!out || out->dtype == dt) return out;
+    ct_tensor *c = ct_cast_new(out, dt);
+    ct_release(out);
+    return c;
+}
+
+ct_tensor *ct_contiguous_as(ct_tensor *t, ct_dtype dt) {
+    if (t->dtype == dt && ct_tensor_is_contiguous(t)) return ct_retain(t);
+    return ct_cast_new(t, dt);
+}

@@ -1,0 +1,410 @@
+/* Pooling (max, avg, adaptive) over the last two dims, and the helpers it shares
+ * with interpolation (ops/pool_impl.h).  Forward and backward run kernels
+ * (src/cpu/pool.c); a backward that builds a graph records itself as a *_backward op,
+ * whose own backward is the forward op (or a gather by the max indices), so every
+ * order is differentiable. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "autograd/node.h"
+#include "ops/pool_impl.h"
+
+/* Node iargs: kernel, stride, padding, dilation (2 each), ceil_mode, count_include_pad,
+ * divisor; upsampling: align_corners.  args: the scale factors given (0: none). */
+enum { IA_K = 0, IA_S = 2, IA_P = 4, IA_D = 6, IA_CEIL = 8, IA_INCL = 9, IA_DIV = 10 };
+
+typedef struct {
+    int64_t k[2], s[2], p[2], d[2];
+    bool ceil_mode, count_include_pad;
+    int64_t divisor;
+} pool_params;
+
+/* Window tables of one dim (I inputs, O outputs) for pooling with p's dim i. */
+static void pool_windows(const pool_params *p, int i, bool is_max, int64_t I, int64_t O,
+                         ct_pool_win *w) {
+    for (int64_t o = 0; o < O; o++) {
+        int64_t start = o * p->s[i] - p->p[i];
+        if (is_max) {
+            int64_t lo = start, hi = start + (p->k[i] - 1) * p->d[i] + 1;
+            while (lo < 0) lo += p->d[i];
+            w[o] = (ct_pool_win){lo, hi < I ? hi : I, p->d[i], 0};
+        } else {
+            int64_t end = start + p->k[i] < I + p->p[i] ? start + p->k[i] : I + p->p[i];
+            w[o] = (ct_pool_win){start > 0 ? start : 0, end < I ? end : I, 1, end - start};
+        }
+    }
+}
+
+static void adaptive_windows(int64_t I, int64_t O, ct_pool_win *w) {
+    for (int64_t o = 0; o < O; o++) {
+        int64_t lo = o * I / O, hi = ((o + 1) * I + O - 1) / O;
+        w[o] = (ct_pool_win){lo, hi, 1, hi - lo};
+    }
+}
+
+/* Runs op's kernel: forward (x -> [planes..., OH, OW], indices when idx_out),
+ * backward (gy -> gx shaped like `shape`) or gather (max: in[idx_in] -> shape).
+ * Returns an unregistered tensor of dtype dt. */
+ct_tensor *ct_pool_run(ct_op_id op, ct_pool_geom *g, ct_pool_mode mode, ct_tensor *in,
+                      ct_tensor *idx_in, ct_shape shape, ct_dtype dt, ct_tensor **idx_out) {
+    ct_dtype kd = ct_compute_dtype(dt);
+    ct_pool_fn k = (ct_pool_fn)ct_compute_kernel(op, in->storage->device, dt);
+    if (!k) return NULL;
+    ct_tensor *A = ct_contiguous_as(in, kd);
+    ct_tensor *out = A ? ct_tensor_new(shape, kd, in->storage->device) : NULL;
+    ct_tensor *idx = NULL;
+    if (out && idx_out) {
+        idx = ct_tensor_new(shape, CT_I64, in->storage->device);
+        if (!idx) {
+            ct_release(out);
+            out = NULL;
+        }
+    }
+    ct_tensor *I = out && idx_in ? ct_contiguous_as(idx_in, CT_I64) : NULL;
+    if (out) {
+        ct_pool_job job = {g, mode == CT_POOL_BACKWARD, mode == CT_POOL_GATHER, ct_tensor_data(A),
+                           ct_tensor_data(out),
+                           idx ? (int64_t *)ct_tensor_data(idx)
+                               : I ? (int64_t *)ct_tensor_data(I) : NULL};
+        k(&job);
+        out = ct_cast_result(out, dt);
+    }
+    ct_release(A);
+    ct_release(I);
+    if (idx_out && out) *idx_out = idx;
+    else ct_release(idx);
+    return out;
+}
+
+/* 3-D [C, H, W] or 4-D [N, C, H, W] input, non-empty except in the batch dim. */
+static bool check_input(const char *op, const ct_tensor *x) {
+    if ((x->ndim != 3 && x->ndim != 4) || x->sizes[x->ndim - 1] == 0 ||
+        x->sizes[x->ndim - 2] == 0 || x->sizes[x->ndim - 3] == 0) {
+        char s[CT_SHAPE_STR_MAX];
+        ct_error("%s: non-empty 3D or 4D (batch mode) tensor expected for input (got %s)", op,
+                 ct_shape_str(x->ndim, x->sizes, s));
+        return false;
+    }
+    return true;
+}
+
+/* x's shape with the last two dims replaced. */
+static ct_shape with_hw(const ct_tensor *x, int64_t h, int64_t w) {
+    ct_shape s = ct_shape_of(x);
+    s.d[s.ndim - 2] = h;
+    s.d[s.ndim - 1] = w;
+    return s;
+}
+
+ct_pool_geom ct_pool_geom_of(const ct_shape *in, int64_t OH, int64_t OW) {
+    ct_pool_geom g = {.H = in->d[in->ndim - 2], .W = in->d[in->ndim - 1], .OH = OH, .OW = OW};
+    g.planes = ct_shape_numel(in->ndim - 2, in->d);
+    return g;
+}
+
+bool ct_pool_pair(const char *op, const char *what, ct_dims d, int64_t dflt_a, int64_t dflt_b,
+                 int64_t *out) {
+    if (d.n == 0) {
+        out[0] = dflt_a;
+        out[1] = dflt_b;
+        return true;
+    }
+    if (d.n == 1 || d.n == 2) {
+        out[0] = d.d[0];
+        out[1] = d.d[d.n - 1];
+        return true;
+    }
+    ct_error("%s: %s must either be a single int, or a tuple of two ints (got %d values)", op,
+             what, d.n);
+    return false;
+}
+
+static bool pool_params_of(const char *op, ct_pool_options o, bool is_max, pool_params *p) {
+    if (o.kernel_size.n == 0) {
+        ct_error("%s: kernel_size is required", op);
+        return false;
+    }
+    if (!ct_pool_pair(op, "kernel_size", o.kernel_size, 0, 0, p->k)) return false;
+    if (!ct_pool_pair(op, "stride", o.stride, p->k[0], p->k[1], p->s) ||
+        !ct_pool_pair(op, "padding", o.padding, 0, 0, p->p) ||
+        !ct_pool_pair(op, "dilation", o.dilation, 1, 1, p->d))
+        return false;
+    if (!is_max && o.dilation.n) {
+        ct_error("%s: dilation is not an option of average pooling", op);
+        return false;
+    }
+    p->ceil_mode = o.ceil_mode;
+    p->count_include_pad = !o.exclude_pad;
+    p->divisor = o.divisor_override;
+    for (int i = 0; i < 2; i++) {
+        if (p->k[i] <= 0) {
+            ct_error("%s: kernel size should be greater than zero, but got kernel_size=%lld", op,
+                     (long long)p->k[i]);
+            return false;
+        }
+        if (p->s[i] <= 0) {
+            ct_error("%s: stride should not be zero (got %lld)", op, (long long)p->s[i]);
+            return false;
+        }
+        if (p->d[i] <= 0) {
+            ct_error("%s: dilation should be greater than zero (got %lld)", op, (long long)p->d[i]);
+            return false;
+        }
+        if (p->p[i] < 0 || p->p[i] > p->k[i] / 2) {
+            ct_error("%s: pad should be at most half of kernel size, but got pad=%lld and "
+                     "kernel_size=%lld", op, (long long)p->p[i], (long long)p->k[i]);
+            return false;
+        }
+    }
+    if (o.divisor_override < 0) {
+        ct_error("%s: divisor must be not zero (got %lld)", op, (long long)o.divisor_override);
+        return false;
+    }
+    return true;
+}
+
+/* PyTorch's pooling_output_shape. */
+static int64_t pool_out(int64_t I, int64_t k, int64_t pad, int64_t s, int64_t d, bool ceil) {
+    int64_t num = I + 2 * pad - d * (k - 1) - 1 + (ceil ? s - 1 : 0);
+    int64_t o = (num >= 0 ? num / s : -((-num + s - 1) / s)) + 1;
+    if (ceil && (o - 1) * s >= I + pad) o--;
+    return o;
+}
+
+static void save_pool_args(ct_node *n, const pool_params *p) {
+    for (int i = 0; i < 2; i++) {
+        n->iargs[IA_K + i] = p->k[i];
+        n->iargs[IA_S + i] = p->s[i];
+        n->iargs[IA_P + i] = p->p[i];
+        n->iargs[IA_D + i] = p->d[i];
+    }
+    n->iargs[IA_CEIL] = p->ceil_mode;
+    n->iargs[IA_INCL] = p->count_include_pad;
+    n->iargs[IA_DIV] = p->divisor;
+}
+
+static pool_params load_pool_args(const ct_node *n) {
+    pool_params p = {.ceil_mode = n->iargs[IA_CEIL], .count_include_pad = n->iargs[IA_INCL],
+                     .divisor = n->iargs[IA_DIV]};
+    for (int i = 0; i < 2; i++) {
+        p.k[i] = n->iargs[IA_K + i];
+        p.s[i] = n->iargs[IA_S + i];
+        p.p[i] = n->iargs[IA_P + i];
+        p.d[i] = n->iargs[IA_D + i];
+    }
+    return p;
+}
+
+/* Window tables for (H, W) -> (OH, OW); freed by the caller. */
+static bool windows(ct_pool_geom *g, const pool_params *p, bool is_max, bool adaptive) {
+    ct_pool_win *wh = malloc(sizeof *wh * (size_t)(g->OH + 1));
+    ct_pool_win *ww = malloc(sizeof *ww * (size_t)(g->OW + 1));
+    if (!wh || !ww) ct_fatal("out of memory in pooling");
+    if (adaptive) {
+        adaptive_windows(g->H, g->OH, wh);
+        adaptive_windows(g->W, g->OW, ww);
+    } else {
+        pool_windows(p, 0, is_max, g->H, g->OH, wh);
+        pool_windows(p, 1, is_max, g->W, g->OW, ww);
+        g->count_include_pad = p->count_include_pad;
+        g->divisor = p->divisor;
+    }
+    g->wh = wh;
+    g->ww = ww;
+    return true;
+}
+
+static void free_windows(ct_pool_geom *g) {
+    free((void *)g->wh);
+    free((void *)g->ww);
+}
+
+/* The forward of all four pools; indices returned (registered) when wanted. */
+static ct_tensor *pool(ct_op_id op, const char *name, ct_tensor *x, const pool_params *p,
+                       const int64_t *adaptive_out, ct_tensor **indices) {
+    if (!x || !check_input(name, x)) return NULL;
+    bool is_max = op == CT_OP_max_pool2d || op == CT_OP_adaptive_max_pool2d;
+    int64_t H = x->sizes[x->ndim - 2], W = x->sizes[x->ndim - 1], OH, OW;
+    if (adaptive_out) {
+        OH = adaptive_out[0];
+        OW = adaptive_out[1];
+        if (OH < 0 || OW < 0) {
+            ct_error("%s: output_size must be non-negative (got [%lld, %lld])", name,
+                     (long long)OH, (long long)OW);
+            return NULL;
+        }
+    } else {
+        OH = pool_out(H, p->k[0], p->p[0], p->s[0], p->d[0], p->ceil_mode);
+        OW = pool_out(W, p->k[1], p->p[1], p->s[1], p->d[1], p->ceil_mode);
+        if (OH < 1 || OW < 1) {
+            ct_error("%s: Given input size: (%lldx%lldx%lld). Calculated output size: "
+                     "(%lldx%lldx%lld). Output size is too small", name,
+                     (long long)x->sizes[x->ndim - 3], (long long)H, (long long)W,
+                     (long long)x->sizes[x->ndim - 3], (long long)OH, (long long)OW);
+            return NULL;
+        }
+    }
+    ct_shape xs = ct_shape_of(x);
+    ct_pool_geom g = ct_pool_geom_of(&xs, OH, OW);
+    windows(&g, p, is_max, adaptive_out != NULL);
+    ct_tensor *idx = NULL;
+    ct_tensor *out = ct_pool_run(op, &g, CT_POOL_FORWARD, x, NULL, with_hw(x, OH, OW), x->dtype,
+                         is_max ? &idx : NULL);
+    free_windows(&g);
+    if (!out) return NULL;
+    ct_node *n = ct_node_record(op, 1, &x, 1);
+    if (n) {
+        if (p) save_pool_args(n, p);
+        if (idx) ct_node_save(n, 0, idx, false);
+        ct_node_set_output(n, out, 0);
+        ct_release(n);
+    }
+    if (indices) *indices = ct_ret(idx);
+    else ct_release(idx);
+    return ct_ret(out);
+}
+
+ct_tensor *ct_max_pool2d_with_indices_with(ct_tensor *x, ct_tensor **indices, ct_pool_options o) {
+    pool_params p;
+    if (indices) *indices = NULL;
+    if (!x || !pool_params_of("ct_max_pool2d", o, true, &p)) return NULL;
+    return pool(CT_OP_max_pool2d, "ct_max_pool2d", x, &p, NULL, indices);
+}
+
+ct_tensor *ct_max_pool2d_with(ct_tensor *x, ct_pool_options o) {
+    return ct_max_pool2d_with_indices_with(x, NULL, o);
+}
+
+ct_tensor *ct_avg_pool2d_with(ct_tensor *x, ct_pool_options o) {
+    pool_params p;
+    if (!x || !pool_params_of("ct_avg_pool2d", o, false, &p)) return NULL;
+    return pool(CT_OP_avg_pool2d, "ct_avg_pool2d", x, &p, NULL, NULL);
+}
+
+static bool adaptive_size(const char *op, ct_dims size, const ct_tensor *x, int64_t *out) {
+    if (!ct_pool_pair(op, "output_size", size, 0, 0, out)) return false;
+    if (size.n == 0) {
+        ct_error("%s: output_size is required", op);
+        return false;
+    }
+    (void)x;
+    return true;
+}
+
+ct_tensor *ct_adaptive_avg_pool2d(ct_tensor *x, ct_dims output_size) {
+    int64_t os[2];
+    if (!x || !adaptive_size("ct_adaptive_avg_pool2d", output_size, x, os)) return NULL;
+    return pool(CT_OP_adaptive_avg_pool2d, "ct_adaptive_avg_pool2d", x, NULL, os, NULL);
+}
+
+ct_tensor *ct_adaptive_max_pool2d_with_indices(ct_tensor *x, ct_dims output_size,
+                                               ct_tensor **indices) {
+    int64_t os[2];
+    if (indices) *indices = NULL;
+    if (!x || !adaptive_size("ct_adaptive_max_pool2d", output_size, x, os)) return NULL;
+    return pool(CT_OP_adaptive_max_pool2d, "ct_adaptive_max_pool2d", x, NULL, os, indices);
+}
+
+ct_tensor *ct_adaptive_max_pool2d(ct_tensor *x, ct_dims output_size) {
+    return ct_adaptive_max_pool2d_with_indices(x, output_size, NULL);
+}
+
+/* The op that a forward op's backward records (for double backward). */
+static ct_op_id backward_op(ct_op_id op) {
+    switch (op) {
+    case CT_OP_max_pool2d: return CT_OP_max_pool2d_backward;
+    case CT_OP_adaptive_max_pool2d: return CT_OP_adaptive_max_pool2d_backward;
+    case CT_OP_avg_pool2d: return CT_OP_avg_pool2d_backward;
+    case CT_OP_adaptive_avg_pool2d: return CT_OP_adaptive_avg_pool2d_backward;
+    case CT_OP_upsample_nearest2d: return CT_OP_upsample_nearest2d_backward;
+    default: return CT_OP_upsample_bilinear2d_backward;
+    }
+}
+
+/* Records gx = backward(gy) as op bop (when building a graph), with the forward
+ * node's arguments and indices: gx is linear in gy, and its backward applies the
+ * forward (or, for max, the gather by indices) to the incoming gradient. */
+void ct_pool_record_backward(const ct_node *fwd, ct_tensor *gy, ct_tensor *gx, ct_tensor *idx) {
+    ct_node *b = ct_node_record(backward_op(fwd->op), 1, &gy, 1);
+    if (!b) return;
+    memcpy(b->iargs, fwd->iargs, sizeof b->iargs);
+    memcpy(b->args, fwd->args, sizeof b->args);
+    if (idx) ct_node_save(b, 0, idx, false);
+    ct_node_set_output(b, gx, 0);
+    ct_release(b);
+}
+
+ct_shape ct_meta_shape(const ct_input_meta *m) {
+    ct_shape s = {.ndim = m->ndim};
+    memcpy(s.d, m->sizes, sizeof(int64_t) * (size_t)m->ndim);
+    return s;
+}
+
+/* Backward of the pools: gx from gy with the forward's windows (or indices). */
+static bool pool_backward(ct_node *n, ct_tensor **go, ct_tensor **gi, bool is_max,
+                          bool adaptive) {
+    ct_tensor *gy = go[0], *idx = NULL;
+    if (is_max && !(idx = ct_node_saved(n, 0))) return false;
+    ct_shape xs = ct_meta_shape(&n->in_meta[0]);
+    ct_pool_geom g = ct_pool_geom_of(&xs, gy->sizes[gy->ndim - 2], gy->sizes[gy->ndim - 1]);
+    pool_params p = load_pool_args(n);
+    if (!is_max) windows(&g, &p, false, adaptive);
+    ct_tensor *gx = ct_pool_run(n->op, &g, CT_POOL_BACKWARD, gy, idx, xs, gy->dtype, NULL);
+    if (!is_max) free_windows(&g);
+    if (gx) ct_pool_record_backward(n, gy, gx, idx);
+    return (gi[0] = ct_ret(gx)) != NULL;
+}
+
+bool max_pool2d_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    return pool_backward(n, go, gi, true, false);
+}
+bool adaptive_max_pool2d_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    return pool_backward(n, go, gi, true, true);
+}
+bool avg_pool2d_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    return pool_backward(n, go, gi, false, false);
+}
+bool adaptive_avg_pool2d_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    return pool_backward(n, go, gi, false, true);
+}
+
+/* Double backward of max pooling: gather the incoming gradient at the indices,
+ * recorded as the forward op (whose backward scatters by the same indices). */
+static bool gather_backward(ct_node *n, ct_tensor **go, ct_tensor **gi, ct_op_id fwd) {
+    ct_tensor *gg = go[0], *idx = ct_node_saved(n, 0);
+    if (!idx) return false;
+    ct_shape xs = ct_shape_of(gg), ys = ct_meta_shape(&n->in_meta[0]);
+    ct_pool_geom g = ct_pool_geom_of(&xs, ys.d[ys.ndim - 2], ys.d[ys.ndim - 1]);
+    ct_tensor *r = ct_pool_run(fwd, &g, CT_POOL_GATHER, gg, idx, ys, gg->dtype, NULL);
+    if (!r) return false;
+    ct_node *b = ct_node_record(fwd, 1, &gg, 1);
+    if (b) {
+        memcpy(b->iargs, n->iargs, sizeof b->iargs);
+        ct_node_save(b, 0, idx, false);
+        ct_node_set_output(b, r, 0);
+        ct_release(b);
+    }
+    return (gi[0] = ct_ret(r)) != NULL;
+}
+
+bool max_pool2d_backward_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    return gather_backward(n, go, gi, CT_OP_max_pool2d);
+}
+bool adaptive_max_pool2d_backward_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    return gather_backward(n, go, gi, CT_OP_adaptive_max_pool2d);
+}
+
+/* Average pooling's backward is linear: its adjoint is the forward pooling. */
+bool avg_pool2d_backward_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    pool_params p = load_pool_args(n);
+    ct_pool_options o = {.kernel_size = CT_DIMS(p.k[0], p.k[1]),
+                         .stride = CT_DIMS(p.s[0], p.s[1]), .padding = CT_DIMS(p.p[0], p.p[1]),
+                         .ceil_mode = p.ceil_mode, .exclude_pad = !p.count_include_pad,
+                         .divisor_override = p.divisor};
+    return (gi[0] = ct_avg_pool2d_with(go[0], o)) != NULL;
+}
+
+bool adaptive_avg_pool2d_backward_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    ct_shape ys = ct_meta_shape(&n->in_meta[0]);
+    return (gi[0] = ct_adaptive_avg_pool2d(go[0], CT_DIMS(ys.d[ys.ndim - 2], ys.d[ys.ndim - 1]))) != NULL;
+}

@@ -1,0 +1,131 @@
+/* Pooling and interpolation: values, indices and gradients against PyTorch, errors. */
+#include "ct_test.h"
+#include "fx_case.h"
+
+typedef enum { MAXP, AVGP, AAVG, AMAX, INTERP } pool_kind;
+typedef struct {
+    const char *name;
+    pool_kind kind;
+    ct_pool_options p;
+    ct_dims out;                /* adaptive */
+    ct_interpolate_options i;
+    bool indices;
+} pool_case;
+
+/* Must match tests/fixtures/gen_pool.py. */
+static const pool_case cases[] = {
+    {"mp_basic", MAXP, .p = {.kernel_size = CT_DIMS(2)}},
+    {"mp_full", MAXP, .p = {.kernel_size = CT_DIMS(3, 2), .stride = CT_DIMS(2, 1), .padding = CT_DIMS(1),
+                       .dilation = CT_DIMS(2, 1), .ceil_mode = true}, .indices = true},
+    {"mp_unbatched", MAXP, .p = {.kernel_size = CT_DIMS(3), .stride = CT_DIMS(2), .padding = CT_DIMS(1)}},
+    {"ap_basic", AVGP, .p = {.kernel_size = CT_DIMS(3), .stride = CT_DIMS(2), .padding = CT_DIMS(1)}},
+    {"ap_excl", AVGP, .p = {.kernel_size = CT_DIMS(3, 2), .stride = CT_DIMS(2, 1), .padding = CT_DIMS(1),
+                       .ceil_mode = true, .exclude_pad = true}},
+    {"ap_div", AVGP, .p = {.kernel_size = CT_DIMS(2), .divisor_override = 3}},
+    {"aap", AAVG, .out = CT_DIMS(3, 4)},
+    {"amp", AMAX, .out = CT_DIMS(3, 2), .indices = true},
+    {"up_near2", INTERP, .i = {.scale_factor = {2}}},
+    {"up_near_size", INTERP, .i = {.size = CT_DIMS(5, 7)}},
+    {"up_near_frac", INTERP, .i = {.scale_factor = {1.5}}},
+    {"up_bil", INTERP, .i = {.size = CT_DIMS(5, 7), .mode = CT_INTERP_BILINEAR}},
+    {"up_bil_ac", INTERP, .i = {.size = CT_DIMS(5, 7), .mode = CT_INTERP_BILINEAR, .align_corners = true}},
+    {"up_bil_scale", INTERP, .i = {.scale_factor = {2, 1.5}, .mode = CT_INTERP_BILINEAR}},
+};
+
+static ct_tensor *run(const pool_case *c, ct_tensor *x, ct_tensor **idx) {
+    switch (c->kind) {
+    case MAXP: return ct_max_pool2d_with_indices_with(x, idx, c->p);
+    case AVGP: return ct_avg_pool2d_with(x, c->p);
+    case AAVG: return ct_adaptive_avg_pool2d(x, c->out);
+    case AMAX: return ct_adaptive_max_pool2d_with_indices(x, c->out, idx);
+    case INTERP: return ct_interpolate_with(x, c->i);
+    }
+    return NULL;
+}
+
+static void check_case(fx_file *f, const pool_case *c, ct_dtype dt, double tol) {
+    ct_tensor *x, *idx = NULL;
+    fx_case_inputs(f, c->name, 1, dt, &x);
+    ct_tensor *y = run(c, x, &idx);
+    if (c->indices) {
+        char key[64];
+        snprintf(key, sizeof key, "%s_idx", c->name);
+        CHECK(ct_dtype_of(idx) == CT_I64);
+        CHECK(ct_test_max_diff(idx, fx_get(f, key)) == 0);
+    }
+    fx_case_check(f, c->name, 1, &x, y, dt, tol);
+}
+
+TEST(pool_matches_pytorch) {
+    fx_file *f = fx_load("pool");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        check_case(f, &cases[i], CT_F64, 1e-12);
+        check_case(f, &cases[i], CT_F32, 1e-5);
+    }
+    fx_free(f);
+}
+
+TEST(pool_grad_fn_names) {
+    ct_tensor *x = ct_ones(CT_SHAPE(1, 1, 4, 4), .requires_grad = true);
+    CHECK_STR_EQ(ct_node_name(ct_grad_fn(ct_max_pool2d(x, .kernel_size = CT_DIMS(2)))),
+                 "MaxPool2DWithIndicesBackward0");
+    CHECK_STR_EQ(ct_node_name(ct_grad_fn(ct_avg_pool2d(x, .kernel_size = CT_DIMS(2)))),
+                 "AvgPool2DBackward0");
+    CHECK_STR_EQ(ct_node_name(ct_grad_fn(ct_adaptive_avg_pool2d(x, CT_DIMS(1)))),
+                 "AdaptiveAvgPool2DBackward0");
+    CHECK_STR_EQ(ct_node_name(ct_grad_fn(ct_interpolate(x, .scale_factor = {2}))),
+                 "UpsampleNearest2DBackward1");
+    CHECK_STR_EQ(ct_node_name(ct_grad_fn(ct_interpolate(x, .size = CT_DIMS(3), .mode = CT_INTERP_BILINEAR))),
+                 "UpsampleBilinear2DBackward1");
+}
+
+/* d/dx sum(pool(x)^2) built with create_graph, then differentiated again. */
+TEST(pool_double_backward_names_and_values) {
+    double v[] = {1, 5, 2, 3, 4, 0, 7, 6, 8, 1, 2, 3, 4, 9, 5, 6};
+    ct_tensor *x = ct_tensor_f64(v, CT_SHAPE(1, 1, 4, 4), .requires_grad = true);
+    ct_tensor *y = ct_max_pool2d(x, .kernel_size = CT_DIMS(2));
+    ct_tensor *s = ct_sum(ct_mul(y, y)), *g = NULL;
+    CHECK(ct_autograd_grad(1, &s, 1, &x, &g, .create_graph = true) == 0);
+    CHECK_STR_EQ(ct_node_name(ct_grad_fn(g)), "MaxPool2DWithIndicesBackwardBackward0");
+    CHECK(ct_backward(ct_sum(g)) == 0); /* d/dx sum(2 * scatter(y)) = 2 at each argmax */
+    CHECK_VALUES(ct_grad(x), 0, 0, 2, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 2, 0, 2);
+    ct_tensor *a = ct_ones(CT_SHAPE(1, 1, 4, 4), .dtype = CT_F64, .requires_grad = true);
+    ct_tensor *ya = ct_interpolate(a, .scale_factor = {2}, .mode = CT_INTERP_BILINEAR);
+    ct_tensor *sa = ct_sum(ct_mul(ya, ya)), *ga = NULL;
+    CHECK(ct_autograd_grad(1, &sa, 1, &a, &ga, .create_graph = true) == 0);
+    CHECK_STR_EQ(ct_node_name(ct_grad_fn(ga)), "UpsampleBilinear2DBackwardBackward1");
+}
+
+TEST(max_pool_nan_and_batch_zero) {
+    double v[] = {1, NAN, 3, 4};
+    ct_tensor *x = ct_tensor_f64(v, CT_SHAPE(1, 1, 2, 2));
+    ct_tensor *idx = NULL;
+    ct_tensor *y = ct_max_pool2d_with_indices(x, &idx, .kernel_size = CT_DIMS(2));
+    CHECK(isnan(ct_item(y)));
+    CHECK_INT_EQ(ct_item_int(idx), 1);
+    ct_tensor *e = ct_max_pool2d(ct_zeros(CT_SHAPE(0, 2, 4, 4)), .kernel_size = CT_DIMS(2));
+    CHECK(e && ct_numel(e) == 0);
+    ct_tensor *h = ct_avg_pool2d(ct_ones(CT_SHAPE(1, 1, 2, 2), .dtype = CT_BF16), .kernel_size = CT_DIMS(2));
+    CHECK(ct_dtype_of(h) == CT_BF16);
+    CHECK_VALUES(h, 0, 1);
+}
+
+TEST(pool_errors) {
+    ct_tensor *x = ct_zeros(CT_SHAPE(1, 2, 5, 5));
+    CHECK_ERROR(ct_max_pool2d(x, .kernel_size = CT_DIMS(3), .padding = CT_DIMS(2)),
+                "ct_max_pool2d: pad should be at most half of kernel size, but got pad=2 and kernel_size=3");
+    CHECK_ERROR(ct_max_pool2d(ct_zeros(CT_SHAPE(1, 1, 2, 2)), .kernel_size = CT_DIMS(3)),
+                "Given input size: (1x2x2). Calculated output size: (1x0x0). Output size is too small");
+    CHECK_ERROR(ct_avg_pool2d(ct_zeros(CT_SHAPE(2, 2)), .kernel_size = CT_DIMS(1)),
+                "non-empty 3D or 4D (batch mode) tensor expected for input");
+    CHECK_ERROR(ct_max_pool2d(x, .kernel_size = CT_DIMS(2), .stride = CT_DIMS(0)),
+                "stride should not be zero");
+    CHECK_ERROR(ct_max_pool2d(x), "kernel_size is required");
+    CHECK_ERROR(ct_interpolate(x, .size = CT_DIMS(3), .align_corners = true),
+                "align_corners option can only be set with the interpolating modes");
+    CHECK_ERROR(ct_interpolate(x), "either size or scale_factor should be defined");
+    CHECK_ERROR(ct_interpolate(x, .size = CT_DIMS(3), .scale_factor = {2}),
+                "only one of size or scale_factor should be defined");
+    CHECK_ERROR(ct_interpolate(ct_zeros(CT_SHAPE(2, 5, 5)), .size = CT_DIMS(3)),
+                "expected a 4D input");
+}
