@@ -28,5 +28,6 @@
 #include "ctorch/index.h"
 #include "ctorch/function.h"   /* custom autograd functions */
 #include "ctorch/checkpoint.h" /* gradient checkpointing */
+#include "ctorch/data.h"       /* datasets, transforms, samplers, DataLoader */
 
 #endif
