@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/threads.h"
 #include "data/data_impl.h"
 
 typedef struct {
@@ -117,6 +118,7 @@ static void *worker_main(void *arg) {
     worker *w = arg;
     ct_loader *l = w->l;
     current_worker = w->id;
+    ct_set_thread_num_threads(1); /* see core/threads.h */
     for (;;) {
         pthread_mutex_lock(&l->mu);
         while (!l->stop && l->taken < l->plan.n_batches && l->taken >= l->consumed + l->cap)
