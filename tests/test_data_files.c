@@ -331,3 +331,33 @@ TEST(csv_bad_rows_name_the_line) {
     CHECK_ERROR(ct_csv_dataset(path_in("nope.csv")), "cannot open");
     remove_files();
 }
+
+TEST(csv_fuzz_random_byte_changes) {
+    temp_dir();
+    const char *good = "a,b,label\n1.5,2,0\n3,4e2,1\n-5,6.25,2\n";
+    size_t n = strlen(good);
+    char text[64];
+    uint64_t r = 99;
+    const char alphabet[] = "0123456789.,-+eE\n\r x;\"";
+    for (int trial = 0; trial < 300; trial++) {
+        memcpy(text, good, n);
+        for (int k = 0; k < 1 + trial % 4; k++) {
+            r = r * 6364136223846793005ull + 1442695040888963407ull;
+            text[(r >> 33) % n] = alphabet[(r >> 17) % (sizeof alphabet - 1)];
+        }
+        size_t len = trial % 5 == 4 ? (r >> 40) % n : n; /* some truncated too */
+        write_file("f.csv", text, len);
+        CT_SCOPE {
+            ct_clear_error();
+            ct_dataset *ds = ct_csv_dataset(path_in("f.csv"));
+            if (ds) {
+                ct_sample s;
+                CHECK(ct_dataset_len(ds) >= 1 && ct_dataset_get(ds, -1, &s) == 0);
+            } else {
+                CHECK(ct_last_error() != NULL);
+            }
+            ct_clear_error();
+        }
+    }
+    remove_files();
+}

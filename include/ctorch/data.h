@@ -63,8 +63,10 @@ uint64_t ct_data_seed(uint64_t seed, uint64_t epoch, uint64_t index);
 typedef struct ct_dataset ct_dataset;
 
 /* A dataset class.  get fills out->t[0 .. out->n-1] with tensors registered with the
- * caller's scope (run ops as usual) and returns 0, or sets an error and returns -1.
- * get is called from several loader threads at once: it must only read the state. */
+ * caller's scope (run ops as usual) and returns 0, or -1 on failure (the failing op's
+ * message, or "failed to load sample i", reaches the loader's caller).  get runs in
+ * several loader threads at once: it must only read the state.  Random choices draw
+ * from ct_generator_new(out->seed), so they do not depend on the thread. */
 typedef struct ct_dataset_class {
     const char *name; /* "TensorDataset" */
     int64_t (*len)(const ct_dataset *ds);
@@ -111,8 +113,9 @@ typedef struct ct_transform_class {
     ct_tensor *(*apply)(ct_transform *tf, ct_tensor *x, ct_generator *g);
     void (*destroy)(ct_transform *tf);
 } ct_transform_class;
+/* A new transform of class cls with state_size zeroed bytes of state. */
 ct_transform *ct_transform_new(const ct_transform_class *cls, size_t state_size);
-void *ct_transform_state(const ct_transform *tf);
+void *ct_transform_state(const ct_transform *tf); /* the class's state */
 /* tf(x) with randomness from g (NULL: the default generator). */
 ct_tensor *ct_transform_apply(ct_transform *tf, ct_tensor *x, ct_generator *g);
 
@@ -189,16 +192,18 @@ ct_dataset *ct_csv_dataset_with(const char *path, ct_csv_options o);
 
 typedef struct ct_sampler ct_sampler;
 
-/* A sampler class: indices writes the len() dataset indices of epoch `epoch`. */
+/* A sampler class: indices writes the len() dataset indices of epoch `epoch` (the
+ * same epoch must give the same indices: draw from a generator seeded by it). */
 typedef struct ct_sampler_class {
     const char *name;
     int64_t (*len)(const ct_sampler *s);
     int (*indices)(ct_sampler *s, uint64_t epoch, int64_t *out);
     void (*destroy)(ct_sampler *s);
 } ct_sampler_class;
+/* A new sampler of class cls with state_size zeroed bytes of state. */
 ct_sampler *ct_sampler_new(const ct_sampler_class *cls, size_t state_size);
-void *ct_sampler_state(const ct_sampler *s);
-int64_t ct_sampler_len(const ct_sampler *s);
+void *ct_sampler_state(const ct_sampler *s); /* the class's state */
+int64_t ct_sampler_len(const ct_sampler *s);  /* indices per epoch; -1 when s is NULL */
 /* sampler.set_epoch(e): the epoch ct_sampler_indices uses (a loader sets its own). */
 void ct_sampler_set_epoch(ct_sampler *s, uint64_t epoch);
 /* The indices of the current epoch: writes min(len, max) of them, returns len or -1. */
@@ -252,9 +257,10 @@ typedef struct ct_batch_sampler_class {
     int (*plan)(ct_batch_sampler *bs, uint64_t epoch, ct_batch_plan *out);
     void (*destroy)(ct_batch_sampler *bs);
 } ct_batch_sampler_class;
+/* A new batch sampler of class cls with state_size zeroed bytes of state. */
 ct_batch_sampler *ct_batch_sampler_new(const ct_batch_sampler_class *cls, size_t state_size);
-void *ct_batch_sampler_state(const ct_batch_sampler *bs);
-int64_t ct_batch_sampler_len(const ct_batch_sampler *bs);
+void *ct_batch_sampler_state(const ct_batch_sampler *bs); /* the class's state */
+int64_t ct_batch_sampler_len(const ct_batch_sampler *bs);  /* batches per epoch; -1 when NULL */
 /* Appends a batch of n dataset indices to the plan; 0 or -1. */
 int ct_batch_plan_add(ct_batch_plan *plan, int64_t n, const int64_t *indices);
 /* BatchSampler(sampler, batch_size, drop_last): the sampler's indices in batches. */
@@ -263,6 +269,10 @@ ct_batch_sampler *ct_batch_sampler_from(ct_sampler *s, int64_t batch_size, bool 
     CT_AT(ct_batch_sampler_from(s, batch_size, drop_last))
 
 /* ---- the loader --------------------------------------------------------------- */
+
+/* One thread calls ct_loader_next; worker threads each run their ops on one intra-op
+ * thread (as PyTorch's workers do) and keep up to prefetch_factor * num_workers
+ * finished batches ready, so the caller only waits when they fall behind. */
 
 typedef struct ct_loader ct_loader;
 
