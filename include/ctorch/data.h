@@ -183,7 +183,9 @@ typedef struct {
     ct_dtype label_dtype;   /* default int64 (labels must be integers); CT_F32 for regression */
 } ct_csv_options;
 /* A CSV file of numbers (plain or gzip'd) as samples (features float32 [F], label):
- *     ct_dataset *iris = ct_csv_dataset("iris.csv", .label_name = "species"); */
+ *
+ *     ct_dataset *iris = ct_csv_dataset("iris.csv", .label_name = "species");
+ */
 ct_dataset *ct_csv_dataset_with(const char *path, ct_csv_options o);
 #define ct_csv_dataset(path, ...) \
     CT_AT(ct_csv_dataset_with(path, CT_DEFAULTS(ct_csv_options, .label_column = -1, __VA_ARGS__)))
