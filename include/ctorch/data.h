@@ -206,7 +206,8 @@ typedef struct ct_sampler_class {
 ct_sampler *ct_sampler_new(const ct_sampler_class *cls, size_t state_size);
 void *ct_sampler_state(const ct_sampler *s); /* the class's state */
 int64_t ct_sampler_len(const ct_sampler *s);  /* indices per epoch; -1 when s is NULL */
-/* sampler.set_epoch(e): the epoch ct_sampler_indices uses (a loader sets its own). */
+/* sampler.set_epoch(e): the epoch ct_sampler_indices uses.  A loader passes its own
+ * epoch to its sampler instead: call ct_loader_set_epoch there. */
 void ct_sampler_set_epoch(ct_sampler *s, uint64_t epoch);
 /* The indices of the current epoch: writes min(len, max) of them, returns len or -1. */
 int64_t ct_sampler_indices(ct_sampler *s, int64_t *out, int64_t max);
