@@ -29,5 +29,6 @@
 #include "ctorch/function.h"   /* custom autograd functions */
 #include "ctorch/checkpoint.h" /* gradient checkpointing */
 #include "ctorch/loss.h"       /* loss functions and modules */
+#include "ctorch/data.h"       /* datasets, transforms, samplers, DataLoader */
 
 #endif
