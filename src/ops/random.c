@@ -12,7 +12,7 @@
 
 /* The kernel writes contiguous memory: a strided t is filled through a copy, so
  * element i (in C order) always draws from counter offset + i. */
-bool ct_sample(ct_op_id op, ct_tensor *t, ct_rng_args *a, ct_generator *g) {
+bool ct_draw_random(ct_op_id op, ct_tensor *t, ct_rng_args *a, ct_generator *g) {
     ct_rng_kernel k = (ct_rng_kernel)ct_kernel_for(op, t->storage->device, t->dtype);
     if (!k) return false;
     a->offset = ct_generator_reserve(ct_generator_or_default(g), (uint64_t)t->numel, &a->seed);
@@ -44,7 +44,7 @@ static ct_tensor *random_factory(const char *name, ct_op_id op, ct_shape shape,
         ct_release(t);
         return NULL;
     }
-    if (!ct_sample(op, t, &a, o.generator)) {
+    if (!ct_draw_random(op, t, &a, o.generator)) {
         ct_release(t);
         return NULL;
     }
@@ -137,7 +137,7 @@ ct_tensor *ct_randperm_with(int64_t n, ct_tensor_options o) {
     }
     ct_tensor *perm = ct_tensor_new(CT_SHAPE(n), CT_I64, CT_CPU);
     if (!perm) return NULL;
-    if (!ct_sample(CT_OP_randperm, perm, &(ct_rng_args){0}, o.generator)) {
+    if (!ct_draw_random(CT_OP_randperm, perm, &(ct_rng_args){0}, o.generator)) {
         ct_release(perm);
         return NULL;
     }
@@ -177,7 +177,7 @@ ct_tensor *ct_bernoulli_with(ct_tensor *p, ct_random_options o) {
             return NULL;
         }
     ct_tensor *out = ct_tensor_new(ct_shape_of(p), p->dtype, p->storage->device);
-    if (!out || !ct_sample(CT_OP_bernoulli, out, &(ct_rng_args){.p = pv}, o.generator)) {
+    if (!out || !ct_draw_random(CT_OP_bernoulli, out, &(ct_rng_args){.p = pv}, o.generator)) {
         ct_release(out);
         ct_release(pd);
         return NULL;
@@ -196,7 +196,7 @@ static bool check_p(const char *op, double p) {
 ct_tensor *ct_bernoulli_p_with(ct_tensor *t, double p, ct_random_options o) {
     if (!t || !check_p("ct_bernoulli_p", p)) return NULL;
     ct_tensor *out = ct_tensor_new(ct_shape_of(t), t->dtype, t->storage->device);
-    if (!out || !ct_sample(CT_OP_bernoulli_scalar, out, &(ct_rng_args){.a = p, .b = 1}, o.generator)) {
+    if (!out || !ct_draw_random(CT_OP_bernoulli_scalar, out, &(ct_rng_args){.a = p, .b = 1}, o.generator)) {
         ct_release(out);
         return NULL;
     }
@@ -282,7 +282,7 @@ ct_tensor *ct_multinomial_with(ct_tensor *probs, int64_t n, ct_multinomial_optio
 /* Refills t; a t that requires grad gets a node whose gradient is zero. */
 static ct_tensor *sample_inplace(const char *name, ct_op_id kernel, ct_op_id op, ct_tensor *t,
                                  ct_rng_args a, ct_generator *g) {
-    if (!ct_check_inplace(name, t) || !ct_sample(kernel, t, &a, g)) return NULL;
+    if (!ct_check_inplace(name, t) || !ct_draw_random(kernel, t, &a, g)) return NULL;
     ct_bump_version(t);
     ct_node *n = ct_node_record(op, 1, &t, 1);
     if (n) {

@@ -107,13 +107,6 @@ ct_tensor *ct_reduce_block(ct_tensor *t, const ct_reduce_plan *p, ct_dtype k, in
     return x;
 }
 
-ct_tensor *ct_cast_result(ct_tensor *out, ct_dtype dt) {
-    if (!out || out->dtype == dt) return out;
-    ct_tensor *c = ct_cast_new(out, dt);
-    ct_release(out);
-    return c;
-}
-
 ct_shape ct_reduce_out_shape(const ct_reduce_plan *p) {
     ct_shape s = {.ndim = p->out_ndim};
     memcpy(s.d, p->out_sizes, sizeof(int64_t) * (size_t)p->out_ndim);

@@ -29,8 +29,6 @@ ct_tensor *ct_reduce_layout(ct_tensor *t, const ct_reduce_plan *p, int64_t *M1, 
 /* ct_reduce_layout of t converted to dtype k first (when it differs); unregistered. */
 ct_tensor *ct_reduce_block(ct_tensor *t, const ct_reduce_plan *p, ct_dtype k, int64_t *M1,
                            int64_t *M2);
-/* out converted to dtype dt (out itself when it has it); consumes out; NULL-safe. */
-ct_tensor *ct_cast_result(ct_tensor *out, ct_dtype dt);
 /* The plan's output shape. */
 ct_shape ct_reduce_out_shape(const ct_reduce_plan *p);
 /* Runs op's ct_reduce_fn kernel for dtype kin (t converted first when its dtype
@@ -41,10 +39,6 @@ ct_tensor *ct_reduce_run(ct_op_id op, ct_tensor *t, const ct_reduce_plan *p, ct_
 /* Records op's node for out = op(t) over plan (iargs[0] = mask, iargs[1] = keepdim). */
 ct_node *ct_reduce_record(ct_op_id op, ct_tensor *out, ct_tensor *t, const ct_reduce_plan *p,
                           bool keepdim);
-/* float16/bfloat16 compute in float32. */
-static inline ct_dtype ct_compute_dtype(ct_dtype t) {
-    return t == CT_F16 || t == CT_BF16 ? CT_F32 : t;
-}
 /* PyTorch's name of a dtype in messages ("Long", "Float"). */
 const char *ct_dtype_torch_name(ct_dtype t);
 

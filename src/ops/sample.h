@@ -9,6 +9,6 @@
 /* Runs op's random kernel over every element of t (any strides) with t->numel
  * counters reserved from g (NULL: the default generator).  False with the error set
  * when no kernel exists for t's dtype and device. */
-bool ct_sample(ct_op_id op, ct_tensor *t, ct_rng_args *a, ct_generator *g);
+bool ct_draw_random(ct_op_id op, ct_tensor *t, ct_rng_args *a, ct_generator *g);
 
 #endif
