@@ -1,8 +1,11 @@
 /* ctorch/conv.h — convolution, pooling and interpolation (torch.nn.functional).
  *
- *     ct_tensor *y = ct_conv2d(x, w, b, .padding = CT_DIMS(1));         // NCHW
- *     ct_tensor *z = ct_conv2d(x, w, NULL, .stride = CT_DIMS(2, 1), .groups = 4);
- *     ct_tensor *s = ct_conv2d(x, w, NULL, .padding_same = true);       // padding='same'
+ *     ct_tensor *img = ct_randn(CT_SHAPE(2, 8, 16, 16));              // NCHW
+ *     ct_tensor *w = ct_randn(CT_SHAPE(4, 8, 3, 3)), *bias = ct_zeros(CT_SHAPE(4));
+ *     ct_tensor *y = ct_conv2d(img, w, bias, .padding = CT_DIMS(1));  // [2, 4, 16, 16]
+ *     ct_tensor *wg = ct_randn(CT_SHAPE(4, 2, 3, 3));
+ *     ct_tensor *z = ct_conv2d(img, wg, NULL, .stride = CT_DIMS(2, 1), .groups = 4);
+ *     ct_tensor *s = ct_conv2d(img, w, NULL, .padding_same = true);  // padding='same'
  *
  * Weights are laid out as PyTorch's: conv [out, in/groups, kh, kw], transposed conv
  * [in, out/groups, kh, kw].  Input may be unbatched (one dim less).  float32 and

@@ -1,7 +1,8 @@
 /* ctorch/linalg.h — matrix products.
  *
- *     ct_tensor *y = ct_matmul(x, w);          // [64, 784] @ [784, 10] -> [64, 10]
- *     ct_tensor *z = ct_addmm(b, x, w, 1, 1);  // b + x @ w, b broadcast
+ *     ct_tensor *in = ct_randn(CT_SHAPE(64, 784)), *w = ct_randn(CT_SHAPE(784, 10));
+ *     ct_tensor *y = ct_matmul(in, w);          // [64, 784] @ [784, 10] -> [64, 10]
+ *     ct_tensor *z = ct_addmm(ct_zeros(CT_SHAPE(10)), in, w, 1, 1);  // bias + in @ w
  *
  * float32/float64 run on OpenBLAS (transposed views are passed to it without a
  * copy); integer dtypes use a generic kernel; float16/bfloat16 compute in float32.

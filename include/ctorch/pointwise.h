@@ -148,7 +148,9 @@ typedef struct { bool set; double v; } ct_opt_f64;
 /* torch.nan_to_num: NaN -> nan (default 0), +inf -> posinf, -inf -> neginf (default:
  * the largest / lowest finite value of x's dtype).  Integer and bool inputs are
  * returned unchanged (copied).
- *     ct_nan_to_num(x), ct_nan_to_num(x, .nan = 0.5, .posinf = CT_SOME(1e4)) */
+ *     ct_nan_to_num(x);
+ *     ct_nan_to_num(x, .nan = 0.5, .posinf = CT_SOME(1e4));
+ */
 typedef struct {
     double nan;
     ct_opt_f64 posinf, neginf;
@@ -163,7 +165,9 @@ ct_tensor *ct_nan_to_num_with(ct_tensor *x, ct_nan_to_num_options o);
  * min > max every element becomes max.  The result dtype promotes x with the bounds
  * as with Python numbers (an int64 tensor clamped to 0.5 is float32).  clamp_ writes
  * into x (the promoted dtype must cast to x's).
- *     ct_clamp(x, .min = CT_SOME(-1), .max = CT_SOME(1)); ct_clamp(x, .min = CT_SOME(0)) */
+ *     ct_clamp(x, .min = CT_SOME(-1), .max = CT_SOME(1));
+ *     ct_clamp(x, .min = CT_SOME(0));
+ */
 typedef struct {
     ct_opt_f64 min, max;
 } ct_clamp_options;
