@@ -28,5 +28,7 @@
 #include "ctorch/index.h"
 #include "ctorch/function.h"   /* custom autograd functions */
 #include "ctorch/checkpoint.h" /* gradient checkpointing */
+#include "ctorch/layers.h"    /* containers, layers, F.linear/batch_norm/... */
+#include "ctorch/init.h"      /* nn.init */
 
 #endif

@@ -1,0 +1,67 @@
+/* Activation modules: ReLU, LeakyReLU, GELU, SiLU, Tanh, Sigmoid, Softmax, LogSoftmax. */
+#include <stdio.h>
+
+#include "nn/layer_util.h"
+
+typedef struct {
+    double slope;
+    int64_t dim;
+    ct_gelu_options gelu;
+} act_state;
+
+static ct_tensor *relu_fwd(ct_module *m, ct_tensor *x) { (void)m; return ct_relu(x); }
+static ct_tensor *silu_fwd(ct_module *m, ct_tensor *x) { (void)m; return ct_silu(x); }
+static ct_tensor *tanh_fwd(ct_module *m, ct_tensor *x) { (void)m; return ct_tanh(x); }
+static ct_tensor *sigmoid_fwd(ct_module *m, ct_tensor *x) { (void)m; return ct_sigmoid(x); }
+static ct_tensor *leaky_fwd(ct_module *m, ct_tensor *x) {
+    return ct_leaky_relu(x, ((act_state *)ct_module_state(m))->slope);
+}
+static ct_tensor *gelu_fwd(ct_module *m, ct_tensor *x) {
+    return ct_gelu_with(x, ((act_state *)ct_module_state(m))->gelu);
+}
+static ct_tensor *softmax_fwd(ct_module *m, ct_tensor *x) {
+    return ct_softmax(x, ((act_state *)ct_module_state(m))->dim);
+}
+static ct_tensor *log_softmax_fwd(ct_module *m, ct_tensor *x) {
+    return ct_log_softmax(x, ((act_state *)ct_module_state(m))->dim);
+}
+
+static void leaky_repr(const ct_module *m, char *buf, size_t size) {
+    char f[32];
+    ct_layer_fmt_float(f, sizeof f, ((act_state *)ct_module_state(m))->slope, false);
+    snprintf(buf, size, "negative_slope=%s", f);
+}
+static void gelu_repr(const ct_module *m, char *buf, size_t size) {
+    bool tanh = ((act_state *)ct_module_state(m))->gelu.approximate == CT_GELU_TANH;
+    snprintf(buf, size, "approximate='%s'", tanh ? "tanh" : "none");
+}
+static void dim_repr(const ct_module *m, char *buf, size_t size) {
+    snprintf(buf, size, "dim=%lld", (long long)((act_state *)ct_module_state(m))->dim);
+}
+
+static const ct_module_class RELU = {.name = "ReLU", .forward = relu_fwd};
+static const ct_module_class SILU = {.name = "SiLU", .forward = silu_fwd};
+static const ct_module_class TANH = {.name = "Tanh", .forward = tanh_fwd};
+static const ct_module_class SIGMOID = {.name = "Sigmoid", .forward = sigmoid_fwd};
+static const ct_module_class LEAKY = {.name = "LeakyReLU", .forward = leaky_fwd, .extra_repr = leaky_repr};
+static const ct_module_class GELU = {.name = "GELU", .forward = gelu_fwd, .extra_repr = gelu_repr};
+static const ct_module_class SOFTMAX = {.name = "Softmax", .forward = softmax_fwd, .extra_repr = dim_repr};
+static const ct_module_class LOG_SOFTMAX = {.name = "LogSoftmax", .forward = log_softmax_fwd,
+                                            .extra_repr = dim_repr};
+
+static ct_module *act_new(const ct_module_class *cls, act_state s) {
+    ct_module *m = ct_module_new(cls, sizeof s);
+    *(act_state *)ct_module_state(m) = s;
+    return m;
+}
+
+ct_module *(ct_nn_relu)(void) { return act_new(&RELU, (act_state){0}); }
+ct_module *(ct_nn_silu)(void) { return act_new(&SILU, (act_state){0}); }
+ct_module *(ct_nn_tanh)(void) { return act_new(&TANH, (act_state){0}); }
+ct_module *(ct_nn_sigmoid)(void) { return act_new(&SIGMOID, (act_state){0}); }
+ct_module *ct_nn_leaky_relu_with(ct_leaky_relu_options o) {
+    return act_new(&LEAKY, (act_state){.slope = o.negative_slope});
+}
+ct_module *ct_nn_gelu_with(ct_gelu_options o) { return act_new(&GELU, (act_state){.gelu = o}); }
+ct_module *(ct_nn_softmax)(int64_t dim) { return act_new(&SOFTMAX, (act_state){.dim = dim}); }
+ct_module *(ct_nn_log_softmax)(int64_t dim) { return act_new(&LOG_SOFTMAX, (act_state){.dim = dim}); }

@@ -1,0 +1,210 @@
+/* Containers: Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict.
+ * Their entries are the module's own children / parameters (so iteration, state
+ * dicts and printing come from the base); lists name them "0", "1", ... */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctorch.h"
+#include "core/error.h"
+#include "ctorch/layers.h"
+#include "core/object.h"
+#include "nn/module_impl.h"
+
+static ct_tensor *sequential_forward(ct_module *m, ct_tensor *x) {
+    for (int i = 0; x && i < m->children.len; i++) x = ct_forward(m->children.items[i].obj, x);
+    return x;
+}
+
+static const ct_module_class SEQUENTIAL = {.name = "Sequential", .forward = sequential_forward};
+static const ct_module_class MODULE_LIST = {.name = "ModuleList"};
+static const ct_module_class MODULE_DICT = {.name = "ModuleDict"};
+
+static bool is(const ct_module *m, const ct_module_class *cls, const char *op) {
+    if (!m) return false;
+    if (m->cls != cls) {
+        ct_error("%s: expected a %s (got %s)", op, cls->name, m->cls->name);
+        return false;
+    }
+    return true;
+}
+
+/* Python's index rules: negative i counts from the end. */
+static int normalize_index(const char *op, int i, int len) {
+    int j = i < 0 ? i + len : i;
+    if (j < 0 || j >= len) {
+        ct_error("%s: index %d is out of range", op, i);
+        return -1;
+    }
+    return j;
+}
+
+static ct_module *append_child(ct_module *m, ct_module *child) {
+    char name[24];
+    snprintf(name, sizeof name, "%d", m->children.len);
+    return ct_module_add(m, name, child) ? m : NULL;
+}
+
+static ct_module *list_new(const ct_module_class *cls, int n, ct_module *const *mods) {
+    for (int i = 0; i < n; i++)
+        if (!mods || !mods[i]) {
+            if (!ct_last_error()) ct_error("ct_%s: module %d is NULL", cls == &SEQUENTIAL ? "sequential" : "module_list", i);
+            return NULL;
+        }
+    ct_module *m = ct_module_new(cls, 0);
+    for (int i = 0; m && i < n; i++)
+        if (!append_child(m, mods[i])) return NULL;
+    return m;
+}
+
+ct_module *(ct_sequential)(int n, ct_module *const *modules) { return list_new(&SEQUENTIAL, n, modules); }
+ct_module *(ct_module_list)(int n, ct_module *const *modules) { return list_new(&MODULE_LIST, n, modules); }
+
+ct_module *ct_sequential_append(ct_module *seq, ct_module *m) {
+    return is(seq, &SEQUENTIAL, "ct_sequential_append") && m ? append_child(seq, m) : NULL;
+}
+ct_module *ct_module_list_append(ct_module *list, ct_module *m) {
+    return is(list, &MODULE_LIST, "ct_module_list_append") && m ? append_child(list, m) : NULL;
+}
+
+static ct_module *child_at(ct_module *m, const ct_module_class *cls, const char *op, int i) {
+    if (!is(m, cls, op)) return NULL;
+    int j = normalize_index(op, i, m->children.len);
+    return j < 0 ? NULL : m->children.items[j].obj;
+}
+ct_module *ct_sequential_get(ct_module *seq, int i) {
+    return child_at(seq, &SEQUENTIAL, "ct_sequential_get", i);
+}
+ct_module *ct_module_list_get(ct_module *list, int i) {
+    return child_at(list, &MODULE_LIST, "ct_module_list_get", i);
+}
+int ct_sequential_len(const ct_module *seq) {
+    return is(seq, &SEQUENTIAL, "ct_sequential_len") ? seq->children.len : -1;
+}
+int ct_module_list_len(const ct_module *list) {
+    return is(list, &MODULE_LIST, "ct_module_list_len") ? list->children.len : -1;
+}
+
+/* ---- ModuleDict ------------------------------------------------------------ */
+
+ct_module *ct_module_dict(void) { return ct_module_new(&MODULE_DICT, 0); }
+
+static slot *find_slot(const slot_vec *v, const char *key) {
+    for (int i = 0; key && i < v->len; i++)
+        if (!strcmp(v->items[i].name, key)) return &v->items[i];
+    return NULL;
+}
+
+ct_module *ct_module_dict_set(ct_module *dict, const char *key, ct_module *m) {
+    if (!is(dict, &MODULE_DICT, "ct_module_dict_set") || !m) return NULL;
+    slot *s = find_slot(&dict->children, key);
+    if (!s) return ct_module_add(dict, key, m);
+    /* Replacing keeps the key's position, as assigning into a dict does. */
+    ct_scope_unregister(m);
+    ct_release(s->obj);
+    s->obj = m;
+    return m;
+}
+
+ct_module *ct_module_dict_get(ct_module *dict, const char *key) {
+    if (!is(dict, &MODULE_DICT, "ct_module_dict_get")) return NULL;
+    slot *s = find_slot(&dict->children, key);
+    return s ? s->obj : NULL;
+}
+int ct_module_dict_len(const ct_module *dict) {
+    return is(dict, &MODULE_DICT, "ct_module_dict_len") ? dict->children.len : -1;
+}
+const char *ct_module_dict_key(const ct_module *dict, int i) {
+    if (!is(dict, &MODULE_DICT, "ct_module_dict_key")) return NULL;
+    int j = normalize_index("ct_module_dict_key", i, dict->children.len);
+    return j < 0 ? NULL : dict->children.items[j].name;
+}
+
+/* ---- ParameterList / ParameterDict ----------------------------------------- */
+
+/* "3x4" (empty for a 0-d tensor), as PyTorch prints sizes in these reprs. */
+static void size_str(const ct_tensor *t, char *buf, size_t size) {
+    size_t n = 0;
+    buf[0] = 0;
+    for (int d = 0; d < ct_ndim(t) && n < size; d++)
+        n += (size_t)snprintf(buf + n, size - n, d ? "x%lld" : "%lld", (long long)ct_size(t, d));
+}
+
+/* torch.float32 / torch.FloatTensor: ParameterList prints the first, ParameterDict
+ * (PyTorch 1.13) the second. */
+static const char *torch_dtype(ct_dtype dt, bool legacy) {
+    switch (dt) {
+    case CT_F32: return legacy ? "torch.FloatTensor" : "torch.float32";
+    case CT_F64: return legacy ? "torch.DoubleTensor" : "torch.float64";
+    case CT_F16: return legacy ? "torch.HalfTensor" : "torch.float16";
+    case CT_BF16: return legacy ? "torch.BFloat16Tensor" : "torch.bfloat16";
+    default: return ct_dtype_name(dt);
+    }
+}
+
+static void params_repr(const ct_module *m, char *buf, size_t size, bool legacy) {
+    size_t n = 0;
+    buf[0] = 0;
+    for (int i = 0; i < m->params.len && n < size; i++) {
+        char sz[128];
+        size_str(m->params.items[i].obj, sz, sizeof sz);
+        n += (size_t)snprintf(buf + n, size - n, "%s  (%s): Parameter containing: [%s of size %s]",
+                              i ? "\n" : "", m->params.items[i].name,
+                              torch_dtype(ct_dtype_of(m->params.items[i].obj), legacy), sz);
+    }
+}
+static void param_list_repr(const ct_module *m, char *buf, size_t size) { params_repr(m, buf, size, false); }
+static void param_dict_repr(const ct_module *m, char *buf, size_t size) { params_repr(m, buf, size, true); }
+
+static const ct_module_class PARAMETER_LIST = {.name = "ParameterList", .extra_repr = param_list_repr};
+static const ct_module_class PARAMETER_DICT = {.name = "ParameterDict", .extra_repr = param_dict_repr};
+
+ct_module *ct_parameter_list(int n, ct_tensor *const *params) {
+    for (int i = 0; i < n; i++)
+        if (!params || !params[i]) return NULL;
+    ct_module *m = ct_module_new(&PARAMETER_LIST, 0);
+    for (int i = 0; m && i < n; i++)
+        if (!ct_parameter_list_append(m, params[i])) return NULL;
+    return m;
+}
+
+ct_tensor *ct_parameter_list_append(ct_module *list, ct_tensor *p) {
+    if (!is(list, &PARAMETER_LIST, "ct_parameter_list_append") || !p) return NULL;
+    char name[24];
+    snprintf(name, sizeof name, "%d", list->params.len);
+    return ct_module_add_parameter(list, name, p);
+}
+
+ct_tensor *ct_parameter_list_get(ct_module *list, int i) {
+    if (!is(list, &PARAMETER_LIST, "ct_parameter_list_get")) return NULL;
+    int j = normalize_index("ct_parameter_list_get", i, list->params.len);
+    return j < 0 ? NULL : list->params.items[j].obj;
+}
+int ct_parameter_list_len(const ct_module *list) {
+    return is(list, &PARAMETER_LIST, "ct_parameter_list_len") ? list->params.len : -1;
+}
+
+ct_module *ct_parameter_dict(void) { return ct_module_new(&PARAMETER_DICT, 0); }
+
+ct_tensor *ct_parameter_dict_set(ct_module *dict, const char *key, ct_tensor *p) {
+    if (!is(dict, &PARAMETER_DICT, "ct_parameter_dict_set") || !p) return NULL;
+    if (!find_slot(&dict->params, key)) return ct_module_add_parameter(dict, key, p);
+    if (ct_module_set_tensor(dict, key, p)) return NULL;
+    ct_scope_unregister(p); /* set_tensor retained p: the dict adopts the caller's reference */
+    ct_release(p);
+    return p;
+}
+
+ct_tensor *ct_parameter_dict_get(ct_module *dict, const char *key) {
+    if (!is(dict, &PARAMETER_DICT, "ct_parameter_dict_get")) return NULL;
+    slot *s = find_slot(&dict->params, key);
+    return s ? s->obj : NULL;
+}
+int ct_parameter_dict_len(const ct_module *dict) {
+    return is(dict, &PARAMETER_DICT, "ct_parameter_dict_len") ? dict->params.len : -1;
+}
+const char *ct_parameter_dict_key(const ct_module *dict, int i) {
+    if (!is(dict, &PARAMETER_DICT, "ct_parameter_dict_key")) return NULL;
+    int j = normalize_index("ct_parameter_dict_key", i, dict->params.len);
+    return j < 0 ? NULL : dict->params.items[j].name;
+}
