@@ -16,10 +16,14 @@ static ct_tensor *sequential_forward(ct_module *m, ct_tensor *x) {
     return x;
 }
 
+static void param_list_repr(const ct_module *m, char *buf, size_t size);
+static void param_dict_repr(const ct_module *m, char *buf, size_t size);
+
 static const ct_module_class SEQUENTIAL = {.name = "Sequential", .forward = sequential_forward};
 static const ct_module_class MODULE_LIST = {.name = "ModuleList"};
 static const ct_module_class MODULE_DICT = {.name = "ModuleDict"};
-
+static const ct_module_class PARAMETER_LIST = {.name = "ParameterList", .extra_repr = param_list_repr};
+static const ct_module_class PARAMETER_DICT = {.name = "ParameterDict", .extra_repr = param_dict_repr};
 static bool is(const ct_module *m, const ct_module_class *cls, const char *op) {
     if (!m) return false;
     if (m->cls != cls) {
@@ -37,6 +41,29 @@ static int normalize_index(const char *op, int i, int len) {
         return -1;
     }
     return j;
+}
+
+/* What a container holds: parameters for ParameterList/Dict, else children. */
+static slot_vec *held(const ct_module *m) {
+    return (slot_vec *)(m->cls == &PARAMETER_LIST || m->cls == &PARAMETER_DICT ? &m->params
+                                                                               : &m->children);
+}
+static int length(const ct_module *m, const ct_module_class *cls, const char *op) {
+    return is(m, cls, op) ? held(m)->len : -1;
+}
+static slot *at_index(const ct_module *m, const ct_module_class *cls, const char *op, int i) {
+    if (!is(m, cls, op)) return NULL;
+    int j = normalize_index(op, i, held(m)->len);
+    return j < 0 ? NULL : &held(m)->items[j];
+}
+static slot *find_slot(const slot_vec *v, const char *key) {
+    for (int i = 0; key && i < v->len; i++)
+        if (!strcmp(v->items[i].name, key)) return &v->items[i];
+    return NULL;
+}
+static void *at_key(const ct_module *m, const ct_module_class *cls, const char *op, const char *key) {
+    slot *s = is(m, cls, op) ? find_slot(held(m), key) : NULL;
+    return s ? s->obj : NULL;
 }
 
 static ct_module *append_child(ct_module *m, ct_module *child) {
@@ -67,33 +94,22 @@ ct_module *ct_module_list_append(ct_module *list, ct_module *m) {
     return is(list, &MODULE_LIST, "ct_module_list_append") && m ? append_child(list, m) : NULL;
 }
 
-static ct_module *child_at(ct_module *m, const ct_module_class *cls, const char *op, int i) {
-    if (!is(m, cls, op)) return NULL;
-    int j = normalize_index(op, i, m->children.len);
-    return j < 0 ? NULL : m->children.items[j].obj;
-}
 ct_module *ct_sequential_get(ct_module *seq, int i) {
-    return child_at(seq, &SEQUENTIAL, "ct_sequential_get", i);
+    slot *s = at_index(seq, &SEQUENTIAL, "ct_sequential_get", i);
+    return s ? s->obj : NULL;
 }
 ct_module *ct_module_list_get(ct_module *list, int i) {
-    return child_at(list, &MODULE_LIST, "ct_module_list_get", i);
+    slot *s = at_index(list, &MODULE_LIST, "ct_module_list_get", i);
+    return s ? s->obj : NULL;
 }
-int ct_sequential_len(const ct_module *seq) {
-    return is(seq, &SEQUENTIAL, "ct_sequential_len") ? seq->children.len : -1;
-}
+int ct_sequential_len(const ct_module *seq) { return length(seq, &SEQUENTIAL, "ct_sequential_len"); }
 int ct_module_list_len(const ct_module *list) {
-    return is(list, &MODULE_LIST, "ct_module_list_len") ? list->children.len : -1;
+    return length(list, &MODULE_LIST, "ct_module_list_len");
 }
 
 /* ---- ModuleDict ------------------------------------------------------------ */
 
 ct_module *ct_module_dict(void) { return ct_module_new(&MODULE_DICT, 0); }
-
-static slot *find_slot(const slot_vec *v, const char *key) {
-    for (int i = 0; key && i < v->len; i++)
-        if (!strcmp(v->items[i].name, key)) return &v->items[i];
-    return NULL;
-}
 
 ct_module *ct_module_dict_set(ct_module *dict, const char *key, ct_module *m) {
     if (!is(dict, &MODULE_DICT, "ct_module_dict_set") || !m) return NULL;
@@ -107,17 +123,14 @@ ct_module *ct_module_dict_set(ct_module *dict, const char *key, ct_module *m) {
 }
 
 ct_module *ct_module_dict_get(ct_module *dict, const char *key) {
-    if (!is(dict, &MODULE_DICT, "ct_module_dict_get")) return NULL;
-    slot *s = find_slot(&dict->children, key);
-    return s ? s->obj : NULL;
+    return at_key(dict, &MODULE_DICT, "ct_module_dict_get", key);
 }
 int ct_module_dict_len(const ct_module *dict) {
-    return is(dict, &MODULE_DICT, "ct_module_dict_len") ? dict->children.len : -1;
+    return length(dict, &MODULE_DICT, "ct_module_dict_len");
 }
 const char *ct_module_dict_key(const ct_module *dict, int i) {
-    if (!is(dict, &MODULE_DICT, "ct_module_dict_key")) return NULL;
-    int j = normalize_index("ct_module_dict_key", i, dict->children.len);
-    return j < 0 ? NULL : dict->children.items[j].name;
+    slot *s = at_index(dict, &MODULE_DICT, "ct_module_dict_key", i);
+    return s ? s->name : NULL;
 }
 
 /* ---- ParameterList / ParameterDict ----------------------------------------- */
@@ -156,9 +169,6 @@ static void params_repr(const ct_module *m, char *buf, size_t size, bool legacy)
 static void param_list_repr(const ct_module *m, char *buf, size_t size) { params_repr(m, buf, size, false); }
 static void param_dict_repr(const ct_module *m, char *buf, size_t size) { params_repr(m, buf, size, true); }
 
-static const ct_module_class PARAMETER_LIST = {.name = "ParameterList", .extra_repr = param_list_repr};
-static const ct_module_class PARAMETER_DICT = {.name = "ParameterDict", .extra_repr = param_dict_repr};
-
 ct_module *ct_parameter_list(int n, ct_tensor *const *params) {
     for (int i = 0; i < n; i++)
         if (!params || !params[i]) return NULL;
@@ -176,12 +186,11 @@ ct_tensor *ct_parameter_list_append(ct_module *list, ct_tensor *p) {
 }
 
 ct_tensor *ct_parameter_list_get(ct_module *list, int i) {
-    if (!is(list, &PARAMETER_LIST, "ct_parameter_list_get")) return NULL;
-    int j = normalize_index("ct_parameter_list_get", i, list->params.len);
-    return j < 0 ? NULL : list->params.items[j].obj;
+    slot *s = at_index(list, &PARAMETER_LIST, "ct_parameter_list_get", i);
+    return s ? s->obj : NULL;
 }
 int ct_parameter_list_len(const ct_module *list) {
-    return is(list, &PARAMETER_LIST, "ct_parameter_list_len") ? list->params.len : -1;
+    return length(list, &PARAMETER_LIST, "ct_parameter_list_len");
 }
 
 ct_module *ct_parameter_dict(void) { return ct_module_new(&PARAMETER_DICT, 0); }
@@ -196,15 +205,12 @@ ct_tensor *ct_parameter_dict_set(ct_module *dict, const char *key, ct_tensor *p)
 }
 
 ct_tensor *ct_parameter_dict_get(ct_module *dict, const char *key) {
-    if (!is(dict, &PARAMETER_DICT, "ct_parameter_dict_get")) return NULL;
-    slot *s = find_slot(&dict->params, key);
-    return s ? s->obj : NULL;
+    return at_key(dict, &PARAMETER_DICT, "ct_parameter_dict_get", key);
 }
 int ct_parameter_dict_len(const ct_module *dict) {
-    return is(dict, &PARAMETER_DICT, "ct_parameter_dict_len") ? dict->params.len : -1;
+    return length(dict, &PARAMETER_DICT, "ct_parameter_dict_len");
 }
 const char *ct_parameter_dict_key(const ct_module *dict, int i) {
-    if (!is(dict, &PARAMETER_DICT, "ct_parameter_dict_key")) return NULL;
-    int j = normalize_index("ct_parameter_dict_key", i, dict->params.len);
-    return j < 0 ? NULL : dict->params.items[j].name;
+    slot *s = at_index(dict, &PARAMETER_DICT, "ct_parameter_dict_key", i);
+    return s ? s->name : NULL;
 }
