@@ -65,8 +65,14 @@ ct_tensor *ct_batch_norm_with(ct_tensor *x, ct_tensor *rm, ct_tensor *rv, ct_bat
             mean = ct_reshape(rm, cs);
             var = ct_reshape(rv, cs);
         }
-        ct_tensor *r = ct_mul(ct_sub(x, mean), ct_rsqrt(ct_add_scalar(var, o.eps)));
-        y = ct_keep(affine_channels(r, o.weight, o.bias, cs));
+        /* y = x * scale + shift with per-channel scale = weight / sqrt(var + eps) and
+         * shift = bias - mean * scale: two passes over x instead of four, and the
+         * same arithmetic as PyTorch's cpu kernel. */
+        ct_tensor *scale = ct_rsqrt(ct_add_scalar(var, o.eps));
+        if (o.weight) scale = ct_mul(scale, ct_reshape(o.weight, cs));
+        ct_tensor *shift = ct_neg(ct_mul(mean, scale));
+        if (o.bias) shift = ct_add(shift, ct_reshape(o.bias, cs));
+        y = ct_keep(ct_add(ct_mul(x, scale), shift));
     }
     return y;
 }
