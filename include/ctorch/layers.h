@@ -270,6 +270,7 @@ int ct_embedding_renorm_(ct_tensor *weight, ct_tensor *indices, double max_norm,
 
 /* ---- activations ------------------------------------------------------------------ */
 
+/* nn.ReLU, nn.SiLU, nn.Tanh, nn.Sigmoid: the pointwise function as a module. */
 ct_module *ct_nn_relu(void);
 ct_module *ct_nn_silu(void);
 ct_module *ct_nn_tanh(void);
