@@ -57,6 +57,15 @@ static ct_module *b_sequential(void) {
                                     ct_nn_relu(), ct_nn_max_pool2d(CT_DIMS(2)), ct_nn_flatten(),
                                     ct_nn_linear(12, 2)));
 }
+static ct_module *b_conv2d_reflect(void) {
+    return ct_nn_conv2d(2, 3, CT_DIMS(3), .padding = CT_DIMS(1, 2), .padding_mode = CT_PADDING_REFLECT);
+}
+static ct_module *b_conv1d_circular(void) {
+    return ct_nn_conv1d(2, 2, CT_DIMS(3), .padding = CT_DIMS(2), .padding_mode = CT_PADDING_CIRCULAR);
+}
+static ct_module *b_conv2d_replicate_same(void) {
+    return ct_nn_conv2d(2, 2, CT_DIMS(3, 4), .padding_same = true, .padding_mode = CT_PADDING_REPLICATE);
+}
 
 /* Must match tests/fixtures/gen_layers.py. */
 static const layer_case cases[] = {
@@ -92,6 +101,9 @@ static const layer_case cases[] = {
     {"softmax", b_softmax, false, true},
     {"log_softmax", b_log_softmax, false, true},
     {"sequential", b_sequential, false, true},
+    {"conv2d_reflect", b_conv2d_reflect, false, true},
+    {"conv1d_circular", b_conv1d_circular, false, true},
+    {"conv2d_replicate_same", b_conv2d_replicate_same, false, true},
 };
 
 /* The tolerance scales with the largest expected magnitude (float32 runs). */

@@ -153,6 +153,12 @@ TEST(layer_errors) {
     CHECK_ERROR(ct_nn_conv2d(4, 3, CT_DIMS(3), .groups = 2), "out_channels must be divisible by groups");
     CHECK_ERROR(ct_nn_conv2d(4, 4, CT_DIMS(3), .padding_same = true, .stride = CT_DIMS(2)),
                 "padding='same' is not supported for strided convolutions");
+    CHECK_ERROR(ct_nn_conv_transpose2d(2, 2, CT_DIMS(3), .padding_mode = CT_PADDING_REFLECT),
+                "Only \"zeros\" padding mode is supported for ConvTranspose2d");
+    CHECK_ERROR(ct_forward(ct_nn_conv1d(1, 1, CT_DIMS(3), .padding = CT_DIMS(4),
+                                        .padding_mode = CT_PADDING_CIRCULAR),
+                           ct_ones(CT_SHAPE(1, 1, 3))),
+                "circular padding");
     CHECK_ERROR(ct_nn_embedding(5, 2, .padding_idx = 5), "Padding_idx must be within num_embeddings");
     ct_module *lin = ct_nn_linear(4, 3);
     CHECK_ERROR(ct_forward(lin, ct_ones(CT_SHAPE(2, 5))), "");

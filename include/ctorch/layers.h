@@ -19,8 +19,9 @@
  *     ct_tensor *y = ct_forward(net, ct_randn(CT_SHAPE(4, 1, 28, 28)));
  *
  * Modules look their parameters up by name at each forward, so replacing one with
- * ct_module_set_tensor (or loading a state dict) is seen at once.  Only zeros padding
- * is supported for convolutions (padding_mode='zeros').
+ * ct_module_set_tensor (or loading a state dict) is seen at once.  Convolutions pad
+ * with zeros, or reflect / replicate / circular (.padding_mode, as PyTorch's F.pad),
+ * and for transposed convolutions only zeros padding.
  */
 #ifndef CTORCH_LAYERS_H
 #define CTORCH_LAYERS_H
@@ -120,6 +121,14 @@ ct_module *ct_nn_unflatten(int64_t dim, ct_shape sizes);
 
 /* ---- convolutions and pooling ---------------------------------------------- */
 
+/* padding_mode of the convolution layers (not of transposed ones: zeros only). */
+typedef enum {
+    CT_PADDING_ZEROS = 0,
+    CT_PADDING_REFLECT,
+    CT_PADDING_REPLICATE,
+    CT_PADDING_CIRCULAR
+} ct_padding_mode;
+
 /* Options of the convolution layers: kernel_size is a constructor argument; ct_dims
  * are one value for every spatial dim (CT_DIMS(1)) or one per dim. */
 typedef struct {
@@ -130,6 +139,7 @@ typedef struct {
     int64_t groups;         /* default 1 */
     bool padding_same;      /* padding='same' */
     bool bias;              /* default true */
+    ct_padding_mode padding_mode; /* default zeros */
     ct_dtype dtype;
 } ct_conv_layer_options;
 /* nn.Conv1d / nn.Conv2d: weight [out, in/groups, *kernel], bias [out]. */

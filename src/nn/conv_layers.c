@@ -12,6 +12,8 @@ typedef struct {
     int64_t in, out;
     int nd; /* spatial dims */
     int64_t kernel[2], stride[2], padding[2], dilation[2], output_padding[2];
+    ct_padding_mode padding_mode;
+    int64_t pad[4];    /* non-zeros modes: F.pad's (left, right) per dim, last dim first */
     ct_conv_options f; /* for the functional op */
 } conv_state;
 
@@ -31,15 +33,49 @@ static ct_dims dims_of(const int64_t *v, int nd) {
     return d;
 }
 
+/* Circular padding of the last nd dims (F.pad's mode='circular'): each dim gets
+ * its last `left` entries in front and its first `right` ones behind. */
+static ct_tensor *pad_circular(ct_tensor *x, const int64_t *pad, int nd) {
+    for (int i = 0; x && i < nd; i++) {
+        int64_t dim = -1 - i, n = ct_size(x, dim), l = pad[2 * i], r = pad[2 * i + 1];
+        if (l > n || r > n) {
+            ct_error("Conv: circular padding (%lld, %lld) larger than the input size %lld",
+                     (long long)l, (long long)r, (long long)n);
+            return NULL;
+        }
+        ct_tensor *parts[3] = {ct_narrow(x, dim, n - l, l), x, ct_narrow(x, dim, 0, r)};
+        x = ct_cat(3, parts, dim);
+    }
+    return x;
+}
+
+/* The input padded as padding_mode says (zeros: the convolution pads itself). */
+static ct_tensor *pad_input(const conv_state *s, ct_tensor *x) {
+    ct_dims pad = {.n = 2 * s->nd};
+    for (int i = 0; i < pad.n; i++) pad.d[i] = s->pad[i];
+    switch (s->padding_mode) {
+    case CT_PADDING_ZEROS: return x;
+    case CT_PADDING_REFLECT: return ct_pad(x, pad, .mode = CT_PAD_REFLECT);
+    case CT_PADDING_REPLICATE: return ct_pad(x, pad, .mode = CT_PAD_REPLICATE);
+    case CT_PADDING_CIRCULAR: return pad_circular(x, s->pad, s->nd);
+    }
+    return NULL;
+}
+
 static ct_tensor *conv_forward(ct_module *m, ct_tensor *x) {
     const conv_state *s = ct_module_state(m);
     ct_tensor *w = ct_layer_tensor(m, "weight"), *b = ct_layer_tensor(m, "bias");
-    switch (s->kind) {
-    case CONV1D: return ct_conv1d_with(x, w, b, s->f);
-    case CONV2D: return ct_conv2d_with(x, w, b, s->f);
-    case CONV_T2D: return ct_conv_transpose2d_with(x, w, b, s->f);
+    ct_tensor *y = NULL;
+    CT_SCOPE {
+        ct_tensor *xp = pad_input(s, x);
+        switch (s->kind) {
+        case CONV1D: y = ct_conv1d_with(xp, w, b, s->f); break;
+        case CONV2D: y = ct_conv2d_with(xp, w, b, s->f); break;
+        case CONV_T2D: y = ct_conv_transpose2d_with(xp, w, b, s->f); break;
+        }
+        y = ct_keep(y);
     }
-    return NULL;
+    return y;
 }
 
 static bool all_eq(const int64_t *v, int n, int64_t x) {
@@ -74,6 +110,8 @@ static void conv_repr(const ct_module *m, char *buf, size_t size) {
     }
     if (s->f.groups != 1) ADD(", groups=%lld", (long long)s->f.groups);
     if (!ct_layer_tensor(m, "bias")) ADD(", bias=False");
+    static const char *const modes[] = {"zeros", "reflect", "replicate", "circular"};
+    if (s->padding_mode != CT_PADDING_ZEROS) ADD(", padding_mode=%s", modes[s->padding_mode]);
 #undef ADD
 }
 
@@ -124,6 +162,24 @@ static ct_module *conv_new(conv_kind kind, const char *op, int64_t in, int64_t o
                             .output_padding = dims_of(s.output_padding, nd), .groups = groups,
                             .padding_same = o.padding_same};
     if (o.padding_same) s.f.padding = (ct_dims){0};
+    if ((unsigned)o.padding_mode > CT_PADDING_CIRCULAR) {
+        ct_error("%s: padding_mode must be zeros, reflect, replicate or circular (got %d)", op,
+                 (int)o.padding_mode);
+        return NULL;
+    }
+    s.padding_mode = o.padding_mode;
+    if (o.padding_mode != CT_PADDING_ZEROS) {
+        /* PyTorch's _reversed_padding_repeated_twice: F.pad's order (last dim first);
+         * 'same' puts the odd extra on the right. */
+        for (int i = 0; i < nd; i++) {
+            int d = nd - 1 - i;
+            int64_t total = s.dilation[d] * (s.kernel[d] - 1);
+            s.pad[2 * i] = o.padding_same ? total / 2 : s.padding[d];
+            s.pad[2 * i + 1] = o.padding_same ? total - total / 2 : s.padding[d];
+        }
+        s.f.padding = (ct_dims){0};
+        s.f.padding_same = false;
+    }
     const ct_module_class *cls = kind == CONV1D ? &CONV1D_CLASS : kind == CONV2D ? &CONV2D_CLASS
                                                                                 : &CONV_T2D_CLASS;
     ct_module *m = ct_module_new(cls, sizeof s);
@@ -146,7 +202,7 @@ ct_module *ct_nn_conv2d_with(int64_t in, int64_t out, ct_dims k, ct_conv_layer_o
     return conv_new(CONV2D, "ct_nn_conv2d", in, out, k, o);
 }
 ct_module *ct_nn_conv_transpose2d_with(int64_t in, int64_t out, ct_dims k, ct_conv_layer_options o) {
-    if (o.padding_same) {
+    if (o.padding_same || o.padding_mode != CT_PADDING_ZEROS) {
         ct_error("ct_nn_conv_transpose2d: Only \"zeros\" padding mode is supported for "
                  "ConvTranspose2d, and padding='same' is not");
         return NULL;
