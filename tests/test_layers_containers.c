@@ -161,6 +161,7 @@ TEST(layer_reprs_match_pytorch) {
         {ct_nn_leaky_relu(), "LeakyReLU(negative_slope=0.01)"},
         {ct_nn_leaky_relu(.negative_slope = 0.2), "LeakyReLU(negative_slope=0.2)"},
         {ct_nn_gelu(.approximate = CT_GELU_TANH), "GELU(approximate='tanh')"},
+        {ct_nn_relu(.inplace = true), "ReLU(inplace=True)"},
         {ct_nn_silu(), "SiLU()"},
         {ct_nn_tanh(), "Tanh()"},
         {ct_nn_sigmoid(), "Sigmoid()"},

@@ -181,3 +181,12 @@ TEST(embedding_max_norm_renormalizes_looked_up_rows) {
     CHECK(ct_test_max_diff(ct_select(w, 0, 0), ct_select(before, 0, 0)) == 0);
     CHECK(ct_test_max_diff(ct_select(w, 0, 5), ct_select(before, 0, 5)) == 0);
 }
+
+TEST(relu_inplace_writes_its_input) {
+    ct_tensor *x = ct_tensor_f32(((float[]){-1, 2, -3}), CT_SHAPE(3));
+    ct_tensor *y = ct_forward(ct_nn_relu(.inplace = true), x);
+    CHECK(y == x);
+    CHECK_VALUES(x, 0, 0, 2, 0);
+    ct_tensor *leaf = ct_ones(CT_SHAPE(2), .requires_grad = true);
+    CHECK_ERROR(ct_forward(ct_nn_relu(.inplace = true), leaf), "leaf");
+}

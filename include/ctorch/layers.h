@@ -280,8 +280,13 @@ int ct_embedding_renorm_(ct_tensor *weight, ct_tensor *indices, double max_norm,
 
 /* ---- activations ------------------------------------------------------------------ */
 
-/* nn.ReLU, nn.SiLU, nn.Tanh, nn.Sigmoid: the pointwise function as a module. */
-ct_module *ct_nn_relu(void);
+/* nn.ReLU(inplace): ct_nn_relu(), ct_nn_relu(.inplace = true) (writes into its input). */
+typedef struct {
+    bool inplace;
+} ct_relu_options;
+ct_module *ct_nn_relu_with(ct_relu_options o);
+#define ct_nn_relu(...) CT_AT(ct_nn_relu_with((ct_relu_options){__VA_ARGS__}))
+/* nn.SiLU, nn.Tanh, nn.Sigmoid: the pointwise function as a module. */
 ct_module *ct_nn_silu(void);
 ct_module *ct_nn_tanh(void);
 ct_module *ct_nn_sigmoid(void);
@@ -298,7 +303,6 @@ ct_module *ct_nn_gelu_with(ct_gelu_options o);
 /* nn.Softmax(dim) / nn.LogSoftmax(dim). */
 ct_module *ct_nn_softmax(int64_t dim);
 ct_module *ct_nn_log_softmax(int64_t dim);
-#define ct_nn_relu() CT_AT(ct_nn_relu())
 #define ct_nn_silu() CT_AT(ct_nn_silu())
 #define ct_nn_tanh() CT_AT(ct_nn_tanh())
 #define ct_nn_sigmoid() CT_AT(ct_nn_sigmoid())

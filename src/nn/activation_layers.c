@@ -1,15 +1,23 @@
 /* Activation modules: ReLU, LeakyReLU, GELU, SiLU, Tanh, Sigmoid, Softmax, LogSoftmax. */
 #include <stdio.h>
 
+#include "core/object.h"
 #include "nn/layer_util.h"
 
 typedef struct {
+    bool inplace;
     double slope;
     int64_t dim;
     ct_gelu_options gelu;
 } act_state;
 
-static ct_tensor *relu_fwd(ct_module *m, ct_tensor *x) { (void)m; return ct_relu(x); }
+static ct_tensor *relu_fwd(ct_module *m, ct_tensor *x) {
+    if (!((act_state *)ct_module_state(m))->inplace) return ct_relu(x);
+    /* In place returns x itself: one more reference for the caller, as ct_relu gives. */
+    if (!ct_relu_(x)) return NULL;
+    ct_retain(x);
+    return ct_scope_register(x);
+}
 static ct_tensor *silu_fwd(ct_module *m, ct_tensor *x) { (void)m; return ct_silu(x); }
 static ct_tensor *tanh_fwd(ct_module *m, ct_tensor *x) { (void)m; return ct_tanh(x); }
 static ct_tensor *sigmoid_fwd(ct_module *m, ct_tensor *x) { (void)m; return ct_sigmoid(x); }
@@ -26,6 +34,9 @@ static ct_tensor *log_softmax_fwd(ct_module *m, ct_tensor *x) {
     return ct_log_softmax(x, ((act_state *)ct_module_state(m))->dim);
 }
 
+static void relu_repr(const ct_module *m, char *buf, size_t size) {
+    snprintf(buf, size, "%s", ((act_state *)ct_module_state(m))->inplace ? "inplace=True" : "");
+}
 static void leaky_repr(const ct_module *m, char *buf, size_t size) {
     char f[32];
     ct_layer_fmt_float(f, sizeof f, ((act_state *)ct_module_state(m))->slope, false);
@@ -39,7 +50,7 @@ static void dim_repr(const ct_module *m, char *buf, size_t size) {
     snprintf(buf, size, "dim=%lld", (long long)((act_state *)ct_module_state(m))->dim);
 }
 
-static const ct_module_class RELU = {.name = "ReLU", .forward = relu_fwd};
+static const ct_module_class RELU = {.name = "ReLU", .forward = relu_fwd, .extra_repr = relu_repr};
 static const ct_module_class SILU = {.name = "SiLU", .forward = silu_fwd};
 static const ct_module_class TANH = {.name = "Tanh", .forward = tanh_fwd};
 static const ct_module_class SIGMOID = {.name = "Sigmoid", .forward = sigmoid_fwd};
@@ -55,7 +66,7 @@ static ct_module *act_new(const ct_module_class *cls, act_state s) {
     return m;
 }
 
-ct_module *(ct_nn_relu)(void) { return act_new(&RELU, (act_state){0}); }
+ct_module *ct_nn_relu_with(ct_relu_options o) { return act_new(&RELU, (act_state){.inplace = o.inplace}); }
 ct_module *(ct_nn_silu)(void) { return act_new(&SILU, (act_state){0}); }
 ct_module *(ct_nn_tanh)(void) { return act_new(&TANH, (act_state){0}); }
 ct_module *(ct_nn_sigmoid)(void) { return act_new(&SIGMOID, (act_state){0}); }
