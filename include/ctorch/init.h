@@ -6,7 +6,8 @@
  *     ct_init_orthogonal_(w);
  *
  * Every function fills its tensor in place without recording a graph (as under
- * torch.no_grad()), bumps its version and returns it (NULL on error).  The random
+ * torch.no_grad()), bumps its version and returns it (borrowed: no new reference;
+ * NULL on error).  The random
  * ones draw from .generator (the default generator when NULL).  Distributions are
  * PyTorch's; the numbers are not (see random.h).
  */

@@ -1,7 +1,6 @@
 /* Activation modules: ReLU, LeakyReLU, GELU, SiLU, Tanh, Sigmoid, Softmax, LogSoftmax. */
 #include <stdio.h>
 
-#include "core/object.h"
 #include "nn/layer_util.h"
 
 typedef struct {
@@ -12,11 +11,7 @@ typedef struct {
 } act_state;
 
 static ct_tensor *relu_fwd(ct_module *m, ct_tensor *x) {
-    if (!((act_state *)ct_module_state(m))->inplace) return ct_relu(x);
-    /* In place returns x itself: one more reference for the caller, as ct_relu gives. */
-    if (!ct_relu_(x)) return NULL;
-    ct_retain(x);
-    return ct_scope_register(x);
+    return ((act_state *)ct_module_state(m))->inplace ? ct_relu_(x) : ct_relu(x);
 }
 static ct_tensor *silu_fwd(ct_module *m, ct_tensor *x) { (void)m; return ct_silu(x); }
 static ct_tensor *tanh_fwd(ct_module *m, ct_tensor *x) { (void)m; return ct_tanh(x); }

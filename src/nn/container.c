@@ -12,6 +12,10 @@
 #include "nn/module_impl.h"
 
 static ct_tensor *sequential_forward(ct_module *m, ct_tensor *x) {
+    if (m->children.len == 0) { /* the input itself, with a reference like any result */
+        ct_retain(x);
+        return ct_scope_register(x);
+    }
     for (int i = 0; x && i < m->children.len; i++) x = ct_forward(m->children.items[i].obj, x);
     return x;
 }

@@ -140,10 +140,11 @@ ct_module *ct_nn_embedding_with(int64_t num, int64_t dim, ct_embedding_options o
     ct_module *m = ct_module_new(&EMBEDDING, sizeof(emb_state));
     *(emb_state *)ct_module_state(m) = (emb_state){num, dim, pad, o.max_norm, o.norm_type};
     ct_tensor *w = ct_layer_param(m, "weight", CT_SHAPE(num, dim), o.dtype);
-    bool ok = ct_init_normal_(w, 0, 1) != NULL;
-    if (ok && pad != CT_PADDING_NONE) {
-        CT_NO_GRAD {
-            CT_SCOPE { ok = ct_fill_(ct_select(w, 0, pad), 0) != NULL; }
+    bool ok = false;
+    CT_NO_GRAD {
+        CT_SCOPE {
+            ok = ct_init_normal_(w, 0, 1) != NULL &&
+                 (pad == CT_PADDING_NONE || ct_fill_(ct_select(w, 0, pad), 0) != NULL);
         }
     }
     if (!ok) {

@@ -1,4 +1,6 @@
-/* nn.init: in-place initializers composed of the random ops, run without recording. */
+/* nn.init: in-place initializers composed of the random ops, run without recording.
+ * Each returns t itself without a new reference (the ops' results stay in a local
+ * scope), so a call outside any scope leaks nothing. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,21 +12,27 @@
 ct_tensor *ct_init_uniform__with(ct_tensor *t, double a, double b, ct_init_options o) {
     if (!t) return NULL;
     ct_tensor *r = NULL;
-    CT_NO_GRAD { r = ct_uniform_(t, a, b, .generator = o.generator); }
+    CT_NO_GRAD {
+        CT_SCOPE { r = ct_uniform_(t, a, b, .generator = o.generator); }
+    }
     return r;
 }
 
 ct_tensor *ct_init_normal__with(ct_tensor *t, double mean, double std, ct_init_options o) {
     if (!t) return NULL;
     ct_tensor *r = NULL;
-    CT_NO_GRAD { r = ct_normal_(t, mean, std, .generator = o.generator); }
+    CT_NO_GRAD {
+        CT_SCOPE { r = ct_normal_(t, mean, std, .generator = o.generator); }
+    }
     return r;
 }
 
 ct_tensor *ct_init_constant_(ct_tensor *t, double value) {
     if (!t) return NULL;
     ct_tensor *r = NULL;
-    CT_NO_GRAD { r = ct_fill_(t, value); }
+    CT_NO_GRAD {
+        CT_SCOPE { r = ct_fill_(t, value); }
+    }
     return r;
 }
 ct_tensor *ct_init_zeros_(ct_tensor *t) { return ct_init_constant_(t, 0); }

@@ -18,12 +18,15 @@ ct_tensor *ct_layer_tensor(const ct_module *m, const char *name) {
 }
 
 int ct_layer_reset_kaiming(ct_tensor *weight, ct_tensor *bias) {
-    if (!ct_init_kaiming_uniform_(weight, .a = sqrt(5.0))) return -1;
-    if (!bias) return 0;
-    int64_t fan_in;
-    if (ct_init_calculate_fan(weight, &fan_in, NULL)) return -1;
-    double bound = fan_in > 0 ? 1 / sqrt((double)fan_in) : 0;
-    return ct_init_uniform_(bias, -bound, bound) ? 0 : -1;
+    int rc = -1;
+    CT_SCOPE { /* the initializers' results are references for this scope */
+        if (!ct_init_kaiming_uniform_(weight, .a = sqrt(5.0))) break;
+        int64_t fan_in;
+        if (bias && ct_init_calculate_fan(weight, &fan_in, NULL)) break;
+        double bound = bias && fan_in > 0 ? 1 / sqrt((double)fan_in) : 0;
+        rc = !bias || ct_init_uniform_(bias, -bound, bound) ? 0 : -1;
+    }
+    return rc;
 }
 
 void ct_layer_fmt_dims(char *buf, size_t size, const int64_t *d, int n, bool as_int) {

@@ -116,8 +116,12 @@ ct_module *ct_nn_bilinear_with(int64_t in1, int64_t in2, int64_t out, ct_linear_
     ct_tensor *b = o.bias ? ct_layer_param(m, "bias", CT_SHAPE(out), o.dtype) : NULL;
     /* reset_parameters: U(-1/sqrt(in1), 1/sqrt(in1)) for both. */
     double bound = in1 > 0 ? 1 / sqrt((double)in1) : 0;
-    if (!w || (o.bias && !b) || !ct_init_uniform_(w, -bound, bound) ||
-        (b && !ct_init_uniform_(b, -bound, bound))) {
+    bool ok = false;
+    CT_SCOPE {
+        ok = w && (!o.bias || b) && ct_init_uniform_(w, -bound, bound) &&
+             (!b || ct_init_uniform_(b, -bound, bound));
+    }
+    if (!ok) {
         ct_release(m);
         return NULL;
     }

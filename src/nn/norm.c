@@ -149,7 +149,9 @@ static ct_tensor *bn_forward(ct_module *m, ct_tensor *x) {
     ct_tensor *rm = ct_layer_tensor(m, "running_mean"), *rv = ct_layer_tensor(m, "running_var");
     if (training && s->track) {
         ct_tensor *nbt = ct_layer_tensor(m, "num_batches_tracked");
-        CT_NO_GRAD { ct_add_scalar_(nbt, 1); }
+        CT_NO_GRAD {
+            CT_SCOPE { ct_add_scalar_(nbt, 1); }
+        }
         if (isnan(s->momentum)) factor = 1.0 / (double)ct_item_int(nbt);
     }
     bool use_batch = training || (!rm && !rv);
@@ -180,8 +182,10 @@ static ct_module *bn_new(bool is2d, int64_t c, ct_batch_norm_layer_options o) {
         (bn_state){c, o.eps, o.momentum, o.affine, o.track_running_stats, is2d};
     bool ok = true;
     if (o.affine) {
-        ok = ct_init_ones_(ct_layer_param(m, "weight", CT_SHAPE(c), o.dtype)) &&
-             ct_init_zeros_(ct_layer_param(m, "bias", CT_SHAPE(c), o.dtype));
+        CT_SCOPE {
+            ok = ct_init_ones_(ct_layer_param(m, "weight", CT_SHAPE(c), o.dtype)) &&
+                 ct_init_zeros_(ct_layer_param(m, "bias", CT_SHAPE(c), o.dtype));
+        }
     }
     if (ok && o.track_running_stats) {
         ok = ct_module_add_buffer(m, "running_mean", ct_zeros(CT_SHAPE(c), .dtype = o.dtype), true) &&
@@ -239,8 +243,14 @@ static const ct_module_class GROUP_NORM = {.name = "GroupNorm", .forward = gn_fo
 static ct_module *norm_new(const ct_module_class *cls, ln_state s, ct_shape pshape, ct_dtype dt) {
     ct_module *m = ct_module_new(cls, sizeof s);
     *(ln_state *)ct_module_state(m) = s;
-    if (s.affine && !(ct_init_ones_(ct_layer_param(m, "weight", pshape, dt)) &&
-                      ct_init_zeros_(ct_layer_param(m, "bias", pshape, dt)))) {
+    bool ok = true;
+    if (s.affine) {
+        CT_SCOPE {
+            ok = ct_init_ones_(ct_layer_param(m, "weight", pshape, dt)) &&
+                 ct_init_zeros_(ct_layer_param(m, "bias", pshape, dt));
+        }
+    }
+    if (!ok) {
         ct_release(m);
         return NULL;
     }
