@@ -76,6 +76,8 @@ TEST(batch_norm_running_stats_train_and_eval) {
     CHECK_ERROR(ct_forward(bn, ct_ones(CT_SHAPE(2, 3, 4, 5))), "expected 2D or 3D input (got 4D input)");
     CHECK_ERROR(ct_forward(ct_nn_batch_norm2d(3), ct_ones(CT_SHAPE(2, 3, 4))),
                 "expected 4D input (got 3D input)");
+    CHECK_ERROR(ct_forward(ct_nn_batch_norm2d(3), ct_ones(CT_SHAPE(2, 4, 3, 3))),
+                "running_mean should contain 4 elements not 3");
 }
 
 TEST(batch_norm_cumulative_average_and_untracked) {

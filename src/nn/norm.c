@@ -43,6 +43,14 @@ ct_tensor *ct_batch_norm_with(ct_tensor *x, ct_tensor *rm, ct_tensor *rv, ct_bat
                  "size %s", s);
         return NULL;
     }
+    ct_tensor *per_channel[] = {rm, rv, o.weight, o.bias};
+    static const char *const what[] = {"running_mean", "running_var", "weight", "bias"};
+    for (int i = 0; i < 4; i++)
+        if (per_channel[i] && ct_numel(per_channel[i]) != c) {
+            ct_error("ct_batch_norm: %s should contain %lld elements not %lld", what[i],
+                     (long long)c, (long long)ct_numel(per_channel[i]));
+            return NULL;
+        }
     if (!o.training && (!rm || !rv)) {
         ct_error("ct_batch_norm: running_mean and running_var must be defined in evaluation mode");
         return NULL;
