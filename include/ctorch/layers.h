@@ -53,33 +53,34 @@ ct_module *ct_sequential_append(ct_module *seq, ct_module *m);
 /* The i-th child (negative i counts from the end); borrowed.  NULL and an error
  * when out of range. */
 ct_module *ct_sequential_get(ct_module *seq, int i);
-int ct_sequential_len(const ct_module *seq);
+int ct_sequential_len(const ct_module *seq); /* number of children (-1 if not a Sequential) */
 
 /* nn.ModuleList: children "0", "1", ...; no forward. */
 ct_module *ct_module_list(int n, ct_module *const *modules);
 #define ct_module_list(...) CT_AT(ct_module_list(__VA_ARGS__))
 ct_module *ct_module_list_append(ct_module *list, ct_module *m); /* returns list */
 ct_module *ct_module_list_get(ct_module *list, int i);           /* negative i from the end */
-int ct_module_list_len(const ct_module *list);
+int ct_module_list_len(const ct_module *list);                  /* number of modules */
 
 /* nn.ModuleDict: children under string keys, in insertion order; no forward.
  * Setting an existing key replaces the module in place (keeps its position). */
 ct_module *ct_module_dict(void);
 ct_module *ct_module_dict_set(ct_module *dict, const char *key, ct_module *m); /* returns m */
 ct_module *ct_module_dict_get(ct_module *dict, const char *key); /* NULL (no error) if absent */
-int ct_module_dict_len(const ct_module *dict);
-const char *ct_module_dict_key(const ct_module *dict, int i);
+int ct_module_dict_len(const ct_module *dict);                  /* number of entries */
+const char *ct_module_dict_key(const ct_module *dict, int i);   /* i-th key in insertion order */
 
-/* nn.ParameterList / nn.ParameterDict: parameters named "0", "1", ... or by key. */
+/* nn.ParameterList / nn.ParameterDict: parameters named "0", "1", ... or by key
+ * (adopted and made to require grad, like ct_module_add_parameter). */
 ct_module *ct_parameter_list(int n, ct_tensor *const *params);
 ct_tensor *ct_parameter_list_append(ct_module *list, ct_tensor *p); /* returns p */
 ct_tensor *ct_parameter_list_get(ct_module *list, int i);          /* negative i from the end */
-int ct_parameter_list_len(const ct_module *list);
+int ct_parameter_list_len(const ct_module *list);                  /* number of parameters */
 ct_module *ct_parameter_dict(void);
 ct_tensor *ct_parameter_dict_set(ct_module *dict, const char *key, ct_tensor *p); /* returns p */
 ct_tensor *ct_parameter_dict_get(ct_module *dict, const char *key); /* NULL if absent */
-int ct_parameter_dict_len(const ct_module *dict);
-const char *ct_parameter_dict_key(const ct_module *dict, int i);
+int ct_parameter_dict_len(const ct_module *dict);                /* number of entries */
+const char *ct_parameter_dict_key(const ct_module *dict, int i); /* i-th key in insertion order */
 
 /* ---- linear layers and reshaping ------------------------------------------- */
 
