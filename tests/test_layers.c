@@ -66,6 +66,10 @@ static ct_module *b_conv1d_circular(void) {
 static ct_module *b_conv2d_replicate_same(void) {
     return ct_nn_conv2d(2, 2, CT_DIMS(3, 4), .padding_same = true, .padding_mode = CT_PADDING_REPLICATE);
 }
+static ct_module *b_adaptive_max(void) { return ct_nn_adaptive_max_pool2d(CT_DIMS(2, 3)); }
+static ct_module *b_elu(void) { return ct_nn_elu(.alpha = 0.5); }
+static ct_module *b_softplus(void) { return ct_nn_softplus(.beta = 2, .threshold = 1); }
+static ct_module *b_hardtanh(void) { return ct_nn_hardtanh(.min_val = -0.5, .max_val = 0.8); }
 
 /* Must match tests/fixtures/gen_layers.py. */
 static const layer_case cases[] = {
@@ -104,6 +108,10 @@ static const layer_case cases[] = {
     {"conv2d_reflect", b_conv2d_reflect, false, true},
     {"conv1d_circular", b_conv1d_circular, false, true},
     {"conv2d_replicate_same", b_conv2d_replicate_same, false, true},
+    {"adaptive_max", b_adaptive_max, false, true},
+    {"elu", b_elu, false, true},
+    {"softplus", b_softplus, false, true},
+    {"hardtanh", b_hardtanh, false, true},
 };
 
 /* The tolerance scales with the largest expected magnitude (float32 runs). */

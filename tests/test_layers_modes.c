@@ -192,3 +192,22 @@ TEST(relu_inplace_writes_its_input) {
     ct_tensor *leaf = ct_ones(CT_SHAPE(2), .requires_grad = true);
     CHECK_ERROR(ct_forward(ct_nn_relu(.inplace = true), leaf), "leaf");
 }
+
+TEST(max_pools_return_indices_through_forward_multi) {
+    ct_manual_seed(6);
+    ct_tensor *x = ct_randn(CT_SHAPE(2, 3, 6, 6));
+    ct_module *mp = ct_nn_max_pool2d(CT_DIMS(2));
+    ct_tensor *out[2];
+    CHECK_INT_EQ(ct_forward_multi(mp, 1, &x, out, 2), 2);
+    ct_tensor *idx;
+    ct_tensor *want = ct_max_pool2d_with_indices(x, &idx, .kernel_size = CT_DIMS(2));
+    CHECK(ct_test_max_diff(out[0], want) == 0);
+    CHECK(ct_test_max_diff(out[1], idx) == 0);
+    CHECK(ct_dtype_of(out[1]) == CT_I64);
+    CHECK(ct_test_max_diff(ct_forward(mp, x), want) == 0); /* one output: the values */
+    ct_module *amp = ct_nn_adaptive_max_pool2d(CT_DIMS(2));
+    CHECK_INT_EQ(ct_forward_multi(amp, 1, &x, out, 2), 2);
+    want = ct_adaptive_max_pool2d_with_indices(x, CT_DIMS(2), &idx);
+    CHECK(ct_test_max_diff(out[1], idx) == 0);
+    CHECK_ERROR(ct_nn_hardtanh(.min_val = 1, .max_val = 0), "max_val must be greater than min_val");
+}

@@ -162,7 +162,9 @@ ct_module *ct_nn_conv_transpose2d_with(int64_t in_channels, int64_t out_channels
                                       CT_DEFAULTS(ct_conv_layer_options, .bias = true, __VA_ARGS__)))
 
 /* nn.MaxPool2d / nn.AvgPool2d(kernel_size, options of ct_max_pool2d / ct_avg_pool2d);
- * printed as PyTorch prints them (an int when one value was given). */
+ * printed as PyTorch prints them (an int when one value was given).  The max pools
+ * also give their indices (return_indices=True) through ct_forward_multi with room
+ * for two outputs. */
 ct_module *ct_nn_max_pool2d_with(ct_pool_options o);
 ct_module *ct_nn_avg_pool2d_with(ct_pool_options o);
 #define ct_nn_max_pool2d(k_, ...) \
@@ -172,6 +174,9 @@ ct_module *ct_nn_avg_pool2d_with(ct_pool_options o);
 /* nn.AdaptiveAvgPool2d(output_size): CT_DIMS(7) or CT_DIMS(7, 7). */
 ct_module *ct_nn_adaptive_avg_pool2d(ct_dims output_size);
 #define ct_nn_adaptive_avg_pool2d(output_size) CT_AT(ct_nn_adaptive_avg_pool2d(output_size))
+/* nn.AdaptiveMaxPool2d(output_size). */
+ct_module *ct_nn_adaptive_max_pool2d(ct_dims output_size);
+#define ct_nn_adaptive_max_pool2d(output_size) CT_AT(ct_nn_adaptive_max_pool2d(output_size))
 
 /* ---- normalization ------------------------------------------------------------ */
 
@@ -301,6 +306,23 @@ ct_module *ct_nn_leaky_relu_with(ct_leaky_relu_options o);
 /* nn.GELU(approximate): ct_nn_gelu(), ct_nn_gelu(.approximate = CT_GELU_TANH). */
 ct_module *ct_nn_gelu_with(ct_gelu_options o);
 #define ct_nn_gelu(...) CT_AT(ct_nn_gelu_with((ct_gelu_options){__VA_ARGS__}))
+/* nn.ELU(alpha = 1), nn.Softplus(beta = 1, threshold = 20), nn.Hardtanh(-1, 1). */
+typedef struct {
+    double alpha;              /* ELU */
+    double beta, threshold;    /* Softplus */
+    double min_val, max_val;   /* Hardtanh */
+} ct_activation_options;
+ct_module *ct_nn_elu_with(ct_activation_options o);
+ct_module *ct_nn_softplus_with(ct_activation_options o);
+ct_module *ct_nn_hardtanh_with(ct_activation_options o);
+#define ct_nn_elu(...) \
+    CT_AT(ct_nn_elu_with(CT_DEFAULTS(ct_activation_options, .alpha = 1, __VA_ARGS__)))
+#define ct_nn_softplus(...)                                                         \
+    CT_AT(ct_nn_softplus_with(CT_DEFAULTS(ct_activation_options, .beta = 1, .threshold = 20, \
+                                          __VA_ARGS__)))
+#define ct_nn_hardtanh(...)                                                         \
+    CT_AT(ct_nn_hardtanh_with(CT_DEFAULTS(ct_activation_options, .min_val = -1, .max_val = 1, \
+                                          __VA_ARGS__)))
 /* nn.Softmax(dim) / nn.LogSoftmax(dim). */
 ct_module *ct_nn_softmax(int64_t dim);
 ct_module *ct_nn_log_softmax(int64_t dim);

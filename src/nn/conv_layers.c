@@ -226,6 +226,27 @@ static ct_tensor *avg_pool_forward(ct_module *m, ct_tensor *x) {
 static ct_tensor *adaptive_avg_forward(ct_module *m, ct_tensor *x) {
     return ct_adaptive_avg_pool2d(x, ((pool_state *)ct_module_state(m))->output_size);
 }
+static ct_tensor *adaptive_max_forward(ct_module *m, ct_tensor *x) {
+    return ct_adaptive_max_pool2d(x, ((pool_state *)ct_module_state(m))->output_size);
+}
+
+/* return_indices=True: (output, indices) when the caller has room for both. */
+static int max_pool_multi(ct_module *m, int n_in, ct_tensor *const *in, ct_tensor **out, int max_out) {
+    if (n_in != 1 || max_out < 1) {
+        ct_error("%s: forward takes one input (got %d)", ct_module_type(m), n_in);
+        return -1;
+    }
+    const pool_state *s = ct_module_state(m);
+    ct_tensor *idx = NULL, **want = max_out >= 2 ? &idx : NULL;
+    bool adaptive = !strcmp(ct_module_type(m), "AdaptiveMaxPool2d");
+    if (!want) out[0] = adaptive ? ct_adaptive_max_pool2d(in[0], s->output_size)
+                                 : ct_max_pool2d_with(in[0], s->o);
+    else out[0] = adaptive ? ct_adaptive_max_pool2d_with_indices(in[0], s->output_size, want)
+                           : ct_max_pool2d_with_indices_with(in[0], want, s->o);
+    if (!out[0]) return -1;
+    if (want) out[1] = idx;
+    return want ? 2 : 1;
+}
 
 /* A pooling argument as PyTorch prints it: an int when one value was given (or for
  * a default), else a tuple. */
@@ -256,11 +277,15 @@ static void adaptive_repr(const ct_module *m, char *buf, size_t size) {
 }
 
 static const ct_module_class MAX_POOL = {.name = "MaxPool2d", .forward = max_pool_forward,
-                                         .extra_repr = pool_repr};
+                                         .forward_multi = max_pool_multi, .extra_repr = pool_repr};
 static const ct_module_class AVG_POOL = {.name = "AvgPool2d", .forward = avg_pool_forward,
                                          .extra_repr = pool_repr};
 static const ct_module_class ADAPTIVE_AVG = {.name = "AdaptiveAvgPool2d",
                                              .forward = adaptive_avg_forward,
+                                             .extra_repr = adaptive_repr};
+static const ct_module_class ADAPTIVE_MAX = {.name = "AdaptiveMaxPool2d",
+                                             .forward = adaptive_max_forward,
+                                             .forward_multi = max_pool_multi,
                                              .extra_repr = adaptive_repr};
 
 static ct_module *pool_new(const ct_module_class *cls, const char *op, ct_pool_options o) {
@@ -275,13 +300,18 @@ static ct_module *pool_new(const ct_module_class *cls, const char *op, ct_pool_o
 ct_module *ct_nn_max_pool2d_with(ct_pool_options o) { return pool_new(&MAX_POOL, "ct_nn_max_pool2d", o); }
 ct_module *ct_nn_avg_pool2d_with(ct_pool_options o) { return pool_new(&AVG_POOL, "ct_nn_avg_pool2d", o); }
 
-ct_module *(ct_nn_adaptive_avg_pool2d)(ct_dims output_size) {
+static ct_module *adaptive_new(const ct_module_class *cls, const char *op, ct_dims output_size) {
     if (output_size.n < 1 || output_size.n > 2) {
-        ct_error("ct_nn_adaptive_avg_pool2d: output_size must have 1 or 2 values (got %d)",
-                 output_size.n);
+        ct_error("%s: output_size must have 1 or 2 values (got %d)", op, output_size.n);
         return NULL;
     }
-    ct_module *m = ct_module_new(&ADAPTIVE_AVG, sizeof(pool_state));
+    ct_module *m = ct_module_new(cls, sizeof(pool_state));
     ((pool_state *)ct_module_state(m))->output_size = output_size;
     return m;
+}
+ct_module *(ct_nn_adaptive_avg_pool2d)(ct_dims output_size) {
+    return adaptive_new(&ADAPTIVE_AVG, "ct_nn_adaptive_avg_pool2d", output_size);
+}
+ct_module *(ct_nn_adaptive_max_pool2d)(ct_dims output_size) {
+    return adaptive_new(&ADAPTIVE_MAX, "ct_nn_adaptive_max_pool2d", output_size);
 }
