@@ -9,34 +9,32 @@
 #include "core/error.h"
 #include "ctorch/init.h"
 
+typedef enum { FILL_UNIFORM, FILL_NORMAL, FILL_CONSTANT } fill_kind;
+
+/* The one in-place fill of every initializer: without recording, its result kept
+ * in a local scope (t is returned borrowed). */
+static ct_tensor *fill(ct_tensor *t, fill_kind k, double p1, double p2, ct_generator *g) {
+    if (!t) return NULL;
+    ct_tensor *r = NULL;
+    CT_NO_GRAD {
+        CT_SCOPE {
+            r = k == FILL_UNIFORM  ? ct_uniform_(t, p1, p2, .generator = g)
+                : k == FILL_NORMAL ? ct_normal_(t, p1, p2, .generator = g)
+                                   : ct_fill_(t, p1);
+        }
+    }
+    return r;
+}
+
 ct_tensor *ct_init_uniform__with(ct_tensor *t, double a, double b, ct_init_options o) {
-    if (!t) return NULL;
-    ct_tensor *r = NULL;
-    CT_NO_GRAD {
-        CT_SCOPE { r = ct_uniform_(t, a, b, .generator = o.generator); }
-    }
-    return r;
+    return fill(t, FILL_UNIFORM, a, b, o.generator);
 }
-
 ct_tensor *ct_init_normal__with(ct_tensor *t, double mean, double std, ct_init_options o) {
-    if (!t) return NULL;
-    ct_tensor *r = NULL;
-    CT_NO_GRAD {
-        CT_SCOPE { r = ct_normal_(t, mean, std, .generator = o.generator); }
-    }
-    return r;
+    return fill(t, FILL_NORMAL, mean, std, o.generator);
 }
-
-ct_tensor *ct_init_constant_(ct_tensor *t, double value) {
-    if (!t) return NULL;
-    ct_tensor *r = NULL;
-    CT_NO_GRAD {
-        CT_SCOPE { r = ct_fill_(t, value); }
-    }
-    return r;
-}
-ct_tensor *ct_init_zeros_(ct_tensor *t) { return ct_init_constant_(t, 0); }
-ct_tensor *ct_init_ones_(ct_tensor *t) { return ct_init_constant_(t, 1); }
+ct_tensor *(ct_init_constant_)(ct_tensor *t, double value) { return fill(t, FILL_CONSTANT, value, 0, NULL); }
+ct_tensor *(ct_init_zeros_)(ct_tensor *t) { return fill(t, FILL_CONSTANT, 0, 0, NULL); }
+ct_tensor *(ct_init_ones_)(ct_tensor *t) { return fill(t, FILL_CONSTANT, 1, 0, NULL); }
 
 /* Rejection: out-of-range values are redrawn until none is left, so the result has
  * exactly the truncated distribution (PyTorch uses the inverse CDF; same law).  The
