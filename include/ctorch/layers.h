@@ -5,9 +5,10 @@
  * form keeps the plain name of torch.nn.functional (F.linear -> ct_linear, F.conv2d ->
  * ct_conv2d in conv.h, F.relu -> ct_relu in pointwise.h).  Containers have no
  * functional twin and keep their plain names (ct_sequential, ct_module_list, ...).
- * Options are designated initializers with PyTorch's defaults (.bias = false,
- * .eps = 1e-3, ...).  Parameter names, shapes, state-dict keys and default
- * initialization (in distribution) are PyTorch's:
+ * Options are designated initializers; what is not given takes PyTorch's default
+ * (ct_nn_linear(4, 2, .bias = false), ct_nn_batch_norm2d(8, .eps = 1e-3)).
+ * Parameter names, shapes, state-dict keys and default initialization (in
+ * distribution) are PyTorch's:
  *
  *     ct_module *net = ct_sequential(CT_MODULES(
  *         ct_nn_conv2d(1, 8, CT_DIMS(3), .padding = CT_DIMS(1)),
@@ -20,8 +21,8 @@
  *
  * Modules look their parameters up by name at each forward, so replacing one with
  * ct_module_set_tensor (or loading a state dict) is seen at once.  Convolutions pad
- * with zeros, or reflect / replicate / circular (.padding_mode, as PyTorch's F.pad),
- * and for transposed convolutions only zeros padding.
+ * with zeros or (.padding_mode) reflect / replicate / circular, as PyTorch's F.pad;
+ * transposed convolutions with zeros only.
  */
 #ifndef CTORCH_LAYERS_H
 #define CTORCH_LAYERS_H
