@@ -30,5 +30,7 @@
 #include "ctorch/checkpoint.h" /* gradient checkpointing */
 #include "ctorch/loss.h"       /* loss functions and modules */
 #include "ctorch/data.h"       /* datasets, transforms, samplers, DataLoader */
+#include "ctorch/layers.h"    /* containers, layers, F.linear/batch_norm/... */
+#include "ctorch/init.h"      /* nn.init */
 
 #endif

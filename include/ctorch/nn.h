@@ -14,8 +14,8 @@
  *     ct_module *mlp_new(void) {
  *         ct_module *m = ct_module_new(&MLP, sizeof(mlp));
  *         mlp *s = ct_module_state(m);
- *         s->fc1 = ct_module_add(m, "fc1", ct_linear(784, 128));
- *         s->fc2 = ct_module_add(m, "fc2", ct_linear(128, 10));
+ *         s->fc1 = ct_module_add(m, "fc1", ct_nn_linear(784, 128));
+ *         s->fc2 = ct_module_add(m, "fc2", ct_nn_linear(128, 10));
  *         return m;
  *     }
  *

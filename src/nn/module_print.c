@@ -41,10 +41,12 @@ static void put_indented(strbuf *b, const char *text, int indent) {
 char *ct_module_to_string(const ct_module *m) {
     if (!m) return NULL;
     strbuf b = {0};
-    char extra[1024] = "";
+    char extra[4096] = "";
     if (m->cls->extra_repr) m->cls->extra_repr(m, extra, sizeof extra);
     put(&b, "%s(", m->cls->name);
-    if (m->children.len == 0) {
+    /* PyTorch puts a one-line extra_repr inside the parentheses, and a multi-line
+     * one (ParameterList) on lines of its own, like children. */
+    if (m->children.len == 0 && !strchr(extra, '\n')) {
         put_indented(&b, extra, 2);
     } else {
         if (*extra) {

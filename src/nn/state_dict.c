@@ -103,6 +103,45 @@ typedef struct {
     ct_tensor **tensors;
 } entries;
 
+/* The dotted path of the module owning entry `name` has length of the part before
+ * the last '.' (0 for the root). */
+static size_t owner_len(const char *name) {
+    const char *dot = strrchr(name, '.');
+    return dot ? (size_t)(dot - name) : 0;
+}
+
+/* PyTorch's state_dict order: module by module (depth first), each module's own
+ * parameters then its buffers — not all parameters before all buffers. */
+static void reorder_by_module(ct_module *m, entries *e) {
+    int nm = ct_named_modules(m, NULL, NULL, 0);
+    const char **mods = malloc(sizeof(char *) * (size_t)(nm + 1));
+    const char **names = malloc(sizeof(char *) * (size_t)(e->n + 1));
+    ct_tensor **ts = malloc(sizeof(ct_tensor *) * (size_t)(e->n + 1));
+    bool *used = calloc((size_t)e->n + 1, 1);
+    if (!mods || !names || !ts || !used) ct_fatal("out of memory");
+    ct_named_modules(m, mods, NULL, nm);
+    int k = 0;
+    for (int j = 0; j < nm; j++)
+        for (int i = 0; i < e->n; i++) {
+            size_t len = owner_len(e->names[i]);
+            if (used[i] || len != strlen(mods[j]) || strncmp(e->names[i], mods[j], len)) continue;
+            used[i] = true;
+            names[k] = e->names[i];
+            ts[k++] = e->tensors[i];
+        }
+    for (int i = 0; i < e->n; i++) /* entries of a module listed twice stay where they were */
+        if (!used[i]) {
+            names[k] = e->names[i];
+            ts[k++] = e->tensors[i];
+        }
+    memcpy(e->names, names, sizeof(char *) * (size_t)e->n);
+    memcpy(e->tensors, ts, sizeof(ct_tensor *) * (size_t)e->n);
+    free(mods);
+    free(names);
+    free(ts);
+    free(used);
+}
+
 static entries module_entries(ct_module *m) {
     int np = ct_module_walk(m, WALK_PARAMS, NULL, NULL, 0);
     int nb = ct_module_walk(m, WALK_PERSISTENT_BUFFERS, NULL, NULL, 0);
@@ -112,6 +151,7 @@ static entries module_entries(ct_module *m) {
     /* Buffers use the buffer cache, so both name lists stay valid together. */
     ct_module_walk(m, WALK_PARAMS, e.names, (void **)e.tensors, np);
     ct_module_walk(m, WALK_PERSISTENT_BUFFERS, e.names + np, (void **)(e.tensors + np), nb);
+    reorder_by_module(m, &e);
     return e;
 }
 

@@ -1,0 +1,155 @@
+/* Dropout, Dropout2d, Embedding modules; F.dropout2d and the max_norm renorm. */
+#include <math.h>
+#include <stdio.h>
+
+#include "core/object.h"
+#include "nn/layer_util.h"
+
+static bool check_p(const char *op, double p) {
+    if (!(p >= 0 && p <= 1)) {
+        ct_error("%s: dropout probability has to be between 0 and 1, but got %g", op, p);
+        return false;
+    }
+    return true;
+}
+
+ct_tensor *ct_dropout2d_with(ct_tensor *x, double p, bool training, ct_dropout_options o) {
+    if (!x || !check_p("ct_dropout2d", p)) return NULL;
+    if (!training || p == 0 || ct_numel(x) == 0) {
+        ct_retain(x);
+        return ct_scope_register(x);
+    }
+    if (ct_ndim(x) < 2) {
+        ct_error("ct_dropout2d: Feature dropout requires at least 2 dimensions in the input "
+                 "(got %d)", ct_ndim(x));
+        return NULL;
+    }
+    ct_tensor *y = NULL;
+    CT_SCOPE {
+        /* One Bernoulli(1 - p) draw per (sample, channel), broadcast over the rest. */
+        ct_shape ms = {.ndim = ct_ndim(x)};
+        for (int i = 0; i < ms.ndim; i++) ms.d[i] = i < 2 ? ct_size(x, i) : 1;
+        ct_tensor *mask = ct_bernoulli_p(ct_empty(ms, .dtype = ct_dtype_of(x)), 1 - p,
+                                         .generator = o.generator);
+        if (p < 1) mask = ct_mul_scalar(mask, 1 / (1 - p));
+        y = ct_keep(o.inplace ? ct_mul_(x, mask) : ct_mul(x, mask));
+    }
+    return y;
+}
+
+typedef struct {
+    double p;
+    bool two_d;
+    ct_dropout_layer_options o;
+} dropout_state;
+
+static ct_tensor *dropout_forward(ct_module *m, ct_tensor *x) {
+    const dropout_state *s = ct_module_state(m);
+    bool training = ct_module_is_training(m);
+    ct_dropout_options o = {.generator = s->o.generator, .inplace = s->o.inplace};
+    return s->two_d ? ct_dropout2d_with(x, s->p, training, o) : ct_dropout_with(x, s->p, training, o);
+}
+static void dropout_repr(const ct_module *m, char *buf, size_t size) {
+    const dropout_state *s = ct_module_state(m);
+    char p[32];
+    ct_layer_fmt_float(p, sizeof p, s->p, false);
+    snprintf(buf, size, "p=%s, inplace=%s", p, s->o.inplace ? "True" : "False");
+}
+static void dropout_destroy(ct_module *m) {
+    const dropout_state *s = ct_module_state(m);
+    if (s->o.generator) ct_release(s->o.generator);
+}
+static const ct_module_class DROPOUT = {.name = "Dropout", .forward = dropout_forward,
+                                        .extra_repr = dropout_repr, .destroy = dropout_destroy};
+static const ct_module_class DROPOUT2D = {.name = "Dropout2d", .forward = dropout_forward,
+                                          .extra_repr = dropout_repr, .destroy = dropout_destroy};
+
+static ct_module *dropout_new(bool two_d, double p, ct_dropout_layer_options o) {
+    if (!check_p(two_d ? "ct_nn_dropout2d" : "ct_nn_dropout", p)) return NULL;
+    ct_module *m = ct_module_new(two_d ? &DROPOUT2D : &DROPOUT, sizeof(dropout_state));
+    /* The module keeps its generator alive. */
+    if (o.generator) ct_retain(o.generator);
+    *(dropout_state *)ct_module_state(m) = (dropout_state){p, two_d, o};
+    return m;
+}
+ct_module *ct_nn_dropout_with(double p, ct_dropout_layer_options o) { return dropout_new(false, p, o); }
+ct_module *ct_nn_dropout2d_with(double p, ct_dropout_layer_options o) { return dropout_new(true, p, o); }
+
+/* ---- Embedding ------------------------------------------------------------------------- */
+
+int (ct_embedding_renorm_)(ct_tensor *weight, ct_tensor *indices, double max_norm, double norm_type) {
+    if (!weight || !indices) return -1;
+    int rc = -1;
+    CT_NO_GRAD {
+        CT_SCOPE {
+            /* Rows referenced at least once, then their norms; only those above
+             * max_norm are scaled by max_norm / (norm + 1e-7), as PyTorch does. */
+            int64_t num = ct_size(weight, 0);
+            ct_tensor *idx = ct_reshape(indices, CT_SHAPE(-1));
+            ct_tensor *used = ct_index_add(ct_zeros(CT_SHAPE(num), .dtype = ct_dtype_of(weight)), 0,
+                                           idx, ct_ones(ct_shape_of(idx), .dtype = ct_dtype_of(weight)), 1);
+            ct_tensor *norms = ct_norm(weight, CT_NORM_P(norm_type), .dims = CT_DIMS(1));
+            ct_tensor *over = ct_logical_and(ct_gt_scalar(used, 0), ct_gt_scalar(norms, max_norm));
+            ct_tensor *scale = ct_div(ct_full_like(norms, max_norm), ct_add_scalar(norms, 1e-7));
+            scale = ct_where(over, scale, ct_ones_like(norms));
+            if (ct_mul_(weight, ct_unsqueeze(scale, 1))) rc = 0;
+        }
+    }
+    return rc;
+}
+
+typedef struct {
+    int64_t num, dim, padding_idx;
+    double max_norm, norm_type;
+} emb_state;
+
+static ct_tensor *embedding_forward(ct_module *m, ct_tensor *idx) {
+    const emb_state *s = ct_module_state(m);
+    ct_tensor *w = ct_layer_tensor(m, "weight");
+    if (s->max_norm > 0 && ct_embedding_renorm_(w, idx, s->max_norm, s->norm_type)) return NULL;
+    return ct_embedding(w, idx, s->padding_idx);
+}
+static void embedding_repr(const ct_module *m, char *buf, size_t size) {
+    const emb_state *s = ct_module_state(m);
+    size_t n = (size_t)snprintf(buf, size, "%lld, %lld", (long long)s->num, (long long)s->dim);
+    char f[32];
+    if (s->padding_idx != CT_PADDING_NONE && n < size)
+        n += (size_t)snprintf(buf + n, size - n, ", padding_idx=%lld", (long long)s->padding_idx);
+    if (s->max_norm > 0 && n < size) {
+        ct_layer_fmt_float(f, sizeof f, s->max_norm, false);
+        n += (size_t)snprintf(buf + n, size - n, ", max_norm=%s", f);
+    }
+    if (s->norm_type != 2 && n < size) {
+        ct_layer_fmt_float(f, sizeof f, s->norm_type, false);
+        snprintf(buf + n, size - n, ", norm_type=%s", f);
+    }
+}
+static const ct_module_class EMBEDDING = {.name = "Embedding", .forward = embedding_forward,
+                                          .extra_repr = embedding_repr};
+
+ct_module *ct_nn_embedding_with(int64_t num, int64_t dim, ct_embedding_options o) {
+    int64_t pad = o.padding_idx;
+    if (pad != CT_PADDING_NONE) {
+        if (pad >= num || pad < -num) {
+            ct_error("ct_nn_embedding: Padding_idx must be within num_embeddings (got %lld for %lld)",
+                     (long long)pad, (long long)num);
+            return NULL;
+        }
+        if (pad < 0) pad += num;
+    }
+    ct_module *m = ct_module_new(&EMBEDDING, sizeof(emb_state));
+    *(emb_state *)ct_module_state(m) = (emb_state){num, dim, pad, o.max_norm, o.norm_type};
+    ct_tensor *w = ct_layer_param(m, "weight", CT_SHAPE(num, dim), o.dtype);
+    bool ok = false;
+    CT_NO_GRAD {
+        CT_SCOPE {
+            ok = ct_init_normal_(w, 0, 1) != NULL &&
+                 (pad == CT_PADDING_NONE || ct_fill_(ct_select(w, 0, pad), 0) != NULL);
+        }
+    }
+    if (!ok) {
+        ct_release(m);
+        return NULL;
+    }
+    return m;
+}
