@@ -23,6 +23,7 @@
 #include "ctorch/optim.h"
 #include "ctorch/lr_scheduler.h"
 #include "ctorch/serialize.h"
+#include "ctorch/rnn.h"
 #include "ctorch/linalg.h"
 #include "ctorch/conv.h"
 #include "ctorch/random.h"
