@@ -44,6 +44,53 @@ ct_tensor *ct_conv_transpose2d_with(ct_tensor *x, ct_tensor *w, ct_tensor *bias,
 #define ct_conv_transpose2d(x, w, bias, ...) \
     CT_AT(ct_conv_transpose2d_with(x, w, bias, (ct_conv_options){__VA_ARGS__}))
 
+/* ---- pooling (over the last two dims of [N, C, H, W] or [C, H, W]) ---------- */
+
+/* Options of max_pool2d / avg_pool2d; zero means default.  ct_dims as above. */
+typedef struct {
+    ct_dims kernel_size;      /* required */
+    ct_dims stride;           /* default: kernel_size */
+    ct_dims padding;          /* default 0; at most half the kernel */
+    ct_dims dilation;         /* max pooling only; default 1 */
+    bool ceil_mode;           /* ceil instead of floor for the output size */
+    bool exclude_pad;         /* avg: count_include_pad=False (PyTorch's default is True) */
+    int64_t divisor_override; /* avg: divide by this instead; 0: none */
+} ct_pool_options;
+
+/* ct_max_pool2d(x, .kernel_size = CT_DIMS(2)) */
+ct_tensor *ct_max_pool2d_with(ct_tensor *x, ct_pool_options o);
+/* The same, and *indices (int64, registered): the flat h * W + w of each maximum. */
+ct_tensor *ct_max_pool2d_with_indices_with(ct_tensor *x, ct_tensor **indices, ct_pool_options o);
+ct_tensor *ct_avg_pool2d_with(ct_tensor *x, ct_pool_options o);
+/* Output [.., oh, ow] for output_size CT_DIMS(oh, ow) (or CT_DIMS(s) for both). */
+ct_tensor *ct_adaptive_avg_pool2d(ct_tensor *x, ct_dims output_size);
+ct_tensor *ct_adaptive_max_pool2d(ct_tensor *x, ct_dims output_size);
+ct_tensor *ct_adaptive_max_pool2d_with_indices(ct_tensor *x, ct_dims output_size,
+                                               ct_tensor **indices);
+#define ct_max_pool2d(x, ...) CT_AT(ct_max_pool2d_with(x, (ct_pool_options){__VA_ARGS__}))
+#define ct_max_pool2d_with_indices(x, indices, ...) \
+    CT_AT(ct_max_pool2d_with_indices_with(x, indices, (ct_pool_options){__VA_ARGS__}))
+#define ct_avg_pool2d(x, ...) CT_AT(ct_avg_pool2d_with(x, (ct_pool_options){__VA_ARGS__}))
+#define ct_adaptive_avg_pool2d(x, output_size) CT_AT(ct_adaptive_avg_pool2d(x, output_size))
+#define ct_adaptive_max_pool2d(x, output_size) CT_AT(ct_adaptive_max_pool2d(x, output_size))
+#define ct_adaptive_max_pool2d_with_indices(x, output_size, indices) \
+    CT_AT(ct_adaptive_max_pool2d_with_indices(x, output_size, indices))
+
+/* ---- interpolation ([N, C, H, W]) --------------------------------------------- */
+
+typedef enum { CT_INTERP_NEAREST = 0, CT_INTERP_BILINEAR } ct_interp_mode;
+typedef struct {
+    ct_dims size;           /* output (H, W), or one value for both; or: */
+    double scale_factor[2]; /* {s} for both dims or {sh, sw}; output = floor(in * s) */
+    ct_interp_mode mode;    /* default nearest */
+    bool align_corners;     /* bilinear only */
+} ct_interpolate_options;
+/* F.interpolate: ct_interpolate(x, .scale_factor = {2}),
+ * ct_interpolate(x, .size = CT_DIMS(7, 9), .mode = CT_INTERP_BILINEAR). */
+ct_tensor *ct_interpolate_with(ct_tensor *x, ct_interpolate_options o);
+#define ct_interpolate(x, ...) \
+    CT_AT(ct_interpolate_with(x, (ct_interpolate_options){__VA_ARGS__}))
+
 #ifdef __cplusplus
 }
 #endif

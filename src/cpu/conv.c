@@ -22,8 +22,15 @@ static void valid_range(int64_t n, int64_t s, int64_t p, int64_t off, int64_t si
 
 /* Output rows per im2col block: the column block (K rows) stays in L2 cache. */
 static int64_t block_rows(const ct_conv_geom *g, int64_t K) {
-    int64_t cols = (64 * 1024) / (K > 0 ? K : 1), rows = g->OW > 0 ? cols / g->OW : 1;
+    int64_t cols = (128 * 1024) / (K > 0 ? K : 1), rows = g->OW > 0 ? cols / g->OW : 1;
     return rows < 1 ? 1 : rows;
+}
+
+/* A 1x1 kernel with stride 1 and no padding needs no im2col (is_pointwise): its
+ * forward takes the whole plane as one block. */
+static bool is_pointwise(const ct_conv_geom *g);
+static int64_t forward_rows(const ct_conv_geom *g, int64_t K) {
+    return is_pointwise(g) ? (g->OH > 0 ? g->OH : 1) : block_rows(g, K);
 }
 
 /* A 1x1 kernel with stride 1 and no padding needs no im2col: x is the column matrix. */
@@ -32,8 +39,51 @@ static bool is_pointwise(const ct_conv_geom *g) {
 }
 
 #define CONV_KERNELS(T, SFX, GEMM)                                                       \
+    /* One im2col row when stride_w is 1 and OW == W: the input rows that are inside   \
+     * the image are one contiguous run shifted by `shift`; then the columns that       \
+     * wrapped around a row end are zeroed. */                                           \
+    CT_SIMD static void im2col_same_##SFX(const ct_conv_geom *g, const T *x, T *row,      \
+                                          int64_t oh0, int64_t oh1, int64_t kh,           \
+                                          int64_t shift, int64_t wlo, int64_t whi) {      \
+        int64_t W = g->W, a = oh0, b = oh1;                                               \
+        /* rows oh with ih = oh * sh - ph + kh * dh inside [0, H), for sh == 1 only */    \
+        if (g->sh != 1) {                                                                 \
+            for (int64_t oh = oh0; oh < oh1; oh++) {                                      \
+                T *r = row + (oh - oh0) * W;                                              \
+                int64_t ih = oh * g->sh - g->ph + kh * g->dh;                             \
+                if (ih < 0 || ih >= g->H) {                                               \
+                    memset(r, 0, sizeof(T) * (size_t)W);                                  \
+                    continue;                                                             \
+                }                                                                         \
+                const T *xr = x + ih * W + shift;                                         \
+                for (int64_t ow = 0; ow < wlo; ow++) r[ow] = 0;                           \
+                for (int64_t ow = wlo; ow < whi; ow++) r[ow] = xr[ow];                    \
+                for (int64_t ow = whi; ow < W; ow++) r[ow] = 0;                           \
+            }                                                                             \
+            return;                                                                       \
+        }                                                                                 \
+        int64_t off = kh * g->dh - g->ph; /* ih = oh + off */                             \
+        if (a + off < 0) a = -off < b ? -off : b;                                         \
+        if (b + off > g->H) b = g->H - off > a ? g->H - off : a;                          \
+        memset(row, 0, sizeof(T) * (size_t)((a - oh0) * W));                             \
+        memset(row + (b - oh0) * W, 0, sizeof(T) * (size_t)((oh1 - b) * W));              \
+        if (b <= a) return;                                                               \
+        T *r = row + (a - oh0) * W;                                                       \
+        int64_t n = (b - a) * W, src = (a + off) * W + shift, lo = 0, hi = n;             \
+        /* the run may start before x or end after it: those entries are wrapped ones */  \
+        if (src < 0) lo = -src;                                                           \
+        if (src + n > g->H * W) hi = g->H * W - src;                                      \
+        for (int64_t i = lo; i < hi; i++) r[i] = x[src + i];                              \
+        for (int64_t i = 0; i < lo; i++) r[i] = 0;                                        \
+        for (int64_t i = hi; i < n; i++) r[i] = 0;                                        \
+        for (int64_t q = 0; q < b - a; q++) {                                             \
+            T *rr = r + q * W;                                                            \
+            for (int64_t ow = 0; ow < wlo; ow++) rr[ow] = 0;                              \
+            for (int64_t ow = whi; ow < W; ow++) rr[ow] = 0;                              \
+        }                                                                                 \
+    }                                                                                     \
     /* col [Cg*KH*KW, (oh1-oh0)*OW] <- x [Cg, H, W], output rows [oh0, oh1) */           \
-    static void im2col_##SFX(const ct_conv_geom *g, int64_t Cg, const T *x, T *col,       \
+    CT_SIMD static void im2col_##SFX(const ct_conv_geom *g, int64_t Cg, const T *x, T *col,       \
                              int64_t oh0, int64_t oh1) {                                  \
         int64_t P = (oh1 - oh0) * g->OW;                                                  \
         for (int64_t c = 0; c < Cg; c++)                                                  \
@@ -42,6 +92,11 @@ static bool is_pointwise(const ct_conv_geom *g) {
                     T *row = col + ((c * g->KH + kh) * g->KW + kw) * P;                   \
                     int64_t wlo, whi;                                                     \
                     valid_range(g->OW, g->sw, g->pw, kw * g->dw, g->W, &wlo, &whi);       \
+                    if (g->sw == 1 && g->OW == g->W) {                                    \
+                        im2col_same_##SFX(g, x + c * g->H * g->W, row, oh0, oh1, kh,      \
+                                          kw * g->dw - g->pw, wlo, whi);                  \
+                        continue;                                                         \
+                    }                                                                     \
                     for (int64_t oh = oh0; oh < oh1; oh++) {                              \
                         T *r = row + (oh - oh0) * g->OW;                                  \
                         int64_t ih = oh * g->sh - g->ph + kh * g->dh;                     \
@@ -60,7 +115,7 @@ static bool is_pointwise(const ct_conv_geom *g) {
                 }                                                                         \
     }                                                                                     \
     /* x [Cg, H, W] += col [Cg*KH*KW, (oh1-oh0)*OW] (x zeroed by the caller) */          \
-    static void col2im_##SFX(const ct_conv_geom *g, int64_t Cg, const T *col, T *x,       \
+    CT_SIMD static void col2im_##SFX(const ct_conv_geom *g, int64_t Cg, const T *col, T *x,       \
                              int64_t oh0, int64_t oh1) {                                  \
         int64_t P = (oh1 - oh0) * g->OW;                                                  \
         for (int64_t c = 0; c < Cg; c++)                                                  \
@@ -81,28 +136,30 @@ static bool is_pointwise(const ct_conv_geom *g) {
                     }                                                                     \
                 }                                                                         \
     }                                                                                     \
-    /* y[n] = w @ im2col(x[n]) + bias, per group, in blocks of output rows */           \
+    /* One work item of the forward: sample n, group gi, output rows block blk:       \
+     * y[n, group rows, block] = w_g @ im2col(x[n]_g, block) + bias */                   \
     static void forward_##SFX(const ct_conv_geom *g, const T *x, const T *w, const T *bias, \
-                              T *y, T *col, int64_t n) {                                  \
+                              T *y, T *col, int64_t item) {                               \
         int64_t G = g->groups, Cg = g->C / G, Og = g->O / G, P = g->OH * g->OW;           \
-        int64_t K = Cg * g->KH * g->KW, rb = block_rows(g, K);                            \
-        for (int64_t gi = 0; gi < G; gi++) {                                              \
-            const T *xg = x + (n * g->C + gi * Cg) * g->H * g->W;                         \
-            T *yg = y + (n * g->O + gi * Og) * P;                                         \
-            if (bias)                                                                     \
-                for (int64_t o = 0; o < Og; o++)                                          \
-                    for (int64_t p = 0; p < P; p++) yg[o * P + p] = bias[gi * Og + o];    \
-            if (is_pointwise(g)) {                                                        \
-                GEMM(false, false, Og, P, K, 1, w + gi * Og * K, K, xg, P, bias ? 1 : 0, yg, P); \
-                continue;                                                                 \
-            }                                                                             \
-            for (int64_t oh0 = 0; oh0 < g->OH; oh0 += rb) {                               \
-                int64_t oh1 = oh0 + rb < g->OH ? oh0 + rb : g->OH, pb = (oh1 - oh0) * g->OW; \
-                im2col_##SFX(g, Cg, xg, col, oh0, oh1);                                   \
-                GEMM(false, false, Og, pb, K, 1, w + gi * Og * K, K, col, pb, bias ? 1 : 0, \
-                     yg + oh0 * g->OW, P);                                                \
-            }                                                                             \
+        int64_t K = Cg * g->KH * g->KW, rb = forward_rows(g, K);                          \
+        int64_t nblk = (g->OH + rb - 1) / rb;                                             \
+        int64_t blk = item % nblk, gi = item / nblk % G, n = item / nblk / G;             \
+        const T *xg = x + (n * g->C + gi * Cg) * g->H * g->W;                             \
+        T *yg = y + (n * g->O + gi * Og) * P;                                             \
+        int64_t oh0 = blk * rb, oh1 = oh0 + rb < g->OH ? oh0 + rb : g->OH;                \
+        int64_t p0 = oh0 * g->OW, pb = (oh1 - oh0) * g->OW;                               \
+        if (bias)                                                                         \
+            for (int64_t o = 0; o < Og; o++)                                              \
+                for (int64_t p = p0; p < p0 + pb; p++) yg[o * P + p] = bias[gi * Og + o]; \
+        const T *cols = xg + p0;                                                          \
+        int64_t ldb = P;                                                                  \
+        if (!is_pointwise(g)) {                                                           \
+            im2col_##SFX(g, Cg, xg, col, oh0, oh1);                                       \
+            cols = col;                                                                   \
+            ldb = pb;                                                                     \
         }                                                                                 \
+        GEMM(false, false, Og, pb, K, 1, w + gi * Og * K, K, cols, ldb, bias ? 1 : 0,     \
+             yg + p0, P);                                                                 \
     }                                                                                     \
     /* gx[n] = col2im(w^T @ gy[n]), per group, in blocks of output rows */                \
     static void grad_input_##SFX(const ct_conv_geom *g, const T *gy, const T *w, T *gx,   \
@@ -146,8 +203,30 @@ static bool is_pointwise(const ct_conv_geom *g) {
             }                                                                             \
         }                                                                                 \
     }                                                                                     \
+    /* gb[c] = sum of gy[n, c, :] over n, in order, accumulated in double */             \
+    CT_SIMD static void grad_bias_##SFX(const ct_conv_job *job) {                         \
+        const T *gy = job->a;                                                             \
+        T *gb = job->out;                                                                 \
+        int64_t C = job->channels, Pn = job->plane, N = job->g->N;                        \
+        int nt = ct_get_num_threads();                                                    \
+        _Pragma("omp parallel for if (nt > 1 && C > 1 && N * C * Pn >= CT_GRAIN) num_threads(nt)") \
+        for (int64_t c = 0; c < C; c++) {                                                 \
+            double acc = 0;                                                               \
+            for (int64_t n = 0; n < N; n++) {                                             \
+                const T *r = gy + (n * C + c) * Pn;                                       \
+                double s = 0;                                                             \
+                for (int64_t p = 0; p < Pn; p++) s += r[p];                               \
+                acc += s;                                                                 \
+            }                                                                             \
+            gb[c] = (T)acc;                                                               \
+        }                                                                                 \
+    }                                                                                     \
     static void conv_##SFX(const ct_conv_job *job) {                                      \
         const ct_conv_geom *g = job->g;                                                   \
+        if (job->kind == CT_CONV_GRAD_BIAS) {                                             \
+            grad_bias_##SFX(job);                                                         \
+            return;                                                                       \
+        }                                                                                 \
         int64_t G = g->groups, K = g->C / G * g->KH * g->KW;                              \
         size_t colsz = sizeof(T) * (size_t)(K * block_rows(g, K) * g->OW + 1);           \
         int nt = ct_get_num_threads();                                                    \
@@ -177,16 +256,22 @@ static bool is_pointwise(const ct_conv_geom *g) {
             free(part);                                                                   \
             return;                                                                       \
         }                                                                                 \
-        _Pragma("omp parallel num_threads(nt) if (nt > 1 && g->N > 1)")                   \
+        /* Forward items are (sample, group, row block): each writes its own part of y, \
+         * so even a batch of one runs in parallel.  grad_input's col2im of row blocks   \
+         * overlaps, so its items are samples. */                                        \
+        bool fwd = job->kind == CT_CONV_FORWARD;                                          \
+        int64_t rb = forward_rows(g, K);                                                  \
+        int64_t items = fwd ? g->N * G * ((g->OH + rb - 1) / rb) : g->N;                  \
+        _Pragma("omp parallel num_threads(nt) if (nt > 1 && items > 1)")                  \
         {                                                                                 \
             T *col = malloc(colsz);                                                       \
             if (!col) ct_fatal("out of memory in conv");                                  \
             _Pragma("omp for schedule(static)")                                           \
-            for (int64_t n = 0; n < g->N; n++) {                                          \
-                if (job->kind == CT_CONV_FORWARD)                                         \
-                    forward_##SFX(g, job->a, job->b, job->bias, job->out, col, n);        \
+            for (int64_t it = 0; it < items; it++) {                                      \
+                if (fwd)                                                                  \
+                    forward_##SFX(g, job->a, job->b, job->bias, job->out, col, it);       \
                 else                                                                      \
-                    grad_input_##SFX(g, job->a, job->b, job->out, col, n);                \
+                    grad_input_##SFX(g, job->a, job->b, job->out, col, it);               \
             }                                                                             \
             free(col);                                                                    \
         }                                                                                 \

@@ -23,17 +23,24 @@ typedef struct {
     int64_t groups;
 } ct_conv_geom;
 
-typedef enum { CT_CONV_FORWARD, CT_CONV_GRAD_INPUT, CT_CONV_GRAD_WEIGHT } ct_conv_kind;
+typedef enum {
+    CT_CONV_FORWARD,
+    CT_CONV_GRAD_INPUT,
+    CT_CONV_GRAD_WEIGHT,
+    CT_CONV_GRAD_BIAS, /* gb[c] = sum over n and the plane of gy [N, channels, plane] */
+} ct_conv_kind;
 
 /* FORWARD:     in = x, w; bias may be NULL; out = y (written)
  * GRAD_INPUT:  in = gy, w; out = gx (written; bias unused)
  * GRAD_WEIGHT: in = x, gy; out = gw (written; bias unused)
+ * GRAD_BIAS:   in = gy (a) of [g->N, channels, plane]; out = gb [channels]
  * All buffers are contiguous, of the kernel's dtype. */
 typedef struct {
     ct_conv_kind kind;
     const ct_conv_geom *g;
     const void *a, *b, *bias;
     void *out;
+    int64_t channels, plane; /* GRAD_BIAS only */
 } ct_conv_job;
 typedef void (*ct_conv_fn)(const ct_conv_job *job);
 

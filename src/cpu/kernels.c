@@ -23,6 +23,7 @@ extern const ct_kernel_entry ct_cpu_shape_kernels[];
 extern const ct_kernel_entry ct_cpu_index_rows_kernels[];
 extern const ct_kernel_entry ct_cpu_index_scatter_kernels[];
 extern const ct_kernel_entry ct_cpu_index_sort_kernels[];
+extern const ct_kernel_entry ct_cpu_pool_kernels[];
 
 const ct_kernel_entry *const ct_cpu_kernel_tables[] = {
     ct_cpu_binary_kernels,
@@ -47,5 +48,6 @@ const ct_kernel_entry *const ct_cpu_kernel_tables[] = {
     ct_cpu_index_rows_kernels,
     ct_cpu_index_scatter_kernels,
     ct_cpu_index_sort_kernels,
+    ct_cpu_pool_kernels,
     NULL,
 };

@@ -64,19 +64,11 @@ static ct_conv_geom geometry(const conv_params *p, const ct_tensor *x, const ct_
     return g;
 }
 
-static ct_dtype kernel_dtype(ct_dtype t) { return t == CT_F16 || t == CT_BF16 ? CT_F32 : t; }
-
-/* t as a contiguous tensor of dtype kd: t itself (retained) or a copy. */
-static ct_tensor *as_kernel(ct_tensor *t, ct_dtype kd) {
-    if (t->dtype == kd && ct_tensor_is_contiguous(t)) return ct_retain(t);
-    return ct_cast_new(t, kd);
-}
-
 /* Runs a job with contiguous operands of the kernel dtype; out of dtype `dt`.  Returns
  * an unregistered tensor of shape, or NULL. */
 static ct_tensor *run_job(ct_conv_kind kind, const ct_conv_geom *g, ct_tensor *a, ct_tensor *b,
                           ct_tensor *bias, ct_shape shape, ct_dtype dt) {
-    ct_dtype kd = kernel_dtype(dt);
+    ct_dtype kd = ct_compute_dtype(dt);
     ct_conv_fn k = (ct_conv_fn)ct_kernel_for(CT_OP_convolution, a->storage->device, kd);
     if (!k) {
         if (kd != dt) {
@@ -85,12 +77,16 @@ static ct_tensor *run_job(ct_conv_kind kind, const ct_conv_geom *g, ct_tensor *a
         }
         return NULL;
     }
-    ct_tensor *A = as_kernel(a, kd), *B = A ? as_kernel(b, kd) : NULL;
-    ct_tensor *Z = B && bias ? as_kernel(bias, kd) : NULL;
+    ct_tensor *A = ct_contiguous_as(a, kd), *B = A ? ct_contiguous_as(b, kd) : NULL;
+    ct_tensor *Z = B && bias ? ct_contiguous_as(bias, kd) : NULL;
     ct_tensor *out = B && (!bias || Z) ? ct_tensor_new(shape, kd, a->storage->device) : NULL;
     if (out) {
         ct_conv_job job = {kind, g, ct_tensor_data(A), ct_tensor_data(B),
-                           Z ? ct_tensor_data(Z) : NULL, ct_tensor_data(out)};
+                           Z ? ct_tensor_data(Z) : NULL, ct_tensor_data(out), 0, 0};
+        if (kind == CT_CONV_GRAD_BIAS) { /* a is gy [N, channels, *spatial] */
+            job.channels = A->ndim > 1 ? A->sizes[1] : 0;
+            job.plane = ct_shape_numel(A->ndim - 2, A->sizes + 2);
+        }
         k(&job);
         if (kd != dt) {
             ct_tensor *c = ct_cast_new(out, dt);
@@ -355,11 +351,7 @@ ct_tensor *ct_conv_transpose2d_with(ct_tensor *x, ct_tensor *w, ct_tensor *bias,
 
 /* Gradients by kernels: see Note [Conv determinism] in cpu/conv.h. */
 bool convolution_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    if (ct_is_grad_enabled()) {
-        ct_error("ct_conv: double backward through a convolution is not implemented "
-                 "(backward with create_graph=true reached ConvolutionBackward0)");
-        return false;
-    }
+    if (!ct_check_no_double_backward("ConvolutionBackward0")) return false;
     conv_params p = {.nd = (int)n->iargs[IA_ND], .transposed = n->iargs[IA_TRANSPOSED] != 0,
                      .groups = n->iargs[IA_GROUPS]};
     for (int i = 0; i < 2; i++) {
@@ -395,8 +387,8 @@ bool convolution_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
         if (!(gi[1] = ct_ret(r))) return false;
     }
     if (n->needs_grad[2]) {
-        ct_dims d = p.nd == 2 ? CT_DIMS(0, 2, 3) : CT_DIMS(0, 2);
-        if (!(gi[2] = ct_sum_with(gy, (ct_reduce_options){.dims = d}))) return false;
+        ct_shape bs = CT_SHAPE(gy->sizes[1]);
+        if (!(gi[2] = ct_ret(run_job(CT_CONV_GRAD_BIAS, &g, gy, gy, NULL, bs, dt)))) return false;
     }
     return true;
 }

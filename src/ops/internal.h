@@ -20,5 +20,12 @@ ct_tensor *ct_factory_finish(const char *op, ct_tensor *t, bool requires_grad);
 ct_tensor_options ct_like_options(const ct_tensor *t, ct_tensor_options o);
 /* Fills t (any dtype, any strides) with value, without recording anything. */
 void ct_fill_raw(ct_tensor *t, double value);
+/* The dtype nn kernels compute in: float16/bfloat16 go through float32. */
+ct_dtype ct_compute_dtype(ct_dtype t);
+/* t as a contiguous tensor of dtype dt: t itself (retained) or a copy; unregistered. */
+ct_tensor *ct_contiguous_as(ct_tensor *t, ct_dtype dt);
+/* For backward formulas computed by kernels (not ops): false with an error naming
+ * grad_name when the backward is recording a graph (create_graph). */
+bool ct_check_no_double_backward(const char *grad_name);
 
 #endif

@@ -26,15 +26,12 @@ static ct_tensor *gemm_operand(ct_tensor *t, mat_dims md, ct_dtype kd) {
     return ct_cast_new(t, kd);
 }
 
-/* Reduced floats compute through float32, like pointwise ops. */
-static ct_dtype kernel_dtype(ct_dtype t) { return t == CT_F16 || t == CT_BF16 ? CT_F32 : t; }
-
 /* out (shape) = beta * init + alpha * a @ b over batch entries: the forward of every
  * GEMM op.  init may be NULL (then beta is 0) and must broadcast to shape.  Returns an
  * unregistered tensor of a's dtype. */
 static ct_tensor *gemm(ct_op_id op, ct_tensor *a, mat_dims ad, ct_tensor *b, mat_dims bd,
                        ct_tensor *init, double beta, double alpha, ct_shape shape) {
-    ct_dtype dt = a->dtype, kd = kernel_dtype(dt);
+    ct_dtype dt = a->dtype, kd = ct_compute_dtype(dt);
     ct_device dev = a->storage->device;
     ct_gemm_fn k = (ct_gemm_fn)ct_kernel_for(op, dev, kd);
     if (!k) {

@@ -34,10 +34,7 @@ ct_tensor *ct_reduce_run(ct_op_id op, ct_tensor *t, const ct_reduce_plan *p, ct_
 /* Records op's node for out = op(t) over plan (iargs[0] = mask, iargs[1] = keepdim). */
 ct_node *ct_reduce_record(ct_op_id op, ct_tensor *out, ct_tensor *t, const ct_reduce_plan *p,
                           bool keepdim);
-/* float16/bfloat16 compute in float32. */
-static inline ct_dtype ct_compute_dtype(ct_dtype t) {
-    return t == CT_F16 || t == CT_BF16 ? CT_F32 : t;
-}
+/* ct_compute_dtype (float16/bfloat16 compute in float32): ops/internal.h. */
 /* PyTorch's name of a dtype in messages ("Long", "Float"). */
 const char *ct_dtype_torch_name(ct_dtype t);
 

@@ -1,0 +1,159 @@
+/* Pooling and upsampling kernels: see cpu/pool.h. */
+#include <math.h>
+#include <omp.h>
+#include <string.h>
+
+#include "cpu/kernel_util.h"
+#include "cpu/pool.h"
+
+/* Planes in parallel when the work is large enough. */
+#define PLANES_PARALLEL(g, work)                                                         \
+    int nt_ = ct_get_num_threads();                                                      \
+    bool par_ = (g)->planes > 1 && nt_ > 1 && (work) >= CT_GRAIN;                        \
+    _Pragma("omp parallel for if (par_) num_threads(nt_)")
+
+#define POOL_KERNELS(T, SFX)                                                             \
+    /* max pooling (also adaptive): argmax per output, first max wins, NaN propagates */ \
+    static void max_##SFX(const ct_pool_job *j) {                                        \
+        const ct_pool_geom *g = j->g;                                                    \
+        int64_t HW = g->H * g->W, OHW = g->OH * g->OW;                                   \
+        if (j->backward) {                                                               \
+            PLANES_PARALLEL(g, g->planes * (HW + OHW))                                   \
+            for (int64_t p = 0; p < g->planes; p++) {                                    \
+                const T *gy = (const T *)j->in + p * OHW;                                \
+                T *gx = (T *)j->out + p * HW;                                            \
+                const int64_t *ix = j->idx + p * OHW;                                    \
+                memset(gx, 0, sizeof(T) * (size_t)HW);                                   \
+                for (int64_t o = 0; o < OHW; o++) gx[ix[o]] += gy[o];                    \
+            }                                                                            \
+            return;                                                                      \
+        }                                                                                \
+        PLANES_PARALLEL(g, g->planes * OHW * 4)                                          \
+        for (int64_t p = 0; p < g->planes; p++) {                                        \
+            const T *x = (const T *)j->in + p * HW;                                      \
+            T *y = (T *)j->out + p * OHW;                                                \
+            int64_t *ix = j->idx + p * OHW;                                              \
+            for (int64_t oh = 0; oh < g->OH; oh++) {                                     \
+                const ct_pool_win *a = &g->wh[oh];                                       \
+                for (int64_t ow = 0; ow < g->OW; ow++) {                                 \
+                    const ct_pool_win *b = &g->ww[ow];                                   \
+                    T best = -INFINITY;                                                  \
+                    int64_t bi = a->lo * g->W + b->lo;                                   \
+                    for (int64_t h = a->lo; h < a->hi; h += a->step)                     \
+                        for (int64_t w = b->lo; w < b->hi; w += b->step) {               \
+                            T v = x[h * g->W + w];                                       \
+                            if (v > best || isnan(v)) {                                  \
+                                best = v;                                                \
+                                bi = h * g->W + w;                                       \
+                                if (isnan(v)) goto done_##SFX;                           \
+                            }                                                            \
+                        }                                                                \
+                done_##SFX:                                                              \
+                    y[oh * g->OW + ow] = best;                                           \
+                    ix[oh * g->OW + ow] = bi;                                            \
+                }                                                                        \
+            }                                                                            \
+        }                                                                                \
+    }                                                                                    \
+    /* average pooling (also adaptive): sum of the window / divisor */                   \
+    static T avg_div_##SFX(const ct_pool_geom *g, const ct_pool_win *a,                  \
+                           const ct_pool_win *b) {                                       \
+        if (g->divisor) return (T)g->divisor;                                            \
+        if (g->count_include_pad) return (T)(a->size * b->size);                         \
+        return (T)((a->hi - a->lo) * (b->hi - b->lo));                                   \
+    }                                                                                    \
+    static void avg_##SFX(const ct_pool_job *j) {                                        \
+        const ct_pool_geom *g = j->g;                                                    \
+        int64_t HW = g->H * g->W, OHW = g->OH * g->OW;                                   \
+        PLANES_PARALLEL(g, g->planes * (HW + OHW))                                       \
+        for (int64_t p = 0; p < g->planes; p++) {                                        \
+            if (j->backward) memset((T *)j->out + p * HW, 0, sizeof(T) * (size_t)HW);    \
+            for (int64_t oh = 0; oh < g->OH; oh++) {                                     \
+                const ct_pool_win *a = &g->wh[oh];                                       \
+                for (int64_t ow = 0; ow < g->OW; ow++) {                                 \
+                    const ct_pool_win *b = &g->ww[ow];                                   \
+                    T div = avg_div_##SFX(g, a, b);                                      \
+                    bool empty = a->hi <= a->lo || b->hi <= b->lo;                       \
+                    if (j->backward) {                                                   \
+                        if (empty) continue;                                             \
+                        T gv = ((const T *)j->in)[p * OHW + oh * g->OW + ow] / div;      \
+                        T *gx = (T *)j->out + p * HW;                                    \
+                        for (int64_t h = a->lo; h < a->hi; h++)                          \
+                            for (int64_t w = b->lo; w < b->hi; w++) gx[h * g->W + w] += gv; \
+                        continue;                                                        \
+                    }                                                                    \
+                    const T *x = (const T *)j->in + p * HW;                              \
+                    T s = 0;                                                             \
+                    for (int64_t h = a->lo; h < a->hi; h++)                              \
+                        for (int64_t w = b->lo; w < b->hi; w++) s += x[h * g->W + w];    \
+                    ((T *)j->out)[p * OHW + oh * g->OW + ow] = empty ? 0 : s / div;      \
+                }                                                                        \
+            }                                                                            \
+        }                                                                                \
+    }                                                                                    \
+    /* nearest: y[oh, ow] = x[ih0[oh], iw0[ow]] */                                       \
+    static void nearest_##SFX(const ct_pool_job *j) {                                    \
+        const ct_pool_geom *g = j->g;                                                    \
+        int64_t HW = g->H * g->W, OHW = g->OH * g->OW;                                   \
+        PLANES_PARALLEL(g, g->planes * (HW + OHW))                                       \
+        for (int64_t p = 0; p < g->planes; p++) {                                        \
+            if (j->backward) {                                                           \
+                const T *gy = (const T *)j->in + p * OHW;                                \
+                T *gx = (T *)j->out + p * HW;                                            \
+                memset(gx, 0, sizeof(T) * (size_t)HW);                                   \
+                for (int64_t oh = 0; oh < g->OH; oh++)                                   \
+                    for (int64_t ow = 0; ow < g->OW; ow++)                               \
+                        gx[g->ih0[oh] * g->W + g->iw0[ow]] += gy[oh * g->OW + ow];       \
+                continue;                                                                \
+            }                                                                            \
+            const T *x = (const T *)j->in + p * HW;                                      \
+            T *y = (T *)j->out + p * OHW;                                                \
+            for (int64_t oh = 0; oh < g->OH; oh++) {                                     \
+                const T *xr = x + g->ih0[oh] * g->W;                                     \
+                for (int64_t ow = 0; ow < g->OW; ow++) y[oh * g->OW + ow] = xr[g->iw0[ow]]; \
+            }                                                                            \
+        }                                                                                \
+    }                                                                                    \
+    /* bilinear: weights (1 - l, l) on indices (i0, i1) per dim */                       \
+    static void bilinear_##SFX(const ct_pool_job *j) {                                   \
+        const ct_pool_geom *g = j->g;                                                    \
+        int64_t HW = g->H * g->W, OHW = g->OH * g->OW;                                   \
+        PLANES_PARALLEL(g, g->planes * (HW + 4 * OHW))                                   \
+        for (int64_t p = 0; p < g->planes; p++) {                                        \
+            if (j->backward) memset((T *)j->out + p * HW, 0, sizeof(T) * (size_t)HW);    \
+            for (int64_t oh = 0; oh < g->OH; oh++) {                                     \
+                T h1 = (T)g->lh1[oh], h0 = 1 - h1;                                       \
+                int64_t r0 = g->ih0[oh] * g->W, r1 = g->ih1[oh] * g->W;                  \
+                for (int64_t ow = 0; ow < g->OW; ow++) {                                 \
+                    T w1 = (T)g->lw1[ow], w0 = 1 - w1;                                   \
+                    int64_t c0 = g->iw0[ow], c1 = g->iw1[ow];                            \
+                    if (j->backward) {                                                   \
+                        T gv = ((const T *)j->in)[p * OHW + oh * g->OW + ow];            \
+                        T *gx = (T *)j->out + p * HW;                                    \
+                        gx[r0 + c0] += h0 * w0 * gv;                                     \
+                        gx[r0 + c1] += h0 * w1 * gv;                                     \
+                        gx[r1 + c0] += h1 * w0 * gv;                                     \
+                        gx[r1 + c1] += h1 * w1 * gv;                                     \
+                        continue;                                                        \
+                    }                                                                    \
+                    const T *x = (const T *)j->in + p * HW;                              \
+                    ((T *)j->out)[p * OHW + oh * g->OW + ow] =                           \
+                        h0 * (w0 * x[r0 + c0] + w1 * x[r0 + c1]) +                       \
+                        h1 * (w0 * x[r1 + c0] + w1 * x[r1 + c1]);                        \
+                }                                                                        \
+            }                                                                            \
+        }                                                                                \
+    }
+POOL_KERNELS(float, f32)
+POOL_KERNELS(double, f64)
+
+#define ENTRIES(DT, SFX)                                                                 \
+    {CT_OP_max_pool2d, DT, (ct_kernel)max_##SFX},                                        \
+        {CT_OP_adaptive_max_pool2d, DT, (ct_kernel)max_##SFX},                           \
+        {CT_OP_avg_pool2d, DT, (ct_kernel)avg_##SFX},                                    \
+        {CT_OP_adaptive_avg_pool2d, DT, (ct_kernel)avg_##SFX},                           \
+        {CT_OP_upsample_nearest2d, DT, (ct_kernel)nearest_##SFX},                        \
+        {CT_OP_upsample_bilinear2d, DT, (ct_kernel)bilinear_##SFX},
+const ct_kernel_entry ct_cpu_pool_kernels[] = {
+    ENTRIES(CT_F32, f32) ENTRIES(CT_F64, f64){0, 0, NULL},
+};

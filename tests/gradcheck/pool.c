@@ -1,0 +1,39 @@
+/* Gradcheck cases of pooling and interpolation (first order). */
+#include "gc.h"
+
+static ct_tensor *f_max(ct_tensor *const *x, void *c) { return ct_max_pool2d_with(x[0], *(ct_pool_options *)c); }
+static ct_tensor *f_avg(ct_tensor *const *x, void *c) { return ct_avg_pool2d_with(x[0], *(ct_pool_options *)c); }
+static ct_tensor *f_aavg(ct_tensor *const *x, void *c) { return ct_adaptive_avg_pool2d(x[0], *(ct_dims *)c); }
+static ct_tensor *f_amax(ct_tensor *const *x, void *c) { return ct_adaptive_max_pool2d(x[0], *(ct_dims *)c); }
+static ct_tensor *f_interp(ct_tensor *const *x, void *c) {
+    return ct_interpolate_with(x[0], *(ct_interpolate_options *)c);
+}
+
+TEST(grad_pools) {
+    ct_pool_options m = {.kernel_size = CT_DIMS(2, 3), .stride = CT_DIMS(1, 2), .padding = CT_DIMS(1),
+                         .dilation = CT_DIMS(1, 2), .ceil_mode = true};
+    ct_tensor *a[] = {gc_noncontig(CT_SHAPE(2, 2, 5, 6))};
+    GRADCHECK("max_pool2d", f_max, 1, a, &m);
+    ct_pool_options v = {.kernel_size = CT_DIMS(3), .stride = CT_DIMS(2), .padding = CT_DIMS(1),
+                         .exclude_pad = true, .ceil_mode = true};
+    GRADCHECK("avg_pool2d", f_avg, 1, a, &v);
+    ct_pool_options one = {.kernel_size = CT_DIMS(1)};
+    ct_tensor *u[] = {gc_rand(CT_SHAPE(1, 1, 1))};
+    GRADCHECK("avg_pool2d", f_avg, 1, u, &one);
+    GRADCHECK("max_pool2d", f_max, 1, u, &one);
+    ct_tensor *z[] = {gc_rand(CT_SHAPE(0, 2, 3, 3))};
+    GRADCHECK("max_pool2d", f_max, 1, z, &one);
+    ct_dims os = CT_DIMS(3, 2);
+    GRADCHECK("adaptive_avg_pool2d", f_aavg, 1, a, &os);
+    GRADCHECK("adaptive_max_pool2d", f_amax, 1, a, &os);
+}
+
+TEST(grad_interpolate) {
+    ct_tensor *a[] = {gc_noncontig(CT_SHAPE(1, 2, 3, 4))};
+    ct_interpolate_options n = {.scale_factor = {1.5, 2}};
+    GRADCHECK("upsample_nearest2d", f_interp, 1, a, &n);
+    ct_interpolate_options b = {.size = CT_DIMS(5, 3), .mode = CT_INTERP_BILINEAR};
+    GRADCHECK("upsample_bilinear2d", f_interp, 1, a, &b);
+    ct_interpolate_options c = {.size = CT_DIMS(4, 7), .mode = CT_INTERP_BILINEAR, .align_corners = true};
+    GRADCHECK("upsample_bilinear2d", f_interp, 1, a, &c);
+}
