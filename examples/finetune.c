@@ -23,7 +23,7 @@ int main(void) {
         ct_module *backbone = ct_sequential(
             CT_MODULES(ct_nn_linear(8, 32), ct_nn_relu(), ct_nn_linear(32, 32), ct_nn_relu()));
         /* 1. Pretrain the backbone with a regression head on task A. */
-        ct_module *pre = ct_sequential(CT_MODULES(ct_retain(backbone), ct_nn_linear(32, 1)));
+        ct_module *pre = ct_sequential(CT_MODULES(backbone, ct_nn_linear(32, 1))); /* adopts backbone */
         ct_tensor *p[8];
         int n = ct_parameters(pre, p, 8);
         ct_optim *opt = ct_adam(p, n, .lr = 1e-2);
@@ -39,6 +39,7 @@ int main(void) {
         /* 2. Freeze it; train only a classification head on task B. */
         ct_module_requires_grad_(backbone, false);
         ct_module *head = ct_nn_linear(32, 2);
+        /* A second owner of the backbone takes a reference of its own. */
         ct_module *model = ct_sequential(CT_MODULES(ct_retain(backbone), head));
         ct_tensor *frozen = ct_clone(ct_module_get_parameter(backbone, "0.weight"));
         ct_tensor *hp[2];
