@@ -22,6 +22,8 @@
 #include "ctorch/state_dict.h"
 #include "ctorch/optim.h"
 #include "ctorch/lr_scheduler.h"
+#include "ctorch/serialize.h"
+#include "ctorch/rnn.h"
 #include "ctorch/linalg.h"
 #include "ctorch/conv.h"
 #include "ctorch/random.h"

@@ -124,3 +124,25 @@ TEST(optimizer_state_dict_resumes_exactly) {
     ct_optim *sgd = ct_sgd(&b, 1, .lr = 0.1);
     CHECK_ERROR(ct_optim_load_state_dict(sgd, sd), "does not fit SGD");
 }
+
+TEST(clip_grad_norm_and_value) {
+    ct_tensor *a = ct_zeros(CT_SHAPE(2), .requires_grad = true);
+    ct_tensor *b = ct_zeros(CT_SHAPE(1), .requires_grad = true);
+    ct_tensor *c = ct_zeros(CT_SHAPE(1), .requires_grad = true); /* no grad: skipped */
+    ct_set_grad(a, ct_tensor_f32(((float[]){3, 4}), CT_SHAPE(2)));
+    ct_set_grad(b, ct_tensor_f32((float[]){12}, CT_SHAPE(1)));
+    ct_tensor *ps[] = {a, b, c};
+    CHECK_CLOSE(ct_clip_grad_norm_(ps, 3, 1.3), 13, 1e-5);
+    CHECK_VALUES(ct_grad(a), 1e-6, 0.3, 0.4);
+    CHECK_VALUES(ct_grad(b), 1e-6, 1.2);
+    ct_set_grad(a, ct_tensor_f32(((float[]){3, -4}), CT_SHAPE(2)));
+    CHECK_CLOSE(ct_clip_grad_norm_(ps, 2, 100, .norm_type = INFINITY), 4, 1e-6);
+    CHECK_VALUES(ct_grad(a), 1e-6, 3, -4); /* coefficient clamped to 1 */
+    CHECK(ct_clip_grad_value_(ps, 3, 2) == 0);
+    CHECK_VALUES(ct_grad(a), 0, 2, -2);
+    ct_set_grad(a, ct_tensor_f32(((float[]){NAN, 1}), CT_SHAPE(2)));
+    ct_clear_error();
+    CHECK(isnan(ct_clip_grad_norm_(ps, 2, 1, .error_if_nonfinite = true)));
+    CHECK(ct_last_error() && strstr(ct_last_error(), "is non-finite, so it cannot be clipped"));
+    ct_clear_error();
+}

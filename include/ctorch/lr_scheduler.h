@@ -4,6 +4,15 @@
  * following PyTorch 1.13's (chainable) formulas, and remembers each group's initial
  * lr.  Create it after the optimizer; step it after ct_step, once per epoch (or per
  * batch for OneCycleLR).  ReduceLROnPlateau steps with a metric.
+ *
+ *     ct_tensor *w = ct_zeros(CT_SHAPE(3), .requires_grad = true);
+ *     ct_optim *opt = ct_sgd(&w, 1, .lr = 0.1);
+ *     ct_scheduler *sched = ct_step_lr(opt, 2, 0.5);   // halve the lr every 2 epochs
+ *     for (int epoch = 0; epoch < 4; epoch++) {
+ *         ct_step(opt);
+ *         ct_sched_step(sched);
+ *     }
+ *     total = ct_sched_get_last_lr(sched, 0);          // 0.025
  */
 #ifndef CTORCH_LR_SCHEDULER_H
 #define CTORCH_LR_SCHEDULER_H

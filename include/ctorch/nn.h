@@ -93,9 +93,9 @@ int ct_module_remove_hook(ct_module *m, int handle);
 
 /* ---- iteration (PyTorch's order: own entries, then children, depth first) ---- */
 
-/* Each fills up to max entries of out (names: dotted, owned by the module and valid
- * until its structure changes; may be NULL) and returns the total count; call with
- * max = 0 to count.  Shared tensors are listed once, as PyTorch does. */
+/* Each fills up to max entries of out (names: dotted, owned by the module, valid until
+ * a registration changes its sub-tree; either array may be NULL) and returns the total
+ * count; call with max = 0 to count.  Shared tensors are listed once, as in PyTorch. */
 int ct_parameters(ct_module *m, ct_tensor **out, int max);
 int ct_named_parameters(ct_module *m, const char **names, ct_tensor **out, int max);
 int ct_buffers(ct_module *m, ct_tensor **out, int max);

@@ -1,10 +1,12 @@
 /* ctorch/optim.h — optimizers, parameter groups, gradient clipping.
  *
- *     ct_tensor *params[64];
- *     int n = ct_parameters(model, params, 64);
+ *     ct_module *model = ct_gru(4, 8);
+ *     ct_tensor *params[8];
+ *     int n = ct_parameters(model, params, 8);
  *     ct_optim *opt = ct_adam(params, n, .lr = 1e-3);
- *     CT_SCOPE {
- *         ct_tensor *loss = ...;
+ *     for (int step = 0; step < 3; step++) {
+ *         CT_SCOPE_HERE;
+ *         ct_tensor *loss = ct_mean(ct_forward(model, ct_randn(CT_SHAPE(5, 2, 4))));
  *         ct_zero_grad(opt);
  *         ct_backward(loss);
  *         ct_step(opt);
@@ -15,8 +17,11 @@
  * Parameters whose .grad is NULL are skipped.  Extra groups (a backbone at a lower
  * lr) take the constructor's values for whatever they do not override:
  *
- *     ct_optim *opt = ct_sgd(head, n_head, .lr = 0.1, .momentum = 0.9);
- *     ct_optim_add_param_group(opt, backbone, n_backbone, .lr = 0.001);
+ *     ct_module *model = ct_gru(4, 8);
+ *     ct_tensor *p[4];
+ *     ct_parameters(model, p, 4);       // weight_ih_l0, weight_hh_l0, bias_ih_l0, bias_hh_l0
+ *     ct_optim *opt = ct_sgd(p, 2, .lr = 0.1, .momentum = 0.9);
+ *     ct_optim_add_param_group(opt, p + 2, 2, .lr = 0.001);
  */
 #ifndef CTORCH_OPTIM_H
 #define CTORCH_OPTIM_H

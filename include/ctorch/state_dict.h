@@ -1,8 +1,11 @@
 /* ctorch/state_dict.h — ordered name -> tensor maps: module and optimizer state.
  *
- *     ct_state_dict *sd = ct_module_state_dict(model);     // "fc1.weight", ...
+ *     ct_module *model = ct_gru(4, 8), *other = ct_gru(4, 8);
+ *     ct_state_dict *sd = ct_module_state_dict(model);     // "weight_ih_l0", ...
  *     ct_load_state_dict(other, sd);                        // strict by default
- *     ct_load_state_dict(other, sd, .non_strict = true, .result = &r);
+ *     ct_load_result r;
+ *     ct_state_dict_remove(sd, "bias_hh_l0");
+ *     ct_load_state_dict(other, sd, .non_strict = true, .result = &r);  // r.n_missing == 1
  */
 #ifndef CTORCH_STATE_DICT_H
 #define CTORCH_STATE_DICT_H

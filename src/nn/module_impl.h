@@ -27,7 +27,7 @@ typedef struct {
 } ct_module_hook;
 
 /* Dotted names handed out by the iteration functions, one cache per kind. */
-enum { NAMES_PARAMS, NAMES_BUFFERS, NAMES_CHILDREN, NAMES_MODULES, NAME_CACHES };
+enum { NAMES_PARAMS, NAMES_BUFFERS, NAMES_PERSISTENT, NAMES_CHILDREN, NAMES_MODULES, NAME_CACHES };
 typedef struct {
     char **items;
     int len;

@@ -55,15 +55,22 @@ static void collect(const ct_module *m, const char *prefix, walk_kind kind, walk
     }
 }
 
-/* Hands the walk's results out and keeps its names in the module's cache. */
+/* Hands the walk's results out with names from the module's cache, which changes only
+ * when the names do: pointers stay valid across calls while the structure stands. */
 static int deliver(ct_module *m, int cache, walk *w, const char **names, void **out, int max) {
     name_cache *c = &m->names[cache];
-    for (int i = 0; i < c->len; i++) free(c->items[i]);
-    free(c->items);
-    c->items = w->names;
-    c->len = w->len;
-    for (int i = 0; i < w->len && i < max; i++) {
-        if (names) names[i] = w->names[i];
+    bool same = c->len == w->len;
+    for (int i = 0; same && i < w->len; i++) same = !strcmp(c->items[i], w->names[i]);
+    char **drop = same ? w->names : c->items;
+    int ndrop = same ? w->len : c->len;
+    for (int i = 0; i < ndrop; i++) free(drop[i]);
+    free(drop);
+    if (!same) {
+        c->items = w->names;
+        c->len = w->len;
+    }
+    for (int i = 0; i < c->len && i < max; i++) {
+        if (names) names[i] = c->items[i];
         if (out) out[i] = w->objs[i];
     }
     free(w->objs);
@@ -73,7 +80,8 @@ static int deliver(ct_module *m, int cache, walk *w, const char **names, void **
 int ct_module_walk(ct_module *m, int kind, const char **names, void **out, int max) {
     walk w = {0};
     collect(m, "", (walk_kind)kind, &w);
-    int cache = kind == WALK_PARAMS ? NAMES_PARAMS : kind == WALK_MODULES ? NAMES_MODULES : NAMES_BUFFERS;
+    int cache = kind == WALK_PARAMS ? NAMES_PARAMS : kind == WALK_MODULES ? NAMES_MODULES
+              : kind == WALK_BUFFERS ? NAMES_BUFFERS : NAMES_PERSISTENT;
     return deliver(m, cache, &w, names, out, max);
 }
 

@@ -1,0 +1,88 @@
+/* ctorch/serialize.h — safetensors files and training checkpoints.
+ *
+ * State dicts are saved in the safetensors format (an 8-byte little-endian header
+ * length, a JSON header naming each tensor's dtype, shape and byte range, then the
+ * raw little-endian data), so the files open with the safetensors ecosystem, and
+ * PyTorch's `safetensors.torch.load_file` reads back the same keys.
+ *
+ * A training checkpoint is one such file holding the model ("model.*"), optimizer
+ * ("optim.*") and scheduler ("sched.*") state, the default generator's state, and
+ * the epoch, step and run configuration as metadata.  Files are written atomically:
+ * a temporary file is written, flushed to disk and renamed over the target, so a
+ * crash mid-write leaves the previous file intact.
+ */
+#ifndef CTORCH_SERIALIZE_H
+#define CTORCH_SERIALIZE_H
+
+#include "lr_scheduler.h"
+#include "state_dict.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- safetensors -------------------------------------------------------- */
+
+/* Up to 32 string pairs stored in the header's "__metadata__". */
+#define CT_METADATA_MAX 32
+typedef struct {
+    int n;
+    const char *keys[CT_METADATA_MAX];
+    const char *values[CT_METADATA_MAX];
+} ct_metadata;
+
+/* Writes sd (tensors in any dtype; non-contiguous ones are copied) atomically.
+ * Returns 0 or -1 with an error naming the path and what failed. */
+int ct_save_safetensors(const ct_state_dict *sd, const char *path, const ct_metadata *metadata);
+
+typedef struct {
+    ct_device map_location;  /* load onto this device (default: cpu) */
+    ct_metadata *metadata;   /* filled when given; strings live until ct_metadata_free */
+} ct_load_file_options;
+/* Reads a safetensors file into a new state dict.  A malformed, truncated or hostile
+ * file (header length beyond the file, offsets out of range or overlapping, unknown
+ * dtypes, invalid UTF-8 or JSON, ...) gives NULL and an error, never a crash. */
+ct_state_dict *ct_load_safetensors_with(const char *path, ct_load_file_options o);
+#define ct_load_safetensors(path, ...) \
+    CT_AT(ct_load_safetensors_with(path, (ct_load_file_options){__VA_ARGS__}))
+/* The same from a buffer in memory (for embedding and fuzzing). */
+ct_state_dict *ct_safetensors_from_buffer(const void *data, size_t size, ct_load_file_options o);
+void ct_metadata_free(ct_metadata *m);
+
+/* ---- training checkpoints ---------------------------------------------- */
+
+typedef struct {
+    ct_module *model;     /* required */
+    ct_optim *optim;      /* optional */
+    ct_scheduler *sched;  /* optional */
+    int64_t epoch, step;
+    double metric;        /* e.g. the validation accuracy, for keeping the best */
+    const char *config;   /* the run's configuration (JSON text), optional */
+} ct_training_state;
+
+/* Saves everything in st, plus the default generator's state, into path. */
+int ct_checkpoint_save(const char *path, const ct_training_state *st);
+/* Restores into st's model/optim/sched (which must be built like the saved ones), the
+ * default generator, and st->epoch / step / metric.  If config_out is given it
+ * receives a malloc'd copy of the saved config (or NULL).  Returns 0 or -1. */
+int ct_checkpoint_load(const char *path, ct_training_state *st, char **config_out);
+
+/* Keeps the last `keep_last` checkpoints of a run in dir (ckpt-<epoch>.safetensors)
+ * plus best.safetensors, the one with the highest (or lowest) metric so far. */
+typedef struct {
+    int keep_last;   /* default 3 */
+    bool lower_is_better;
+} ct_checkpoint_policy;
+/* Saves st as dir/ckpt-<epoch>.safetensors, deletes checkpoints older than the last
+ * keep_last, and updates dir/best.safetensors when st->metric is the best yet
+ * (judged against the best file's saved metric).  Returns 1 when it became the
+ * best, 0 when not, -1 on error. */
+int ct_checkpoint_keep(const char *dir, const ct_training_state *st, ct_checkpoint_policy p);
+/* The newest dir/ckpt-*.safetensors written by ct_checkpoint_keep, into path_out
+ * (size bytes); 0, or -1 when there is none. */
+int ct_checkpoint_latest(const char *dir, char *path_out, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,62 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ctorch/base.h"
+#include "core/error.h"
+#include "io/atomic_file.h"
+
+int ct_atomic_open(ct_atomic_file *af, const char *path, const char *op) {
+    memset(af, 0, sizeof *af);
+    af->op = op;
+    if (snprintf(af->path, sizeof af->path, "%s", path) >= (int)sizeof af->path ||
+        snprintf(af->tmp, sizeof af->tmp, "%s.tmp-XXXXXX", path) >= (int)sizeof af->tmp) {
+        ct_error("%s: path too long", op);
+        return -1;
+    }
+    int fd = mkstemp(af->tmp);
+    if (fd < 0 || !(af->f = fdopen(fd, "wb"))) {
+        ct_error("%s: cannot create %s: %s", op, af->tmp, strerror(errno));
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    return 0;
+}
+
+bool ct_atomic_write(ct_atomic_file *af, const void *data, size_t n) {
+    return n == 0 || fwrite(data, 1, n, af->f) == n;
+}
+
+int ct_atomic_commit(ct_atomic_file *af, bool ok) {
+    int err = 0;
+    if (ok && (fflush(af->f) != 0 || fsync(fileno(af->f)) != 0)) {
+        ok = false;
+        err = errno;
+    }
+    if (fclose(af->f) != 0 && ok) {
+        ok = false;
+        err = errno;
+    }
+    if (ok && rename(af->tmp, af->path) != 0) {
+        ok = false;
+        err = errno;
+    }
+    if (!ok) {
+        unlink(af->tmp);
+        if (!ct_last_error() || err)
+            ct_error("%s: writing %s failed: %s", af->op, af->path, err ? strerror(err) : "write error");
+        return -1;
+    }
+    /* Make the rename itself durable. */
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", af->path);
+    int dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY);
+    if (dfd >= 0) {
+        fsync(dfd);
+        close(dfd);
+    }
+    return 0;
+}

@@ -1,0 +1,170 @@
+/* Training checkpoints: model, optimizer, scheduler and generator state in one
+ * safetensors file, with the epoch, step, metric and config as metadata. */
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ctorch.h"
+#include "ctorch/random.h"
+#include "ctorch/serialize.h"
+#include "core/error.h"
+
+#define FORMAT "ctorch-checkpoint-1"
+
+static void add_prefixed(ct_state_dict *dst, const char *prefix, const ct_state_dict *src) {
+    char key[1024];
+    for (int i = 0; i < ct_state_dict_len(src); i++) {
+        snprintf(key, sizeof key, "%s%s", prefix, ct_state_dict_key(src, i));
+        ct_state_dict_set(dst, key, ct_state_dict_value(src, i));
+    }
+}
+
+/* The entries of src under prefix, with the prefix removed (registered). */
+static ct_state_dict *sub_dict(const ct_state_dict *src, const char *prefix) {
+    ct_state_dict *d = ct_state_dict_new();
+    size_t n = strlen(prefix);
+    for (int i = 0; d && i < ct_state_dict_len(src); i++)
+        if (!strncmp(ct_state_dict_key(src, i), prefix, n))
+            ct_state_dict_set(d, ct_state_dict_key(src, i) + n, ct_state_dict_value(src, i));
+    return d;
+}
+
+int ct_checkpoint_save(const char *path, const ct_training_state *st) {
+    if (!path || !st || !st->model) {
+        ct_error("ct_checkpoint_save: a path and a model are required");
+        return -1;
+    }
+    int rc = -1;
+    CT_SCOPE {
+        ct_state_dict *sd = ct_state_dict_new();
+        add_prefixed(sd, "model.", ct_module_state_dict(st->model));
+        if (st->optim) add_prefixed(sd, "optim.", ct_optim_state_dict(st->optim));
+        if (st->sched) add_prefixed(sd, "sched.", ct_sched_state_dict(st->sched));
+        ct_state_dict_set(sd, "rng.default", ct_generator_get_state(ct_default_generator()));
+        char epoch[32], step[32], metric[40];
+        snprintf(epoch, sizeof epoch, "%lld", (long long)st->epoch);
+        snprintf(step, sizeof step, "%lld", (long long)st->step);
+        snprintf(metric, sizeof metric, "%.17g", st->metric);
+        ct_metadata m = {.n = 4,
+                         .keys = {"format", "epoch", "step", "metric"},
+                         .values = {FORMAT, epoch, step, metric}};
+        if (st->config) {
+            m.keys[m.n] = "config";
+            m.values[m.n++] = st->config;
+        }
+        if (ct_last_error() && !sd) break;
+        rc = ct_save_safetensors(sd, path, &m);
+    }
+    return rc;
+}
+
+static const char *meta_get(const ct_metadata *m, const char *key) {
+    for (int i = 0; i < m->n; i++)
+        if (!strcmp(m->keys[i], key)) return m->values[i];
+    return NULL;
+}
+
+int ct_checkpoint_load(const char *path, ct_training_state *st, char **config_out) {
+    if (!path || !st || !st->model) {
+        ct_error("ct_checkpoint_load: a path and a model are required");
+        return -1;
+    }
+    if (config_out) *config_out = NULL;
+    int rc = -1;
+    ct_metadata m = {0};
+    CT_SCOPE {
+        ct_state_dict *sd = ct_load_safetensors(path, .metadata = &m);
+        if (!sd) break;
+        const char *format = meta_get(&m, "format");
+        if (!format || strcmp(format, FORMAT)) {
+            ct_error("ct_checkpoint_load: %s is not a ctorch training checkpoint (format %s)", path,
+                     format ? format : "missing");
+            break;
+        }
+        if (ct_load_state_dict(st->model, sub_dict(sd, "model.")) != 0) break;
+        if (st->optim && ct_optim_load_state_dict(st->optim, sub_dict(sd, "optim.")) != 0) break;
+        if (st->sched && ct_sched_load_state_dict(st->sched, sub_dict(sd, "sched.")) != 0) break;
+        ct_tensor *rng = ct_state_dict_get(sd, "rng.default");
+        if (rng && ct_generator_set_state(ct_default_generator(), rng) != 0) break;
+        const char *v;
+        if ((v = meta_get(&m, "epoch"))) st->epoch = strtoll(v, NULL, 10);
+        if ((v = meta_get(&m, "step"))) st->step = strtoll(v, NULL, 10);
+        if ((v = meta_get(&m, "metric"))) st->metric = strtod(v, NULL);
+        if (config_out && (v = meta_get(&m, "config"))) *config_out = strdup(v);
+        rc = 0;
+    }
+    ct_metadata_free(&m);
+    return rc;
+}
+
+/* ---- keeping the last N and the best ------------------------------------------------ */
+
+/* Epochs of dir/ckpt-<epoch>.safetensors files, ascending; returns the count. */
+static int list_epochs(const char *dir, long long *out, int max) {
+    DIR *d = opendir(dir);
+    if (!d) return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        long long epoch;
+        char tail[32];
+        if (sscanf(e->d_name, "ckpt-%lld%31s", &epoch, tail) == 2 && !strcmp(tail, ".safetensors") && n < max)
+            out[n++] = epoch;
+    }
+    closedir(d);
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && out[j - 1] > out[j]; j--) {
+            long long t = out[j];
+            out[j] = out[j - 1];
+            out[j - 1] = t;
+        }
+    return n;
+}
+
+static void ckpt_path(char *buf, size_t size, const char *dir, long long epoch) {
+    snprintf(buf, size, "%s/ckpt-%06lld.safetensors", dir, epoch);
+}
+
+int ct_checkpoint_keep(const char *dir, const ct_training_state *st, ct_checkpoint_policy p) {
+    if (!dir || !st) return -1;
+    int keep = p.keep_last > 0 ? p.keep_last : 3;
+    char path[4096];
+    ckpt_path(path, sizeof path, dir, (long long)st->epoch);
+    if (ct_checkpoint_save(path, st) != 0) return -1;
+    long long epochs[4096];
+    int n = list_epochs(dir, epochs, 4096);
+    for (int i = 0; i < n - keep; i++) {
+        ckpt_path(path, sizeof path, dir, epochs[i]);
+        unlink(path);
+    }
+    /* The best so far, judged by the metric saved in best.safetensors. */
+    snprintf(path, sizeof path, "%s/best.safetensors", dir);
+    bool better = true;
+    if (access(path, F_OK) == 0) {
+        ct_metadata m = {0};
+        CT_SCOPE {
+            ct_state_dict *old = ct_load_safetensors(path, .metadata = &m);
+            const char *v = old ? meta_get(&m, "metric") : NULL;
+            if (v) {
+                double prev = strtod(v, NULL);
+                better = p.lower_is_better ? st->metric < prev : st->metric > prev;
+            }
+        }
+        ct_metadata_free(&m);
+        ct_clear_error(); /* an unreadable best file is simply replaced */
+    }
+    if (!better) return 0;
+    return ct_checkpoint_save(path, st) == 0 ? 1 : -1;
+}
+
+int ct_checkpoint_latest(const char *dir, char *path_out, size_t size) {
+    long long epochs[4096];
+    int n = dir ? list_epochs(dir, epochs, 4096) : -1;
+    if (n <= 0) return -1;
+    ckpt_path(path_out, size, dir, epochs[n - 1]);
+    return 0;
+}

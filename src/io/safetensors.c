@@ -1,0 +1,323 @@
+/* The safetensors format: writing with an atomic rename, and a loader that treats the
+ * file as hostile (every length, offset and name is checked before use). */
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ctorch.h"
+#include "ctorch/serialize.h"
+#include "core/error.h"
+#include "io/atomic_file.h"
+#include "io/json.h"
+
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "safetensors data is little-endian");
+
+#define MAX_HEADER (100u << 20) /* as the reference implementation */
+
+static const struct {
+    const char *name;
+    ct_dtype dtype;
+} dtypes[] = {
+    {"F64", CT_F64}, {"F32", CT_F32}, {"F16", CT_F16}, {"BF16", CT_BF16}, {"I64", CT_I64},
+    {"I32", CT_I32}, {"I16", CT_I16}, {"I8", CT_I8},   {"U8", CT_U8},     {"BOOL", CT_BOOL},
+};
+
+static const char *dtype_code(ct_dtype t) {
+    for (size_t i = 0; i < sizeof dtypes / sizeof *dtypes; i++)
+        if (dtypes[i].dtype == t) return dtypes[i].name;
+    return NULL;
+}
+
+static ct_dtype dtype_of_code(const char *code) {
+    for (size_t i = 0; i < sizeof dtypes / sizeof *dtypes; i++)
+        if (!strcmp(dtypes[i].name, code)) return dtypes[i].dtype;
+    return CT_DTYPE_UNSET;
+}
+
+/* ---- writing -------------------------------------------------------------------- */
+
+typedef struct {
+    char *s;
+    size_t len, cap;
+} text;
+
+static bool text_add(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool text_add(text *t, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (t->len + (size_t)n + 1 > t->cap) {
+        size_t cap = (t->len + (size_t)n + 1) * 2;
+        char *s = realloc(t->s, cap);
+        if (!s) return false;
+        t->s = s;
+        t->cap = cap;
+    }
+    va_start(ap, fmt);
+    vsnprintf(t->s + t->len, t->cap - t->len, fmt, ap);
+    va_end(ap);
+    t->len += (size_t)n;
+    return true;
+}
+
+static bool text_add_string(text *t, const char *s) {
+    size_t need = strlen(s) * 6 + 3;
+    if (t->len + need > t->cap) {
+        size_t cap = (t->len + need) * 2;
+        char *p = realloc(t->s, cap);
+        if (!p) return false;
+        t->s = p;
+        t->cap = cap;
+    }
+    size_t n = json_escape(t->s, t->cap, t->len, s);
+    if (!n) return false;
+    t->len = n;
+    return true;
+}
+
+int ct_save_safetensors(const ct_state_dict *sd, const char *path, const ct_metadata *meta) {
+    if (!sd || !path) {
+        ct_error("ct_save_safetensors: state dict and path must be given");
+        return -1;
+    }
+    int n = ct_state_dict_len(sd);
+    text h = {0};
+    bool ok = text_add(&h, "{");
+    if (meta && meta->n > 0) {
+        ok = ok && text_add(&h, "\"__metadata__\":{");
+        for (int i = 0; i < meta->n && ok; i++)
+            ok = text_add(&h, i ? "," : "") && text_add_string(&h, meta->keys[i]) &&
+                 text_add(&h, ":") && text_add_string(&h, meta->values[i]);
+        ok = ok && text_add(&h, "}%s", n ? "," : "");
+    }
+    uint64_t offset = 0;
+    for (int i = 0; i < n && ok; i++) {
+        ct_tensor *t = ct_state_dict_value(sd, i);
+        const char *code = dtype_code(ct_dtype_of(t));
+        if (!code) {
+            ct_error("ct_save_safetensors: %s has dtype %s, which safetensors cannot store",
+                     ct_state_dict_key(sd, i), ct_dtype_name(ct_dtype_of(t)));
+            free(h.s);
+            return -1;
+        }
+        uint64_t bytes = (uint64_t)ct_numel(t) * ct_dtype_size(ct_dtype_of(t));
+        ok = text_add(&h, i ? "," : "") && text_add_string(&h, ct_state_dict_key(sd, i)) &&
+             text_add(&h, ":{\"dtype\":\"%s\",\"shape\":[", code);
+        for (int d = 0; d < ct_ndim(t) && ok; d++) ok = text_add(&h, d ? ",%lld" : "%lld", (long long)ct_size(t, d));
+        ok = ok && text_add(&h, "],\"data_offsets\":[%llu,%llu]}", (unsigned long long)offset,
+                            (unsigned long long)(offset + bytes));
+        offset += bytes;
+    }
+    ok = ok && text_add(&h, "}");
+    while (ok && h.len % 8) ok = text_add(&h, " "); /* data stays 8-byte aligned */
+    if (!ok) {
+        free(h.s);
+        ct_error("ct_save_safetensors: out of memory building the header");
+        return -1;
+    }
+    ct_atomic_file f;
+    if (ct_atomic_open(&f, path, "ct_save_safetensors") != 0) {
+        free(h.s);
+        return -1;
+    }
+    uint64_t hlen = h.len;
+    ok = ct_atomic_write(&f, &hlen, 8) && ct_atomic_write(&f, h.s, h.len);
+    free(h.s);
+    for (int i = 0; i < n && ok; i++) {
+        CT_SCOPE {
+            ct_tensor *t = ct_contiguous(ct_to(ct_state_dict_value(sd, i), .device = CT_CPU));
+            ok = t && ct_atomic_write(&f, ct_data_ptr(t), (size_t)ct_numel(t) * ct_dtype_size(ct_dtype_of(t)));
+        }
+    }
+    return ct_atomic_commit(&f, ok);
+}
+
+/* ---- reading ---------------------------------------------------------------------- */
+
+typedef struct {
+    const char *name;
+    ct_dtype dtype;
+    ct_shape shape;
+    uint64_t begin, end;
+} entry;
+
+static int by_begin(const void *a, const void *b) {
+    const entry *x = a, *y = b;
+    return x->begin < y->begin ? -1 : x->begin > y->begin;
+}
+
+static bool bad(const char *where, const char *fmt, const char *detail) {
+    char msg[512];
+    snprintf(msg, sizeof msg, fmt, detail);
+    ct_error("ct_load_safetensors: %s: %s", where, msg);
+    return false;
+}
+
+/* Checks one header entry and fills e. */
+static bool read_entry(const char *where, const char *name, const json_value *v, entry *e) {
+    if (v->kind != JSON_OBJECT) return bad(where, "entry \"%s\" is not an object", name);
+    const json_value *dt = json_get(v, "dtype"), *sh = json_get(v, "shape"), *off = json_get(v, "data_offsets");
+    if (!dt || dt->kind != JSON_STRING) return bad(where, "entry \"%s\" has no dtype", name);
+    e->name = name;
+    e->dtype = dtype_of_code(dt->string);
+    if (e->dtype == CT_DTYPE_UNSET) return bad(where, "unknown dtype \"%s\"", dt->string);
+    if (!sh || sh->kind != JSON_ARRAY || sh->len > CT_MAX_DIMS)
+        return bad(where, "entry \"%s\" has no valid shape (at most 12 dims)", name);
+    e->shape.ndim = (int)sh->len;
+    uint64_t numel = 1;
+    for (size_t d = 0; d < sh->len; d++) {
+        const json_value *x = &sh->items[d];
+        if (x->kind != JSON_NUMBER || !x->is_integer || x->integer < 0 || x->integer > (1ll << 40))
+            return bad(where, "entry \"%s\" has an invalid dimension", name);
+        e->shape.d[d] = x->integer;
+        if (numel && (uint64_t)x->integer > UINT64_MAX / 16 / numel)
+            return bad(where, "entry \"%s\" is impossibly large", name);
+        numel *= (uint64_t)x->integer;
+    }
+    if (!off || off->kind != JSON_ARRAY || off->len != 2 || off->items[0].kind != JSON_NUMBER ||
+        off->items[1].kind != JSON_NUMBER || !off->items[0].is_integer || !off->items[1].is_integer ||
+        off->items[0].integer < 0 || off->items[1].integer < off->items[0].integer)
+        return bad(where, "entry \"%s\" has invalid data_offsets", name);
+    e->begin = (uint64_t)off->items[0].integer;
+    e->end = (uint64_t)off->items[1].integer;
+    if (e->end - e->begin != numel * ct_dtype_size(e->dtype))
+        return bad(where, "entry \"%s\": data_offsets do not match its dtype and shape", name);
+    return true;
+}
+
+ct_state_dict *ct_safetensors_from_buffer(const void *data, size_t size, ct_load_file_options o) {
+    const char *where = "buffer";
+    const unsigned char *buf = data;
+    if (!data || size < 8) {
+        ct_error("ct_load_safetensors: %s: file too short for a header (%zu bytes)", where, size);
+        return NULL;
+    }
+    uint64_t hlen;
+    memcpy(&hlen, buf, 8);
+    if (hlen > MAX_HEADER || hlen > size - 8) {
+        ct_error("ct_load_safetensors: header length %llu is beyond the file (%zu bytes)",
+                 (unsigned long long)hlen, size);
+        return NULL;
+    }
+    char err[256];
+    json_value *root = json_parse((const char *)buf + 8, (size_t)hlen, err, sizeof err);
+    if (!root) {
+        ct_error("ct_load_safetensors: header: %s", err);
+        return NULL;
+    }
+    ct_state_dict *sd = NULL;
+    entry *es = calloc(root->len + 1, sizeof *es);
+    size_t n = 0;
+    bool ok = es && root->kind == JSON_OBJECT;
+    if (!ok && es) bad(where, "%s", "the header is not a JSON object");
+    const uint64_t data_len = size - 8 - hlen;
+    for (size_t i = 0; ok && i < root->len; i++) {
+        if (!strcmp(root->keys[i], "__metadata__")) {
+            const json_value *m = &root->items[i];
+            ok = m->kind == JSON_OBJECT || bad(where, "%s", "__metadata__ is not an object");
+            for (size_t k = 0; ok && k < m->len; k++)
+                ok = m->items[k].kind == JSON_STRING || bad(where, "metadata \"%s\" is not a string", m->keys[k]);
+            if (ok && o.metadata) {
+                memset(o.metadata, 0, sizeof *o.metadata);
+                for (size_t k = 0; k < m->len && k < CT_METADATA_MAX; k++) {
+                    o.metadata->keys[k] = strdup(m->keys[k]);
+                    o.metadata->values[k] = strdup(m->items[k].string);
+                    o.metadata->n++;
+                }
+            }
+            continue;
+        }
+        ok = read_entry(where, root->keys[i], &root->items[i], &es[n]);
+        if (ok && es[n].end > data_len) ok = bad(where, "entry \"%s\" lies beyond the end of the file", root->keys[i]);
+        n++;
+    }
+    /* Byte ranges must tile the data exactly: no overlap, no gap. */
+    if (ok) {
+        entry *sorted = malloc(sizeof *sorted * (n + 1));
+        ok = sorted != NULL;
+        if (ok) {
+            memcpy(sorted, es, sizeof *sorted * n);
+            qsort(sorted, n, sizeof *sorted, by_begin);
+            uint64_t at = 0;
+            for (size_t i = 0; ok && i < n; i++) {
+                if (sorted[i].begin != at)
+                    ok = bad(where, sorted[i].begin < at ? "entry \"%s\" overlaps another"
+                                                         : "gap before entry \"%s\"", sorted[i].name);
+                at = sorted[i].end;
+            }
+            if (ok && at != data_len) ok = bad(where, "%s", "the data does not end where the last tensor does");
+            free(sorted);
+        }
+    }
+    const unsigned char *payload = buf + 8 + hlen;
+    for (size_t i = 0; ok && i < n; i++)
+        if (es[i].dtype == CT_BOOL)
+            for (uint64_t b = es[i].begin; ok && b < es[i].end; b++)
+                if (payload[b] > 1) ok = bad(where, "entry \"%s\" has a bool that is neither 0 nor 1", es[i].name);
+    if (ok) {
+        CT_SCOPE {
+            sd = ct_keep(ct_state_dict_new());
+            for (size_t i = 0; sd && i < n; i++) {
+                ct_tensor *t = ct_tensor_from(payload + es[i].begin, es[i].dtype, es[i].shape,
+                                              .device = o.map_location);
+                if (!t || ct_state_dict_set(sd, es[i].name, t) != 0) {
+                    ct_release(sd);
+                    sd = NULL;
+                }
+            }
+        }
+    }
+    if (!ok && o.metadata) ct_metadata_free(o.metadata);
+    free(es);
+    json_free(root);
+    return sd;
+}
+
+ct_state_dict *ct_load_safetensors_with(const char *path, ct_load_file_options o) {
+    if (!path) {
+        ct_error("ct_load_safetensors: path is NULL");
+        return NULL;
+    }
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        ct_error("ct_load_safetensors: cannot open %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    char *data = NULL;
+    long size = -1;
+    if (fseek(f, 0, SEEK_END) == 0) size = ftell(f);
+    if (size >= 0 && fseek(f, 0, SEEK_SET) == 0 && (data = malloc((size_t)size + 1)) &&
+        fread(data, 1, (size_t)size, f) != (size_t)size) {
+        free(data);
+        data = NULL;
+    }
+    fclose(f);
+    if (!data) {
+        ct_error("ct_load_safetensors: cannot read %s", path);
+        return NULL;
+    }
+    ct_state_dict *sd = ct_safetensors_from_buffer(data, (size_t)size, o);
+    free(data);
+    if (!sd && ct_last_error()) {
+        /* Name the file in the message. */
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", ct_last_error());
+        const char *rest = strncmp(msg, "ct_load_safetensors: ", 21) ? msg : msg + 21;
+        ct_error("ct_load_safetensors: %s: %s", path, rest);
+    }
+    return sd;
+}
+
+void ct_metadata_free(ct_metadata *m) {
+    if (!m) return;
+    for (int i = 0; i < m->n; i++) {
+        free((char *)m->keys[i]);
+        free((char *)m->values[i]);
+    }
+    m->n = 0;
+}

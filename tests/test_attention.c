@@ -1,0 +1,81 @@
+/* MultiheadAttention and TransformerEncoderLayer against PyTorch
+ * (tests/fixtures/gen_attention.py). */
+#include <stdlib.h>
+
+#include "ct_test.h"
+#include "fixtures.h"
+
+/* Loads prefix.w.* into m (converted to float64 first). */
+static void load(fx_file *f, const char *prefix, ct_module *m) {
+    CHECK(ct_module_to(m, .dtype = CT_F64) == 0);
+    const char *names[64];
+    ct_tensor *ps[64];
+    int n = ct_named_parameters(m, names, ps, 64);
+    ct_state_dict *sd = ct_state_dict_new();
+    char key[128];
+    for (int i = 0; i < n; i++) {
+        snprintf(key, sizeof key, "%s.w.%s", prefix, names[i]);
+        ct_state_dict_set(sd, names[i], fx_get(f, key));
+    }
+    CHECK(ct_load_state_dict(m, sd) == 0);
+}
+
+static void check_param_grads(fx_file *f, const char *prefix, ct_module *m) {
+    const char *names[64];
+    ct_tensor *ps[64];
+    int n = ct_named_parameters(m, names, ps, 64);
+    char key[128];
+    for (int i = 0; i < n; i++) {
+        snprintf(key, sizeof key, "%s.grad.%s", prefix, names[i]);
+        double d = ct_test_max_diff(ct_grad(ps[i]), fx_get(f, key));
+        if (!(d < 1e-9)) ct_test_fail(__FILE__, __LINE__, "%s: grad of %s differs by %g", prefix, names[i], d);
+    }
+}
+
+static ct_tensor *as_bool(ct_tensor *t) { return ct_to(t, .dtype = CT_BOOL); }
+
+TEST(multihead_attention_matches_pytorch) {
+    fx_file *f = fx_load("attention");
+    ct_module *mha = ct_nn_multihead_attention(8, 2, .batch_first = true);
+    load(f, "mha", mha);
+    ct_tensor *q = fx_get_as(f, "mha.q", CT_F64, true), *k = fx_get_as(f, "mha.k", CT_F64, true),
+              *v = fx_get_as(f, "mha.v", CT_F64, true);
+    ct_attention_result r = ct_attention(mha, q, k, v, .key_padding_mask = as_bool(fx_get(f, "mha.kpm")),
+                                         .attn_mask = as_bool(fx_get(f, "mha.am")));
+    CHECK(ct_test_max_diff(r.output, fx_get(f, "mha.out")) < 1e-12);
+    CHECK(ct_test_max_diff(r.weights, fx_get(f, "mha.weights")) < 1e-12);
+    CHECK(ct_backward(ct_add(ct_sum(ct_mul(r.output, r.output)), ct_sum(ct_mul(r.weights, r.weights)))) == 0);
+    CHECK(ct_test_max_diff(ct_grad(q), fx_get(f, "mha.gq")) < 1e-10);
+    CHECK(ct_test_max_diff(ct_grad(k), fx_get(f, "mha.gk")) < 1e-10);
+    CHECK(ct_test_max_diff(ct_grad(v), fx_get(f, "mha.gv")) < 1e-10);
+    check_param_grads(f, "mha", mha);
+    const char *names[4];
+    CHECK_INT_EQ(ct_named_parameters(mha, names, NULL, 4), 4);
+    CHECK_STR_EQ(names[0], "in_proj_weight");
+    CHECK_STR_EQ(names[2], "out_proj.weight");
+    CHECK_ERROR(ct_nn_multihead_attention(10, 3), "embed_dim must be divisible by num_heads");
+    fx_free(f);
+}
+
+TEST(transformer_encoder_layer_matches_pytorch) {
+    fx_file *f = fx_load("attention");
+    const char *prefixes[] = {"enc", "enc_nf"};
+    for (int i = 0; i < 2; i++) {
+        char key[64];
+        ct_module *enc = ct_nn_transformer_encoder_layer(8, 2, .dim_feedforward = 16, .dropout = 0,
+                                                        .norm_first = i == 1,
+                                                        .activation = i == 1 ? CT_ACT_GELU : CT_ACT_RELU);
+        load(f, prefixes[i], enc);
+        snprintf(key, sizeof key, "%s.x", prefixes[i]);
+        ct_tensor *x = fx_get_as(f, key, CT_F64, true);
+        snprintf(key, sizeof key, "%s.pad", prefixes[i]);
+        ct_tensor *y = ct_encoder_layer_forward(enc, x, NULL, as_bool(fx_get(f, key)));
+        snprintf(key, sizeof key, "%s.out", prefixes[i]);
+        CHECK(ct_test_max_diff(y, fx_get(f, key)) < 1e-12);
+        CHECK(ct_backward(ct_sum(ct_mul(y, y))) == 0);
+        snprintf(key, sizeof key, "%s.gx", prefixes[i]);
+        CHECK(ct_test_max_diff(ct_grad(x), fx_get(f, key)) < 1e-10);
+        check_param_grads(f, prefixes[i], enc);
+    }
+    fx_free(f);
+}
