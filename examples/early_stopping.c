@@ -32,7 +32,7 @@ int main(void) {
             ct_zero_grad(opt);
             ct_backward(loss);
             ct_step(opt);
-            double val;
+            double val = NAN;
             CT_NO_GRAD { val = ct_item(ct_mse_loss(ct_forward(model, xv), yv)); }
             ct_sched_step_metric(plateau, val);
             if (val < best - 1e-4) {
@@ -52,7 +52,7 @@ int main(void) {
         printf("stopped after epoch %d; best validation loss %.4f; final lr %.4g\n", epoch - 1,
                best, ct_optim_get_lr(opt, 0));
         ct_load_state_dict(model, best_state);
-        double restored;
+        double restored = NAN;
         CT_NO_GRAD { restored = ct_item(ct_mse_loss(ct_forward(model, xv), yv)); }
         rc = fabs(restored - best) < 1e-6 && epoch <= 200 && ct_optim_get_lr(opt, 0) < 0.05 ? 0 : 1;
     }

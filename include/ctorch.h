@@ -24,6 +24,7 @@
 #include "ctorch/lr_scheduler.h"
 #include "ctorch/serialize.h"
 #include "ctorch/rnn.h"
+#include "ctorch/attention.h"
 #include "ctorch/linalg.h"
 #include "ctorch/conv.h"
 #include "ctorch/random.h"

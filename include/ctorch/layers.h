@@ -259,12 +259,7 @@ ct_module *ct_nn_dropout2d_with(double p, ct_dropout_layer_options o);
 #define ct_nn_dropout(p, ...) CT_AT(ct_nn_dropout_with(p, (ct_dropout_layer_options){__VA_ARGS__}))
 #define ct_nn_dropout2d(p, ...) \
     CT_AT(ct_nn_dropout2d_with(p, (ct_dropout_layer_options){__VA_ARGS__}))
-/* F.dropout2d: zeroes channel c of sample n (x [N, C, *]) with probability p and
- * scales the rest by 1/(1-p); x itself when !training or p == 0.  A 3-D input is
- * taken as [N, C, L], as PyTorch 1.13 does. */
-ct_tensor *ct_dropout2d_with(ct_tensor *x, double p, bool training, ct_dropout_options o);
-#define ct_dropout2d(x, p, training, ...) \
-    CT_AT(ct_dropout2d_with(x, p, training, (ct_dropout_options){__VA_ARGS__}))
+/* F.dropout2d (and dropout1d/3d) are in ctorch/random.h. */
 
 typedef struct {
     int64_t padding_idx; /* default CT_PADDING_NONE; negative counts from the end */

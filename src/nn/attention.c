@@ -2,9 +2,11 @@
  * F.multi_head_attention_forward and nn.TransformerEncoderLayer, composed of ops. */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "ctorch.h"
 #include "ctorch/attention.h"
+#include "ctorch/init.h"
 #include "ctorch/layers.h"
 #include "core/error.h"
 
@@ -129,7 +131,7 @@ ct_module *ct_nn_multihead_attention_with(int64_t embed_dim, int64_t num_heads, 
         *s = (mha_state){.embed_dim = embed_dim, .num_heads = num_heads, .o = o};
         /* PyTorch's _reset_parameters: xavier_uniform_ in_proj, zero biases. */
         ct_tensor *w = ct_empty(CT_SHAPE(3 * embed_dim, embed_dim));
-        ct_xavier_uniform_(w);
+        ct_init_xavier_uniform_(w);
         s->in_proj_weight = ct_module_add_parameter(m, "in_proj_weight", w);
         if (o.bias) s->in_proj_bias = ct_module_add_parameter(m, "in_proj_bias", ct_zeros(CT_SHAPE(3 * embed_dim)));
         s->out_proj = ct_module_add(m, "out_proj", ct_nn_linear(embed_dim, embed_dim, .bias = o.bias));

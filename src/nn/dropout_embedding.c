@@ -13,30 +13,6 @@ static bool check_p(const char *op, double p) {
     return true;
 }
 
-ct_tensor *ct_dropout2d_with(ct_tensor *x, double p, bool training, ct_dropout_options o) {
-    if (!x || !check_p("ct_dropout2d", p)) return NULL;
-    if (!training || p == 0 || ct_numel(x) == 0) {
-        ct_retain(x);
-        return ct_scope_register(x);
-    }
-    if (ct_ndim(x) < 2) {
-        ct_error("ct_dropout2d: Feature dropout requires at least 2 dimensions in the input "
-                 "(got %d)", ct_ndim(x));
-        return NULL;
-    }
-    ct_tensor *y = NULL;
-    CT_SCOPE {
-        /* One Bernoulli(1 - p) draw per (sample, channel), broadcast over the rest. */
-        ct_shape ms = {.ndim = ct_ndim(x)};
-        for (int i = 0; i < ms.ndim; i++) ms.d[i] = i < 2 ? ct_size(x, i) : 1;
-        ct_tensor *mask = ct_bernoulli_p(ct_empty(ms, .dtype = ct_dtype_of(x)), 1 - p,
-                                         .generator = o.generator);
-        if (p < 1) mask = ct_mul_scalar(mask, 1 / (1 - p));
-        y = ct_keep(o.inplace ? ct_mul_(x, mask) : ct_mul(x, mask));
-    }
-    return y;
-}
-
 typedef struct {
     double p;
     bool two_d;
