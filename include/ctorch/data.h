@@ -184,7 +184,12 @@ typedef struct {
 } ct_csv_options;
 /* A CSV file of numbers (plain or gzip'd) as samples (features float32 [F], label):
  *
- *     ct_dataset *iris = ct_csv_dataset("iris.csv", .label_name = "species");
+ *     FILE *f = fopen("/tmp/ct_doc_iris.csv", "w");
+ *     fputs("sepal,petal,species\n5.1,1.4,0\n7.0,4.7,1\n", f);
+ *     fclose(f);
+ *     ct_dataset *iris = ct_csv_dataset("/tmp/ct_doc_iris.csv", .label_name = "species");
+ *     total = ct_dataset_len(iris);                    // 2 samples: [2] features, label
+ *     remove("/tmp/ct_doc_iris.csv");
  */
 ct_dataset *ct_csv_dataset_with(const char *path, ct_csv_options o);
 #define ct_csv_dataset(path, ...) \

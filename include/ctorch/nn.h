@@ -5,18 +5,27 @@
  * state for the class's own fields.  Names, nesting and state-dict keys follow
  * PyTorch ("fc1.weight", "features.0.bias").  A custom module:
  *
+ *     #include "ctorch.h"
  *     typedef struct { ct_module *fc1, *fc2; } mlp;
  *     static ct_tensor *mlp_forward(ct_module *m, ct_tensor *x) {
  *         mlp *s = ct_module_state(m);
  *         return ct_forward(s->fc2, ct_relu(ct_forward(s->fc1, x)));
  *     }
  *     static const ct_module_class MLP = {.name = "MLP", .forward = mlp_forward};
- *     ct_module *mlp_new(void) {
+ *     static ct_module *mlp_new(void) {
  *         ct_module *m = ct_module_new(&MLP, sizeof(mlp));
  *         mlp *s = ct_module_state(m);
  *         s->fc1 = ct_module_add(m, "fc1", ct_nn_linear(784, 128));
  *         s->fc2 = ct_module_add(m, "fc2", ct_nn_linear(128, 10));
  *         return m;
+ *     }
+ *     int main(void) {
+ *         CT_SCOPE {
+ *             ct_module *net = mlp_new();
+ *             ct_tensor *y = ct_forward(net, ct_randn(CT_SHAPE(32, 784)));  // [32, 10]
+ *             if (!y || ct_module_num_parameters(net, true) != 101770) return 1;
+ *         }
+ *         return 0;
  *     }
  *
  * Registration adopts the reference the caller got from the constructor, whether
