@@ -185,82 +185,82 @@ int main(int argc, char **argv) {
         fclose(cf);
     }
 
-    ct_module *model = make_model();
-    ct_tensor *params[16];
-    int n_params = ct_parameters(model, params, 16);
-    ct_optim *opt = ct_adam(params, n_params, .lr = c.lr);
-    ct_generator *shuffle = ct_generator_new(c.seed);
-    ct_loader *train =
-        ct_dataloader(make_dataset(&c, true, c.limit), .batch_size = c.batch_size, .shuffle = true,
-                      .num_workers = c.workers, .generator = shuffle);
-    ct_loader *test = ct_dataloader(make_dataset(&c, false, c.test_limit), .batch_size = 256,
-                                    .num_workers = c.workers);
-    ct_module_print(model);
+    int rc = 0;
+    CT_SCOPE { /* everything below is freed when the run ends */
+        ct_module *model = make_model();
+        ct_tensor *params[16];
+        int n_params = ct_parameters(model, params, 16);
+        ct_optim *opt = ct_adam(params, n_params, .lr = c.lr);
+        ct_generator *shuffle = ct_generator_new(c.seed);
+        ct_loader *train =
+            ct_dataloader(make_dataset(&c, true, c.limit), .batch_size = c.batch_size,
+                          .shuffle = true, .num_workers = c.workers, .generator = shuffle);
+        ct_loader *test = ct_dataloader(make_dataset(&c, false, c.test_limit), .batch_size = 256,
+                                        .num_workers = c.workers);
+        ct_module_print(model);
 
-    ct_training_state st = {.model = model, .optim = opt, .config = json};
-    int first_epoch = 1;
-    if (c.resume) {
-        if (!strcmp(c.resume, "latest")) {
-            if (ct_checkpoint_latest(c.out, path, sizeof path) != 0) {
-                fprintf(stderr, "no checkpoint to resume in %s\n", c.out);
-                return 1;
+        ct_training_state st = {.model = model, .optim = opt, .config = json};
+        int first_epoch = 1;
+        if (c.resume) {
+            if (!strcmp(c.resume, "latest")) {
+                if (ct_checkpoint_latest(c.out, path, sizeof path) != 0) {
+                    fprintf(stderr, "no checkpoint to resume in %s\n", c.out);
+                    rc = 1;
+                    break;
+                }
+            } else {
+                snprintf(path, sizeof path, "%s", c.resume);
             }
-        } else {
-            snprintf(path, sizeof path, "%s", c.resume);
+            ct_checkpoint_load(path, &st, NULL);
+            first_epoch = (int)st.epoch + 1;
+            printf("resumed from %s (epoch %lld, step %lld)\n", path, (long long)st.epoch,
+                   (long long)st.step);
         }
-        ct_checkpoint_load(path, &st, NULL);
-        first_epoch = (int)st.epoch + 1;
-        printf("resumed from %s (epoch %lld, step %lld)\n", path, (long long)st.epoch,
-               (long long)st.step);
-    }
 
-    double best = -1, t_start = now();
-    int64_t trained = 0;
-    for (int epoch = first_epoch; epoch <= c.epochs; epoch++) {
-        ct_loader_set_epoch(train, (uint64_t)epoch); /* the shuffle depends on the epoch alone */
-        progress p = {.tty = isatty(STDOUT_FILENO),
-                      .epoch = epoch,
-                      .epochs = c.epochs,
-                      .total = ct_loader_len(train) * c.batch_size,
-                      .start = now()};
-        ct_batch b;
-        while (true) {
-            CT_SCOPE_HERE;
-            if (!ct_loader_next(train, &b)) break;
-            ct_tensor *loss = ct_cross_entropy(ct_forward(model, b.t[0]), b.t[1]);
-            ct_zero_grad(opt);
-            ct_backward(loss);
-            ct_step(opt);
-            st.step++;
-            p.done += b.size;
-            p.loss_sum += ct_item(loss);
-            p.loss_n++;
-            if (p.loss_n % 20 == 0) progress_show(&p, false);
+        double best = -1, t_start = now();
+        int64_t trained = 0;
+        for (int epoch = first_epoch; epoch <= c.epochs; epoch++) {
+            ct_loader_set_epoch(train,
+                                (uint64_t)epoch); /* the shuffle depends on the epoch alone */
+            progress p = {.tty = isatty(STDOUT_FILENO),
+                          .epoch = epoch,
+                          .epochs = c.epochs,
+                          .total = ct_loader_len(train) * c.batch_size,
+                          .start = now()};
+            ct_batch b;
+            while (true) {
+                CT_SCOPE_HERE;
+                if (!ct_loader_next(train, &b)) break;
+                ct_tensor *loss = ct_cross_entropy(ct_forward(model, b.t[0]), b.t[1]);
+                ct_zero_grad(opt);
+                ct_backward(loss);
+                ct_step(opt);
+                st.step++;
+                p.done += b.size;
+                p.loss_sum += ct_item(loss);
+                p.loss_n++;
+                if (p.loss_n % 20 == 0) progress_show(&p, false);
+            }
+            if (p.done < p.total) p.total = p.done;
+            progress_show(&p, true);
+            trained += p.done;
+            double test_loss, acc = evaluate(model, test, &test_loss);
+            printf("epoch %d: train loss %.4f, test loss %.4f, test accuracy %.2f%%\n", epoch,
+                   p.loss_sum / (double)p.loss_n, test_loss, 100 * acc);
+            st.epoch = epoch;
+            st.metric = acc;
+            if (ct_checkpoint_keep(c.out, &st, (ct_checkpoint_policy){.keep_last = 2}) == 1)
+                printf("  new best: saved %s/best.safetensors\n", c.out);
+            if (acc > best) best = acc;
         }
-        if (p.done < p.total) p.total = p.done;
-        progress_show(&p, true);
-        trained += p.done;
-        double test_loss, acc = evaluate(model, test, &test_loss);
-        printf("epoch %d: train loss %.4f, test loss %.4f, test accuracy %.2f%%\n", epoch,
-               p.loss_sum / (double)p.loss_n, test_loss, 100 * acc);
-        st.epoch = epoch;
-        st.metric = acc;
-        if (ct_checkpoint_keep(c.out, &st, (ct_checkpoint_policy){.keep_last = 2}) == 1)
-            printf("  new best: saved %s/best.safetensors\n", c.out);
-        if (acc > best) best = acc;
+        double t = now() - t_start;
+        printf("done: %d epochs, best test accuracy %.2f%%, %.1f s, %.0f samples/s; checkpoints in "
+               "%s\n",
+               c.epochs - first_epoch + 1, 100 * best, t, t > 0 ? (double)trained / t : 0, c.out);
+        if (c.min_accuracy > 0 && best < c.min_accuracy) {
+            fprintf(stderr, "accuracy %.4f is below the required %.4f\n", best, c.min_accuracy);
+            rc = 1;
+        }
     }
-    double t = now() - t_start;
-    printf(
-        "done: %d epochs, best test accuracy %.2f%%, %.1f s, %.0f samples/s; checkpoints in %s\n",
-        c.epochs - first_epoch + 1, 100 * best, t, t > 0 ? (double)trained / t : 0, c.out);
-    ct_release(train);
-    ct_release(test);
-    ct_release(shuffle);
-    ct_release(opt);
-    ct_release(model);
-    if (c.min_accuracy > 0 && best < c.min_accuracy) {
-        fprintf(stderr, "accuracy %.4f is below the required %.4f\n", best, c.min_accuracy);
-        return 1;
-    }
-    return 0;
+    return rc;
 }
