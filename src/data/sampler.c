@@ -123,66 +123,30 @@ ct_sampler *ct_random_sampler_with(int64_t n, ct_random_sampler_options o) {
 /* ---- WeightedRandomSampler ----------------------------------------------------------- */
 
 typedef struct {
-    int64_t n, num_samples;
+    int64_t num_samples;
     bool replacement;
     uint64_t seed;
-    double *w, *cum; /* weights and their running sums */
+    ct_tensor *weights; /* float64 copy, owned */
 } weighted_state;
 
 static int64_t weighted_len(const ct_sampler *s) {
     return ((weighted_state *)ct_sampler_state(s))->num_samples;
 }
 
-typedef struct {
-    double key;
-    int64_t index;
-} keyed;
-
-static int by_key_desc(const void *a, const void *b) {
-    const keyed *x = a, *y = b;
-    if (x->key != y->key) return x->key < y->key ? 1 : -1;
-    return x->index < y->index ? -1 : x->index > y->index;
-}
-
+/* torch.multinomial over the weights, from the epoch's generator. */
 static int weighted_indices(ct_sampler *s, uint64_t epoch, int64_t *out) {
     weighted_state *r = ct_sampler_state(s);
-    int64_t m = r->replacement ? r->num_samples : r->n;
-    double *u = malloc(sizeof(double) * (size_t)m);
-    keyed *k = r->replacement ? NULL : malloc(sizeof(keyed) * (size_t)r->n);
-    int rc = u && (r->replacement || k) ? 0 : -1;
-    if (rc != 0) ct_error("ct_weighted_random_sampler: out of memory");
+    int rc = -1;
     CT_SCOPE {
-        ct_tensor *t = rc ? NULL : ct_rand(CT_SHAPE(m), .dtype = CT_F64,
-                                           .generator = epoch_generator(r->seed, epoch));
-        if (!t || ct_copy_to_buffer(t, u, CT_F64, sizeof(double) * (size_t)m) != 0) rc = -1;
+        ct_tensor *t = ct_multinomial(r->weights, r->num_samples, .replacement = r->replacement,
+                                      .generator = epoch_generator(r->seed, epoch));
+        if (t && ct_copy_to_buffer(t, out, CT_I64, sizeof(int64_t) * (size_t)r->num_samples) == 0)
+            rc = 0;
     }
-    if (rc == 0 && r->replacement) {
-        /* Inverse CDF: the first index whose running sum exceeds u * total. */
-        double total = r->cum[r->n - 1];
-        for (int64_t i = 0; i < m; i++) {
-            double target = u[i] * total;
-            int64_t lo = 0, hi = r->n - 1;
-            while (lo < hi) {
-                int64_t mid = lo + (hi - lo) / 2;
-                if (r->cum[mid] > target) hi = mid;
-                else lo = mid + 1;
-            }
-            out[i] = lo;
-        }
-    } else if (rc == 0) {
-        /* Without replacement: the num_samples largest keys u^(1/w) (Efraimidis-Spirakis),
-         * compared as log(u) / w; zero weights come last. */
-        for (int64_t i = 0; i < r->n; i++)
-            k[i] = (keyed){r->w[i] > 0 ? log(u[i]) / r->w[i] : -INFINITY, i};
-        qsort(k, (size_t)r->n, sizeof *k, by_key_desc);
-        for (int64_t i = 0; i < r->num_samples; i++) out[i] = k[i].index;
-    }
-    free(u);
-    free(k);
     return rc;
 }
 
-static void weighted_destroy(ct_sampler *s) { free(((weighted_state *)ct_sampler_state(s))->w); }
+static void weighted_destroy(ct_sampler *s) { ct_release(((weighted_state *)ct_sampler_state(s))->weights); }
 
 static const ct_sampler_class WEIGHTED = {.name = "WeightedRandomSampler", .len = weighted_len,
                                           .indices = weighted_indices, .destroy = weighted_destroy};
@@ -232,7 +196,7 @@ ct_sampler *ct_weighted_random_sampler_with(ct_tensor *weights, int64_t num_samp
         return NULL;
     }
     int64_t n = ct_numel(weights);
-    double *w = malloc(sizeof(double) * 2 * (size_t)(n ? n : 1));
+    double *w = malloc(sizeof(double) * (size_t)(n ? n : 1));
     if (!w) {
         ct_error("ct_weighted_random_sampler: out of memory");
         return NULL;
@@ -241,13 +205,10 @@ ct_sampler *ct_weighted_random_sampler_with(ct_tensor *weights, int64_t num_samp
     if (ct_copy_to_buffer(weights, w, CT_F64, sizeof(double) * (size_t)n) == 0 &&
         check_weights(w, n, num_samples, o.replacement) == 0)
         s = ct_sampler_new(&WEIGHTED, sizeof(weighted_state));
-    if (!s) {
-        free(w);
-        return NULL;
-    }
-    double *cum = w + n, run = 0;
-    for (int64_t i = 0; i < n; i++) cum[i] = run += w[i];
-    *(weighted_state *)ct_sampler_state(s) = (weighted_state){
-        n, num_samples, o.replacement, data_draw_seed(o.generator), w, cum};
+    free(w);
+    if (!s) return NULL;
+    weighted_state *st = ct_sampler_state(s);
+    *st = (weighted_state){num_samples, o.replacement, data_draw_seed(o.generator), NULL};
+    CT_SCOPE { st->weights = ct_retain(ct_to(weights, .dtype = CT_F64, .copy = true)); }
     return s;
 }
