@@ -75,6 +75,19 @@ static config parse_args(int argc, char **argv) {
     return c;
 }
 
+/* mkdir -p */
+static int mkdir_p(const char *path) {
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            mkdir(buf, 0755);
+            *p = '/';
+        }
+    return mkdir(buf, 0755) == 0 || access(buf, W_OK) == 0 ? 0 : -1;
+}
+
 static double now(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -168,11 +181,11 @@ static void write_config(const config *c, char *json, size_t size) {
 
 int main(int argc, char **argv) {
     config c = parse_args(argc, argv);
+    setvbuf(stdout, NULL, _IOLBF, 0); /* progress lines appear as they happen in logs too */
     ct_set_error_handler(ct_abort_on_error);
     if (c.threads > 0) ct_set_num_threads(c.threads);
     ct_manual_seed(c.seed);
-    mkdir("runs", 0755);
-    if (mkdir(c.out, 0755) != 0 && access(c.out, W_OK) != 0) {
+    if (mkdir_p(c.out) != 0) {
         fprintf(stderr, "cannot create the output directory %s\n", c.out);
         return 1;
     }

@@ -15,6 +15,22 @@ static void batch(ct_tensor **x, ct_tensor **ya, ct_tensor **yb) {
     *yb = ct_to(ct_gt_scalar(ct_squeeze_dim(s, 1), 0), .dtype = CT_I64);
 }
 
+/* Trains model on task B for `steps` steps; returns the last loss. */
+static double classify(ct_module *model, ct_optim *opt, int steps) {
+    double loss_value = 0;
+    for (int step = 0; step < steps; step++) {
+        CT_SCOPE_HERE;
+        ct_tensor *x, *ya, *yb;
+        batch(&x, &ya, &yb);
+        ct_tensor *loss = ct_cross_entropy(ct_forward(model, x), yb);
+        ct_zero_grad(opt);
+        ct_backward(loss);
+        ct_step(opt);
+        loss_value = ct_item(loss);
+    }
+    return loss_value;
+}
+
 int main(void) {
     ct_set_error_handler(ct_abort_on_error);
     ct_manual_seed(0);
@@ -48,17 +64,7 @@ int main(void) {
         printf("trainable parameters: %lld of %lld\n",
                (long long)ct_module_num_parameters(model, true),
                (long long)ct_module_num_parameters(model, false));
-        double loss_value = 0;
-        for (int step = 0; step < 150; step++) {
-            CT_SCOPE_HERE;
-            ct_tensor *x, *ya, *yb;
-            batch(&x, &ya, &yb);
-            ct_tensor *loss = ct_cross_entropy(ct_forward(model, x), yb);
-            ct_zero_grad(head_opt);
-            ct_backward(loss);
-            ct_step(head_opt);
-            loss_value = ct_item(loss);
-        }
+        double loss_value = classify(model, head_opt, 150);
         printf("head only: loss %.4f\n", loss_value);
         double moved =
             ct_item(ct_amax(ct_abs(ct_sub(frozen, ct_module_get_parameter(backbone, "0.weight")))));
@@ -68,16 +74,7 @@ int main(void) {
         ct_tensor *lp[2];
         ct_parameters(last, lp, 2);
         ct_optim_add_param_group(head_opt, lp, 2, .lr = 0.01);
-        for (int step = 0; step < 50; step++) {
-            CT_SCOPE_HERE;
-            ct_tensor *x, *ya, *yb;
-            batch(&x, &ya, &yb);
-            ct_tensor *loss = ct_cross_entropy(ct_forward(model, x), yb);
-            ct_zero_grad(head_opt);
-            ct_backward(loss);
-            ct_step(head_opt);
-            loss_value = ct_item(loss);
-        }
+        loss_value = classify(model, head_opt, 50);
         printf("with the last layer unfrozen (lr %.3g): loss %.4f; frozen layer moved by %g\n",
                ct_optim_get_lr(head_opt, 1), loss_value, moved);
         rc = moved == 0 && loss_value < 0.3 ? 0 : 1;
