@@ -52,10 +52,11 @@ test-helgrind: build
 	cd tests && OMP_NUM_THREADS=1 valgrind --tool=helgrind --error-exitcode=1 \
 	  ../$(BUILD)/tests/test_autograd_threads
 
+# The main job: a CNN trained on Fashion-MNIST (examples/fashion_mnist.c); checkpoints
+# and the run's configuration go to runs/fashion_mnist/.
 demo: build
 	$(call apt_install,$(DEMO_DEPS))
-	$(BUILD)/examples/autograd_basics
-	$(BUILD)/examples/sine_fit
+	$(BUILD)/examples/fashion_mnist
 
 bench: build
 	$(call apt_install,$(BENCH_DEPS))
