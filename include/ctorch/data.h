@@ -11,8 +11,9 @@
  *                                       .num_workers = 2, .generator = ct_generator_new(0));
  *     ct_batch batch;
  *     int64_t seen = 0;
- *     while (ct_loader_next(loader, &batch)) {
- *         CT_SCOPE_HERE;                    // frees the batch at the end of the body
+ *     while (true) {
+ *         CT_SCOPE_HERE;                    // the batch is freed at the end of the body
+ *         if (!ct_loader_next(loader, &batch)) break;
  *         seen += ct_size(batch.t[1], 0);   // t[0]: float32 [64, 1, 28, 28], t[1]: int64 [64]
  *     }
  *
