@@ -87,3 +87,21 @@ TEST(recurrent_names_shapes_and_printing) {
     CHECK_STR_EQ(s, "RNNCell(3, 4, bias=False, nonlinearity=relu)");
     free(s);
 }
+
+static ct_tensor *count_hook(ct_module *m, ct_tensor *in, ct_tensor *out, void *ctx) {
+    (void)m;
+    (void)in;
+    (*(int *)ctx)++;
+    return ct_mul_scalar(out, 0); /* replaces the first output */
+}
+
+TEST(forward_hooks_run_for_multi_output_modules) {
+    ct_module *gru = ct_gru(3, 4);
+    int calls = 0;
+    CHECK(ct_module_register_forward_hook(gru, count_hook, &calls) >= 0);
+    ct_tensor *x = ct_randn(CT_SHAPE(5, 2, 3)), *out[2];
+    CHECK_INT_EQ(ct_forward_multi(gru, 1, &x, out, 2), 2);
+    CHECK_INT_EQ(calls, 1);
+    CHECK_VALUES(ct_amax(ct_abs(out[0])), 0, 0);
+    CHECK(ct_item(ct_amax(ct_abs(out[1]))) > 0); /* h_n untouched */
+}

@@ -223,22 +223,17 @@ int ct_module_remove_hook(ct_module *m, int handle) {
     return -1;
 }
 
-ct_tensor *ct_forward(ct_module *m, ct_tensor *x) {
-    if (!m || !x) return NULL;
+/* Hooks see the first input and the first output (all there is for most modules). */
+static ct_tensor *run_pre_hooks(ct_module *m, ct_tensor *x) {
     for (int i = 0; i < m->n_hooks; i++)
         if (m->hooks[i].kind == 0) {
             ct_tensor *r = ((ct_forward_pre_hook)m->hooks[i].fn)(m, x, m->hooks[i].ctx);
             if (r) x = r;
         }
-    ct_tensor *y = NULL;
-    if (m->cls->forward) {
-        y = m->cls->forward(m, x);
-    } else if (m->cls->forward_multi) {
-        if (m->cls->forward_multi(m, 1, &x, &y, 1) < 1) y = NULL;
-    } else {
-        ct_error("ct_forward: module %s has no forward", m->cls->name);
-    }
-    if (!y) return NULL;
+    return x;
+}
+
+static ct_tensor *run_hooks(ct_module *m, ct_tensor *x, ct_tensor *y) {
     for (int i = 0; i < m->n_hooks; i++)
         if (m->hooks[i].kind == 1) {
             ct_tensor *r = ((ct_forward_hook)m->hooks[i].fn)(m, x, y, m->hooks[i].ctx);
@@ -247,17 +242,38 @@ ct_tensor *ct_forward(ct_module *m, ct_tensor *x) {
     return y;
 }
 
+ct_tensor *ct_forward(ct_module *m, ct_tensor *x) {
+    if (!m || !x) return NULL;
+    x = run_pre_hooks(m, x);
+    ct_tensor *y = NULL;
+    if (m->cls->forward) {
+        y = m->cls->forward(m, x);
+    } else if (m->cls->forward_multi) {
+        if (m->cls->forward_multi(m, 1, &x, &y, 1) < 1) y = NULL;
+    } else {
+        ct_error("ct_forward: module %s has no forward", m->cls->name);
+    }
+    return y ? run_hooks(m, x, y) : NULL;
+}
+
 int ct_forward_multi(ct_module *m, int n_in, ct_tensor *const *in, ct_tensor **out, int max_out) {
-    if (!m || !in || !out) return -1;
+    if (!m || !in || !out || n_in < 1) return -1;
     for (int i = 0; i < n_in; i++)
         if (!in[i]) return -1;
-    if (m->cls->forward_multi) return m->cls->forward_multi(m, n_in, in, out, max_out);
-    if (n_in != 1 || max_out < 1) {
-        ct_error("ct_forward_multi: module %s takes one input and gives one output", m->cls->name);
-        return -1;
+    if (!m->cls->forward_multi) {
+        if (n_in != 1 || max_out < 1) {
+            ct_error("ct_forward_multi: module %s takes one input and gives one output", m->cls->name);
+            return -1;
+        }
+        out[0] = ct_forward(m, in[0]);
+        return out[0] ? 1 : -1;
     }
-    out[0] = ct_forward(m, in[0]);
-    return out[0] ? 1 : -1;
+    ct_tensor *args[n_in];
+    for (int i = 0; i < n_in; i++) args[i] = in[i];
+    args[0] = run_pre_hooks(m, args[0]);
+    int n = m->cls->forward_multi(m, n_in, args, out, max_out);
+    if (n >= 1 && max_out >= 1) out[0] = run_hooks(m, args[0], out[0]);
+    return n;
 }
 
 /* ---- modes --------------------------------------------------------------------- */
