@@ -41,7 +41,7 @@ static double peak_rss_mb(void) {
 }
 
 static void report(const char *name, const char *unit, double value) {
-    printf("train_%s\t%s\t%.4g\n", name, unit, value);
+    printf("train_%s\t%s\t%.1f\n", name, unit, value);
     printf("train_%s_rss\tMB\t%.1f\n", name, peak_rss_mb());
     printf("train_%s_alloc\tMB\t%.1f\n", name,
            (double)ct_max_memory_allocated(CT_CPU) / (1024.0 * 1024.0));

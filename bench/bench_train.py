@@ -45,7 +45,7 @@ class FashionMNIST(torch.utils.data.Dataset):
 
 def report(name, unit, value):
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-    print(f"train_{name}\t{unit}\t{value:.4g}")
+    print(f"train_{name}\t{unit}\t{value:.1f}")
     print(f"train_{name}_rss\tMB\t{rss:.1f}")
     print(f"train_{name}_alloc\tMB\tn/a")
     sys.stdout.flush()
