@@ -15,6 +15,7 @@
  *   train_<case>        samples/s or ms   the speed
  *   train_<case>_rss    MB   the process's peak RSS (getrusage ru_maxrss), so run one case
  *                            per process to attribute it (bench/run.sh does)
+ *   train_<case>_rss_setup  MB   the peak RSS before the workload (library, model, data)
  *   train_<case>_alloc  MB   ct_max_memory_allocated(CT_CPU) during the workload (reset
  *                            after setup): tensor bytes only; PyTorch has no CPU equivalent
  * CT_BENCH_QUICK=1 runs a few steps only (the smoke test); its figures mean nothing. */
@@ -40,9 +41,11 @@ static double peak_rss_mb(void) {
     return (double)ru.ru_maxrss / 1024.0; /* Linux: kilobytes */
 }
 
-static void report(const char *name, const char *unit, double value) {
+/* setup_rss: the peak RSS when the workload starts (library, model, data loaded). */
+static void report(const char *name, const char *unit, double value, double setup_rss) {
     printf("train_%s\t%s\t%.1f\n", name, unit, value);
     printf("train_%s_rss\tMB\t%.1f\n", name, peak_rss_mb());
+    printf("train_%s_rss_setup\tMB\t%.1f\n", name, setup_rss);
     printf("train_%s_alloc\tMB\t%.1f\n", name,
            (double)ct_max_memory_allocated(CT_CPU) / (1024.0 * 1024.0));
     fflush(stdout);
@@ -68,6 +71,7 @@ static void bench_mlp(void) {
         ct_loader *loader = ct_dataloader(train, .batch_size = 64, .shuffle = true,
                                           .num_workers = 0, .generator = ct_generator_new(0));
         ct_reset_peak_memory_stats(CT_CPU);
+        double setup_rss = peak_rss_mb();
         int64_t seen = 0, limit = quick ? 64 * 5 : INT64_MAX;
         ct_batch b;
         double t = now();
@@ -79,7 +83,7 @@ static void bench_mlp(void) {
         }
         t = now() - t;
         if (seen < limit) ct_loader_reset(loader);
-        report("mlp", "samples/s", (double)seen / t);
+        report("mlp", "samples/s", (double)seen / t, setup_rss);
     }
 }
 
@@ -96,12 +100,13 @@ static void bench_cnn(void) {
         ct_tensor *x = ct_randn(CT_SHAPE(64, 1, 28, 28));
         ct_tensor *y = ct_randint(0, 10, CT_SHAPE(64));
         int warmup = 3, steps = quick ? 2 : 300;
+        double setup_rss = peak_rss_mb();
         for (int i = 0; i < warmup; i++) CT_SCOPE { train_step(model, opt, x, y); }
         ct_reset_peak_memory_stats(CT_CPU);
         double t = now();
         for (int i = 0; i < steps; i++) CT_SCOPE { train_step(model, opt, x, y); }
         t = now() - t;
-        report("cnn", "samples/s", 64.0 * steps / t);
+        report("cnn", "samples/s", 64.0 * steps / t, setup_rss);
     }
 }
 
@@ -110,7 +115,7 @@ static void bench_lstm(void) {
         ct_module *lstm = ct_lstm(64, 256);
         ct_tensor *x = ct_randn(CT_SHAPE(64, 32, 64)); /* [T, B, input] */
         int warmup = quick ? 1 : 2, iters = quick ? 1 : 10;
-        double t = 0;
+        double t = 0, setup_rss = peak_rss_mb();
         for (int i = 0; i < warmup + iters; i++) {
             if (i == warmup) ct_reset_peak_memory_stats(CT_CPU);
             double t0 = now();
@@ -121,7 +126,7 @@ static void bench_lstm(void) {
             }
             if (i >= warmup) t += now() - t0;
         }
-        report("lstm", "ms", 1e3 * t / iters);
+        report("lstm", "ms", 1e3 * t / iters, setup_rss);
     }
 }
 

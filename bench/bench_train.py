@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """PyTorch's side of bench/bench_train.c: the same training workloads, the same
-"name<TAB>unit<TAB>value" lines (train_<case>, train_<case>_rss).
+"name<TAB>unit<TAB>value" lines (train_<case>, train_<case>_rss, train_<case>_rss_setup;
+train_<case>_alloc is n/a: PyTorch 1.13 keeps no CPU allocator statistics).
 
     /usr/bin/python3 bench/bench_train.py [mlp|cnn|lstm|all] [threads]
 
@@ -43,10 +44,14 @@ class FashionMNIST(torch.utils.data.Dataset):
         return img, int(self.labels[i])
 
 
-def report(name, unit, value):
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+def peak_rss_mb():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def report(name, unit, value, setup_rss):
     print(f"train_{name}\t{unit}\t{value:.1f}")
-    print(f"train_{name}_rss\tMB\t{rss:.1f}")
+    print(f"train_{name}_rss\tMB\t{peak_rss_mb():.1f}")
+    print(f"train_{name}_rss_setup\tMB\t{setup_rss:.1f}")
     print(f"train_{name}_alloc\tMB\tn/a")
     sys.stdout.flush()
 
@@ -66,6 +71,7 @@ def bench_mlp():
                                          num_workers=0, generator=torch.Generator().manual_seed(0))
     limit = 64 * 5 if QUICK else float("inf")
     seen = 0
+    setup_rss = peak_rss_mb()
     t = time.perf_counter()
     for x, y in loader:
         train_step(model, opt, x, y)
@@ -73,7 +79,7 @@ def bench_mlp():
         if seen >= limit:
             break
     t = time.perf_counter() - t
-    report("mlp", "samples/s", seen / t)
+    report("mlp", "samples/s", seen / t, setup_rss)
 
 
 def bench_cnn():
@@ -85,13 +91,14 @@ def bench_cnn():
     x = torch.randn(64, 1, 28, 28)
     y = torch.randint(0, 10, (64,))
     steps = 2 if QUICK else 300
+    setup_rss = peak_rss_mb()
     for _ in range(3):
         train_step(model, opt, x, y)
     t = time.perf_counter()
     for _ in range(steps):
         train_step(model, opt, x, y)
     t = time.perf_counter() - t
-    report("cnn", "samples/s", 64.0 * steps / t)
+    report("cnn", "samples/s", 64.0 * steps / t, setup_rss)
 
 
 def bench_lstm():
@@ -99,13 +106,14 @@ def bench_lstm():
     x = torch.randn(64, 32, 64)  # [T, B, input]
     warmup, iters = (1, 1) if QUICK else (2, 10)
     t = 0.0
+    setup_rss = peak_rss_mb()
     for i in range(warmup + iters):
         t0 = time.perf_counter()
         out, _ = lstm(x)
         out.sum().backward()
         if i >= warmup:
             t += time.perf_counter() - t0
-    report("lstm", "ms", 1e3 * t / iters)
+    report("lstm", "ms", 1e3 * t / iters, setup_rss)
 
 
 def main():
