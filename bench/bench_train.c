@@ -16,6 +16,7 @@
  *   train_<case>_rss    MB   the process's peak RSS (getrusage ru_maxrss), so run one case
  *                            per process to attribute it (bench/run.sh does)
  *   train_<case>_rss_setup  MB   the peak RSS before the workload (library, model, data)
+ *   train_<case>_rss_growth MB   the difference: what the workload itself added
  *   train_<case>_alloc  MB   ct_max_memory_allocated(CT_CPU) during the workload (reset
  *                            after setup): tensor bytes only; PyTorch has no CPU equivalent
  * CT_BENCH_QUICK=1 runs a few steps only (the smoke test); its figures mean nothing. */
@@ -46,6 +47,7 @@ static void report(const char *name, const char *unit, double value, double setu
     printf("train_%s\t%s\t%.1f\n", name, unit, value);
     printf("train_%s_rss\tMB\t%.1f\n", name, peak_rss_mb());
     printf("train_%s_rss_setup\tMB\t%.1f\n", name, setup_rss);
+    printf("train_%s_rss_growth\tMB\t%.1f\n", name, peak_rss_mb() - setup_rss);
     printf("train_%s_alloc\tMB\t%.1f\n", name,
            (double)ct_max_memory_allocated(CT_CPU) / (1024.0 * 1024.0));
     fflush(stdout);

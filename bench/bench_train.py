@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """PyTorch's side of bench/bench_train.c: the same training workloads, the same
-"name<TAB>unit<TAB>value" lines (train_<case>, train_<case>_rss, train_<case>_rss_setup;
+"name<TAB>unit<TAB>value" lines (train_<case>, train_<case>_rss, train_<case>_rss_setup,
+train_<case>_rss_growth;
 train_<case>_alloc is n/a: PyTorch 1.13 keeps no CPU allocator statistics).
 
     /usr/bin/python3 bench/bench_train.py [mlp|cnn|lstm|all] [threads]
@@ -60,6 +61,7 @@ def report(name, unit, value, setup_rss):
     print(f"train_{name}\t{unit}\t{value:.1f}")
     print(f"train_{name}_rss\tMB\t{peak_rss_mb():.1f}")
     print(f"train_{name}_rss_setup\tMB\t{setup_rss:.1f}")
+    print(f"train_{name}_rss_growth\tMB\t{peak_rss_mb() - setup_rss:.1f}")
     print(f"train_{name}_alloc\tMB\tn/a")
     sys.stdout.flush()
 

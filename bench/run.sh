@@ -84,8 +84,8 @@ awk -F '\t' "$best" "$tmp/train_ct" >"$tmp/train_ct.best"
 awk -F '\t' '
     FNR == NR { torch[$1] = $3; next }
     function num(v) { return v != "" && v != "n/a" && v + 0 > 0 }
-    BEGIN { printf "| %-16s | %-9s | %9s | %9s | %14s | %8s | %6s |\n", "case", "unit", "ctorch", "PyTorch", "ctorch/PyTorch", "target", "met"
-            printf "|%s|%s|%s|%s|%s|%s|%s|\n", "------------------", "-----------", "----------:", "----------:", "---------------:", "---------:", "--------" }
+    BEGIN { printf "| %-22s | %-9s | %9s | %9s | %14s | %8s | %6s |\n", "case", "unit", "ctorch", "PyTorch", "ctorch/PyTorch", "target", "met"
+            printf "|%s|%s|%s|%s|%s|%s|%s|\n", "------------------------", "-----------", "----------:", "----------:", "---------------:", "---------:", "--------" }
     {
         t = ($1 in torch) ? torch[$1] : "-"
         ratio = "-"; target = "-"; met = "-"
@@ -100,5 +100,5 @@ awk -F '\t' '
             if ($2 == "ms") ratio = ratio " (" sprintf("%.2fx", x) ")"
         }
         if (target != "-") target = ($1 ~ /_rss$/) ? "<= " target : ">= " target "x"
-        printf "| %-16s | %-9s | %9s | %9s | %14s | %8s | %6s |\n", $1, $2, $3, t, ratio, target, met
+        printf "| %-22s | %-9s | %9s | %9s | %14s | %8s | %6s |\n", $1, $2, $3, t, ratio, target, met
     }' "$tmp/train_torch.best" "$tmp/train_ct.best"
