@@ -8,7 +8,7 @@
 # Then the training benchmarks (bench/bench_train.c against bench/bench_train.py): each
 # case (mlp, cnn, lstm) in its own process on both sides, so that the peak RSS is the
 # case's, TRAIN_REPS times (default 3, best kept), printed as a second table with the
-# issue's targets.  TRAIN=0 skips them.
+# issue's targets, with THREADS threads (default 2).  TRAIN=0 skips them.
 # ctorch/PyTorch is the ratio of the two figures; "ctorch speed" says how many times
 # faster ctorch is (PyTorch's time over ctorch's, or ctorch's rate over PyTorch's).
 set -eu
@@ -55,6 +55,8 @@ fi
 # ---- training benchmarks ------------------------------------------------------------
 [ "${TRAIN:-1}" != 0 ] && { [ -z "$pattern" ] || [ "$pattern" = train ]; } || exit 0
 reps=${TRAIN_REPS:-3}
+threads=${THREADS:-2} # the setting, whatever the machine has
+export OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$threads
 have_torch=$(/usr/bin/python3 -c 'import torch' 2>/dev/null && echo 1 || echo 0)
 : >"$tmp/train_ct"
 : >"$tmp/train_torch"
