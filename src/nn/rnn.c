@@ -143,16 +143,21 @@ static int rnn_forward(ct_module *m, int n_in, ct_tensor *const *in, ct_tensor *
                 ct_tensor *h = ct_select(init[0], 0, l * D + d);
                 ct_tensor *c = n_states > 1 ? ct_select(init[1], 0, l * D + d) : NULL;
                 ct_tensor **hs = malloc(sizeof *hs * (size_t)(T > 0 ? T : 1));
-                if (!hs) ct_fatal("out of memory");
+                /* The steps' input projections as views from one unbind: one backward node
+                 * (a stack) instead of a full-size zero tensor per step's select. */
+                ct_tensor **gis = calloc((size_t)(T > 0 ? T : 1), sizeof *gis);
+                if (!hs || !gis) ct_fatal("out of memory");
+                if (T > 0) ct_unbind(proj, 0, gis, (int)T); /* on failure gis stay NULL: errors propagate */
                 for (int64_t step = 0; step < T; step++) {
                     int64_t t = d == 0 ? step : T - 1 - step;
                     ct_tensor *c_new = NULL;
-                    h = cell_step(s->kind, s->o.nonlinearity, ct_select(proj, 0, t), h, c, w[1], w[3], &c_new);
+                    h = cell_step(s->kind, s->o.nonlinearity, gis[t], h, c, w[1], w[3], &c_new);
                     c = c_new ? c_new : c;
                     hs[t] = h;
                 }
                 dir_out[d] = T > 0 ? ct_stack((int)T, hs, 0) : ct_zeros(CT_SHAPE(0, B, H), .dtype = ct_dtype_of(x));
                 free(hs);
+                free(gis);
                 h_n[l * D + d] = h;
                 c_n[l * D + d] = c;
             }
