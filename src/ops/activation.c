@@ -73,8 +73,11 @@ ct_tensor *ct_nan_to_num_with(ct_tensor *x, ct_nan_to_num_options o) {
 #define SAVED(n) ct_node_saved(n, 0)
 
 /* threshold_backward(g, out, 0): 0 where out <= 0, else g (NaN passes g through). */
+/* PyTorch's threshold_backward: zero where y <= 0, else g (NaN keeps its gradient);
+ * one compare and one select. */
 bool relu_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    return (gi[0] = ct_mask_grad(ct_logical_not(ct_le_scalar(SAVED(n), 0)), go[0])) != NULL;
+    ct_tensor *zero = ct_zeros_with(CT_SHAPE(), (ct_tensor_options){.dtype = go[0]->dtype});
+    return (gi[0] = ct_where(ct_le_scalar(SAVED(n), 0), zero, go[0])) != NULL;
 }
 bool leaky_relu_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     ct_tensor *x = SAVED(n);
