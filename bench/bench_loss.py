@@ -2,11 +2,14 @@
 """Runs bench_loss (ctorch) and the same cross_entropy in PyTorch with the same thread
 count; prints both and the ratios (PyTorch time / ctorch time: > 1 means ctorch is
 faster).  Usage: bench/bench_loss.py path/to/bench_loss [threads]"""
-import subprocess
+import os
 import sys
 import time
 import torch
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from compare import ctorch_figures, print_ratios  # noqa: E402
 
 exe = sys.argv[1]
 threads = int(sys.argv[2]) if len(sys.argv) > 2 else torch.get_num_threads()
@@ -23,10 +26,6 @@ for _ in range(20):
     t2 = time.perf_counter()
     x.grad = None
     best_f, best_fb = min(best_f, t1 - t0), min(best_fb, t2 - t1)
-out = subprocess.run([exe, str(threads)], capture_output=True, text=True, check=True).stdout
-ct = dict(l.split() for l in out.splitlines() if l and not l.startswith("threads"))
-cf, cfb = float(ct["forward_ms"]), float(ct["fwd_bwd_ms"])
-print("threads %d" % threads)
-print("%-12s %10s %10s %8s" % ("", "ctorch ms", "torch ms", "ratio"))
-print("%-12s %10.2f %10.2f %8.2f" % ("forward", cf, best_f * 1e3, best_f * 1e3 / cf))
-print("%-12s %10.2f %10.2f %8.2f" % ("fwd+bwd", cfb, best_fb * 1e3, best_fb * 1e3 / cfb))
+ct = ctorch_figures(exe, threads)
+print_ratios(threads, [("forward", ct["forward_ms"], best_f * 1e3),
+                       ("fwd+bwd", ct["fwd_bwd_ms"], best_fb * 1e3)])
