@@ -26,13 +26,21 @@ static void name_all_dims(ct_node *n, ct_reduce_options o, const char *name) {
     if (n && o.dims.n == 0) n->name = name;
 }
 
+/* The forward shared by sum and prod: plan, PyTorch's result dtype, kernel.  Returns
+ * an unregistered tensor (NULL with the error set) and fills plan and out_dt. */
+static ct_tensor *arith_reduce(ct_op_id op, const char *name, ct_tensor *t, ct_reduce_options o,
+                               ct_reduce_plan *p, ct_dtype *out_dt) {
+    if (!t || !ct_reduce_plan_make(name, t, o.dims, o.keepdim, p)) return NULL;
+    ct_dtype kin, kout;
+    *out_dt = arith_result(t, o.dtype);
+    arith_dtypes(t, *out_dt, &kin, &kout);
+    return ct_reduce_run(op, t, p, kin, kout, *out_dt, NULL);
+}
+
 ct_tensor *ct_sum_with(ct_tensor *t, ct_reduce_options o) {
-    if (!t) return NULL;
     ct_reduce_plan p;
-    if (!ct_reduce_plan_make("ct_sum", t, o.dims, o.keepdim, &p)) return NULL;
-    ct_dtype out_dt = arith_result(t, o.dtype), kin, kout;
-    arith_dtypes(t, out_dt, &kin, &kout);
-    ct_tensor *out = ct_reduce_run(CT_OP_sum, t, &p, kin, kout, out_dt, NULL);
+    ct_dtype out_dt;
+    ct_tensor *out = arith_reduce(CT_OP_sum, "ct_sum", t, o, &p, &out_dt);
     if (!out) return NULL;
     if (ct_dtype_is_floating(out_dt))
         name_all_dims(ct_reduce_record(CT_OP_sum, out, t, &p, o.keepdim), o, "SumBackward0");
@@ -71,12 +79,9 @@ bool mean_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 }
 
 ct_tensor *ct_prod_with(ct_tensor *t, ct_reduce_options o) {
-    if (!t) return NULL;
     ct_reduce_plan p;
-    if (!ct_reduce_plan_make("ct_prod", t, o.dims, o.keepdim, &p)) return NULL;
-    ct_dtype out_dt = arith_result(t, o.dtype), kin, kout;
-    arith_dtypes(t, out_dt, &kin, &kout);
-    ct_tensor *out = ct_reduce_run(CT_OP_prod, t, &p, kin, kout, out_dt, NULL);
+    ct_dtype out_dt;
+    ct_tensor *out = arith_reduce(CT_OP_prod, "ct_prod", t, o, &p, &out_dt);
     if (!out) return NULL;
     if (ct_dtype_is_floating(out_dt)) {
         ct_node *n = ct_reduce_record(CT_OP_prod, out, t, &p, o.keepdim);
