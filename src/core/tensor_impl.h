@@ -87,11 +87,6 @@ void ct_copy_into(ct_tensor *dst, const ct_tensor *src);
  * a state dict): every holder of t sees the new values.  Bumps t's version. */
 void ct_tensor_assign_data(ct_tensor *t, ct_tensor *src);
 
-/* Common checks. */
-#define CT_CHECK_NULL1(a) \
-    do { if (!(a)) return NULL; } while (0)
-#define CT_CHECK_NULL2(a, b) \
-    do { if (!(a) || !(b)) return NULL; } while (0)
 bool ct_check_same_device(const char *op, const ct_tensor *a, const ct_tensor *b);
 
 #endif
