@@ -187,13 +187,16 @@ typedef struct {
 } capture_spec;
 
 /* The node whose buffer holds the gradient of input x (NULL when x has none yet). */
-static ct_node *target_of(const ct_tensor *x) { return x->grad_fn ? x->grad_fn : x->grad_acc; }
+static ct_node *target_of(ct_tensor *x) {
+    ct_node *fn = ct_grad_fn_of(x);
+    return fn ? fn : x->grad_acc;
+}
 
 static void capture(ct_node *node, const capture_spec *c) {
     for (int i = 0; i < c->n; i++) {
         ct_tensor *x = c->inputs[i];
         if (target_of(x) != node) continue;
-        int slot = x->grad_fn ? x->output_nr : 0;
+        int slot = ct_grad_fn_of(x) ? x->output_nr : 0;
         if (node->buffer[slot] && !c->captured[i]) c->captured[i] = ct_retain(node->buffer[slot]);
     }
 }
@@ -284,7 +287,8 @@ static int run_backward(int n_roots, ct_tensor *const *roots, ct_tensor *const *
     ct_node **root_nodes = calloc((size_t)n_roots, sizeof *root_nodes);
     if (!root_nodes) ct_fatal("out of memory in backward");
     for (int r = 0; r < n_roots; r++) {
-        ct_node *n = roots[r]->grad_fn ? ct_retain(roots[r]->grad_fn) : ct_grad_accumulator(roots[r]);
+        ct_node *fn = ct_grad_fn_of(roots[r]);
+        ct_node *n = fn ? ct_retain(fn) : ct_grad_accumulator(roots[r]);
         root_nodes[r] = n;
         claim_node(&all, &stack, n, task);
     }

@@ -46,6 +46,8 @@ static ct_node *node_alloc(ct_op_id op, int n_in, int n_out) {
     return n;
 }
 
+ct_node *ct_node_new(ct_op_id op, int n_in, int n_out) { return node_alloc(op, n_in, n_out); }
+
 ct_node *ct_grad_accumulator(ct_tensor *leaf) {
     if (leaf->grad_acc) return ct_retain(leaf->grad_acc);
     ct_node *n = node_alloc(CT_OP_accumulate_grad, 0, 1);
@@ -64,8 +66,9 @@ ct_node *ct_node_record(ct_op_id op, int n_in, ct_tensor *const *inputs, int n_o
         n->in_meta[i].ndim = t->ndim;
         n->in_meta[i].dtype = t->dtype;
         memcpy(n->in_meta[i].sizes, t->sizes, sizeof(int64_t) * (size_t)t->ndim);
-        if (t->grad_fn) {
-            n->next[i].fn = ct_retain(t->grad_fn);
+        ct_node *fn = ct_grad_fn_of(t);
+        if (fn) {
+            n->next[i].fn = ct_retain(fn);
             n->next[i].input_nr = t->output_nr;
         } else if (t->requires_grad) {
             n->next[i].fn = ct_grad_accumulator(t);
@@ -118,6 +121,7 @@ void ct_node_save(ct_node *node, int slot, ct_tensor *t, bool is_output) {
 }
 
 void ct_node_release_saved(ct_node *node) {
+    if (node->op == CT_OP_copy_slices) ct_node_release_saved(*(ct_node **)node->extra);
     for (int i = 0; i < CT_NODE_MAX_SAVED; i++) {
         if (!node->saved[i].t) continue;
         ct_release(node->saved[i].t);
@@ -172,7 +176,7 @@ ct_tensor *ct_node_saved(ct_node *node, int slot) {
 
 /* ---- public graph inspection -------------------------------------------- */
 
-ct_node *ct_grad_fn(const ct_tensor *t) { return t ? t->grad_fn : NULL; }
+ct_node *ct_grad_fn(const ct_tensor *t) { return t ? ct_grad_fn_of((ct_tensor *)t) : NULL; }
 const char *ct_node_name(const ct_node *n) { return n ? ct_node_grad_name(n) : NULL; }
 int ct_node_num_next(const ct_node *n) { return n ? n->n_in : 0; }
 ct_node *ct_node_next(const ct_node *n, int i, int *input_nr) {

@@ -95,6 +95,39 @@ bool ct_any_requires_grad(int n, ct_tensor *const *inputs);
  * out is released. */
 ct_tensor *ct_node_fresh_output(ct_tensor *out);
 
+/* A bare node for op (no edges yet; owned reference), recorded whatever the grad mode:
+ * for nodes made by autograd itself (CopySlices). */
+ct_node *ct_node_new(ct_op_id op, int n_in, int n_out);
+
+/* ---- Note [In-place on views] -------------------------------------------------
+ * As PyTorch's CopySlices: an in-place op on a view `v` of base `b` (b, or an input of
+ * the op, requiring grad) rebases b's history: b.grad_fn becomes a CopySlices node
+ * wrapping the op's node, which applies the op's backward to v's region of b's
+ * gradient.  v's grad_fn is then an AsStridedBackward0 of b.  Other views of b learn
+ * about it lazily: a view remembers the storage version its grad_fn was made at, and
+ * when the version moved on (b or another view was modified in place) its grad_fn is
+ * made again from b's (ct_grad_fn_of).  Views made in no_grad mode and the outputs of
+ * ops returning several views may not be modified in place when grad is needed. */
+enum {
+    CT_VIEW_NONE = 0,   /* not a view of autograd's (internal aliases, detach) */
+    CT_VIEW_DEFAULT,    /* made by a view op in grad mode */
+    CT_VIEW_NO_GRAD,    /* made in no_grad mode */
+    CT_VIEW_MULTI,      /* one of several views returned by one op (unbind, split, chunk) */
+};
+/* Marks out, just made as a view of t, with kind (adjusted for grad mode and t's own). */
+void ct_view_mark(ct_tensor *out, const ct_tensor *t, int kind);
+/* A view's grad_fn, made again from its base's when the base changed in place. */
+ct_node *ct_view_grad_fn(ct_tensor *t);
+static inline ct_node *ct_grad_fn_of(ct_tensor *t) {
+    return t->view_kind ? ct_view_grad_fn(t) : t->grad_fn;
+}
+/* Makes node the grad_fn of out, modified in place by node's op: as
+ * ct_node_set_output(node, out, 0), or for a view the CopySlices rebase above. */
+void ct_rebase_history(ct_node *node, ct_tensor *out);
+/* The view checks of an in-place op on t with other inputs (PyTorch's check_inplace):
+ * false with PyTorch's error when t may not be modified in place. */
+bool ct_view_check_inplace(const char *op, ct_tensor *t, int n, ct_tensor *const *inputs);
+
 /* The leaf's AccumulateGrad node, created on first use (owned reference returned). */
 ct_node *ct_grad_accumulator(ct_tensor *leaf);
 

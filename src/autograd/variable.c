@@ -1,8 +1,9 @@
 /* Autograd state of a tensor: requires_grad, leaves, .grad. */
+#include "autograd/node.h"
 #include "ops/internal.h"
 
 bool ct_requires_grad(const ct_tensor *t) { return t && ct_requires_grad_impl(t); }
-bool ct_is_leaf(const ct_tensor *t) { return t && !t->grad_fn; }
+bool ct_is_leaf(const ct_tensor *t) { return t && !ct_grad_fn_of((ct_tensor *)t); }
 ct_tensor *ct_grad(const ct_tensor *t) { return t ? t->grad : NULL; }
 
 int ct_set_requires_grad(ct_tensor *t, bool requires_grad) {

@@ -38,7 +38,10 @@ struct ct_tensor {
     bool is_view;       /* shares storage with `base` through a view op */
     bool wrapped_number; /* a C number made a 0-d tensor: promotes like a scalar */
     bool hooks_attached; /* registered with grad_fn's pre-hooks (autograd/hooks.h) */
+    uint8_t view_kind;  /* CT_VIEW_* (autograd/node.h): made by a view op; 0: not a view of
+                         * autograd's, see Note [In-place on views] */
     int output_nr;      /* which output of grad_fn this is */
+    unsigned view_version; /* storage version when this view's grad_fn was made */
     int64_t sizes[CT_MAX_DIMS];
     int64_t strides[CT_MAX_DIMS]; /* in elements */
     ct_tensor *grad;
@@ -51,8 +54,11 @@ struct ct_tensor {
 static inline char *ct_tensor_data(const ct_tensor *t) {
     return (char *)t->storage->data + t->offset * (int64_t)ct_dtype_size(t->dtype);
 }
+/* A view whose base was modified in place since its grad_fn was made requires grad
+ * when its base does (autograd/inplace_view.c). */
+bool ct_view_requires_grad(const ct_tensor *t);
 static inline bool ct_requires_grad_impl(const ct_tensor *t) {
-    return t->requires_grad || t->grad_fn != NULL;
+    return t->requires_grad || t->grad_fn != NULL || (t->view_kind && ct_view_requires_grad(t));
 }
 
 /* A new tensor (refcount 1, not registered with any scope) with fresh contiguous

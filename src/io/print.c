@@ -313,8 +313,9 @@ static char *format_tensor(const ct_tensor *t, const ct_tensor *orig) {
         snprintf(suffix, sizeof suffix, "dtype=torch.%s", ct_dtype_name(t->dtype));
         add_suffix(&b, suffix, indent, o.linewidth);
     }
-    if (orig->grad_fn) {
-        snprintf(suffix, sizeof suffix, "grad_fn=<%s>", ct_node_grad_name(orig->grad_fn));
+    ct_node *grad_fn = ct_grad_fn_of((ct_tensor *)orig);
+    if (grad_fn) {
+        snprintf(suffix, sizeof suffix, "grad_fn=<%s>", ct_node_grad_name(grad_fn));
         add_suffix(&b, suffix, indent, o.linewidth);
     } else if (orig->requires_grad) {
         add_suffix(&b, "requires_grad=True", indent, o.linewidth);

@@ -43,7 +43,9 @@ static ct_tensor *binary(ct_op_id op, ct_tensor *a, ct_tensor *b, bool inplace, 
 
     ct_tensor *a_before = NULL; /* mul_'s gradient for b needs a's value before */
     if (inplace && op == CT_OP_mul && ct_any_requires_grad(1, &b)) {
-        a_before = ct_cast_new(a, a->dtype);
+        /* A recorded clone (as PyTorch's original_self), so that double backward
+         * reaches a's history through it. */
+        CT_SCOPE { a_before = ct_retain(ct_clone(a)); }
         if (!a_before) return NULL;
     }
     ct_tensor *out = ct_pointwise(&spec, 2, in, inplace ? a : NULL, &args);
@@ -68,7 +70,8 @@ static ct_tensor *binary(ct_op_id op, ct_tensor *a, ct_tensor *b, bool inplace, 
             break;
         default: break;
         }
-        ct_node_set_output(n, out, 0);
+        if (inplace) ct_rebase_history(n, out);
+        else ct_node_set_output(n, out, 0);
         ct_release(n);
     }
     ct_release(a_before);

@@ -62,7 +62,7 @@ bool clone_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 /* dst.copy_(src): src broadcast to dst's shape and converted to its dtype. */
 ct_tensor *ct_copy_(ct_tensor *dst, ct_tensor *src) {
     if (!dst || !src) return NULL;
-    if (!ct_check_inplace("ct_copy_", dst) || !ct_check_same_device("ct_copy_", dst, src))
+    if (!ct_check_inplace_of("ct_copy_", dst, 1, &src) || !ct_check_same_device("ct_copy_", dst, src))
         return NULL;
     int nd;
     int64_t shape[CT_MAX_DIMS];
@@ -87,7 +87,7 @@ ct_tensor *ct_copy_(ct_tensor *dst, ct_tensor *src) {
     ct_tensor *in[2] = {dst, src};
     ct_node *n = ct_node_record(CT_OP_copy, 2, in, 1);
     if (n) {
-        ct_node_set_output(n, dst, 0);
+        ct_rebase_history(n, dst);
         ct_release(n);
     }
     return ct_ret(ct_retain(dst));

@@ -43,7 +43,8 @@ static ct_tensor *apply_mask(ct_tensor *x, ct_tensor *mask, bool inplace) {
     ct_node *n = ct_node_record(CT_OP_dropout, 1, &x, 1);
     if (n) {
         ct_node_save(n, 0, mask, false);
-        ct_node_set_output(n, out, 0);
+        if (inplace) ct_rebase_history(n, out);
+        else ct_node_set_output(n, out, 0);
         ct_release(n);
     }
     return ct_ret(out);

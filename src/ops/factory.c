@@ -112,7 +112,7 @@ ct_tensor *ct_fill_(ct_tensor *t, double value) {
     ct_bump_version(t);
     ct_node *n = ct_node_record(CT_OP_fill, 1, &t, 1);
     if (n) {
-        ct_node_set_output(n, t, 0);
+        ct_rebase_history(n, t);
         ct_release(n);
     }
     return ct_ret(ct_retain(t));

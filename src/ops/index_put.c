@@ -103,7 +103,7 @@ ct_tensor *ct_index_put_(ct_tensor *t, int n_indices, ct_tensor *const *indices,
                  ct_dtype_name(index->dtype));
         return NULL;
     }
-    if (!ct_check_inplace(op, t)) return NULL;
+    if (!ct_check_inplace_of(op, t, 1, &values)) return NULL;
     ct_put_fn k = (ct_put_fn)ct_kernel_for(CT_OP_index_put, t->storage->device, t->dtype);
     if (!k) return NULL;
     put_plan p = {0};
@@ -137,7 +137,7 @@ ct_tensor *ct_index_put_(ct_tensor *t, int n_indices, ct_tensor *const *indices,
         n->iargs[0] = p.k;
         n->iargs[1] = accumulate;
         ct_node_save(n, 0, p.linear, false);
-        ct_node_set_output(n, t, 0);
+        ct_rebase_history(n, t);
         ct_release(n);
     }
     result = ct_retain(t);

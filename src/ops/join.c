@@ -184,6 +184,7 @@ static int make_pieces(ct_op_id op, ct_tensor *t, int d, int count, const int64_
         int64_t off = t->offset + (select ? i : starts[i]) * t->strides[d];
         out[i] = ct_tensor_view_of(t, nd, sizes, strides, off);
         if (!out[i]) ct_fatal("out of memory in split");
+        ct_view_mark(out[i], t, CT_VIEW_MULTI);
         if (*node) ct_node_set_output(*node, out[i], i);
         ct_ret(out[i]);
     }

@@ -43,7 +43,7 @@ static ct_tensor *masked_fill_impl(const char *op, ct_tensor *t, ct_tensor *mask
         }
         value = ct_item(value_t);
     }
-    if (inplace && !ct_check_inplace(op, t)) return NULL;
+    if (inplace && !ct_check_inplace_of(op, t, value_t ? 1 : 0, &value_t)) return NULL;
     if (inplace && (nd != t->ndim || memcmp(shape, t->sizes, sizeof(int64_t) * (size_t)nd))) {
         char sa[CT_SHAPE_STR_MAX], sb[CT_SHAPE_STR_MAX];
         ct_error("%s: mask of shape %s cannot be broadcast to self of shape %s (an in-place "
@@ -74,7 +74,8 @@ static ct_tensor *masked_fill_impl(const char *op, ct_tensor *t, ct_tensor *mask
     ct_node *n = ct_node_record(opid, value_t ? 3 : 2, in, 1);
     if (n) {
         ct_node_save(n, 0, mask, false);
-        ct_node_set_output(n, out, 0);
+        if (inplace) ct_rebase_history(n, out);
+        else ct_node_set_output(n, out, 0);
         ct_release(n);
     }
     return ct_ret(inplace ? ct_retain(t) : out);

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "ctorch/autograd.h"
+#include "autograd/node.h"
 #include "ops/internal.h"
 #include "ops/pointwise.h"
 
@@ -50,21 +51,17 @@ ct_tensor *ct_wrap_scalar(double v, const ct_tensor *like) {
     return t;
 }
 
-bool ct_check_inplace(const char *op, ct_tensor *t) {
+bool ct_check_inplace_of(const char *op, ct_tensor *t, int n, ct_tensor *const *inputs) {
     if (ct_is_grad_enabled() && !t->grad_fn && t->requires_grad) {
         ct_error("%s: a leaf Variable that requires grad is being used in an in-place operation.",
                  op);
         return false;
     }
-    if (ct_is_grad_enabled() && t->is_view && t->base && ct_requires_grad_impl(t->base)) {
-        /* Rebasing the base's history through the view (PyTorch's CopySlices) is not
-         * implemented: refuse rather than compute a wrong gradient for the base. */
-        ct_error("%s: an in-place operation on a view of a tensor that requires grad is not "
-                 "supported; apply it to a clone() of the view or to the base tensor", op);
-        return false;
-    }
-    return true;
+    /* Views: see Note [In-place on views] (autograd/node.h). */
+    return !t->view_kind || ct_view_check_inplace(op, t, n, inputs);
 }
+
+bool ct_check_inplace(const char *op, ct_tensor *t) { return ct_check_inplace_of(op, t, 0, NULL); }
 
 static const char *op_name(const ct_pw_spec *s) { return ct_ops[s->op].name; }
 
@@ -79,8 +76,8 @@ ct_tensor *ct_pointwise(const ct_pw_spec *spec, int n_in, ct_tensor *const *inpu
 #define NAME() (name[0] ? name : (snprintf(name, sizeof name, "ct_%s", op_name(spec)), name))
     for (int i = 0; i < n_in; i++)
         if (!inputs[i]) return NULL;
-    if (out && ct_is_grad_enabled() && (out->requires_grad || out->is_view) &&
-        !ct_check_inplace(NAME(), out))
+    if (out && ct_is_grad_enabled() && (out->requires_grad || out->view_kind) &&
+        !ct_check_inplace_of(NAME(), out, n_in, inputs))
         return NULL;
     /* Devices: wrapped numbers live on the cpu and go anywhere. */
     const ct_tensor *first = out ? out : NULL;

@@ -50,7 +50,10 @@ ct_dtype ct_result_type(int n, ct_tensor *const *inputs);
  * not floating, else `like`'s floating dtype (or the default); unregistered. */
 ct_tensor *ct_wrap_scalar(double v, const ct_tensor *like);
 
-/* Checks for an in-place op on t: a leaf requiring grad (in grad mode) is refused. */
+/* Checks for an in-place op on t (PyTorch's check_inplace), in grad mode: a leaf
+ * requiring grad is refused, and so is a view that may not be modified in place when
+ * t or one of the op's other inputs requires grad (see Note [In-place on views]). */
+bool ct_check_inplace_of(const char *op, ct_tensor *t, int n, ct_tensor *const *inputs);
 bool ct_check_inplace(const char *op, ct_tensor *t);
 
 #endif

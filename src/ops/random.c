@@ -286,7 +286,7 @@ static ct_tensor *sample_inplace(const char *name, ct_op_id kernel, ct_op_id op,
     ct_bump_version(t);
     ct_node *n = ct_node_record(op, 1, &t, 1);
     if (n) {
-        ct_node_set_output(n, t, 0);
+        ct_rebase_history(n, t);
         ct_release(n);
     }
     return ct_ret(ct_retain(t));

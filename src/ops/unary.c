@@ -29,7 +29,8 @@ ct_tensor *ct_unary_op(const ct_unary_spec *u, ct_tensor *x, const ct_pw_args *a
         }
         if (u->save == CT_SAVE_INPUT) ct_node_save(n, 0, before ? before : x, false);
         if (u->save == CT_SAVE_OUTPUT) ct_node_save(n, 0, out, true);
-        ct_node_set_output(n, out, 0);
+        if (inplace) ct_rebase_history(n, out);
+        else ct_node_set_output(n, out, 0);
         ct_release(n);
     }
     ct_release(before);

@@ -9,6 +9,7 @@ ct_tensor *ct_view_make(ct_op_id op, ct_tensor *t, int ndim, const int64_t *size
                             const int64_t *strides, int64_t offset, ct_node **node) {
     ct_tensor *out = ct_tensor_view_of(t, ndim, sizes, strides, offset);
     if (!out) return NULL;
+    ct_view_mark(out, t, CT_VIEW_DEFAULT);
     ct_node *n = ct_record1(op, out, 1, &t);
     if (node) *node = n;
     return out;
