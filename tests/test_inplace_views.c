@@ -201,6 +201,16 @@ TEST(view_untouched_by_grad_free_inplace) {
     CHECK_VALUES(ct_grad(x), 0, 2, 2, 0);
 }
 
+TEST(backward_from_the_modified_view) {
+    /* v = (x * 1)[1:3, 1:]; v *= 3; sum(v).backward(): x's gradient is 3 on v's region. */
+    ct_tensor *x = ct_zeros(CT_SHAPE(3, 3), .dtype = CT_F64, .requires_grad = true);
+    ct_tensor *b = ct_mul_scalar(x, 1);
+    ct_tensor *v = ct_slice(ct_slice(b, 0, 1, 3, 1), 1, 1, CT_END, 1);
+    ct_mul_scalar_(v, 3);
+    CHECK(ct_backward(ct_sum(v)) == 0);
+    CHECK_VALUES(ct_grad(x), 0, 0, 0, 0, 0, 3, 3, 0, 3, 3);
+}
+
 /* ---- double backward --------------------------------------------------------------- */
 
 TEST(double_backward_through_copy_slices) {
