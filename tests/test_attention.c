@@ -79,3 +79,28 @@ TEST(transformer_encoder_layer_matches_pytorch) {
     }
     fx_free(f);
 }
+
+/* Module reprs as PyTorch 1.13 prints them: out_proj is a NonDynamicallyQuantizableLinear. */
+TEST(attention_modules_print_like_pytorch) {
+    char *s = ct_module_to_string(ct_nn_multihead_attention(8, 2, .bias = false));
+    CHECK_STR_EQ(s, "MultiheadAttention(\n"
+                    "  (out_proj): NonDynamicallyQuantizableLinear(in_features=8, out_features=8, "
+                    "bias=False)\n"
+                    ")");
+    free(s);
+    s = ct_module_to_string(ct_nn_transformer_encoder_layer(8, 2, .dim_feedforward = 16));
+    CHECK_STR_EQ(s, "TransformerEncoderLayer(\n"
+                    "  (self_attn): MultiheadAttention(\n"
+                    "    (out_proj): NonDynamicallyQuantizableLinear(in_features=8, out_features=8, "
+                    "bias=True)\n"
+                    "  )\n"
+                    "  (linear1): Linear(in_features=8, out_features=16, bias=True)\n"
+                    "  (dropout): Dropout(p=0.1, inplace=False)\n"
+                    "  (linear2): Linear(in_features=16, out_features=8, bias=True)\n"
+                    "  (norm1): LayerNorm((8,), eps=1e-05, elementwise_affine=True)\n"
+                    "  (norm2): LayerNorm((8,), eps=1e-05, elementwise_affine=True)\n"
+                    "  (dropout1): Dropout(p=0.1, inplace=False)\n"
+                    "  (dropout2): Dropout(p=0.1, inplace=False)\n"
+                    ")");
+    free(s);
+}

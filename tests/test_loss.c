@@ -319,3 +319,103 @@ TEST(loss_grad_fns_and_weight_loading) {
     CHECK_VALUES(ct_loss(m, x, t), 1e-6, 2); /* only the class-1 target counts */
     CHECK_VALUES(w, 0, 0, 1, 0);
 }
+
+/* The grad_fn of every loss for each reduction is PyTorch 1.13's (printed by
+ * torch: type(loss.grad_fn).__name__): a node of its own where PyTorch has a native
+ * op (MseLossBackward0, NllLoss2DBackward0, ...), the last op of PyTorch's
+ * composition where PyTorch composes (l1, kl_div, cosine embedding, ...). */
+static const char *grad_fn_of(ct_tensor *t) {
+    ct_node *n = t ? ct_grad_fn(t) : NULL;
+    return n ? ct_node_name(n) : t ? "None" : "NULL";
+}
+
+TEST(loss_grad_fn_names_match_pytorch) {
+    ct_tensor *x = ct_randn(CT_SHAPE(4, 3), .dtype = CT_F64, .requires_grad = true);
+    ct_tensor *y = ct_randn(CT_SHAPE(4, 3), .dtype = CT_F64);
+    ct_tensor *p = ct_rand(CT_SHAPE(4, 3), .dtype = CT_F64, .requires_grad = true);
+    ct_tensor *t = ct_rand(CT_SHAPE(4, 3), .dtype = CT_F64);
+    ct_tensor *ci = ct_tensor_i64(((int64_t[]){0, 2, 1, 1}), CT_SHAPE(4));
+    ct_tensor *x4 = ct_randn(CT_SHAPE(2, 3, 4, 5), .dtype = CT_F64, .requires_grad = true);
+    ct_tensor *c4 = ct_zeros(CT_SHAPE(2, 4, 5), .dtype = CT_I64);
+    ct_tensor *x3 = ct_randn(CT_SHAPE(2, 3, 4), .dtype = CT_F64, .requires_grad = true);
+    ct_tensor *c3 = ct_zeros(CT_SHAPE(2, 4), .dtype = CT_I64);
+    ct_tensor *x5 = ct_randn(CT_SHAPE(2, 3, 2, 2, 2), .dtype = CT_F64, .requires_grad = true);
+    ct_tensor *c5 = ct_zeros(CT_SHAPE(2, 2, 2, 2), .dtype = CT_I64);
+    ct_tensor *x1 = ct_randn(CT_SHAPE(3), .dtype = CT_F64, .requires_grad = true);
+    ct_tensor *c0 = ct_zeros(CT_SHAPE(), .dtype = CT_I64);
+    ct_tensor *pm = ct_tensor_f64(((double[]){1, -1, 1, -1}), CT_SHAPE(4));
+    ct_tensor *a = ct_randn(CT_SHAPE(4), .dtype = CT_F64, .requires_grad = true);
+    ct_tensor *b = ct_randn(CT_SHAPE(4), .dtype = CT_F64, .requires_grad = true);
+    /* Columns: reduction mean, sum, none. */
+    static const char *want[][3] = {
+        {"MseLossBackward0", "MseLossBackward0", "MseLossBackward0"},
+        {"MseLossBackward0", "MseLossBackward0", "MseLossBackward0"}, /* broadcast target */
+        {"MeanBackward0", "SumBackward0", "AbsBackward0"},
+        {"SmoothL1LossBackward0", "SmoothL1LossBackward0", "SmoothL1LossBackward0"},
+        {"SmoothL1LossBackward0", "SmoothL1LossBackward0", "SmoothL1LossBackward0"}, /* beta 0 */
+        {"HuberLossBackward0", "HuberLossBackward0", "HuberLossBackward0"},
+        {"BinaryCrossEntropyBackward0", "BinaryCrossEntropyBackward0", "BinaryCrossEntropyBackward0"},
+        {"BinaryCrossEntropyBackward0", "BinaryCrossEntropyBackward0", "BinaryCrossEntropyBackward0"},
+        {"BinaryCrossEntropyWithLogitsBackward0", "BinaryCrossEntropyWithLogitsBackward0",
+         "BinaryCrossEntropyWithLogitsBackward0"},
+        {"BinaryCrossEntropyWithLogitsBackward0", "BinaryCrossEntropyWithLogitsBackward0",
+         "BinaryCrossEntropyWithLogitsBackward0"},
+        {"NllLossBackward0", "NllLossBackward0", "NllLossBackward0"},
+        {"NllLoss2DBackward0", "NllLoss2DBackward0", "NllLoss2DBackward0"},
+        {"NllLoss2DBackward0", "NllLoss2DBackward0", "ViewBackward0"},
+        {"NllLoss2DBackward0", "NllLoss2DBackward0", "ViewBackward0"},
+        {"NllLossBackward0", "NllLossBackward0", "NllLossBackward0"},
+        {"NllLossBackward0", "NllLossBackward0", "NllLossBackward0"},
+        {"NllLoss2DBackward0", "NllLoss2DBackward0", "NllLoss2DBackward0"},
+        {"AddBackward0", "AddBackward0", "AddBackward0"},
+        {"DivBackward1", "NegBackward0", "NegBackward0"},
+        {"MeanBackward0", "SumBackward0", "SubBackward0"},
+        {"MeanBackward0", "SumBackward0", "MulBackward0"},
+        {"MeanBackward0", "SumBackward0", "AddBackward0"},
+        {"MeanBackward0", "SumBackward0", "ClampMinBackward0"},
+    };
+    for (int r = 0; r < 3; r++) {
+        CT_SCOPE {
+            ct_reduction red = (ct_reduction)r;
+            ct_tensor *got[] = {
+                ct_mse_loss(x, y, .reduction = red),
+                ct_mse_loss(x, ct_select(y, 0, 0), .reduction = red),
+                ct_l1_loss(x, y, .reduction = red),
+                ct_smooth_l1_loss(x, y, .reduction = red),
+                ct_smooth_l1_loss(x, y, .reduction = red, .beta = 0),
+                ct_huber_loss(x, y, .reduction = red),
+                ct_binary_cross_entropy(p, t, .reduction = red),
+                ct_binary_cross_entropy(p, t, .reduction = red, .weight = t),
+                ct_binary_cross_entropy_with_logits(x, t, .reduction = red),
+                ct_binary_cross_entropy_with_logits(x, t, .reduction = red, .weight = t,
+                                                    .pos_weight = ct_select(t, 0, 0)),
+                ct_nll_loss(x, ci, .reduction = red),
+                ct_nll_loss(x4, c4, .reduction = red),
+                ct_nll_loss(x3, c3, .reduction = red),
+                ct_nll_loss(x5, c5, .reduction = red),
+                ct_nll_loss(x1, c0, .reduction = red),
+                ct_cross_entropy(x, ci, .reduction = red),
+                ct_cross_entropy(x4, c4, .reduction = red),
+                ct_cross_entropy(x, ci, .reduction = red, .label_smoothing = 0.1),
+                ct_cross_entropy(x, t, .reduction = red),
+                ct_kl_div(x, t, .reduction = red),
+                ct_kl_div(x, t, .reduction = red, .log_target = true),
+                ct_cosine_embedding_loss(x, p, pm, .reduction = red),
+                ct_margin_ranking_loss(a, b, pm, .reduction = red),
+            };
+            for (size_t i = 0; i < sizeof got / sizeof *got; i++) {
+                if (strcmp(grad_fn_of(got[i]), want[i][r]))
+                    ct_test_fail(__FILE__, __LINE__, "loss %zu, reduction %d: grad_fn %s, want %s",
+                                 i, r, grad_fn_of(got[i]), want[i][r]);
+            }
+        }
+    }
+    CHECK_STR_EQ(grad_fn_of(ct_kl_div(x, t, .reduction = CT_REDUCTION_BATCHMEAN)), "DivBackward0");
+    /* The gradient of a viewed nll (Note [nll2d]) has its own double backward. */
+    ct_tensor *l = ct_nll_loss(x3, c3, .reduction = CT_REDUCTION_NONE);
+    ct_tensor *g[1], *go = ct_ones(CT_SHAPE(2, 4), .dtype = CT_F64, .requires_grad = true);
+    CHECK(ct_autograd_grad(1, &l, 1, &x3, g, .create_graph = true, .grad_outputs = &go) == 0);
+    CHECK_STR_EQ(grad_fn_of(g[0]), "NllLoss2DBackwardBackward0");
+    CHECK(ct_backward(ct_sum(ct_mul(g[0], g[0]))) == 0);
+    CHECK_INT_EQ(ct_numel(ct_grad(go)), 8);
+}

@@ -12,7 +12,11 @@
  * PyTorch's defaults (the macros fill the non-zero ones, such as ignore_index -100
  * and beta 1: call the _with forms through the macros).  Results and gradients follow
  * PyTorch 1.13, including its errors ("Target 5 is out of bounds.", "expected scalar
- * type Long but found Float").  Class indices are int64.
+ * type Long but found Float").  Class indices are int64.  A loss's grad_fn is
+ * PyTorch's: MseLossBackward0, SmoothL1LossBackward0, HuberLossBackward0,
+ * BinaryCrossEntropy[WithLogits]Backward0, NllLossBackward0 / NllLoss2DBackward0 for
+ * every reduction; where PyTorch composes a loss of ops (l1_loss, kl_div, the pair
+ * losses, label smoothing) the name of its last op (MeanBackward0, AbsBackward0, ...).
  *
  * Module forms (nn.CrossEntropyLoss, ...) are named ct_nn_<class>: their forward
  * takes (input, target) — three tensors for the embedding and ranking losses — through

@@ -1,9 +1,11 @@
 /* Loss kernels: nll_loss forward (gathering -w[t] x[t]) and backward (scattering
- * -w[t] g), and the elementwise binary cross entropy. */
+ * -w[t] g), and the elementwise losses (binary cross entropy with probabilities and
+ * with logits, mse, smooth l1, huber; see Note [Elementwise loss ops]). */
 #include <stdbool.h>
 #include <string.h>
 
 #include "cpu/kernel_util.h"
+#include "cpu/pw_loops.h"
 #include "cpu/loss.h"
 
 /* The fixed number of blocks the reduced forward sums separately, then adds in
@@ -79,6 +81,50 @@ NLL_KERNELS(double, f64)
 CT_BINARY_LOOP(bce_f32, float, float, BCE(float, logf, x, y))
 CT_BINARY_LOOP(bce_f64, double, double, BCE(double, log, x, y))
 
+/* The elementwise regression losses of x, y with p->a = beta / delta, as PyTorch's
+ * kernels compute them (in T). */
+#define REGRESSION_KERNELS(T, SFX)                                                       \
+    static inline T sl1_##SFX(T x, T y, T beta) {                                        \
+        T z = CT_MF(fabs, x - y);                                                        \
+        return z < beta ? (T)0.5 * z * z / beta : z - (T)0.5 * beta;                     \
+    }                                                                                    \
+    static inline T huber_##SFX(T x, T y, T delta) {                                     \
+        T z = CT_MF(fabs, x - y);                                                        \
+        return z < delta ? (T)0.5 * z * z : delta * (z - (T)0.5 * delta);                \
+    }                                                                                    \
+    CT_BINARY_LOOP(mse_##SFX, T, T, (x - y) * (x - y))                                   \
+    CT_BINARY_LOOP(smooth_l1_##SFX, T, T, sl1_##SFX(x, y, (T)p->a))                      \
+    CT_BINARY_LOOP(huber_loop_##SFX, T, T, huber_##SFX(x, y, (T)p->a))
+REGRESSION_KERNELS(float, f32)
+REGRESSION_KERNELS(double, f64)
+
+/* binary_cross_entropy_with_logits of input x, target y, pos_weight w, in PyTorch
+ * 1.13's form: with m = max(-x, 0) (NaN stays NaN), (1 - y) x + m + log(exp(-m) +
+ * exp(-x - m)), the log term times 1 + (w - 1) y with a pos_weight.  Inputs
+ * (w, x, y); ctx i == 0: no pos_weight (w is a wrapped 1, unused). */
+#define BCEL_KERNELS(T, SFX)                                                             \
+    static inline T bcel_m_##SFX(T x) { return -x < 0 ? (T)0 : -x; }                     \
+    static inline T bcel_lse_##SFX(T x, T m) {                                           \
+        return CT_MF(log, CT_MF(exp, -m) + CT_MF(exp, -x - m));                          \
+    }                                                                                    \
+    static inline T bcel_##SFX(T x, T y) {                                               \
+        T m = bcel_m_##SFX(x);                                                           \
+        return ((1 - y) * x + m) + bcel_lse_##SFX(x, m);                                 \
+    }                                                                                    \
+    static inline T bcel_pw_##SFX(T w, T x, T y) {                                       \
+        T m = bcel_m_##SFX(x);                                                           \
+        return (1 - y) * x + (1 + (w - 1) * y) * (bcel_lse_##SFX(x, m) + m);             \
+    }                                                                                    \
+    CT_TERNARY_LOOP(bcel_plain_##SFX, T, T, T, ((void)c, bcel_##SFX(x, y)))                       \
+    CT_TERNARY_LOOP(bcel_posw_##SFX, T, T, T, bcel_pw_##SFX(c, x, y))                    \
+    static void bcel_loop_##SFX(char **d, const int64_t *s, int64_t n, const void *ctx) { \
+        const ct_pw_args *p = ctx;                                                       \
+        if (p->i) bcel_posw_##SFX(d, s, n, ctx);                                         \
+        else bcel_plain_##SFX(d, s, n, ctx);                                             \
+    }
+BCEL_KERNELS(float, f32)
+BCEL_KERNELS(double, f64)
+
 const ct_kernel_entry ct_cpu_loss_kernels[] = {
     {CT_OP_nll_loss, CT_F32, (ct_kernel)nll_fwd_f32},
     {CT_OP_nll_loss, CT_F64, (ct_kernel)nll_fwd_f64},
@@ -86,5 +132,13 @@ const ct_kernel_entry ct_cpu_loss_kernels[] = {
     {CT_OP_nll_loss_backward, CT_F64, (ct_kernel)nll_bwd_f64},
     {CT_OP_binary_cross_entropy, CT_F32, (ct_kernel)bce_f32},
     {CT_OP_binary_cross_entropy, CT_F64, (ct_kernel)bce_f64},
+    {CT_OP_binary_cross_entropy_with_logits, CT_F32, (ct_kernel)bcel_loop_f32},
+    {CT_OP_binary_cross_entropy_with_logits, CT_F64, (ct_kernel)bcel_loop_f64},
+    {CT_OP_mse_loss, CT_F32, (ct_kernel)mse_f32},
+    {CT_OP_mse_loss, CT_F64, (ct_kernel)mse_f64},
+    {CT_OP_smooth_l1_loss, CT_F32, (ct_kernel)smooth_l1_f32},
+    {CT_OP_smooth_l1_loss, CT_F64, (ct_kernel)smooth_l1_f64},
+    {CT_OP_huber_loss, CT_F32, (ct_kernel)huber_loop_f32},
+    {CT_OP_huber_loss, CT_F64, (ct_kernel)huber_loop_f64},
     {0, 0, NULL},
 };

@@ -9,6 +9,7 @@
 #include "ctorch/init.h"
 #include "ctorch/layers.h"
 #include "core/error.h"
+#include "nn/layer_util.h"
 
 typedef struct {
     int64_t embed_dim, num_heads;
@@ -134,7 +135,7 @@ ct_module *ct_nn_multihead_attention_with(int64_t embed_dim, int64_t num_heads, 
         ct_init_xavier_uniform_(w);
         s->in_proj_weight = ct_module_add_parameter(m, "in_proj_weight", w);
         if (o.bias) s->in_proj_bias = ct_module_add_parameter(m, "in_proj_bias", ct_zeros(CT_SHAPE(3 * embed_dim)));
-        s->out_proj = ct_module_add(m, "out_proj", ct_nn_linear(embed_dim, embed_dim, .bias = o.bias));
+        s->out_proj = ct_module_add(m, "out_proj", ct_nn_out_proj_linear(embed_dim, embed_dim, (ct_linear_options){.bias = o.bias}));
         if (o.bias) CT_NO_GRAD { ct_zero_(ct_module_get_parameter(s->out_proj, "bias")); }
         if (!s->in_proj_weight || !s->out_proj) {
             m = NULL;

@@ -23,5 +23,8 @@ void ct_layer_fmt_dims(char *buf, size_t size, const int64_t *d, int n, bool as_
 void ct_layer_fmt_float(char *buf, size_t size, double v, bool nan_is_none);
 /* Python's repr of a shape as a list "[2, 3]" (for messages). */
 void ct_layer_fmt_shape(char *buf, size_t size, ct_shape s);
+/* A Linear printed as PyTorch's NonDynamicallyQuantizableLinear (the class of
+ * MultiheadAttention's out_proj). */
+ct_module *ct_nn_out_proj_linear(int64_t in, int64_t out, ct_linear_options o);
 
 #endif

@@ -73,14 +73,19 @@ static void linear_repr(const ct_module *m, char *buf, size_t size) {
 }
 static const ct_module_class LINEAR = {.name = "Linear", .forward = linear_forward,
                                        .extra_repr = linear_repr};
+/* PyTorch's Linear subclass for MultiheadAttention's out_proj: a Linear in all but
+ * the name it prints. */
+static const ct_module_class NDQ_LINEAR = {.name = "NonDynamicallyQuantizableLinear",
+                                           .forward = linear_forward, .extra_repr = linear_repr};
 
-ct_module *ct_nn_linear_with(int64_t in, int64_t out, ct_linear_options o) {
+static ct_module *linear_new(const ct_module_class *cls, int64_t in, int64_t out,
+                             ct_linear_options o) {
     if (in < 0 || out < 0) {
         ct_error("ct_nn_linear: in_features and out_features must be non-negative (got %lld, %lld)",
                  (long long)in, (long long)out);
         return NULL;
     }
-    ct_module *m = ct_module_new(&LINEAR, sizeof(linear_state));
+    ct_module *m = ct_module_new(cls, sizeof(linear_state));
     *(linear_state *)ct_module_state(m) = (linear_state){in, 0, out};
     ct_tensor *w = ct_layer_param(m, "weight", CT_SHAPE(out, in), o.dtype);
     ct_tensor *b = o.bias ? ct_layer_param(m, "bias", CT_SHAPE(out), o.dtype) : NULL;
@@ -89,6 +94,14 @@ ct_module *ct_nn_linear_with(int64_t in, int64_t out, ct_linear_options o) {
         return NULL;
     }
     return m;
+}
+
+ct_module *ct_nn_linear_with(int64_t in, int64_t out, ct_linear_options o) {
+    return linear_new(&LINEAR, in, out, o);
+}
+
+ct_module *ct_nn_out_proj_linear(int64_t in, int64_t out, ct_linear_options o) {
+    return linear_new(&NDQ_LINEAR, in, out, o);
 }
 
 static int bilinear_forward(ct_module *m, int n_in, ct_tensor *const *in, ct_tensor **out,

@@ -52,7 +52,8 @@ static ct_tensor *prob_target(ct_tensor *x, ct_tensor *y, int cdim, int64_t C,
     case CT_REDUCTION_SUM: return ct_neg(ct_sum(p));
     default: /* the mean over the batch elements (not the classes); NaN when empty */
         if (!p) return NULL;
-        return ct_div_scalar(ct_neg(ct_sum(p)), C ? (double)(ct_numel(x) / C) : 0.0);
+        return ct_loss_grad_fn_as(
+            ct_div_scalar(ct_neg(ct_sum(p)), C ? (double)(ct_numel(x) / C) : 0.0), "DivBackward1");
     }
 }
 

@@ -55,7 +55,8 @@ ct_tensor *(ct_margin_ranking_loss_with)(ct_tensor *x1, ct_tensor *x2, ct_tensor
     ct_tensor *r = NULL;
     CT_SCOPE {
         ct_tensor *l = ct_add_scalar(ct_mul(ct_neg(y), ct_sub(x1, x2)), o.margin);
-        r = ct_keep(ct_loss_reduce(op, ct_clamp(l, .min = CT_SOME(0)), o.reduction));
+        l = ct_loss_grad_fn_as(ct_clamp(l, .min = CT_SOME(0)), "ClampMinBackward0");
+        r = ct_keep(ct_loss_reduce(op, l, o.reduction));
     }
     return r;
 }

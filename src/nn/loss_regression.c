@@ -1,58 +1,18 @@
-/* Pointwise losses composed of ops: mse, l1, smooth_l1, huber, kl_div.  Input and
- * target broadcast as in PyTorch (which warns when their sizes differ); gradients
- * follow from the ops, matching PyTorch's formulas, including their choices at the
- * kinks (0 at input == target, the quadratic side below beta / delta). */
+/* Pointwise losses composed of ops, as PyTorch 1.13 composes them: l1 (AbsBackward0,
+ * then MeanBackward0 / SumBackward0) and kl_div.  Input and target broadcast as in
+ * PyTorch (which warns when their sizes differ); gradients follow from the ops
+ * (l1's is 0 at input == target, as PyTorch's).  mse, smooth_l1 and huber are ops:
+ * src/ops/loss_elementwise.c. */
 #include "ctorch.h"
 #include "core/error.h"
 #include "ops/internal.h"
 
-/* Runs body (which sets ct_tensor *l, the unreduced loss) in a scope and returns the
- * reduced loss handed to the caller's scope. */
-#define LOSS_BODY(op, reduction, body)                                                 \
-    ct_tensor *r_ = NULL;                                                              \
-    if (!x || !y || !ct_loss_check_reduction(op, reduction)) return NULL;             \
-    CT_SCOPE {                                                                         \
-        ct_tensor *l = NULL;                                                           \
-        body;                                                                          \
-        r_ = ct_keep(ct_loss_reduce(op, l, reduction));                                \
-    }                                                                                  \
-    return r_
-
-ct_tensor *(ct_mse_loss_with)(ct_tensor *x, ct_tensor *y, ct_loss_options o) {
-    LOSS_BODY("ct_mse_loss", o.reduction, {
-        ct_tensor *d = ct_sub(x, y);
-        l = ct_mul(d, d);
-    });
-}
-
 ct_tensor *(ct_l1_loss_with)(ct_tensor *x, ct_tensor *y, ct_loss_options o) {
-    LOSS_BODY("ct_l1_loss", o.reduction, l = ct_abs(ct_sub(x, y)));
-}
-
-ct_tensor *(ct_smooth_l1_loss_with)(ct_tensor *x, ct_tensor *y, ct_smooth_l1_options o) {
-    if (o.beta < 0) {
-        ct_error("ct_smooth_l1_loss: smooth_l1_loss does not support negative values for beta.");
-        return NULL;
-    }
-    if (o.beta == 0) return (ct_l1_loss_with)(x, y, (ct_loss_options){o.reduction});
-    LOSS_BODY("ct_smooth_l1_loss", o.reduction, {
-        ct_tensor *z = ct_abs(ct_sub(x, y));
-        ct_tensor *quad = ct_div_scalar(ct_mul_scalar(ct_mul(z, z), 0.5), o.beta);
-        l = ct_where(ct_lt_scalar(z, o.beta), quad, ct_sub_scalar(z, 0.5 * o.beta));
-    });
-}
-
-ct_tensor *(ct_huber_loss_with)(ct_tensor *x, ct_tensor *y, ct_huber_options o) {
-    if (!(o.delta > 0)) {
-        ct_error("ct_huber_loss: huber_loss does not support non-positive values for delta.");
-        return NULL;
-    }
-    LOSS_BODY("ct_huber_loss", o.reduction, {
-        ct_tensor *z = ct_abs(ct_sub(x, y));
-        ct_tensor *quad = ct_mul_scalar(ct_mul(z, z), 0.5);
-        ct_tensor *lin = ct_mul_scalar(ct_sub_scalar(z, 0.5 * o.delta), o.delta);
-        l = ct_where(ct_lt_scalar(z, o.delta), quad, lin);
-    });
+    static const char *op = "ct_l1_loss";
+    ct_tensor *r = NULL;
+    if (!x || !y || !ct_loss_check_reduction(op, o.reduction)) return NULL;
+    CT_SCOPE { r = ct_keep(ct_loss_reduce(op, ct_abs(ct_sub(x, y)), o.reduction)); }
+    return r;
 }
 
 /* xlogy(y, y) - y x, or exp(y) (y - x) with log_target; batchmean divides the sum by

@@ -29,6 +29,10 @@ bool ct_loss_check_reduction(const char *op, ct_reduction r);
 ct_tensor *ct_loss_reduce(const char *op, ct_tensor *l, ct_reduction r);
 ct_tensor *ct_nll_loss_op(const char *op, ct_tensor *x, ct_tensor *t, ct_tensor *w,
                           ct_reduction red, int64_t ignore_index);
+/* t with its grad_fn shown as `name`: PyTorch's name for the op a composite loss
+ * ends with where ctorch's op differs in name only (clamp_min's ClampMinBackward0,
+ * div by a C++ scalar's DivBackward1); t returned. */
+ct_tensor *ct_loss_grad_fn_as(ct_tensor *t, const char *name);
 /* The dtype nn kernels compute in: float16/bfloat16 go through float32. */
 ct_dtype ct_compute_dtype(ct_dtype t);
 /* The kernel of op for dtype dt, computed in ct_compute_dtype(dt); NULL with the

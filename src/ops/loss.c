@@ -5,11 +5,13 @@
  * [N, C, d1, ...] with [N, d1, ...]; all are seen here as x [N, C, S] and t [N, S]
  * (S the product of the trailing dims).  The checks follow nll_loss_nd, nll_loss and
  * nll_loss2d, with their messages. */
+#include <stdio.h>
 #include <string.h>
 
 #include "autograd/node.h"
 #include "cpu/loss.h"
 #include "ops/internal.h"
+#include "ops/loss_impl.h"
 #include "ops/reduce_plan.h"
 
 bool ct_loss_check_reduction(const char *op, ct_reduction r) {
@@ -25,6 +27,54 @@ ct_tensor *ct_loss_reduce(const char *op, ct_tensor *l, ct_reduction r) {
     if (!l || !ct_loss_check_reduction(op, r)) return NULL;
     if (r == CT_REDUCTION_MEAN) return ct_mean(l);
     return r == CT_REDUCTION_SUM ? ct_sum(l) : l;
+}
+
+ct_tensor *ct_pw_loss_forward(const char *fn, const ct_pw_spec *spec, int n, ct_tensor *const *in,
+                              const ct_pw_args *args, ct_tensor *w, ct_reduction red,
+                              double *numel) {
+    char op[64];
+    snprintf(op, sizeof op, "ct_%s", fn);
+    if (!ct_loss_check_reduction(op, red)) return NULL;
+    if (w && ct_requires_grad(w) && ct_is_grad_enabled()) {
+        ct_error("%s: The function '%s' is not differentiable with respect to argument "
+                 "'weight'. This input cannot have requires_grad True.", op, fn);
+        return NULL;
+    }
+    ct_tensor *l = ct_pointwise(spec, n, in, NULL, args), *r = NULL;
+    if (!l) return NULL;
+    *numel = (double)l->numel;
+    CT_SCOPE {
+        CT_NO_GRAD {
+            ct_ret(l);
+            if (w) l = ct_mul_(l, w); /* in place: the weight broadcasts to the loss */
+            if (l && red != CT_REDUCTION_NONE)
+                l = red == CT_REDUCTION_MEAN ? ct_mean(l) : ct_sum(l);
+            r = ct_keep(l);
+        }
+    }
+    return r;
+}
+
+void ct_pw_loss_save(ct_node *n, ct_tensor *w, ct_reduction red, double numel) {
+    if (!n) return;
+    if (w) ct_node_save(n, CT_PW_LOSS_WEIGHT, w, false);
+    n->iargs[0] = red;
+    n->iargs[1] = w != NULL;
+    n->args[0] = numel;
+}
+
+ct_tensor *ct_pw_loss_grad(ct_node *n, ct_tensor *g) {
+    if (g && n->iargs[0] == CT_REDUCTION_MEAN) g = ct_div_scalar(g, n->args[0]);
+    if (g && n->iargs[1]) {
+        ct_tensor *w = ct_node_saved(n, CT_PW_LOSS_WEIGHT);
+        g = w ? ct_mul(g, w) : NULL;
+    }
+    return g;
+}
+
+ct_tensor *ct_loss_grad_fn_as(ct_tensor *t, const char *name) {
+    if (t && t->grad_fn) t->grad_fn->name = name;
+    return t;
 }
 
 static bool nll_check(const char *op, const ct_tensor *x, const ct_tensor *t, const ct_tensor *w,
@@ -109,6 +159,23 @@ static ct_nll_dims nll_dims(int ndim, const int64_t *sizes, int64_t ignore_index
     return d;
 }
 
+/* Note [nll2d]: PyTorch's nll_loss_nd runs inputs of 3 or more dims through
+ * nll_loss2d (grad_fn NllLoss2DBackward0); for 3 or more than 4 dims it views input
+ * as [N, C, 1, S] and target as [N, 1, S], so the unreduced loss comes out as
+ * [N, 1, S] and is viewed back to target's shape (grad_fn ViewBackward0).  The
+ * kernels need no views (the layout is the same); only the names and that last view
+ * are reproduced. */
+static bool nll_viewed(const ct_tensor *x, ct_reduction red) {
+    return red == CT_REDUCTION_NONE && x->ndim >= 3 && x->ndim != 4;
+}
+
+/* The shape of the unreduced loss: target's, or [N, 1, S] (Note [nll2d]). */
+static ct_shape nll_out_shape(const ct_tensor *x, const ct_tensor *t) {
+    if (!nll_viewed(x, CT_REDUCTION_NONE)) return ct_shape_of(t);
+    ct_nll_dims d = nll_dims(x->ndim, x->sizes, 0);
+    return CT_SHAPE(d.N, 1, d.S);
+}
+
 /* t (any dtype) as a new contiguous tensor of dtype k, or t retained when it is one. */
 static ct_tensor *as_contig(const ct_tensor *t, ct_dtype k) {
     if (!t) return NULL;
@@ -140,7 +207,7 @@ static ct_tensor *nll_forward(const char *op, ct_tensor *x, ct_tensor *t, ct_ten
     wc = as_contig(w, k);
     if (!xc || (w && !wc)) goto done;
     double sums[2] = {0, 0};
-    ct_tensor *o = red == CT_REDUCTION_NONE ? ct_tensor_new(ct_shape_of(t), k, x->storage->device)
+    ct_tensor *o = red == CT_REDUCTION_NONE ? ct_tensor_new(nll_out_shape(x, t), k, x->storage->device)
                                             : ct_tensor_new(CT_SHAPE(), x->dtype, x->storage->device);
     if (!o) goto done;
     fn(ct_tensor_data(xc), (const int64_t *)ct_tensor_data(tc), wc ? ct_tensor_data(wc) : NULL,
@@ -181,7 +248,9 @@ ct_tensor *ct_nll_loss_op(const char *op, ct_tensor *x, ct_tensor *t, ct_tensor 
     ct_tensor *in[3] = {x, NULL, NULL}; /* no gradient for target and weight, as PyTorch */
     ct_node *n = ct_record1(CT_OP_nll_loss, out, 3, in);
     if (n) nll_save(n, t, w, red, ignore_index, total);
-    return ct_ret(out);
+    if (n && x->ndim >= 3) n->name = "NllLoss2DBackward0";
+    ct_ret(out);
+    return nll_viewed(x, red) ? ct_view(out, ct_shape_of(t)) : out;
 }
 
 ct_tensor *(ct_nll_loss_with)(ct_tensor *input, ct_tensor *target, ct_nll_loss_options o) {
@@ -216,6 +285,7 @@ static ct_tensor *nll_backward_op(ct_tensor *g, ct_tensor *t, ct_tensor *w, cons
     if (!gi) return NULL;
     ct_node *n = ct_record1(CT_OP_nll_loss_backward, gi, 1, &g);
     if (n) nll_save(n, t, w, red, ignore_index, total);
+    if (n && m->ndim >= 3) n->name = "NllLoss2DBackwardBackward0";
     return ct_ret(gi);
 }
 
@@ -238,5 +308,11 @@ bool nll_loss_backward_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     ct_tensor *t, *w;
     if (!go[0] || !nll_saved(n, &t, &w)) return go[0] == NULL;
     gi[0] = ct_nll_loss_op("ct_nll_loss", go[0], t, w, (ct_reduction)n->iargs[0], n->iargs[1]);
+    const ct_input_meta *m = &n->in_meta[0]; /* [N, 1, S] where viewed, Note [nll2d] */
+    if (gi[0] && gi[0]->ndim != m->ndim) {
+        ct_shape s = {.ndim = m->ndim};
+        memcpy(s.d, m->sizes, sizeof(int64_t) * (size_t)m->ndim);
+        gi[0] = ct_view(gi[0], s);
+    }
     return gi[0] != NULL;
 }

@@ -1,12 +1,15 @@
-/* binary_cross_entropy: an elementwise op (logs clamped to >= -100, as PyTorch) whose
- * gradient is PyTorch's (x - y) / max(x (1 - x), 1e-12f): finite where the input
- * saturates at 0 or 1 (composing log ops would give NaN there); weight and reduction
- * are applied after it. */
+/* binary_cross_entropy and binary_cross_entropy_with_logits, ops with the weight and
+ * the reduction inside (see Note [Elementwise loss ops]).
+ *
+ * binary_cross_entropy: logs clamped to >= -100, as PyTorch; its gradient is
+ * PyTorch's (x - y) / max(x (1 - x), 1e-12f): finite where the input saturates at 0
+ * or 1 (composing log ops would give NaN there).
+ *
+ * binary_cross_entropy_with_logits: PyTorch 1.13's stable form, with m = max(-x, 0),
+ * log(1 + exp(-x)) = m + log(exp(-m) + exp(-x - m)), whose terms never overflow. */
 #include <string.h>
 
-#include "autograd/node.h"
-#include "ops/internal.h"
-#include "ops/pointwise.h"
+#include "ops/loss_impl.h"
 #include "ops/reduce_plan.h"
 
 static const ct_pw_spec BCE = {CT_OP_binary_cross_entropy, CT_PW_PROMOTE, 0};
@@ -49,28 +52,27 @@ ct_tensor *(ct_binary_cross_entropy_with)(ct_tensor *x, ct_tensor *y, ct_bce_opt
     if (!x || !y || !ct_loss_check_reduction(op, o.reduction) || !bce_check(op, x, y))
         return NULL;
     ct_tensor *in[2] = {x, y};
-    ct_tensor *l = ct_pointwise(&BCE, 2, in, NULL, NULL);
+    double numel = 0;
+    ct_tensor *l = ct_pw_loss_forward("binary_cross_entropy", &BCE, 2, in, NULL, o.weight,
+                                      o.reduction, &numel);
     if (!l) return NULL;
     ct_node *n = ct_record1(CT_OP_binary_cross_entropy, l, 2, in);
     if (n) {
         ct_node_save(n, 0, x, false);
         ct_node_save(n, 1, y, false);
+        ct_pw_loss_save(n, o.weight, o.reduction, numel);
     }
-    ct_ret(l);
-    ct_tensor *r = NULL;
-    CT_SCOPE {
-        if (o.weight) l = ct_mul(l, o.weight);
-        r = ct_keep(ct_loss_reduce(op, l, o.reduction));
-    }
-    return r;
+    return l;
 }
 
 /* d/dx = (x - y) / max(x (1 - x), EPSILON);  PyTorch's EPSILON is the float 1e-12f
  * (9.99999996e-13) in every dtype;  d/dy = log(1 - x) - log(x) (unclamped, as
  * PyTorch's binary_cross_entropy_target_backward). */
 bool binary_cross_entropy_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    ct_tensor *x = ct_node_saved(n, 0), *y = ct_node_saved(n, 1), *g = go[0];
-    if (!x || !y || !g) return false;
+    if (!go[0]) return true;
+    ct_tensor *x = ct_node_saved(n, 0), *y = ct_node_saved(n, 1);
+    ct_tensor *g = x && y ? ct_pw_loss_grad(n, go[0]) : NULL;
+    if (!g) return false;
     if (n->needs_grad[0]) {
         ct_tensor *den = ct_clamp_with(ct_mul(ct_rsub_scalar(x, 1), x),
                                        (ct_clamp_options){.min = CT_SOME((double)1e-12f)});
@@ -78,5 +80,79 @@ bool binary_cross_entropy_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     }
     if (n->needs_grad[1] && !(gi[1] = ct_mul(ct_sub(ct_log(ct_rsub_scalar(x, 1)), ct_log(x)), g)))
         return false;
+    return true;
+}
+
+static const ct_pw_spec BCEL = {CT_OP_binary_cross_entropy_with_logits, CT_PW_PROMOTE, 0};
+
+ct_tensor *(ct_binary_cross_entropy_with_logits_with)(ct_tensor *x, ct_tensor *y,
+                                                      ct_bce_with_logits_options o) {
+    static const char *op = "ct_binary_cross_entropy_with_logits";
+    static const char *fn = "binary_cross_entropy_with_logits";
+    if (!x || !y || !ct_loss_check_reduction(op, o.reduction)) return NULL;
+    if (x->ndim != y->ndim || memcmp(x->sizes, y->sizes, sizeof(int64_t) * (size_t)x->ndim)) {
+        char a[CT_SHAPE_STR_MAX], b[CT_SHAPE_STR_MAX];
+        ct_error("%s: Target size (torch.Size(%s)) must be the same as input size "
+                 "(torch.Size(%s))", op, ct_shape_str(y->ndim, y->sizes, a),
+                 ct_shape_str(x->ndim, x->sizes, b));
+        return NULL;
+    }
+    ct_tensor *pw = o.pos_weight;
+    if (pw && ct_requires_grad(pw) && ct_is_grad_enabled()) {
+        ct_error("%s: The function '%s' is not differentiable with respect to argument "
+                 "'pos_weight'. This input cannot have requires_grad True.", op, fn);
+        return NULL;
+    }
+    /* The kernel takes (pos_weight, input, target); without pos_weight a wrapped 1
+     * (which takes no part in type promotion) stands in and ctx.i says so. */
+    ct_tensor *one = pw ? NULL : ct_wrap_scalar(1, x);
+    ct_tensor *in[3] = {pw ? pw : one, x, y};
+    ct_pw_args a = {.i = pw != NULL};
+    double numel = 0;
+    ct_tensor *l = in[0] ? ct_pw_loss_forward(fn, &BCEL, 3, in, &a, o.weight, o.reduction, &numel)
+                         : NULL;
+    ct_release(one);
+    if (!l) return NULL;
+    ct_node *n = ct_record1(CT_OP_binary_cross_entropy_with_logits, l, 2, in + 1);
+    if (n) {
+        ct_node_save(n, 0, x, false);
+        ct_node_save(n, 1, y, false);
+        if (pw) ct_node_save(n, 2, pw, false);
+        n->iargs[2] = pw != NULL;
+        ct_pw_loss_save(n, o.weight, o.reduction, numel);
+    }
+    return l;
+}
+
+/* log(1 + exp(-x)) = m + log(exp(-m) + exp(-x - m)) with m = max(-x, 0), in ops: no
+ * term overflows, and the derivative of m cancels. */
+static ct_tensor *softplus_neg(ct_tensor *x) {
+    ct_tensor *m = ct_clamp(ct_neg(x), .min = CT_SOME(0));
+    return ct_add(ct_log(ct_add(ct_exp(ct_neg(m)), ct_exp(ct_sub(ct_neg(x), m)))), m);
+}
+
+/* PyTorch's formulas, p the pos_weight (1 when none):
+ * d/dx = (p y + 1 - y) sigmoid(x) - p y,  d/dy = -x + (p - 1) log(1 + exp(-x)). */
+bool binary_cross_entropy_with_logits_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    if (!go[0]) return true;
+    ct_tensor *x = ct_node_saved(n, 0), *y = ct_node_saved(n, 1);
+    ct_tensor *pw = n->iargs[2] ? ct_node_saved(n, 2) : NULL;
+    ct_tensor *g = x && y && (pw || !n->iargs[2]) ? ct_pw_loss_grad(n, go[0]) : NULL;
+    if (!g) return false;
+    if (n->needs_grad[0]) {
+        ct_tensor *s = ct_sigmoid(x), *d;
+        if (pw) {
+            ct_tensor *t = ct_mul(pw, y);
+            d = ct_sub(ct_mul(ct_sub(ct_add_scalar(t, 1), y), s), t);
+        } else {
+            d = ct_sub(s, y);
+        }
+        if (!(gi[0] = ct_mul(d, g))) return false;
+    }
+    if (n->needs_grad[1]) {
+        ct_tensor *d = ct_neg(x);
+        if (pw) d = ct_add(d, ct_mul(ct_sub_scalar(pw, 1), softplus_neg(x)));
+        if (!(gi[1] = ct_mul(d, g))) return false;
+    }
     return true;
 }

@@ -146,11 +146,19 @@ TEST(grad_binary_cross_entropy) {
         GRADGRADCHECK("binary_cross_entropy", f_bce, 2, x, &k);
         ct_tensor *xl[] = {gc_noncontig_range(CT_SHAPE(2, 3), -3, 3),
                            gc_rand_range(CT_SHAPE(2, 3), 0, 1)};
-        GRADGRADCHECK("exp", f_bcel, 2, xl, &k);
+        GRADGRADCHECK("binary_cross_entropy_with_logits", f_bcel, 2, xl, &k);
+        /* pos_weight alone, broadcast from [1, 3]; size-1 dims */
+        pw_case kp = {NULL, ct_reshape(w, CT_SHAPE(1, 3)), (ct_reduction)r, 0, false};
+        ct_tensor *x1[] = {gc_rand_range(CT_SHAPE(1, 3), -3, 3), gc_rand_range(CT_SHAPE(1, 3), 0, 1)};
+        GRADGRADCHECK("binary_cross_entropy_with_logits", f_bcel, 2, x1, &kp);
+        GRADGRADCHECK("binary_cross_entropy", f_bce, 2,
+                      ((ct_tensor *[]){gc_rand_range(CT_SHAPE(1, 1), 0.1, 0.9),
+                                       gc_rand_range(CT_SHAPE(1, 1), 0, 1)}), &kp);
     }
     pw_case k0 = {0};
     ct_tensor *x0[] = {gc_rand_range(CT_SHAPE(0, 3), 0.1, 0.9), gc_rand(CT_SHAPE(0, 3))};
     GRADCHECK("binary_cross_entropy", f_bce, 2, x0, &k0);
+    GRADCHECK("binary_cross_entropy_with_logits", f_bcel, 2, x0, &k0);
 }
 
 TEST(grad_regression_losses) {
@@ -158,10 +166,22 @@ TEST(grad_regression_losses) {
         pw_case k = {NULL, NULL, (ct_reduction)r, 0.7, r == 1};
         /* Broadcast target, non-contiguous input; values away from the kinks. */
         ct_tensor *x[] = {gc_noncontig(CT_SHAPE(2, 3)), gc_rand(CT_SHAPE(3))};
-        GRADGRADCHECK("mul", f_mse, 2, x, &k);
+        GRADGRADCHECK("mse_loss", f_mse, 2, x, &k);
         GRADCHECK("abs", f_l1, 2, x, &k);
-        GRADCHECK("where", f_sl1, 2, x, &k);
-        GRADCHECK("where", f_huber, 2, x, &k);
+        GRADGRADCHECK("smooth_l1_loss", f_sl1, 2, x, &k);
+        GRADGRADCHECK("huber_loss", f_huber, 2, x, &k);
+        pw_case k0 = {NULL, NULL, (ct_reduction)r, 0, false}; /* beta 0: the l1 gradient */
+        GRADCHECK("smooth_l1_loss", f_sl1, 2, x, &k0);
+        /* broadcast input against a target with size-1 and size-0 dims */
+        ct_tensor *xb[] = {gc_rand(CT_SHAPE(2, 1)), gc_noncontig(CT_SHAPE(1, 3))};
+        GRADGRADCHECK("mse_loss", f_mse, 2, xb, &k);
+        GRADGRADCHECK("huber_loss", f_huber, 2, xb, &k);
+        GRADGRADCHECK("smooth_l1_loss", f_sl1, 2, xb, &k);
+        if (r == CT_REDUCTION_MEAN) continue; /* the mean of nothing is NaN */
+        ct_tensor *xe[] = {gc_rand(CT_SHAPE(0, 3)), gc_rand(CT_SHAPE(3))};
+        GRADCHECK("mse_loss", f_mse, 2, xe, &k);
+        GRADCHECK("smooth_l1_loss", f_sl1, 2, xe, &k);
+        GRADCHECK("huber_loss", f_huber, 2, xe, &k);
         ct_tensor *kx[] = {gc_rand(CT_SHAPE(2, 3)), gc_rand_range(CT_SHAPE(2, 3), 0.1, 1)};
         GRADGRADCHECK("log", f_kl, 2, kx, &k);
     }
