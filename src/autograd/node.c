@@ -6,9 +6,20 @@
 #include "ctorch/autograd.h"
 #include "autograd/hooks.h"
 #include "autograd/node.h"
+#include "core/pool.h"
 
 _Atomic bool ct_anomaly_enabled; /* global, as in PyTorch */
 static atomic_uint_fast64_t next_seq;
+
+/* Nodes of up to POOL_INPUTS inputs (most ops) come from the per-thread cache of
+ * core/pool.h, all in one block size. */
+#define POOL_INPUTS 3
+
+static size_t node_size(int n_in) {
+    /* One block: the node, then its edges, input metadata and flags. */
+    return sizeof(ct_node) + (size_t)n_in * (sizeof(ct_edge) + sizeof(ct_input_meta)) +
+           (size_t)n_in * sizeof(bool);
+}
 
 static void node_destroy(ct_object *o) {
     ct_node *n = (ct_node *)o;
@@ -18,7 +29,10 @@ static void node_destroy(ct_object *o) {
     if (n->variable && n->variable->grad_acc == n) n->variable->grad_acc = NULL;
     ct_release(n->variable);
     ct_node_hooks_free(n->pre_hooks);
-    free(n);
+    if (n->n_in <= POOL_INPUTS)
+        ct_pool_free(CT_POOL_NODE, n);
+    else
+        free(n);
 }
 
 bool ct_any_requires_grad(int n, ct_tensor *const *inputs) {
@@ -29,11 +43,11 @@ bool ct_any_requires_grad(int n, ct_tensor *const *inputs) {
 }
 
 static ct_node *node_alloc(ct_op_id op, int n_in, int n_out) {
-    /* One allocation: the node, then its edges, input metadata and flags. */
-    size_t size = sizeof(ct_node) + (size_t)n_in * (sizeof(ct_edge) + sizeof(ct_input_meta)) +
-                  (size_t)n_in * sizeof(bool);
-    ct_node *n = calloc(1, size);
+    size_t size = node_size(n_in);
+    ct_node *n = n_in <= POOL_INPUTS ? ct_pool_alloc(CT_POOL_NODE, node_size(POOL_INPUTS))
+                                     : malloc(size);
     if (!n) ct_fatal("out of memory recording the graph");
+    memset(n, 0, size);
     ct_object_init(&n->obj, node_destroy);
     n->op = op;
     n->n_in = n_in;

@@ -5,21 +5,25 @@
 
 static const struct {
     const char *name;
-    size_t size;
     int category;
 } info[CT_NUM_DTYPES] = {
-    [CT_DTYPE_UNSET] = {"unset", 0, 0},
-    [CT_F32] = {"float32", 4, 2},  [CT_F64] = {"float64", 8, 2}, [CT_F16] = {"float16", 2, 2},
-    [CT_BF16] = {"bfloat16", 2, 2}, [CT_I64] = {"int64", 8, 1},  [CT_I32] = {"int32", 4, 1},
-    [CT_I16] = {"int16", 2, 1},     [CT_U8] = {"uint8", 1, 1},   [CT_I8] = {"int8", 1, 1},
-    [CT_BOOL] = {"bool", 1, 0},
+    [CT_DTYPE_UNSET] = {"unset", 0},
+    [CT_F32] = {"float32", 2}, [CT_F64] = {"float64", 2}, [CT_F16] = {"float16", 2},
+    [CT_BF16] = {"bfloat16", 2}, [CT_I64] = {"int64", 1}, [CT_I32] = {"int32", 1},
+    [CT_I16] = {"int16", 1},   [CT_U8] = {"uint8", 1},    [CT_I8] = {"int8", 1},
+    [CT_BOOL] = {"bool", 0},
+};
+
+const uint8_t ct_dtype_sizes[CT_NUM_DTYPES] = {
+    [CT_F32] = 4, [CT_F64] = 8, [CT_F16] = 2, [CT_BF16] = 2, [CT_I64] = 8,
+    [CT_I32] = 4, [CT_I16] = 2, [CT_U8] = 1,  [CT_I8] = 1,   [CT_BOOL] = 1,
 };
 
 static _Atomic ct_dtype default_dtype = CT_F32;
 
 static bool valid(ct_dtype t) { return t > CT_DTYPE_UNSET && t < CT_NUM_DTYPES; }
 
-size_t ct_dtype_size(ct_dtype t) { return valid(t) ? info[t].size : 0; }
+size_t ct_dtype_size(ct_dtype t) { return valid(t) ? ct_dtype_sizes[t] : 0; }
 const char *ct_dtype_name(ct_dtype t) { return valid(t) ? info[t].name : "invalid dtype"; }
 int ct_dtype_category(ct_dtype t) { return valid(t) ? info[t].category : -1; }
 bool ct_dtype_is_floating(ct_dtype t) { return ct_dtype_category(t) == 2; }
@@ -42,7 +46,7 @@ ct_dtype ct_promote_types(ct_dtype a, ct_dtype b) {
     bool fa = ct_dtype_is_floating(a), fb = ct_dtype_is_floating(b);
     if (fa && fb) {
         if ((a == CT_F16 && b == CT_BF16) || (a == CT_BF16 && b == CT_F16)) return CT_F32;
-        return info[a].size >= info[b].size ? a : b;
+        return ct_dtype_sizes[a] >= ct_dtype_sizes[b] ? a : b;
     }
     if (fa) return a;
     if (fb) return b;
@@ -51,7 +55,7 @@ ct_dtype ct_promote_types(ct_dtype a, ct_dtype b) {
         ct_dtype other = a == CT_U8 ? b : a;
         return other == CT_I8 ? CT_I16 : other;
     }
-    return info[a].size >= info[b].size ? a : b;
+    return ct_dtype_sizes[a] >= ct_dtype_sizes[b] ? a : b;
 }
 
 bool ct_device_eq(ct_device a, ct_device b) { return a.type == b.type && a.index == b.index; }

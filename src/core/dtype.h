@@ -25,6 +25,10 @@ static inline ct_bf16 ct_float_to_bf16(float f) { /* round to nearest even, NaN 
     return (ct_bf16){(uint16_t)(u >> 16)};
 }
 
+/* Element sizes in bytes (0 for CT_DTYPE_UNSET): ct_dtype_size() without the call
+ * and the range check, for per-op paths where the dtype is known to be valid. */
+extern const uint8_t ct_dtype_sizes[CT_NUM_DTYPES];
+
 /* 0 bool, 1 integer, 2 floating: PyTorch's categories for promotion with scalars. */
 int ct_dtype_category(ct_dtype t);
 

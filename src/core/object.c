@@ -70,7 +70,12 @@ void *ct_retain(void *obj) {
 void ct_release(void *obj) {
     if (!obj) return;
     ct_object *o = obj;
-    if (atomic_fetch_sub_explicit(&o->refs, 1, memory_order_acq_rel) == 1) o->destroy(o);
+    /* A count of 1 is ours alone: nobody else can retain or release the object, so
+     * it dies without the atomic read-modify-write (the common case of temporaries).
+     * The acquire load still orders other threads' earlier releases before destroy. */
+    if (atomic_load_explicit(&o->refs, memory_order_acquire) == 1 ||
+        atomic_fetch_sub_explicit(&o->refs, 1, memory_order_acq_rel) == 1)
+        o->destroy(o);
 }
 
 void *ct_scope_register(void *obj) {

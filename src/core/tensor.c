@@ -1,8 +1,10 @@
 /* Tensor and storage lifetime, geometry and metadata. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/allocator.h"
+#include "core/pool.h"
 #include "core/tensor_impl.h"
 #include "autograd/hooks.h"
 
@@ -12,6 +14,14 @@
 #define STORAGE_HEADER ((sizeof(ct_storage) + 63) & ~(size_t)63)
 #define SMALL_HEADER ((sizeof(ct_storage) + 15) & ~(size_t)15)
 #define SMALL_BYTES 256
+/* Storages of up to POOL_BYTES (scalars, losses, small vectors) come from the
+ * per-thread cache of core/pool.h: one block size for all of them. */
+#define POOL_BYTES 64
+#define POOL_BLOCK (SMALL_HEADER + POOL_BYTES)
+
+static bool storage_pooled(const ct_storage *s) {
+    return s->inline_data && s->device.type == CT_DEV_CPU && s->nbytes <= POOL_BYTES;
+}
 
 static void storage_destroy(ct_object *o) {
     ct_storage *s = (ct_storage *)o;
@@ -20,7 +30,10 @@ static void storage_destroy(ct_object *o) {
         free(s);
     } else if (s->inline_data) {
         ct_alloc_stats_add(s->device, -(int64_t)s->nbytes);
-        free(s);
+        if (storage_pooled(s))
+            ct_pool_free(CT_POOL_STORAGE, s);
+        else
+            free(s);
     } else {
         ct_alloc_stats_add(s->device, -(int64_t)s->nbytes);
         ct_allocator_for(s->device)->free(s->data, s->nbytes);
@@ -36,7 +49,10 @@ static ct_storage *storage_new(size_t nbytes, ct_device device) {
         return NULL;
     }
     ct_storage *s;
-    if (device.type == CT_DEV_CPU && nbytes <= SMALL_BYTES) {
+    if (device.type == CT_DEV_CPU && nbytes <= POOL_BYTES) {
+        s = ct_pool_alloc(CT_POOL_STORAGE, POOL_BLOCK);
+        if (s) s->data = (char *)s + SMALL_HEADER;
+    } else if (device.type == CT_DEV_CPU && nbytes <= SMALL_BYTES) {
         s = malloc(SMALL_HEADER + nbytes);
         if (s) s->data = (char *)s + SMALL_HEADER;
     } else if (device.type == CT_DEV_CPU) {
@@ -73,7 +89,7 @@ static void tensor_destroy(ct_object *o) {
     ct_release(t->base);
     ct_hooks_free(t->hooks);
     ct_release(t->storage);
-    free(t);
+    ct_pool_free(CT_POOL_TENSOR, t);
 }
 
 int64_t ct_shape_numel(int ndim, const int64_t *sizes) {
@@ -90,64 +106,79 @@ void ct_contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides) {
     }
 }
 
-static ct_tensor *tensor_alloc(void) {
-    ct_tensor *t = calloc(1, sizeof *t);
+/* A tensor (refcount 1, no storage yet) of geometry ndim/sizes/strides (NULL strides:
+ * contiguous); every other field zero.  The struct is zeroed in parts, the dims arrays
+ * past ndim by length: one memset of the whole struct compiles to a `rep stos`, whose
+ * start-up alone costs a good part of a small op. */
+#define DIMS_BYTES (sizeof(int64_t) * CT_MAX_DIMS)
+_Static_assert(offsetof(ct_tensor, strides) == offsetof(ct_tensor, sizes) + DIMS_BYTES &&
+                   offsetof(ct_tensor, grad) == offsetof(ct_tensor, strides) + DIMS_BYTES,
+               "tensor_alloc zeroes the fields before sizes and from grad on");
+static ct_tensor *tensor_alloc(int ndim, const int64_t *sizes, const int64_t *strides) {
+    ct_tensor *t = ct_pool_alloc(CT_POOL_TENSOR, sizeof *t);
     if (!t) {
         ct_error("out of memory allocating a tensor");
         return NULL;
     }
+    memset(t, 0, offsetof(ct_tensor, sizes));
+    memset(&t->grad, 0, sizeof *t - offsetof(ct_tensor, grad));
+    size_t used = sizeof(int64_t) * (size_t)ndim, unused = sizeof t->sizes - used;
+    memcpy(t->sizes, sizes, used);
+    memset(t->sizes + ndim, 0, unused);
+    if (strides)
+        memcpy(t->strides, strides, used);
+    else
+        ct_contiguous_strides(ndim, sizes, t->strides);
+    memset(t->strides + ndim, 0, unused);
+    t->ndim = ndim;
+    t->numel = ct_shape_numel(ndim, sizes);
     ct_object_init(&t->obj, tensor_destroy);
     return t;
 }
 
-static bool check_shape(ct_shape shape) {
-    if (shape.ndim < 0 || shape.ndim > CT_MAX_DIMS) {
-        ct_error("tensors have at most %d dims (got %d)", CT_MAX_DIMS, shape.ndim);
+static bool check_shape(int ndim, const int64_t *sizes) {
+    if (ndim < 0 || ndim > CT_MAX_DIMS) {
+        ct_error("tensors have at most %d dims (got %d)", CT_MAX_DIMS, ndim);
         return false;
     }
-    for (int i = 0; i < shape.ndim; i++)
-        if (shape.d[i] < 0) {
+    for (int i = 0; i < ndim; i++)
+        if (sizes[i] < 0) {
             char buf[CT_SHAPE_STR_MAX];
-            ct_error("negative dimension %lld in shape %s", (long long)shape.d[i],
-                     ct_shape_str(shape.ndim, shape.d, buf));
+            ct_error("negative dimension %lld in shape %s", (long long)sizes[i],
+                     ct_shape_str(ndim, sizes, buf));
             return false;
         }
     return true;
 }
 
-ct_tensor *ct_tensor_new(ct_shape shape, ct_dtype dtype, ct_device device) {
-    if (!check_shape(shape)) return NULL;
+ct_tensor *ct_tensor_new_dims(int ndim, const int64_t *sizes, ct_dtype dtype, ct_device device) {
+    if (!check_shape(ndim, sizes)) return NULL;
     if (dtype <= CT_DTYPE_UNSET || dtype >= CT_NUM_DTYPES) {
         ct_error("invalid dtype %d", (int)dtype);
         return NULL;
     }
-    int64_t numel = ct_shape_numel(shape.ndim, shape.d);
-    ct_tensor *t = tensor_alloc();
+    ct_tensor *t = tensor_alloc(ndim, sizes, NULL);
     if (!t) return NULL;
-    t->storage = storage_new((size_t)numel * ct_dtype_size(dtype), device);
+    t->storage = storage_new((size_t)t->numel * ct_dtype_sizes[dtype], device);
     if (!t->storage) {
-        free(t);
+        ct_pool_free(CT_POOL_TENSOR, t);
         return NULL;
     }
-    t->ndim = shape.ndim;
     t->dtype = dtype;
-    t->numel = numel;
-    memcpy(t->sizes, shape.d, sizeof(int64_t) * (size_t)shape.ndim);
-    ct_contiguous_strides(t->ndim, t->sizes, t->strides);
     return t;
+}
+
+ct_tensor *ct_tensor_new(ct_shape shape, ct_dtype dtype, ct_device device) {
+    return ct_tensor_new_dims(shape.ndim, shape.d, dtype, device);
 }
 
 ct_tensor *ct_tensor_view_of(ct_tensor *src, int ndim, const int64_t *sizes,
                              const int64_t *strides, int64_t offset) {
-    ct_tensor *t = tensor_alloc();
+    ct_tensor *t = tensor_alloc(ndim, sizes, strides);
     if (!t) return NULL;
     t->storage = ct_retain(src->storage);
     t->offset = offset;
-    t->ndim = ndim;
     t->dtype = src->dtype;
-    memcpy(t->sizes, sizes, sizeof(int64_t) * (size_t)ndim);
-    memcpy(t->strides, strides, sizeof(int64_t) * (size_t)ndim);
-    t->numel = ct_shape_numel(ndim, sizes);
     t->is_view = true;
     t->base = ct_retain(src->base ? src->base : src);
     return t;
@@ -159,15 +190,15 @@ ct_tensor *ct_blob_new(void *data, ct_dtype dtype, ct_shape shape, const int64_t
         ct_error("ct_from_blob: data is NULL");
         return NULL;
     }
-    if (!check_shape(shape)) return NULL;
+    if (!check_shape(shape.ndim, shape.d)) return NULL;
     if (dtype <= CT_DTYPE_UNSET || dtype >= CT_NUM_DTYPES) {
         ct_error("ct_from_blob: invalid dtype %d", (int)dtype);
         return NULL;
     }
-    ct_tensor *t = tensor_alloc();
+    ct_tensor *t = tensor_alloc(shape.ndim, shape.d, strides);
     ct_storage *s = malloc(sizeof *s);
     if (!t || !s) {
-        free(t);
+        if (t) ct_pool_free(CT_POOL_TENSOR, t);
         free(s);
         ct_error("out of memory");
         return NULL;
@@ -181,14 +212,7 @@ ct_tensor *ct_blob_new(void *data, ct_dtype dtype, ct_shape shape, const int64_t
     s->free_fn = free_fn;
     s->free_ctx = ctx;
     t->storage = s;
-    t->ndim = shape.ndim;
     t->dtype = dtype;
-    memcpy(t->sizes, shape.d, sizeof(int64_t) * (size_t)shape.ndim);
-    if (strides)
-        memcpy(t->strides, strides, sizeof(int64_t) * (size_t)shape.ndim);
-    else
-        ct_contiguous_strides(t->ndim, t->sizes, t->strides);
-    t->numel = ct_shape_numel(t->ndim, t->sizes);
     /* Span of memory the view reaches, for bounds reasoning and statistics. */
     int64_t hi = 0;
     for (int i = 0; i < t->ndim; i++)

@@ -52,7 +52,7 @@ struct ct_tensor {
 };
 
 static inline char *ct_tensor_data(const ct_tensor *t) {
-    return (char *)t->storage->data + t->offset * (int64_t)ct_dtype_size(t->dtype);
+    return (char *)t->storage->data + t->offset * (int64_t)ct_dtype_sizes[t->dtype];
 }
 /* A view whose base was modified in place since its grad_fn was made requires grad
  * when its base does (autograd/inplace_view.c). */
@@ -64,6 +64,8 @@ static inline bool ct_requires_grad_impl(const ct_tensor *t) {
 /* A new tensor (refcount 1, not registered with any scope) with fresh contiguous
  * storage on `device`; NULL with an error when the allocation fails. */
 ct_tensor *ct_tensor_new(ct_shape shape, ct_dtype dtype, ct_device device);
+/* ct_tensor_new with the shape as ndim sizes (no ct_shape to fill and copy). */
+ct_tensor *ct_tensor_new_dims(int ndim, const int64_t *sizes, ct_dtype dtype, ct_device device);
 /* A new tensor viewing `src`'s storage with the given geometry (not registered). */
 ct_tensor *ct_tensor_view_of(ct_tensor *src, int ndim, const int64_t *sizes,
                              const int64_t *strides, int64_t offset);

@@ -17,8 +17,11 @@ static ct_tensor *binary(ct_op_id op, ct_tensor *a, ct_tensor *b, bool inplace, 
         return NULL;
     }
     ct_tensor *in[2] = {a, b};
-    ct_dtype rt = ct_result_type(2, in);
-    if (op == CT_OP_div && mode != CT_ROUND_NONE && !ct_dtype_is_floating(rt)) {
+    /* The result type matters only to these two checks: compute it only for them. */
+    bool int_div = op == CT_OP_div && mode != CT_ROUND_NONE;
+    bool frac_alpha = alpha != 1 && alpha != floor(alpha);
+    ct_dtype rt = int_div || frac_alpha ? ct_result_type(2, in) : CT_DTYPE_UNSET;
+    if (int_div && !ct_dtype_is_floating(rt)) {
         /* Integer division by zero has no value; refuse it instead of trapping. */
         double *bv = malloc(sizeof(double) * (size_t)(b->numel ? b->numel : 1));
         if (!bv) ct_fatal("out of memory");
@@ -31,7 +34,7 @@ static ct_tensor *binary(ct_op_id op, ct_tensor *a, ct_tensor *b, bool inplace, 
             return NULL;
         }
     }
-    if ((alpha != 1 && alpha != floor(alpha)) && !ct_dtype_is_floating(rt)) {
+    if (frac_alpha && !ct_dtype_is_floating(rt)) {
         ct_error("%s: For integral input tensors, argument alpha must not be a floating point "
                  "number.", NAME());
         return NULL;

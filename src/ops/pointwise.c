@@ -68,6 +68,45 @@ static const char *op_name(const ct_pw_spec *s) { return ct_ops[s->op].name; }
 /* Reduced-precision floats have no kernels of their own: they compute in float32. */
 static bool is_reduced(ct_dtype t) { return t == CT_F16 || t == CT_BF16; }
 
+/* The per-op fast path: a new output from small inputs of one shape and dtype, all
+ * contiguous on the cpu (no wrapped numbers), computes in that dtype with one kernel
+ * call, as the iterator would (one flat run under CT_GRAIN elements), without its
+ * set-up.  False when it does not apply (the general path then decides); else *res
+ * is the result, or NULL with the error the general path would give. */
+static bool same_shape_small(const ct_pw_spec *spec, int n_in, ct_tensor *const *inputs,
+                             const ct_pw_args *args, ct_tensor **res) {
+    const ct_tensor *a = inputs[0];
+    ct_dtype dt = a->dtype;
+    if (a->numel >= CT_GRAIN || is_reduced(dt) ||
+        (spec->result == CT_PW_PROMOTE_FLOAT && !ct_dtype_is_floating(dt)))
+        return false;
+    for (int i = 0; i < n_in; i++) {
+        const ct_tensor *t = inputs[i];
+        if (t->wrapped_number || t->dtype != dt || !ct_device_eq(t->storage->device, CT_CPU) ||
+            (i && (t->ndim != a->ndim ||
+                   memcmp(t->sizes, a->sizes, sizeof(int64_t) * (size_t)a->ndim))) ||
+            !ct_tensor_is_contiguous(t))
+            return false;
+    }
+    *res = NULL;
+    ct_loop_fn kernel = (ct_loop_fn)ct_kernel_for(spec->op, CT_CPU, dt);
+    if (!kernel) return true;
+    ct_tensor *out =
+        ct_tensor_new_dims(a->ndim, a->sizes, spec->result == CT_PW_BOOL ? CT_BOOL : dt, CT_CPU);
+    *res = out;
+    if (!out || !out->numel) return true;
+    char *data[CT_ITER_MAX_OPERANDS];
+    int64_t strides[CT_ITER_MAX_OPERANDS];
+    data[0] = ct_tensor_data(out);
+    strides[0] = ct_dtype_sizes[out->dtype];
+    for (int i = 0; i < n_in; i++) {
+        data[i + 1] = ct_tensor_data(inputs[i]);
+        strides[i + 1] = ct_dtype_sizes[dt];
+    }
+    kernel(data, strides, out->numel, args);
+    return true;
+}
+
 ct_tensor *ct_pointwise(const ct_pw_spec *spec, int n_in, ct_tensor *const *inputs,
                         ct_tensor *out, const ct_pw_args *args) {
     /* The op's name is formatted only when an error needs it: this runs per op. */
@@ -76,6 +115,8 @@ ct_tensor *ct_pointwise(const ct_pw_spec *spec, int n_in, ct_tensor *const *inpu
 #define NAME() (name[0] ? name : (snprintf(name, sizeof name, "ct_%s", op_name(spec)), name))
     for (int i = 0; i < n_in; i++)
         if (!inputs[i]) return NULL;
+    ct_tensor *fast;
+    if (!out && same_shape_small(spec, n_in, inputs, args, &fast)) return fast;
     if (out && ct_is_grad_enabled() && (out->requires_grad || out->view_kind) &&
         !ct_check_inplace_of(NAME(), out, n_in, inputs))
         return NULL;
@@ -182,7 +223,8 @@ ct_tensor *ct_pointwise(const ct_pw_spec *spec, int n_in, ct_tensor *const *inpu
         ct_iter_run(&it, kernel, args);
         if (!out) {
             if (kresult == result) {
-                result_t = ct_retain(ops[0]);
+                result_t = ops[0]; /* the temporary is the result: keep its reference */
+                owned[0] = NULL;
             } else {
                 result_t = ct_cast_new(ops[0], result);
                 ok = result_t != NULL;
