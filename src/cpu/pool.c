@@ -12,7 +12,44 @@
     bool par_ = (g)->planes > 1 && nt_ > 1 && (work) >= CT_GRAIN;                        \
     _Pragma("omp parallel for if (par_) num_threads(nt_)")
 
+/* Are the windows of one dim [2o, 2o + 2) (kernel 2, stride 2, no padding, dilation 1:
+ * the common CNN pooling)? */
+static bool pairs_dim(const ct_pool_win *w, int64_t O) {
+    for (int64_t o = 0; o < O; o++)
+        if (w[o].lo != 2 * o || w[o].hi != 2 * o + 2 || w[o].step != 1) return false;
+    return true;
+}
+static bool is_pairs(const ct_pool_geom *g) { return pairs_dim(g->wh, g->OH) && pairs_dim(g->ww, g->OW); }
+
+/* Step of the max scan: v (index i) replaces the best unless the best is already NaN
+ * (the first NaN wins), when it is larger or NaN: the generic loop's order. */
+#define MAX_STEP(v, i)                                                                   \
+    {                                                                                    \
+        bool take_ = (v > best || v != v) && best == best;                               \
+        best = take_ ? v : best;                                                         \
+        bi = take_ ? (i) : bi;                                                           \
+    }
+
 #define POOL_KERNELS(T, SFX)                                                             \
+    /* 2x2 windows, stride 2: branch-free (vectorized) over a row of outputs, the same \
+     * results and indices as the generic scan */                                       \
+    CT_SIMD static void max_pairs_##SFX(const ct_pool_geom *g, const T *x, T *y,         \
+                                        int64_t *ix) {                                   \
+        for (int64_t oh = 0; oh < g->OH; oh++) {                                         \
+            const T *r0 = x + 2 * oh * g->W, *r1 = r0 + g->W;                            \
+            T *yr = y + oh * g->OW;                                                      \
+            int64_t *ir = ix + oh * g->OW, base = 2 * oh * g->W;                         \
+            for (int64_t ow = 0; ow < g->OW; ow++) {                                     \
+                T best = r0[2 * ow];                                                     \
+                int64_t i0 = base + 2 * ow, bi = i0;                                     \
+                MAX_STEP(r0[2 * ow + 1], i0 + 1)                                         \
+                MAX_STEP(r1[2 * ow], i0 + g->W)                                          \
+                MAX_STEP(r1[2 * ow + 1], i0 + g->W + 1)                                  \
+                yr[ow] = best;                                                           \
+                ir[ow] = bi;                                                             \
+            }                                                                            \
+        }                                                                                \
+    }                                                                                    \
     /* max pooling (also adaptive): argmax per output, first max wins, NaN propagates */ \
     static void max_##SFX(const ct_pool_job *j) {                                        \
         const ct_pool_geom *g = j->g;                                                    \
@@ -34,6 +71,13 @@
                 memset(gx, 0, sizeof(T) * (size_t)HW);                                   \
                 for (int64_t o = 0; o < OHW; o++) gx[ix[o]] += gy[o];                    \
             }                                                                            \
+            return;                                                                      \
+        }                                                                                \
+        if (is_pairs(g)) {                                                               \
+            PLANES_PARALLEL(g, g->planes * OHW * 4)                                      \
+            for (int64_t p = 0; p < g->planes; p++)                                      \
+                max_pairs_##SFX(g, (const T *)j->in + p * HW, (T *)j->out + p * OHW,     \
+                                j->idx + p * OHW);                                       \
             return;                                                                      \
         }                                                                                \
         PLANES_PARALLEL(g, g->planes * OHW * 4)                                          \
