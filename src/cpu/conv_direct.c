@@ -66,12 +66,13 @@ tile(int NV, const float *xs, int64_t S, int64_t Ci, int KK, const int64_t *off,
     }
 }
 
-/* One work item: image n, group gi, output rows [r0, r1). */
-static AVX512 void item(const dconv *d, int64_t n, int64_t gi, int64_t r0, int64_t r1,
-                        float *xp, __mmask16 *masks, int64_t *dpos, const int64_t *off) {
-    int64_t Wp = d->Wo + d->dw * (d->KW - 1), rows = r1 - r0 + d->dh * (d->KH - 1);
-    int64_t S = rows * Wp, J = (r1 - r0) * Wp, KK = d->KH * d->KW;
-    /* padded input rows r0 .. r0 + rows: row r is input row r - pt */
+/* The padded planes (row stride Wp, plane stride S = rows * Wp) of image n, group
+ * gi, for output rows from r0: padded row r is input row r0 + r - pt.  Reads past the
+ * last plane (positions that are never stored) see zeros. */
+static AVX512 void pad_planes(const dconv *d, int64_t n, int64_t gi, int64_t r0,
+                              int64_t rows, float *xp) {
+    int64_t Wp = d->Wo + d->dw * (d->KW - 1), S = rows * Wp, pl = d->pl;
+    int64_t hi = pl + d->Wi < Wp ? pl + d->Wi : Wp; /* padded columns [pl, hi) hold x */
     const float *in = d->in + (n * d->G + gi) * d->Ci * d->Hi * d->Wi;
     for (int64_t c = 0; c < d->Ci; c++)
         for (int64_t r = 0; r < rows; r++) {
@@ -81,13 +82,27 @@ static AVX512 void item(const dconv *d, int64_t n, int64_t gi, int64_t r0, int64
                 memset(dr, 0, sizeof(float) * (size_t)Wp);
                 continue;
             }
-            int64_t lo = d->pl, hi = d->pl + d->Wi < Wp ? d->pl + d->Wi : Wp;
-            memset(dr, 0, sizeof(float) * (size_t)lo);
-            memcpy(dr + lo, in + (c * d->Hi + ih) * d->Wi, sizeof(float) * (size_t)(hi - lo));
-            memset(dr + hi, 0, sizeof(float) * (size_t)(Wp - hi));
+            /* vectors of the padded row: lanes inside [pl, hi) load x, the others 0 */
+            const float *src = in + (c * d->Hi + ih) * d->Wi - pl;
+            for (int64_t k = 0; k < Wp; k += VL) {
+                int64_t a = pl - k, b = hi - k, e = Wp - k; /* lanes [a, b) load, < e exist */
+                a = a < 0 ? 0 : a > VL ? VL : a;
+                b = b < a ? a : b > VL ? VL : b;
+                e = e > VL ? VL : e;
+                __mmask16 ld = (__mmask16)(((1u << b) - 1) & ~((1u << a) - 1));
+                __mmask16 st = (__mmask16)((1u << e) - 1);
+                _mm512_mask_storeu_ps(dr + k, st, _mm512_maskz_loadu_ps(ld, src + k));
+            }
         }
-    /* reads past the last plane (positions that are never stored) see zeros */
     memset(xp + d->Ci * S, 0, sizeof(float) * (size_t)(TILE + d->dw * (d->KW - 1)));
+}
+
+/* One work item: image n, group gi, output rows [r0, r1). */
+static AVX512 void item(const dconv *d, int64_t n, int64_t gi, int64_t r0, int64_t r1,
+                        float *xp, __mmask16 *masks, int64_t *dpos, const int64_t *off) {
+    int64_t Wp = d->Wo + d->dw * (d->KW - 1), rows = r1 - r0 + d->dh * (d->KH - 1);
+    int64_t S = rows * Wp, J = (r1 - r0) * Wp, KK = d->KH * d->KW;
+    pad_planes(d, n, gi, r0, rows, xp);
     /* per vector of flat positions: which lanes are outputs, and where they go */
     int64_t nvec = (J + VL - 1) / VL;
     for (int64_t v = 0; v < nvec; v++) {
@@ -170,9 +185,124 @@ static float *pack(const float *w, int64_t G, int64_t Co, int64_t Ci, int64_t KK
     return p;
 }
 
+/* ---- grad_weight: gw[o, c, tap] = sum over n, positions of gy[o] * x[c] shifted ----
+ * Vectors run over output channels, so gy is transposed per image to gyT [P][Op]
+ * (Op: O rounded up to 16, zeros past O); a tile of NC (c, tap) pairs x NV vectors
+ * of channels broadcasts x.  Accumulators live in gwT [CTp][Op] between position
+ * blocks; each element sums images, then positions, in order. */
+
+static inline __attribute__((always_inline)) AVX512 void
+wtile(int NV, int NC, const float *xp, const int64_t *ctoff, const float *gyT, int64_t Op,
+      int64_t oh0, int64_t oh1, int64_t Wp, int64_t OW, float *gw) {
+    __m512 acc[24];
+    const float *xs[24];
+    for (int i = 0; i < NC; i++) {
+        xs[i] = xp + ctoff[i];
+        for (int v = 0; v < NV; v++) acc[i * NV + v] = _mm512_loadu_ps(gw + i * Op + v * VL);
+    }
+    for (int64_t oh = oh0; oh < oh1; oh++) {
+        const float *g = gyT + oh * OW * Op;
+        int64_t xr = oh * Wp;
+        for (int64_t ow = 0; ow < OW; ow++) {
+            __m512 gv[4];
+            for (int v = 0; v < NV; v++) gv[v] = _mm512_loadu_ps(g + ow * Op + v * VL);
+            for (int i = 0; i < NC; i++) {
+                __m512 b = _mm512_set1_ps(xs[i][xr + ow]);
+                for (int v = 0; v < NV; v++) acc[i * NV + v] = _mm512_fmadd_ps(b, gv[v], acc[i * NV + v]);
+            }
+        }
+    }
+    for (int i = 0; i < NC; i++)
+        for (int v = 0; v < NV; v++) _mm512_storeu_ps(gw + i * Op + v * VL, acc[i * NV + v]);
+}
+
+/* gyT [P][Op] <- gy [Og][P] (columns past Og zero), in 16 x 16 blocks. */
+static void transpose_gy(const float *gy, int64_t Og, int64_t P, int64_t Op, float *gyT) {
+    for (int64_t p0 = 0; p0 < P; p0 += 16)
+        for (int64_t o0 = 0; o0 < Op; o0 += 16) {
+            int64_t pe = p0 + 16 < P ? p0 + 16 : P;
+            for (int64_t p = p0; p < pe; p++)
+                for (int64_t o = o0; o < o0 + 16; o++)
+                    gyT[p * Op + o] = o < Og ? gy[o * P + p] : 0.0f;
+        }
+}
+
+/* The weight gradient of images [n0, n1) into dst [G*Og][Cg*KK] (written). */
+static AVX512 void wchunk(const dconv *d, const float *gy, int64_t n0, int64_t n1, float *xp,
+                          float *gyT, float *gwT, int64_t *ctoff, float *dst) {
+    int64_t KK = d->KH * d->KW, CT = d->Ci * KK, Op = (d->Co + VL - 1) / VL * VL;
+    int64_t Wp = d->Wo + d->dw * (d->KW - 1), rows = d->Ho + d->dh * (d->KH - 1);
+    int64_t S = rows * Wp, P = d->Ho * d->Wo;
+    int NV = Op % 64 == 0 ? 4 : Op % 32 == 0 ? 2 : 1, NC = 24 / NV;
+    int64_t CTp = (CT + NC - 1) / NC * NC;
+    for (int64_t i = 0; i < CTp; i++) { /* pairs past CT repeat the last one (dropped) */
+        int64_t ct = i < CT ? i : CT - 1;
+        ctoff[i] = ct / KK * S + ct % KK / d->KW * d->dh * Wp + ct % KK % d->KW * d->dw;
+    }
+    /* output rows per position block: about 128 positions of gyT stay in L1 */
+    int64_t rb = 128 / d->Wo < 1 ? 1 : 128 / d->Wo;
+    for (int64_t gi = 0; gi < d->G; gi++) {
+        memset(gwT, 0, sizeof(float) * (size_t)(CTp * Op));
+        for (int64_t n = n0; n < n1; n++) {
+            pad_planes(d, n, gi, 0, rows, xp);
+            transpose_gy(gy + (n * d->G + gi) * d->Co * P, d->Co, P, Op, gyT);
+            for (int64_t oh0 = 0; oh0 < d->Ho; oh0 += rb) {
+                int64_t oh1 = oh0 + rb < d->Ho ? oh0 + rb : d->Ho;
+                for (int64_t ob = 0; ob < Op; ob += NV * VL)
+                    for (int64_t i = 0; i < CTp; i += NC) {
+                        float *gw = gwT + i * Op + ob;
+                        const int64_t *co = ctoff + i;
+                        if (NV == 4)
+                            wtile(4, 6, xp, co, gyT + ob, Op, oh0, oh1, Wp, d->Wo, gw);
+                        else if (NV == 2)
+                            wtile(2, 12, xp, co, gyT + ob, Op, oh0, oh1, Wp, d->Wo, gw);
+                        else
+                            wtile(1, 24, xp, co, gyT + ob, Op, oh0, oh1, Wp, d->Wo, gw);
+                    }
+            }
+        }
+        for (int64_t o = 0; o < d->Co; o++)
+            for (int64_t ct = 0; ct < CT; ct++)
+                dst[(gi * d->Co + o) * CT + ct] = gwT[ct * Op + o];
+    }
+}
+
+/* Fixed chunks of the batch (a function of N only) combined in chunk order: Note
+ * [Conv determinism]. */
+static void grad_weight(const dconv *d, const float *gy, float *gw) {
+    int64_t KK = d->KH * d->KW, CT = d->Ci * KK, Op = (d->Co + VL - 1) / VL * VL;
+    int64_t wn = d->G * d->Co * CT, nc = d->N < 8 ? d->N : 8;
+    int64_t Wp = d->Wo + d->dw * (d->KW - 1), rows = d->Ho + d->dh * (d->KH - 1);
+    size_t xsz = (size_t)(d->Ci * rows * Wp + TILE + d->dw * (d->KW - 1));
+    size_t CTp = (size_t)(CT + 24), P = (size_t)(d->Ho * d->Wo);
+    float *part = nc > 1 ? malloc(sizeof(float) * (size_t)(wn * (nc - 1))) : NULL;
+    if (nc > 1 && !part) ct_fatal("out of memory in conv backward");
+    int nt = ct_get_num_threads();
+    _Pragma("omp parallel num_threads(nt) if (nt > 1 && nc > 1)")
+    {
+        float *xp = malloc(sizeof(float) * xsz), *gyT = malloc(sizeof(float) * P * (size_t)Op);
+        float *gwT = malloc(sizeof(float) * CTp * (size_t)Op);
+        int64_t *ctoff = malloc(sizeof(int64_t) * CTp);
+        if (!xp || !gyT || !gwT || !ctoff) ct_fatal("out of memory in conv backward");
+        _Pragma("omp for schedule(dynamic)")
+        for (int64_t c = 0; c < nc; c++)
+            wchunk(d, gy, c * d->N / nc, (c + 1) * d->N / nc, xp, gyT, gwT, ctoff,
+                   c == 0 ? gw : part + (c - 1) * wn);
+        free(xp);
+        free(gyT);
+        free(gwT);
+        free(ctoff);
+    }
+    for (int64_t c = 1; c < nc; c++)
+        for (int64_t i = 0; i < wn; i++) gw[i] += part[(c - 1) * wn + i];
+    free(part);
+}
+
 bool ct_conv_direct_f32(const ct_conv_job *job) {
     const ct_conv_geom *g = job->g;
-    if (job->kind != CT_CONV_FORWARD && job->kind != CT_CONV_GRAD_INPUT) return false;
+    if (job->kind != CT_CONV_FORWARD && job->kind != CT_CONV_GRAD_INPUT &&
+        job->kind != CT_CONV_GRAD_WEIGHT)
+        return false;
     if (g->sh != 1 || g->sw != 1 || g->KH * g->KW > 64 || !__builtin_cpu_supports("avx512f"))
         return false;
     if (g->N <= 0 || g->C <= 0 || g->O <= 0 || g->H <= 0 || g->W <= 0 || g->OH <= 0 || g->OW <= 0)
@@ -180,6 +310,12 @@ bool ct_conv_direct_f32(const ct_conv_job *job) {
     int64_t G = g->groups, KK = g->KH * g->KW, eh = g->dh * (g->KH - 1), ew = g->dw * (g->KW - 1);
     dconv d = {.N = g->N, .G = G, .KH = g->KH, .KW = g->KW, .dh = g->dh, .dw = g->dw};
     bool fwd = job->kind == CT_CONV_FORWARD;
+    if (job->kind == CT_CONV_GRAD_WEIGHT) { /* in = x, the conv's geometry */
+        d.Ci = g->C / G, d.Co = g->O / G, d.Hi = g->H, d.Wi = g->W, d.Ho = g->OH, d.Wo = g->OW;
+        d.pt = g->ph, d.pl = g->pw, d.in = job->a;
+        grad_weight(&d, job->b, job->out);
+        return true;
+    }
     if (fwd) {
         d.Ci = g->C / G, d.Co = g->O / G, d.Hi = g->H, d.Wi = g->W, d.Ho = g->OH, d.Wo = g->OW;
         d.pt = g->ph, d.pl = g->pw, d.bias = job->bias;
@@ -202,6 +338,119 @@ bool ct_conv_direct_f32(const ct_conv_job *job) {
 }
 
 #else
+/* ---- grad_weight: gw[o, c, tap] = sum over n, positions of gy[o] * x[c] shifted ----
+ * Vectors run over output channels, so gy is transposed per image to gyT [P][Op]
+ * (Op: O rounded up to 16, zeros past O); a tile of NC (c, tap) pairs x NV vectors
+ * of channels broadcasts x.  Accumulators live in gwT [CTp][Op] between position
+ * blocks; each element sums images, then positions, in order. */
+
+static inline __attribute__((always_inline)) AVX512 void
+wtile(int NV, int NC, const float *xp, const int64_t *ctoff, const float *gyT, int64_t Op,
+      int64_t oh0, int64_t oh1, int64_t Wp, int64_t OW, float *gw) {
+    __m512 acc[24];
+    const float *xs[24];
+    for (int i = 0; i < NC; i++) {
+        xs[i] = xp + ctoff[i];
+        for (int v = 0; v < NV; v++) acc[i * NV + v] = _mm512_loadu_ps(gw + i * Op + v * VL);
+    }
+    for (int64_t oh = oh0; oh < oh1; oh++) {
+        const float *g = gyT + oh * OW * Op;
+        int64_t xr = oh * Wp;
+        for (int64_t ow = 0; ow < OW; ow++) {
+            __m512 gv[4];
+            for (int v = 0; v < NV; v++) gv[v] = _mm512_loadu_ps(g + ow * Op + v * VL);
+            for (int i = 0; i < NC; i++) {
+                __m512 b = _mm512_set1_ps(xs[i][xr + ow]);
+                for (int v = 0; v < NV; v++) acc[i * NV + v] = _mm512_fmadd_ps(b, gv[v], acc[i * NV + v]);
+            }
+        }
+    }
+    for (int i = 0; i < NC; i++)
+        for (int v = 0; v < NV; v++) _mm512_storeu_ps(gw + i * Op + v * VL, acc[i * NV + v]);
+}
+
+/* gyT [P][Op] <- gy [Og][P] (columns past Og zero), in 16 x 16 blocks. */
+static void transpose_gy(const float *gy, int64_t Og, int64_t P, int64_t Op, float *gyT) {
+    for (int64_t p0 = 0; p0 < P; p0 += 16)
+        for (int64_t o0 = 0; o0 < Op; o0 += 16) {
+            int64_t pe = p0 + 16 < P ? p0 + 16 : P;
+            for (int64_t p = p0; p < pe; p++)
+                for (int64_t o = o0; o < o0 + 16; o++)
+                    gyT[p * Op + o] = o < Og ? gy[o * P + p] : 0.0f;
+        }
+}
+
+/* The weight gradient of images [n0, n1) into dst [G*Og][Cg*KK] (written). */
+static AVX512 void wchunk(const dconv *d, const float *gy, int64_t n0, int64_t n1, float *xp,
+                          float *gyT, float *gwT, int64_t *ctoff, float *dst) {
+    int64_t KK = d->KH * d->KW, CT = d->Ci * KK, Op = (d->Co + VL - 1) / VL * VL;
+    int64_t Wp = d->Wo + d->dw * (d->KW - 1), rows = d->Ho + d->dh * (d->KH - 1);
+    int64_t S = rows * Wp, P = d->Ho * d->Wo;
+    int NV = Op % 64 == 0 ? 4 : Op % 32 == 0 ? 2 : 1, NC = 24 / NV;
+    int64_t CTp = (CT + NC - 1) / NC * NC;
+    for (int64_t i = 0; i < CTp; i++) { /* pairs past CT repeat the last one (dropped) */
+        int64_t ct = i < CT ? i : CT - 1;
+        ctoff[i] = ct / KK * S + ct % KK / d->KW * d->dh * Wp + ct % KK % d->KW * d->dw;
+    }
+    /* output rows per position block: about 128 positions of gyT stay in L1 */
+    int64_t rb = 128 / d->Wo < 1 ? 1 : 128 / d->Wo;
+    for (int64_t gi = 0; gi < d->G; gi++) {
+        memset(gwT, 0, sizeof(float) * (size_t)(CTp * Op));
+        for (int64_t n = n0; n < n1; n++) {
+            pad_planes(d, n, gi, 0, rows, xp);
+            transpose_gy(gy + (n * d->G + gi) * d->Co * P, d->Co, P, Op, gyT);
+            for (int64_t oh0 = 0; oh0 < d->Ho; oh0 += rb) {
+                int64_t oh1 = oh0 + rb < d->Ho ? oh0 + rb : d->Ho;
+                for (int64_t ob = 0; ob < Op; ob += NV * VL)
+                    for (int64_t i = 0; i < CTp; i += NC) {
+                        float *gw = gwT + i * Op + ob;
+                        const int64_t *co = ctoff + i;
+                        if (NV == 4)
+                            wtile(4, 6, xp, co, gyT + ob, Op, oh0, oh1, Wp, d->Wo, gw);
+                        else if (NV == 2)
+                            wtile(2, 12, xp, co, gyT + ob, Op, oh0, oh1, Wp, d->Wo, gw);
+                        else
+                            wtile(1, 24, xp, co, gyT + ob, Op, oh0, oh1, Wp, d->Wo, gw);
+                    }
+            }
+        }
+        for (int64_t o = 0; o < d->Co; o++)
+            for (int64_t ct = 0; ct < CT; ct++)
+                dst[(gi * d->Co + o) * CT + ct] = gwT[ct * Op + o];
+    }
+}
+
+/* Fixed chunks of the batch (a function of N only) combined in chunk order: Note
+ * [Conv determinism]. */
+static void grad_weight(const dconv *d, const float *gy, float *gw) {
+    int64_t KK = d->KH * d->KW, CT = d->Ci * KK, Op = (d->Co + VL - 1) / VL * VL;
+    int64_t wn = d->G * d->Co * CT, nc = d->N < 8 ? d->N : 8;
+    int64_t Wp = d->Wo + d->dw * (d->KW - 1), rows = d->Ho + d->dh * (d->KH - 1);
+    size_t xsz = (size_t)(d->Ci * rows * Wp + TILE + d->dw * (d->KW - 1));
+    size_t CTp = (size_t)(CT + 24), P = (size_t)(d->Ho * d->Wo);
+    float *part = nc > 1 ? malloc(sizeof(float) * (size_t)(wn * (nc - 1))) : NULL;
+    if (nc > 1 && !part) ct_fatal("out of memory in conv backward");
+    int nt = ct_get_num_threads();
+    _Pragma("omp parallel num_threads(nt) if (nt > 1 && nc > 1)")
+    {
+        float *xp = malloc(sizeof(float) * xsz), *gyT = malloc(sizeof(float) * P * (size_t)Op);
+        float *gwT = malloc(sizeof(float) * CTp * (size_t)Op);
+        int64_t *ctoff = malloc(sizeof(int64_t) * CTp);
+        if (!xp || !gyT || !gwT || !ctoff) ct_fatal("out of memory in conv backward");
+        _Pragma("omp for schedule(dynamic)")
+        for (int64_t c = 0; c < nc; c++)
+            wchunk(d, gy, c * d->N / nc, (c + 1) * d->N / nc, xp, gyT, gwT, ctoff,
+                   c == 0 ? gw : part + (c - 1) * wn);
+        free(xp);
+        free(gyT);
+        free(gwT);
+        free(ctoff);
+    }
+    for (int64_t c = 1; c < nc; c++)
+        for (int64_t i = 0; i < wn; i++) gw[i] += part[(c - 1) * wn + i];
+    free(part);
+}
+
 bool ct_conv_direct_f32(const ct_conv_job *job) {
     (void)job;
     return false;
