@@ -23,6 +23,12 @@ static const conv_case cases[] = {
     {"ct_basic", CT, 3, {.stride = CT_DIMS(2), .padding = CT_DIMS(1), .output_padding = CT_DIMS(1)}},
     {"ct_groups", CT, 2, {.stride = CT_DIMS(1, 2), .groups = 2, .dilation = CT_DIMS(2)}},
     {"c2_stride_h", C2, 2, {.stride = CT_DIMS(2, 1), .padding = CT_DIMS(1)}},
+    {"c2_direct_wide", C2, 3, {.padding = CT_DIMS(1)}},
+    {"c2_direct_groups", C2, 3, {.padding = CT_DIMS(2, 1), .dilation = CT_DIMS(2, 1), .groups = 2}},
+    {"c2_direct_bigpad", C2, 2, {.padding = CT_DIMS(3)}},
+    {"c2_direct_o19", C2, 2, {.padding = CT_DIMS(1, 0)}},
+    {"c2_direct_o64", C2, 2, {.padding = CT_DIMS(1)}},
+    {"ct_direct", CT, 3, {.padding = CT_DIMS(1)}},
 };
 
 static ct_tensor *run(const conv_case *c, ct_tensor **in) {

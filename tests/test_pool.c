@@ -110,6 +110,49 @@ TEST(max_pool_nan_and_batch_zero) {
     CHECK_VALUES(h, 0, 1);
 }
 
+/* max_pool2d against a scan in the generic order (first maximum wins, the first NaN
+ * wins), with ties, NaN and -inf: 2x2/stride 2 (the fast path: vector rows of 16 and
+ * a scalar tail) and shapes that skip it (ceil_mode's clipped last window, stride 1). */
+static void check_max_scan(ct_dtype dt, int64_t H, int64_t W, int64_t k, int64_t s, bool ceil) {
+    enum { P = 3 };
+    double v[P * 9 * 41];
+    CHECK(H * W <= 9 * 41);
+    for (int64_t i = 0; i < P * H * W; i++) /* few distinct values: many ties */
+        v[i] = i % 37 == 5 ? NAN : i % 23 == 7 ? -INFINITY : (double)((i * 7) % 5);
+    ct_tensor *x = ct_to(ct_tensor_f64(v, CT_SHAPE(1, P, H, W)), .dtype = dt), *idx = NULL;
+    ct_tensor *y = ct_to(ct_max_pool2d_with_indices(x, &idx, .kernel_size = CT_DIMS(k),
+                                                    .stride = CT_DIMS(s), .ceil_mode = ceil),
+                         .dtype = CT_F64);
+    int64_t OH = ct_size(y, 2), OW = ct_size(y, 3);
+    const double *yv = ct_data_ptr(y);
+    const int64_t *iv = ct_data_ptr(idx);
+    for (int64_t p = 0; p < P; p++)
+        for (int64_t oh = 0; oh < OH; oh++)
+            for (int64_t ow = 0; ow < OW; ow++) {
+                double best = -INFINITY;
+                int64_t bi = oh * s * W + ow * s;
+                for (int64_t h = oh * s; h < oh * s + k && h < H && !isnan(best); h++)
+                    for (int64_t w = ow * s; w < ow * s + k && w < W && !isnan(best); w++) {
+                        double e = v[(p * H + h) * W + w];
+                        if (e > best || isnan(e)) best = e, bi = h * W + w;
+                    }
+                int64_t o = (p * OH + oh) * OW + ow;
+                CHECK(isnan(best) ? isnan(yv[o]) : yv[o] == best);
+                CHECK_INT_EQ(iv[o], bi);
+            }
+}
+
+TEST(max_pool_fast_path_matches_scan) {
+    for (int d = 0; d < 2; d++) {
+        ct_dtype dt = d ? CT_F64 : CT_F32;
+        check_max_scan(dt, 8, 40, 2, 2, false); /* 20 outputs per row: 16 + 4 */
+        check_max_scan(dt, 9, 41, 2, 2, false); /* odd sizes: the last row/column unused */
+        check_max_scan(dt, 4, 6, 2, 2, false);  /* rows shorter than a vector */
+        check_max_scan(dt, 9, 41, 2, 2, true);  /* ceil_mode: clipped windows, generic */
+        check_max_scan(dt, 6, 10, 2, 1, false); /* stride 1: generic */
+    }
+}
+
 TEST(pool_errors) {
     ct_tensor *x = ct_zeros(CT_SHAPE(1, 2, 5, 5));
     CHECK_ERROR(ct_max_pool2d(x, .kernel_size = CT_DIMS(3), .padding = CT_DIMS(2)),

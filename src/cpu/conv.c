@@ -324,8 +324,13 @@ static void dgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alph
 CONV_KERNELS(float, f32, sgemm)
 CONV_KERNELS(double, f64, dgemm)
 
+/* float32: the direct kernels where they apply (cpu/conv_direct.c), else im2col + GEMM. */
+static void conv_f32_direct(const ct_conv_job *job) {
+    if (!ct_conv_direct_f32(job)) conv_f32(job);
+}
+
 const ct_kernel_entry ct_cpu_conv_kernels[] = {
-    {CT_OP_convolution, CT_F32, (ct_kernel)conv_f32},
+    {CT_OP_convolution, CT_F32, (ct_kernel)conv_f32_direct},
     {CT_OP_convolution, CT_F64, (ct_kernel)conv_f64},
     {CT_OP_im2col, CT_F32, (ct_kernel)conv_f32},
     {CT_OP_im2col, CT_F64, (ct_kernel)conv_f64},

@@ -47,4 +47,8 @@ typedef struct {
 } ct_conv_job;
 typedef void (*ct_conv_fn)(const ct_conv_job *job);
 
+/* float32 FORWARD, GRAD_INPUT and GRAD_WEIGHT jobs of stride 1 as direct convolutions
+ * (cpu/conv_direct.c, AVX-512); false (nothing done) where that path does not apply. */
+bool ct_conv_direct_f32(const ct_conv_job *job);
+
 #endif

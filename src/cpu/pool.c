@@ -12,7 +12,92 @@
     bool par_ = (g)->planes > 1 && nt_ > 1 && (work) >= CT_GRAIN;                        \
     _Pragma("omp parallel for if (par_) num_threads(nt_)")
 
+/* Are the windows of one dim [2o, 2o + 2) (kernel 2, stride 2, no padding, dilation 1:
+ * the common CNN pooling)? */
+static bool pairs_dim(const ct_pool_win *w, int64_t O) {
+    for (int64_t o = 0; o < O; o++)
+        if (w[o].lo != 2 * o || w[o].hi != 2 * o + 2 || w[o].step != 1) return false;
+    return true;
+}
+static bool is_pairs(const ct_pool_geom *g) { return pairs_dim(g->wh, g->OH) && pairs_dim(g->ww, g->OW); }
+
+/* Step of the max scan: v (index i) replaces the best unless the best is already NaN
+ * (the first NaN wins), when it is larger or NaN: the generic loop's order. */
+#define MAX_STEP(v, i)                                                                   \
+    {                                                                                    \
+        bool take_ = (v > best || v != v) && best == best;                               \
+        best = take_ ? v : best;                                                         \
+        bi = take_ ? (i) : bi;                                                           \
+    }
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(CT_NO_CLONES)
+#include <immintrin.h>
+#define HAVE_PAIRS_AVX512 1
+/* float32 2x2 windows of one output row, 16 outputs per step (the scalar step of
+ * MAX_STEP on lanes); returns the outputs done (a multiple of 16). */
+__attribute__((target("avx512f"))) static int64_t max_pairs_row_avx512(
+    const float *r0, const float *r1, int64_t W, int64_t OW, int64_t base, float *y, int64_t *ix) {
+    const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+    const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+    const __m512i lane2 = _mm512_slli_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0), 1);
+    int64_t ow = 0;
+    for (; ow + 16 <= OW; ow += 16) {
+        __m512 u0 = _mm512_loadu_ps(r0 + 2 * ow), u1 = _mm512_loadu_ps(r0 + 2 * ow + 16);
+        __m512 v0 = _mm512_loadu_ps(r1 + 2 * ow), v1 = _mm512_loadu_ps(r1 + 2 * ow + 16);
+        __m512 cand[3] = {_mm512_permutex2var_ps(u0, odd, u1), _mm512_permutex2var_ps(v0, even, v1),
+                          _mm512_permutex2var_ps(v0, odd, v1)};
+        int32_t step[3] = {1, (int32_t)W, (int32_t)W + 1};
+        __m512 best = _mm512_permutex2var_ps(u0, even, u1);
+        __m512i off = _mm512_setzero_si512();
+        for (int k = 0; k < 3; k++) {
+            __mmask16 take = (_mm512_cmp_ps_mask(cand[k], best, _CMP_GT_OQ) |
+                              _mm512_cmp_ps_mask(cand[k], cand[k], _CMP_UNORD_Q)) &
+                             _mm512_cmp_ps_mask(best, best, _CMP_ORD_Q);
+            best = _mm512_mask_mov_ps(best, take, cand[k]);
+            off = _mm512_mask_mov_epi32(off, take, _mm512_set1_epi32(step[k]));
+        }
+        _mm512_storeu_ps(y + ow, best);
+        off = _mm512_add_epi32(off, lane2); /* + 2 * lane */
+        __m512i b = _mm512_set1_epi64(base + 2 * ow);
+        _mm512_storeu_si512(ix + ow, _mm512_add_epi64(b, _mm512_cvtepi32_epi64(_mm512_castsi512_si256(off))));
+        _mm512_storeu_si512(ix + ow + 8, _mm512_add_epi64(b, _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(off, 1))));
+    }
+    return ow;
+}
+#endif
+
+/* The AVX-512 row kernel serves float32 where the cpu has it. */
+#ifdef HAVE_PAIRS_AVX512
+#define PAIRS_VEC(T) (sizeof(T) == sizeof(float) && __builtin_cpu_supports("avx512f"))
+#define PAIRS_ROW(T, r0, r1, W, OW, base, y, ix)                                        \
+    max_pairs_row_avx512((const float *)(const void *)(r0), (const float *)(const void *)(r1), \
+                         W, OW, base, (float *)(void *)(y), ix)
+#else
+#define PAIRS_VEC(T) false
+#define PAIRS_ROW(T, r0, r1, W, OW, base, y, ix) 0
+#endif
+
 #define POOL_KERNELS(T, SFX)                                                             \
+    /* 2x2 windows, stride 2: branch-free over a row of outputs (float32 rows 16 at a  \
+     * time with AVX-512), the same results and indices as the generic scan */          \
+    static void max_pairs_##SFX(const ct_pool_geom *g, const T *x, T *y, int64_t *ix) {   \
+        bool vec = PAIRS_VEC(T);                                                         \
+        for (int64_t oh = 0; oh < g->OH; oh++) {                                         \
+            const T *r0 = x + 2 * oh * g->W, *r1 = r0 + g->W;                            \
+            T *yr = y + oh * g->OW;                                                      \
+            int64_t *ir = ix + oh * g->OW, base = 2 * oh * g->W;                         \
+            int64_t ow = vec ? PAIRS_ROW(T, r0, r1, g->W, g->OW, base, yr, ir) : 0;     \
+            for (; ow < g->OW; ow++) {                                                   \
+                T best = r0[2 * ow];                                                     \
+                int64_t i0 = base + 2 * ow, bi = i0;                                     \
+                MAX_STEP(r0[2 * ow + 1], i0 + 1)                                         \
+                MAX_STEP(r1[2 * ow], i0 + g->W)                                          \
+                MAX_STEP(r1[2 * ow + 1], i0 + g->W + 1)                                  \
+                yr[ow] = best;                                                           \
+                ir[ow] = bi;                                                             \
+            }                                                                            \
+        }                                                                                \
+    }                                                                                    \
     /* max pooling (also adaptive): argmax per output, first max wins, NaN propagates */ \
     static void max_##SFX(const ct_pool_job *j) {                                        \
         const ct_pool_geom *g = j->g;                                                    \
@@ -34,6 +119,13 @@
                 memset(gx, 0, sizeof(T) * (size_t)HW);                                   \
                 for (int64_t o = 0; o < OHW; o++) gx[ix[o]] += gy[o];                    \
             }                                                                            \
+            return;                                                                      \
+        }                                                                                \
+        if (is_pairs(g)) {                                                               \
+            PLANES_PARALLEL(g, g->planes * OHW * 4)                                      \
+            for (int64_t p = 0; p < g->planes; p++)                                      \
+                max_pairs_##SFX(g, (const T *)j->in + p * HW, (T *)j->out + p * OHW,     \
+                                j->idx + p * OHW);                                       \
             return;                                                                      \
         }                                                                                \
         PLANES_PARALLEL(g, g->planes * OHW * 4)                                          \
