@@ -68,11 +68,21 @@ static void regenerate(ct_tensor *t) {
     ct_release(n);
 }
 
+/* Whether t's grad_fn, made by regenerate(), no longer leads to its base's history: an
+ * input of an in-place op is regenerated while the op records its node, after the
+ * version moved but before the base's history is rebased. */
+static bool base_moved(const ct_tensor *t) {
+    const ct_node *fn = t->grad_fn;
+    if (!fn || fn->op != CT_OP_as_strided || fn->n_in != 1) return false;
+    const ct_tensor *base = t->base;
+    return fn->next[0].fn != (base->grad_fn ? base->grad_fn : base->grad_acc);
+}
+
 ct_node *ct_view_grad_fn(ct_tensor *t) {
     if (!t->base || t->view_kind == CT_VIEW_NO_GRAD) return t->grad_fn;
     if (!t->grad_fn && !ct_requires_grad_impl(t->base)) return NULL;
     unsigned v = ct_version(t);
-    if (v != t->view_version) {
+    if (v != t->view_version || base_moved(t)) {
         regenerate(t);
         t->view_version = v;
     }
