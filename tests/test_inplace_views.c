@@ -242,6 +242,13 @@ TEST(backward_twice_through_copy_slices) {
     ct_tensor *s = ct_sum(b);
     CHECK(ct_backward(s) == 0);
     CHECK_ERROR(ct_backward(s), "Trying to backward through the graph a second time");
+    /* add_ saves nothing; CopySlices refuses all the same, as PyTorch's does. */
+    ct_tensor *c = ct_mul_scalar(x, 1);
+    ct_add_(ct_slice(c, 0, 0, 2, 1), y);
+    ct_tensor *s2 = ct_sum(c);
+    CHECK(ct_backward(s2, .retain_graph = true) == 0);
+    CHECK(ct_backward(s2) == 0);
+    CHECK_ERROR(ct_backward(s2), "Trying to backward through the graph a second time");
 }
 
 /* ---- errors ------------------------------------------------------------------------ */

@@ -142,6 +142,9 @@ static ct_shape shape_of(int ndim, const int64_t *d) {
 bool copy_slices_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     copy_slices *c = n->extra;
     ct_node *fn = c->fn;
+    /* As PyTorch's: a second backward without retain_graph is refused even when the
+     * op saved nothing (ct_node_saved words the error). */
+    if (n->released) return ct_node_saved(n, 0) != NULL;
     /* The gradient laid out with the base's geometry, so that the view's geometry
      * (relative to the base's offset) finds its region. */
     ct_tensor *result;
