@@ -211,6 +211,19 @@ TEST(backward_from_the_modified_view) {
     CHECK_VALUES(ct_grad(x), 0, 0, 0, 0, 0, 3, 3, 0, 3, 3);
 }
 
+TEST(views_of_a_detached_tensor_stay_detached) {
+    ct_tensor *x = ct_randn(CT_SHAPE(3), .dtype = CT_F64, .requires_grad = true);
+    ct_tensor *d = ct_detach(ct_mul_scalar(x, 2));
+    ct_tensor *v = ct_select(d, 0, 1);
+    ct_add_scalar_(d, 1);
+    CHECK(!ct_requires_grad(v) && ct_grad_fn(v) == NULL);
+    /* and may be modified in place: d is the root, not x */
+    ct_tensor *dx = ct_detach(x), *w = ct_select(dx, 0, 0);
+    ct_add_scalar_(dx, 1);
+    CHECK(ct_add_scalar_(w, 1) != NULL);
+    CHECK(ct_grad_fn(dx) == NULL);
+}
+
 /* ---- double backward --------------------------------------------------------------- */
 
 TEST(double_backward_through_copy_slices) {
