@@ -211,6 +211,19 @@ TEST(backward_from_the_modified_view) {
     CHECK_VALUES(ct_grad(x), 0, 0, 0, 0, 0, 3, 3, 0, 3, 3);
 }
 
+TEST(views_of_a_detached_tensor_stay_detached) {
+    ct_tensor *x = ct_randn(CT_SHAPE(3), .dtype = CT_F64, .requires_grad = true);
+    ct_tensor *d = ct_detach(ct_mul_scalar(x, 2));
+    ct_tensor *v = ct_select(d, 0, 1);
+    ct_add_scalar_(d, 1);
+    CHECK(!ct_requires_grad(v) && ct_grad_fn(v) == NULL);
+    /* and may be modified in place: d is the root, not x */
+    ct_tensor *dx = ct_detach(x), *w = ct_select(dx, 0, 0);
+    ct_add_scalar_(dx, 1);
+    CHECK(ct_add_scalar_(w, 1) != NULL);
+    CHECK(ct_grad_fn(dx) == NULL);
+}
+
 /* ---- double backward --------------------------------------------------------------- */
 
 TEST(double_backward_through_copy_slices) {
@@ -242,6 +255,13 @@ TEST(backward_twice_through_copy_slices) {
     ct_tensor *s = ct_sum(b);
     CHECK(ct_backward(s) == 0);
     CHECK_ERROR(ct_backward(s), "Trying to backward through the graph a second time");
+    /* add_ saves nothing; CopySlices refuses all the same, as PyTorch's does. */
+    ct_tensor *c = ct_mul_scalar(x, 1);
+    ct_add_(ct_slice(c, 0, 0, 2, 1), y);
+    ct_tensor *s2 = ct_sum(c);
+    CHECK(ct_backward(s2, .retain_graph = true) == 0);
+    CHECK(ct_backward(s2) == 0);
+    CHECK_ERROR(ct_backward(s2), "Trying to backward through the graph a second time");
 }
 
 /* ---- errors ------------------------------------------------------------------------ */

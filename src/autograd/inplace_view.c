@@ -68,11 +68,21 @@ static void regenerate(ct_tensor *t) {
     ct_release(n);
 }
 
+/* Whether t's grad_fn, made by regenerate(), no longer leads to its base's history: an
+ * input of an in-place op is regenerated while the op records its node, after the
+ * version moved but before the base's history is rebased. */
+static bool base_moved(const ct_tensor *t) {
+    const ct_node *fn = t->grad_fn;
+    if (!fn || fn->op != CT_OP_as_strided || fn->n_in != 1) return false;
+    const ct_tensor *base = t->base;
+    return fn->next[0].fn != (base->grad_fn ? base->grad_fn : base->grad_acc);
+}
+
 ct_node *ct_view_grad_fn(ct_tensor *t) {
     if (!t->base || t->view_kind == CT_VIEW_NO_GRAD) return t->grad_fn;
     if (!t->grad_fn && !ct_requires_grad_impl(t->base)) return NULL;
     unsigned v = ct_version(t);
-    if (v != t->view_version) {
+    if (v != t->view_version || base_moved(t)) {
         regenerate(t);
         t->view_version = v;
     }
@@ -132,6 +142,9 @@ static ct_shape shape_of(int ndim, const int64_t *d) {
 bool copy_slices_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     copy_slices *c = n->extra;
     ct_node *fn = c->fn;
+    /* As PyTorch's: a second backward without retain_graph is refused even when the
+     * op saved nothing (ct_node_saved words the error). */
+    if (n->released) return ct_node_saved(n, 0) != NULL;
     /* The gradient laid out with the base's geometry, so that the view's geometry
      * (relative to the base's offset) finds its region. */
     ct_tensor *result;

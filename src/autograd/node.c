@@ -135,7 +135,10 @@ void ct_node_save(ct_node *node, int slot, ct_tensor *t, bool is_output) {
 }
 
 void ct_node_release_saved(ct_node *node) {
-    if (node->op == CT_OP_copy_slices) ct_node_release_saved(*(ct_node **)node->extra);
+    if (node->op == CT_OP_copy_slices) { /* its wrapped node's too; see inplace_view.c */
+        ct_node_release_saved(*(ct_node **)node->extra);
+        node->released = true;
+    }
     for (int i = 0; i < CT_NODE_MAX_SAVED; i++) {
         if (!node->saved[i].t) continue;
         ct_release(node->saved[i].t);
