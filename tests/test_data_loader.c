@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include "ct_test.h"
-#include "core/error.h" /* ct_error: a dataset reporting its own failure */
 
 /* x[0, 0]: the first value of a slow_ds batch. */
 static double first(ct_tensor *x) { return ct_item(ct_select(ct_select(x, 0, 0), 0, 0)); }
@@ -145,7 +144,7 @@ static int slow_get(ct_dataset *ds, int64_t i, ct_sample *out) {
     if (s->delay_us) usleep((useconds_t)s->delay_us);
     if (i == s->bad) {
         ct_tensor_f32((float[]){1}, CT_SHAPE(1)); /* a tensor made before failing */
-        ct_error("slow_get: bad sample %lld", (long long)i);
+        ct_set_error("slow_get: bad sample %lld", (long long)i);
         return -1;
     }
     out->n = 2;
@@ -386,4 +385,55 @@ TEST(persistent_workers_are_reused) {
     }
     CHECK_ERROR(ct_dataloader(range_ds(4), .persistent_workers = true),
                 "persistent_workers option needs num_workers > 0");
+}
+
+/* ct_set_error from user code run by the loader: a Dataset's get() in a worker and a
+ * custom collate.  The message reaches ct_loader_next on the main thread, and the
+ * installed handler is called there, once, with it. */
+static int handler_calls;
+static bool handler_on_worker;
+static char handler_msg[256];
+static void count_handler(const char *message, const char *file, int line) {
+    (void)file;
+    (void)line;
+    handler_calls++;
+    handler_on_worker |= ct_loader_worker_id() >= 0;
+    snprintf(handler_msg, sizeof handler_msg, "%s", message);
+}
+static int failing_collate(int n, const ct_sample *samples, ct_batch *out, void *ctx) {
+    (void)ctx;
+    if (ct_item(samples[0].t[0]) >= 4) {
+        ct_set_error("my_collate: cannot pad %d samples from %g", n, ct_item(samples[0].t[0]));
+        return -1;
+    }
+    return ct_default_collate(n, samples, out, NULL);
+}
+
+TEST(user_errors_reach_the_main_thread) {
+    ct_error_handler old = ct_set_error_handler(count_handler);
+    for (int workers = 0; workers <= 2; workers += 2) {
+        handler_calls = 0;
+        handler_on_worker = false;
+        ct_clear_error();
+        ct_loader *l = ct_dataloader(slow_ds(20, 9, 0), .batch_size = 4, .num_workers = workers,
+                                     .persistent_workers = workers > 0);
+        ct_batch b;
+        int got = 0;
+        while (ct_loader_next(l, &b)) got++;
+        CHECK_INT_EQ(got, 2);
+        CHECK(ct_last_error() && strstr(ct_last_error(), "slow_get: bad sample 9"));
+        CHECK_INT_EQ(handler_calls, 1);
+        CHECK(!handler_on_worker);
+        CHECK(strstr(handler_msg, "slow_get: bad sample 9") != NULL);
+        if (workers) CHECK(strstr(handler_msg, "(in loader worker") != NULL);
+        ct_clear_error();
+        ct_loader *c = ct_dataloader(range_ds(8), .batch_size = 4, .num_workers = workers,
+                                     .collate = failing_collate);
+        CHECK(ct_loader_next(c, &b));
+        CHECK(!ct_loader_next(c, &b));
+        CHECK(ct_last_error() && strstr(ct_last_error(), "my_collate: cannot pad 4 samples from 4"));
+        CHECK(!handler_on_worker);
+    }
+    ct_set_error_handler(old);
+    ct_clear_error();
 }

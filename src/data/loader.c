@@ -131,6 +131,7 @@ static void *worker_main(void *arg) {
     ct_loader *l = w->l;
     current_worker = w->id;
     ct_set_thread_num_threads(1); /* see core/threads.h */
+    ct_error_defer_handler(true); /* errors reach the handler from ct_loader_next */
     pthread_mutex_lock(&l->mu);
     for (;;) {
         /* Without persistent_workers a worker is done when its epoch has no batch left. */
