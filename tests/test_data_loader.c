@@ -1,9 +1,10 @@
 /* The DataLoader: batching, shuffling, epochs, worker threads (order, determinism,
  * errors, timeouts, shutdown mid-epoch), custom collate and batch samplers. */
+#include <pthread.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "ct_test.h"
-#include "core/error.h" /* ct_error: a dataset reporting its own failure */
 
 /* x[0, 0]: the first value of a slow_ds batch. */
 static double first(ct_tensor *x) { return ct_item(ct_select(ct_select(x, 0, 0), 0, 0)); }
@@ -97,9 +98,11 @@ static ct_dataset *augmented_images(void) {
 }
 
 /* Two epochs of the augmented dataset: all images and all labels, in batch order. */
-static void two_epochs(int workers, int prefetch, ct_tensor **images, ct_tensor **labels) {
+static void two_epochs(int workers, int prefetch, bool persistent, ct_tensor **images,
+                       ct_tensor **labels) {
     ct_loader *l = ct_dataloader(augmented_images(), .batch_size = 6, .shuffle = true,
                                  .num_workers = workers, .prefetch_factor = prefetch,
+                                 .persistent_workers = persistent,
                                  .generator = ct_generator_new(42));
     ct_tensor *xs[16], *ys[16];
     int n = 0;
@@ -113,14 +116,14 @@ static void two_epochs(int workers, int prefetch, ct_tensor **images, ct_tensor 
 
 TEST(workers_give_bitwise_identical_batches) {
     ct_tensor *x0, *y0;
-    two_epochs(0, 0, &x0, &y0);
+    two_epochs(0, 0, false, &x0, &y0);
     CHECK_INT_EQ(ct_dtype_of(x0), CT_F32);
     CHECK_INT_EQ(ct_size(x0, 0), 80);
-    int configs[][2] = {{1, 0}, {3, 0}, {2, 1}, {4, 5}};
-    for (int c = 0; c < 4; c++) {
+    int configs[][3] = {{1, 0, 0}, {3, 0, 0}, {2, 1, 0}, {4, 5, 0}, {1, 0, 1}, {3, 2, 1}};
+    for (int c = 0; c < 6; c++) {
         CT_SCOPE {
             ct_tensor *x, *y;
-            two_epochs(configs[c][0], configs[c][1], &x, &y);
+            two_epochs(configs[c][0], configs[c][1], configs[c][2], &x, &y);
             CHECK(ct_test_max_diff(x, x0) == 0);
             CHECK(ct_test_max_diff(y, y0) == 0);
         }
@@ -141,7 +144,7 @@ static int slow_get(ct_dataset *ds, int64_t i, ct_sample *out) {
     if (s->delay_us) usleep((useconds_t)s->delay_us);
     if (i == s->bad) {
         ct_tensor_f32((float[]){1}, CT_SHAPE(1)); /* a tensor made before failing */
-        ct_error("slow_get: bad sample %lld", (long long)i);
+        ct_set_error("slow_get: bad sample %lld", (long long)i);
         return -1;
     }
     out->n = 2;
@@ -319,4 +322,118 @@ TEST(custom_batch_sampler) {
     CHECK_VALUES(b.t[0], 0, 2, 1, 0);
     CHECK(!ct_loader_next(l, &b));
     CHECK_ERROR(ct_batch_sampler_new(NULL, 0), "needs len and plan");
+}
+
+/* A dataset of n samples recording the kernel thread id (never reused soon, unlike
+ * pthread_t) of every thread that loads one. */
+#define MAX_TIDS 64
+typedef struct {
+    int64_t n;
+    pthread_mutex_t mu;
+    long tids[MAX_TIDS];
+    int n_tids;
+} tid_ds;
+static int64_t tid_len(const ct_dataset *ds) { return ((tid_ds *)ct_dataset_state(ds))->n; }
+static int tid_get(ct_dataset *ds, int64_t i, ct_sample *out) {
+    tid_ds *s = ct_dataset_state(ds);
+    long tid = (long)syscall(SYS_gettid);
+    pthread_mutex_lock(&s->mu);
+    bool seen = false;
+    for (int k = 0; k < s->n_tids; k++) seen |= s->tids[k] == tid;
+    if (!seen && s->n_tids < MAX_TIDS) s->tids[s->n_tids++] = tid;
+    pthread_mutex_unlock(&s->mu);
+    usleep(500); /* so that every worker gets batches */
+    out->n = 1;
+    out->t[0] = ct_scalar_tensor((double)i, .dtype = CT_I64);
+    return 0;
+}
+static void tid_destroy(ct_dataset *ds) { pthread_mutex_destroy(&((tid_ds *)ct_dataset_state(ds))->mu); }
+static const ct_dataset_class TIDS = {.name = "Tids", .len = tid_len, .get = tid_get,
+                                      .destroy = tid_destroy};
+
+/* persistent_workers: the same worker threads load every epoch (a new set per epoch
+ * without it), the batches and their order are unchanged, and an epoch abandoned
+ * midway (set_epoch) leaves the workers ready for the next. */
+TEST(persistent_workers_are_reused) {
+    for (int persistent = 0; persistent <= 1; persistent++) CT_SCOPE {
+        ct_dataset *ds = ct_dataset_new(&TIDS, sizeof(tid_ds));
+        tid_ds *s = ct_dataset_state(ds);
+        s->n = 24;
+        pthread_mutex_init(&s->mu, NULL);
+        ct_loader *l = ct_dataloader(ds, .batch_size = 2, .num_workers = 3, .shuffle = true,
+                                     .persistent_workers = persistent,
+                                     .generator = ct_generator_new(5));
+        int64_t v[3][24], nb;
+        for (int e = 0; e < 3; e++) CHECK_INT_EQ(epoch_values(l, v[e], 24, &nb), 24);
+        if (persistent) CHECK(s->n_tids <= 3);
+        else CHECK(s->n_tids > 3);
+        /* The same values as a loader without workers. */
+        ct_loader *ref = ct_dataloader(range_ds(24), .batch_size = 2, .shuffle = true,
+                                       .generator = ct_generator_new(5));
+        for (int e = 0; e < 3; e++) {
+            int64_t w[24];
+            CHECK_INT_EQ(epoch_values(ref, w, 24, &nb), 24);
+            CHECK(memcmp(v[e], w, sizeof w) == 0);
+        }
+        ct_batch b;
+        CHECK(ct_loader_next(l, &b));
+        ct_loader_set_epoch(l, 0);
+        int64_t w[24];
+        CHECK_INT_EQ(epoch_values(l, w, 24, &nb), 24);
+        CHECK(memcmp(v[0], w, sizeof w) == 0);
+        if (persistent) CHECK(s->n_tids <= 3);
+    }
+    CHECK_ERROR(ct_dataloader(range_ds(4), .persistent_workers = true),
+                "persistent_workers option needs num_workers > 0");
+}
+
+/* ct_set_error from user code run by the loader: a Dataset's get() in a worker and a
+ * custom collate.  The message reaches ct_loader_next on the main thread, and the
+ * installed handler is called there, once, with it. */
+static int handler_calls;
+static bool handler_on_worker;
+static char handler_msg[256];
+static void count_handler(const char *message, const char *file, int line) {
+    (void)file;
+    (void)line;
+    handler_calls++;
+    handler_on_worker |= ct_loader_worker_id() >= 0;
+    snprintf(handler_msg, sizeof handler_msg, "%s", message);
+}
+static int failing_collate(int n, const ct_sample *samples, ct_batch *out, void *ctx) {
+    (void)ctx;
+    if (ct_item(samples[0].t[0]) >= 4) {
+        ct_set_error("my_collate: cannot pad %d samples from %g", n, ct_item(samples[0].t[0]));
+        return -1;
+    }
+    return ct_default_collate(n, samples, out, NULL);
+}
+
+TEST(user_errors_reach_the_main_thread) {
+    ct_error_handler old = ct_set_error_handler(count_handler);
+    for (int workers = 0; workers <= 2; workers += 2) {
+        handler_calls = 0;
+        handler_on_worker = false;
+        ct_clear_error();
+        ct_loader *l = ct_dataloader(slow_ds(20, 9, 0), .batch_size = 4, .num_workers = workers,
+                                     .persistent_workers = workers > 0);
+        ct_batch b;
+        int got = 0;
+        while (ct_loader_next(l, &b)) got++;
+        CHECK_INT_EQ(got, 2);
+        CHECK(ct_last_error() && strstr(ct_last_error(), "slow_get: bad sample 9"));
+        CHECK_INT_EQ(handler_calls, 1);
+        CHECK(!handler_on_worker);
+        CHECK(strstr(handler_msg, "slow_get: bad sample 9") != NULL);
+        if (workers) CHECK(strstr(handler_msg, "(in loader worker") != NULL);
+        ct_clear_error();
+        ct_loader *c = ct_dataloader(range_ds(8), .batch_size = 4, .num_workers = workers,
+                                     .collate = failing_collate);
+        CHECK(ct_loader_next(c, &b));
+        CHECK(!ct_loader_next(c, &b));
+        CHECK(ct_last_error() && strstr(ct_last_error(), "my_collate: cannot pad 4 samples from 4"));
+        CHECK(!handler_on_worker);
+    }
+    ct_set_error_handler(old);
+    ct_clear_error();
 }

@@ -190,6 +190,26 @@ TEST(embedding_matches_pytorch) {
     fx_free(fx);
 }
 
+/* scale_grad_by_freq: each row's gradient divided by its index's count in the batch,
+ * through F.embedding and nn.Embedding; sparse gradients are refused. */
+TEST(embedding_scale_grad_by_freq_matches_pytorch) {
+    fx_file *fx = fx_load("index");
+    ct_tensor *w = leaf(fx, "embf.weight"), *i = fx_get(fx, "embf.i");
+    CHECK_GRADS("embf", ct_embedding(w, i, CT_PADDING_NONE, .scale_grad_by_freq = true), 1, &w,
+                1e-12);
+    CHECK_GRADS("embfp", ct_embedding(w, ct_to(i, .dtype = CT_I32), 5, .scale_grad_by_freq = true),
+                1, &w, 1e-12);
+    ct_module *m = ct_nn_embedding(6, 3, .padding_idx = 5, .scale_grad_by_freq = true,
+                                   .dtype = CT_F64);
+    ct_tensor *mw = ct_module_get_parameter(m, "weight");
+    CT_NO_GRAD { ct_copy_(mw, w); }
+    CHECK_GRADS("embfp", ct_forward(m, i), 1, &mw, 1e-12);
+    CHECK_ERROR(ct_embedding(w, i, CT_PADDING_NONE, .sparse = true),
+                "ct_embedding: sparse=True is not supported: ctorch has no sparse tensors");
+    CHECK_ERROR(ct_nn_embedding(6, 3, .sparse = true), "sparse=True is not supported");
+    fx_free(fx);
+}
+
 TEST(index_put_matches_pytorch) {
     fx_file *fx = fx_load("index");
     ct_tensor *x = leaf(fx, "iput.x"), *v = leaf(fx, "iput.v");

@@ -112,3 +112,20 @@ TEST(scheduler_errors_and_state) {
     ct_sched_step(sv);
     CHECK_CLOSE(ct_optim_get_lr(v.opt, 0), ct_optim_get_lr(u.opt, 0), 0);
 }
+
+/* A LambdaLR function reports a failure with ct_set_error: the step fails and the
+ * lrs stay. */
+static double picky_lambda(int64_t e, void *ctx) {
+    (void)ctx;
+    if (e == 2) ct_set_error("my_lambda: no schedule for epoch %lld", (long long)e);
+    return 1.0 / (double)(e + 1);
+}
+
+TEST(lambda_lr_reports_errors) {
+    setup s = make();
+    ct_scheduler *sch = ct_lambda_lr(s.opt, picky_lambda, NULL);
+    CHECK_INT_EQ(ct_sched_step(sch), 0);
+    CHECK_CLOSE(ct_optim_get_lr(s.opt, 0), 0.05, 1e-15);
+    CHECK_ERROR(ct_sched_step(sch), "my_lambda: no schedule for epoch 2");
+    CHECK_CLOSE(ct_optim_get_lr(s.opt, 0), 0.05, 1e-15);
+}

@@ -181,3 +181,34 @@ TEST(a_module_owns_what_it_registered) {
     /* The scope released the module; its children and parameters went with it. */
     CHECK_INT_EQ(ct_memory_allocated(CT_CPU), before);
 }
+
+/* A custom forward reports its own failure with ct_set_error. */
+static ct_tensor *picky_forward(ct_module *m, ct_tensor *x) {
+    (void)m;
+    if (ct_ndim(x) != 2) {
+        ct_set_error("Picky: expected a 2-D input (got %d dims)", ct_ndim(x));
+        return NULL;
+    }
+    return ct_mul_scalar(x, 2);
+}
+static const ct_module_class PICKY = {.name = "Picky", .forward = picky_forward};
+
+TEST(custom_forward_reports_errors) {
+    ct_module *m = ct_module_new(&PICKY, 0);
+    CHECK(ct_forward(m, ct_ones(CT_SHAPE(2, 2))) != NULL);
+    CHECK_ERROR(ct_forward(m, ct_ones(CT_SHAPE(3))), "Picky: expected a 2-D input (got 1 dims)");
+}
+
+static ct_tensor *refusing_hook(ct_module *m, ct_tensor *x, void *ctx) {
+    (void)m;
+    (void)ctx;
+    if (ct_numel(x) > 4) ct_set_error("hook: input of %lld elements refused", (long long)ct_numel(x));
+    return NULL; /* keep the input */
+}
+
+TEST(hooks_report_errors) {
+    ct_module *m = ct_module_new(&PICKY, 0);
+    ct_module_register_forward_pre_hook(m, refusing_hook, NULL);
+    CHECK(ct_forward(m, ct_ones(CT_SHAPE(2, 2))) != NULL);
+    CHECK_ERROR(ct_forward(m, ct_ones(CT_SHAPE(2, 3))), "hook: input of 6 elements refused");
+}

@@ -61,6 +61,35 @@ typedef void (*ct_error_handler)(const char *message, const char *file, int line
 ct_error_handler ct_set_error_handler(ct_error_handler h);  /* returns the old one */
 /* Prints the message and the call site of the failing call, then aborts. */
 void ct_abort_on_error(const char *message, const char *file, int line);
+/* Reports an error from user code run by ctorch, with a printf-style message: a
+ * Dataset's get(), a collate function, a custom module's forward, a LambdaLR
+ * function, a custom autograd function.  It sets the message ct_last_error() returns
+ * and calls the installed handler (the call site is the ct_set_error line), exactly
+ * as ctorch's own errors do; the callback then returns its failure value (-1, NULL).
+ * An error set in a DataLoader worker reaches the thread calling ct_loader_next,
+ * which returns false with the message (plus the worker and batch) and calls the
+ * handler there.
+ *
+ *     static int my_get(ct_dataset *ds, int64_t i, ct_sample *out) {
+ *         (void)ds;
+ *         if (i == 3) {
+ *             ct_set_error("my_get: sample %lld is corrupt", (long long)i);
+ *             return -1;
+ *         }
+ *         out->n = 1;
+ *         out->t[0] = ct_full(CT_SHAPE(2), (double)i);
+ *         return 0;
+ *     }
+ *     static int64_t my_len(const ct_dataset *ds) { (void)ds; return 8; }
+ *     static const ct_dataset_class MY = {.name = "My", .len = my_len, .get = my_get};
+ *     ct_set_error_handler(NULL); // report, don't abort
+ *     ct_loader *l = ct_dataloader(ct_dataset_new(&MY, 0), .batch_size = 2, .num_workers = 2);
+ *     ct_batch batch;
+ *     while (ct_loader_next(l, &batch)) {}
+ *     // ct_last_error(): "my_get: sample 3 is corrupt (in loader worker 1, batch 1)"
+ */
+void ct_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#define ct_set_error(...) CT_AT(ct_set_error(__VA_ARGS__))
 
 /* Call sites: public ops are wrapped by macros that record __FILE__/__LINE__ of the
  * caller (for error handlers and anomaly mode).  Library internals call the

@@ -298,6 +298,8 @@ typedef struct {
     ct_batch_sampler *batch_sampler; /* instead of batch_size, shuffle, sampler, drop_last */
     int num_workers;      /* loader threads; 0 loads in the calling thread */
     int prefetch_factor;  /* batches in flight per worker (default 2) */
+    bool persistent_workers; /* keep the worker threads between epochs (num_workers > 0);
+                                the batches are the same either way */
     bool drop_last;       /* drop the last incomplete batch */
     bool pin_memory;      /* accepted; nothing to do without CUDA */
     double timeout;       /* seconds to wait for a batch (0: forever; workers only) */

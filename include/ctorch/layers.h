@@ -265,9 +265,12 @@ typedef struct {
     int64_t padding_idx; /* default CT_PADDING_NONE; negative counts from the end */
     double max_norm;     /* 0: None; else rows looked up are renormalized in place */
     double norm_type;    /* default 2 */
+    bool scale_grad_by_freq; /* each row's gradient divided by its index's count in the batch */
+    bool sparse;         /* refused (an error): ctorch has no sparse tensors; grads are dense */
     ct_dtype dtype;
 } ct_embedding_options;
-/* nn.Embedding: weight [num, dim] ~ N(0, 1), the padding row zero. */
+/* nn.Embedding: weight [num, dim] ~ N(0, 1), the padding row zero; the forward is
+ * ct_embedding with the module's options (PyTorch's names). */
 ct_module *ct_nn_embedding_with(int64_t num_embeddings, int64_t embedding_dim,
                                 ct_embedding_options o);
 #define ct_nn_embedding(num, dim, ...)                                                   \

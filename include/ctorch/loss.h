@@ -94,7 +94,9 @@ typedef struct {
     ct_reduction reduction;
 } ct_bce_with_logits_options;
 /* F.binary_cross_entropy_with_logits: sigmoid and BCE in one stable formula
- * (max(-x, 0) + log(exp(-max) + exp(-x - max)), never overflowing). */
+ * (max(-x, 0) + log(exp(-max) + exp(-x - max)), never overflowing).  weight and
+ * pos_weight get no gradient: one that requires grad is refused, as in PyTorch
+ * (likewise binary_cross_entropy's weight). */
 ct_tensor *ct_binary_cross_entropy_with_logits_with(ct_tensor *input, ct_tensor *target,
                                                     ct_bce_with_logits_options o);
 #define ct_binary_cross_entropy_with_logits(input, target, ...) \

@@ -34,7 +34,9 @@ ct_scheduler *ct_cosine_annealing_warm_restarts(ct_optim *opt, int64_t t_0, int6
                                                 double eta_min);
 ct_scheduler *ct_linear_lr(ct_optim *opt, double start_factor, double end_factor,
                            int64_t total_iters);
-/* lr = initial_lr * fn(epoch, ctx) for every group. */
+/* lr = initial_lr * fn(epoch, ctx) for every group.  fn may report a failure with
+ * ct_set_error: the step (or ct_lambda_lr's initial one) then fails (-1 / NULL)
+ * and leaves the lrs unchanged. */
 ct_scheduler *ct_lambda_lr(ct_optim *opt, double (*fn)(int64_t epoch, void *ctx), void *ctx);
 /* Runs schedulers[i] from milestones[i - 1] on (n schedulers, n - 1 milestones); the
  * SequentialLR adopts the schedulers' references. */

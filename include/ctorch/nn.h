@@ -93,8 +93,9 @@ int ct_forward_multi(ct_module *m, int n_in, ct_tensor *const *in, ct_tensor **o
 #define ct_forward_multi(m, n_in, in, out, max_out) CT_AT(ct_forward_multi(m, n_in, in, out, max_out))
 
 /* A pre-hook may replace the input (return a tensor) or keep it (return NULL); a
- * forward hook may replace the output likewise.  For ct_forward_multi they see the
- * first input and the first output.  Return a handle for removal. */
+ * forward hook may replace the output likewise; a hook that calls ct_set_error fails
+ * the call (NULL / -1).  For ct_forward_multi they see the first input and the first
+ * output.  Return a handle for removal. */
 typedef ct_tensor *(*ct_forward_pre_hook)(ct_module *m, ct_tensor *input, void *ctx);
 typedef ct_tensor *(*ct_forward_hook)(ct_module *m, ct_tensor *input, ct_tensor *output, void *ctx);
 int ct_module_register_forward_pre_hook(ct_module *m, ct_forward_pre_hook fn, void *ctx);

@@ -1,5 +1,6 @@
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -22,15 +23,34 @@ void ct_current_site(const char **file, int *line) {
     *line = site_line;
 }
 
+static _Thread_local bool handler_deferred;
+static _Thread_local unsigned error_count;
+
+/* Sets the message and calls the handler (unless deferred on this thread). */
+static void verror(const char *fmt, va_list ap) {
+    vsnprintf(message, sizeof message, fmt, ap);
+    pending = 1;
+    error_count++;
+    ct_error_handler h = handler;
+    if (h && !handler_deferred) h(message, site_file, site_line);
+}
+
 void ct_error(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(message, sizeof message, fmt, ap);
+    verror(fmt, ap);
     va_end(ap);
-    pending = 1;
-    ct_error_handler h = handler;
-    if (h) h(message, site_file, site_line);
 }
+
+void (ct_set_error)(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    verror(fmt, ap);
+    va_end(ap);
+}
+
+void ct_error_defer_handler(bool defer) { handler_deferred = defer; }
+unsigned ct_error_count(void) { return error_count; }
 
 void ct_fatal(const char *fmt, ...) {
     va_list ap;

@@ -7,12 +7,20 @@
 #ifndef CT_CORE_ERROR_H
 #define CT_CORE_ERROR_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 
 void ct_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 _Noreturn void ct_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* On this thread, errors set the message without calling the handler (loader
+ * workers: their errors reach the handler when ct_loader_next re-reports them on the
+ * consumer's thread). */
+void ct_error_defer_handler(bool defer);
+/* Errors reported on this thread so far: a change across a user callback means the
+ * callback reported one (ct_set_error). */
+unsigned ct_error_count(void);
 /* The call site recorded by the public macros for the current thread. */
 void ct_current_site(const char **file, int *line);
 

@@ -10,8 +10,11 @@
  *
  * Each batch is loaded inside its own scope; the batch's tensors are retained by the
  * slot and handed to the consumer's scope.  Stopping an epoch (the end, an error,
- * reset, set_epoch, release) raises `stop`, joins the workers (a worker finishes the
- * batch in hand first) and releases the batches nobody took. */
+ * reset, set_epoch, release) clears `active`, waits until no worker is loading (a
+ * worker finishes the batch in hand first, then drops it) and releases the batches
+ * nobody took.  Workers are started with the epoch and joined when it stops, or with
+ * persistent_workers started once and kept, idle between epochs, until the loader is
+ * released (`shutdown`); either way the batches are the same. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -37,6 +40,7 @@ struct ct_loader {
     ct_collate_fn collate;
     void *collate_ctx;
     int num_workers, cap;
+    bool persistent;
     double timeout;
     uint64_t seed, epoch;
     /* the epoch in progress */
@@ -46,11 +50,14 @@ struct ct_loader {
     /* shared with the workers, under mu */
     pthread_mutex_t mu;
     pthread_cond_t ready_cv, space_cv;
+    pthread_cond_t idle_cv;
     int64_t taken; /* the next batch a worker takes */
-    bool stop;
+    bool active;   /* an epoch is in progress: workers may take batches */
+    bool shutdown; /* workers exit */
+    int busy;      /* workers loading a batch */
     slot *slots;
     worker *workers;
-    int n_workers; /* running this epoch */
+    int n_workers; /* running */
 };
 
 struct worker {
@@ -114,20 +121,25 @@ static void batch_release(ct_batch *b) {
     b->n = 0;
 }
 
+/* Under mu: a batch of the epoch in progress is there to take and has a free slot. */
+static bool can_take(const ct_loader *l) {
+    return l->active && l->taken < l->plan.n_batches && l->taken < l->consumed + l->cap;
+}
+
 static void *worker_main(void *arg) {
     worker *w = arg;
     ct_loader *l = w->l;
     current_worker = w->id;
     ct_set_thread_num_threads(1); /* see core/threads.h */
+    ct_error_defer_handler(true); /* errors reach the handler from ct_loader_next */
+    pthread_mutex_lock(&l->mu);
     for (;;) {
-        pthread_mutex_lock(&l->mu);
-        while (!l->stop && l->taken < l->plan.n_batches && l->taken >= l->consumed + l->cap)
+        /* Without persistent_workers a worker is done when its epoch has no batch left. */
+        while (!l->shutdown && !can_take(l) && (l->persistent || l->taken < l->plan.n_batches))
             pthread_cond_wait(&l->space_cv, &l->mu);
-        if (l->stop || l->taken >= l->plan.n_batches) {
-            pthread_mutex_unlock(&l->mu);
-            break;
-        }
+        if (!can_take(l)) break; /* shutdown, or all batches taken */
         int64_t b = l->taken++;
+        l->busy++;
         pthread_mutex_unlock(&l->mu);
 
         ct_batch batch;
@@ -135,35 +147,42 @@ static void *worker_main(void *arg) {
         if (load_batch(l, b, &batch, &err) != 0 && !err) err = strdup("ct_loader_next: out of memory");
 
         pthread_mutex_lock(&l->mu);
-        bool keep = !l->stop;
-        if (keep) {
-            slot *s = &l->slots[b % l->cap];
-            *s = (slot){.ready = true, .batch = batch, .error = err};
+        if (l->active) { /* else the epoch was stopped meanwhile: drop the batch */
+            l->slots[b % l->cap] = (slot){.ready = true, .batch = batch, .error = err};
             pthread_cond_broadcast(&l->ready_cv);
-        }
-        pthread_mutex_unlock(&l->mu);
-        if (!keep) {
+        } else {
             batch_release(&batch);
             free(err);
         }
+        if (--l->busy == 0) pthread_cond_broadcast(&l->idle_cv);
     }
+    pthread_mutex_unlock(&l->mu);
     current_worker = -1;
     return NULL;
 }
 
-/* Stops the epoch in progress (joining its workers) and frees what it left. */
+/* Makes the workers exit and joins them. */
+static void join_workers(ct_loader *l) {
+    pthread_mutex_lock(&l->mu);
+    l->shutdown = true;
+    pthread_cond_broadcast(&l->space_cv);
+    pthread_mutex_unlock(&l->mu);
+    for (int i = 0; i < l->n_workers; i++) pthread_join(l->workers[i].thread, NULL);
+    free(l->workers);
+    l->workers = NULL;
+    l->n_workers = 0;
+    l->shutdown = false;
+}
+
+/* Stops the epoch in progress (joining its workers, or with persistent workers
+ * waiting until none is loading) and frees what it left. */
 static void stop_epoch(ct_loader *l) {
     if (!l->running) return;
-    if (l->n_workers) {
-        pthread_mutex_lock(&l->mu);
-        l->stop = true;
-        pthread_cond_broadcast(&l->space_cv);
-        pthread_mutex_unlock(&l->mu);
-        for (int i = 0; i < l->n_workers; i++) pthread_join(l->workers[i].thread, NULL);
-        free(l->workers);
-        l->workers = NULL;
-        l->n_workers = 0;
-    }
+    pthread_mutex_lock(&l->mu);
+    l->active = false;
+    while (l->busy > 0) pthread_cond_wait(&l->idle_cv, &l->mu);
+    pthread_mutex_unlock(&l->mu);
+    if (!l->persistent) join_workers(l);
     for (int i = 0; l->slots && i < l->cap; i++) {
         batch_release(&l->slots[i].batch);
         free(l->slots[i].error);
@@ -181,10 +200,14 @@ static int start_epoch(ct_loader *l) {
         return -1;
     }
     l->running = true;
+    pthread_mutex_lock(&l->mu);
     l->consumed = l->taken = 0;
-    l->stop = false;
+    l->active = true;
+    pthread_cond_broadcast(&l->space_cv); /* idle persistent workers */
+    pthread_mutex_unlock(&l->mu);
+    if (l->n_workers) return 0; /* persistent, already running */
     int n = l->num_workers;
-    if (n > l->plan.n_batches) n = (int)l->plan.n_batches;
+    if (!l->persistent && n > l->plan.n_batches) n = (int)l->plan.n_batches;
     if (n == 0) return 0;
     if (!(l->workers = calloc((size_t)n, sizeof *l->workers))) {
         ct_error("ct_loader_next: out of memory");
@@ -281,12 +304,14 @@ void ct_loader_reset(ct_loader *l) {
 static void loader_destroy(ct_object *o) {
     ct_loader *l = (ct_loader *)o;
     stop_epoch(l);
+    if (l->n_workers) join_workers(l);
     ct_release(l->ds);
     ct_release(l->bs);
     free(l->slots);
     pthread_mutex_destroy(&l->mu);
     pthread_cond_destroy(&l->ready_cv);
     pthread_cond_destroy(&l->space_cv);
+    pthread_cond_destroy(&l->idle_cv);
     free(l);
 }
 
@@ -302,6 +327,8 @@ static int check_options(const ct_loader_options *o) {
                                           o->prefetch_factor != 2)) {
         ct_error("%s: prefetch_factor option could only be specified in multiprocessing.let "
                  "num_workers > 0 to enable multiprocessing.", op);
+    } else if (o->persistent_workers && o->num_workers == 0) {
+        ct_error("%s: persistent_workers option needs num_workers > 0", op);
     } else if (o->sampler && o->shuffle) {
         ct_error("%s: sampler option is mutually exclusive with shuffle", op);
     } else if (o->batch_sampler && (o->batch_size || o->shuffle || o->sampler || o->drop_last)) {
@@ -327,11 +354,13 @@ ct_loader *ct_dataloader_with(ct_dataset *ds, ct_loader_options o) {
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
     pthread_cond_init(&l->ready_cv, &attr);
     pthread_cond_init(&l->space_cv, &attr);
+    pthread_cond_init(&l->idle_cv, &attr);
     pthread_condattr_destroy(&attr);
     l->ds = ct_retain(ds);
     l->collate = o.collate ? o.collate : ct_default_collate;
     l->collate_ctx = o.collate_ctx;
     l->num_workers = o.num_workers;
+    l->persistent = o.persistent_workers;
     l->cap = o.num_workers * (o.prefetch_factor ? o.prefetch_factor : 2);
     l->timeout = o.timeout;
     l->seed = data_draw_seed(o.generator);

@@ -53,37 +53,16 @@ ct_module *ct_nn_dropout2d_with(double p, ct_dropout_layer_options o) { return d
 
 /* ---- Embedding ------------------------------------------------------------------------- */
 
-int (ct_embedding_renorm_)(ct_tensor *weight, ct_tensor *indices, double max_norm, double norm_type) {
-    if (!weight || !indices) return -1;
-    int rc = -1;
-    CT_NO_GRAD {
-        CT_SCOPE {
-            /* Rows referenced at least once, then their norms; only those above
-             * max_norm are scaled by max_norm / (norm + 1e-7), as PyTorch does. */
-            int64_t num = ct_size(weight, 0);
-            ct_tensor *idx = ct_reshape(indices, CT_SHAPE(-1));
-            ct_tensor *used = ct_index_add(ct_zeros(CT_SHAPE(num), .dtype = ct_dtype_of(weight)), 0,
-                                           idx, ct_ones(ct_shape_of(idx), .dtype = ct_dtype_of(weight)), 1);
-            ct_tensor *norms = ct_norm(weight, CT_NORM_P(norm_type), .dims = CT_DIMS(1));
-            ct_tensor *over = ct_logical_and(ct_gt_scalar(used, 0), ct_gt_scalar(norms, max_norm));
-            ct_tensor *scale = ct_div(ct_full_like(norms, max_norm), ct_add_scalar(norms, 1e-7));
-            scale = ct_where(over, scale, ct_ones_like(norms));
-            if (ct_mul_(weight, ct_unsqueeze(scale, 1))) rc = 0;
-        }
-    }
-    return rc;
-}
-
 typedef struct {
     int64_t num, dim, padding_idx;
     double max_norm, norm_type;
+    bool scale_grad_by_freq;
 } emb_state;
 
 static ct_tensor *embedding_forward(ct_module *m, ct_tensor *idx) {
     const emb_state *s = ct_module_state(m);
-    ct_tensor *w = ct_layer_tensor(m, "weight");
-    if (s->max_norm > 0 && ct_embedding_renorm_(w, idx, s->max_norm, s->norm_type)) return NULL;
-    return ct_embedding(w, idx, s->padding_idx);
+    return ct_embedding(ct_layer_tensor(m, "weight"), idx, s->padding_idx, .max_norm = s->max_norm,
+                        .norm_type = s->norm_type, .scale_grad_by_freq = s->scale_grad_by_freq);
 }
 static void embedding_repr(const ct_module *m, char *buf, size_t size) {
     const emb_state *s = ct_module_state(m);
@@ -97,14 +76,20 @@ static void embedding_repr(const ct_module *m, char *buf, size_t size) {
     }
     if (s->norm_type != 2 && n < size) {
         ct_layer_fmt_float(f, sizeof f, s->norm_type, false);
-        snprintf(buf + n, size - n, ", norm_type=%s", f);
+        n += (size_t)snprintf(buf + n, size - n, ", norm_type=%s", f);
     }
+    if (s->scale_grad_by_freq && n < size) snprintf(buf + n, size - n, ", scale_grad_by_freq=True");
 }
 static const ct_module_class EMBEDDING = {.name = "Embedding", .forward = embedding_forward,
                                           .extra_repr = embedding_repr};
 
 ct_module *ct_nn_embedding_with(int64_t num, int64_t dim, ct_embedding_options o) {
     int64_t pad = o.padding_idx;
+    if (o.sparse) {
+        ct_error("ct_nn_embedding: sparse=True is not supported: ctorch has no sparse tensors "
+                 "(the gradient of weight is dense with sparse=False)");
+        return NULL;
+    }
     if (pad != CT_PADDING_NONE) {
         if (pad >= num || pad < -num) {
             ct_error("ct_nn_embedding: Padding_idx must be within num_embeddings (got %lld for %lld)",
@@ -114,7 +99,8 @@ ct_module *ct_nn_embedding_with(int64_t num, int64_t dim, ct_embedding_options o
         if (pad < 0) pad += num;
     }
     ct_module *m = ct_module_new(&EMBEDDING, sizeof(emb_state));
-    *(emb_state *)ct_module_state(m) = (emb_state){num, dim, pad, o.max_norm, o.norm_type};
+    *(emb_state *)ct_module_state(m) = (emb_state){num, dim, pad, o.max_norm, o.norm_type,
+                                                      o.scale_grad_by_freq};
     ct_tensor *w = ct_layer_param(m, "weight", CT_SHAPE(num, dim), o.dtype);
     bool ok = false;
     CT_NO_GRAD {

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "ctorch.h"
+#include "core/error.h"
 #include "core/object.h"
 #include "core/tensor_impl.h"
 #include "nn/module_impl.h"
@@ -223,20 +224,25 @@ int ct_module_remove_hook(ct_module *m, int handle) {
     return -1;
 }
 
-/* Hooks see the first input and the first output (all there is for most modules). */
+/* Hooks see the first input and the first output (all there is for most modules).
+ * A hook that reports an error (ct_set_error) fails the call: NULL. */
 static ct_tensor *run_pre_hooks(ct_module *m, ct_tensor *x) {
-    for (int i = 0; i < m->n_hooks; i++)
+    unsigned errors = ct_error_count();
+    for (int i = 0; i < m->n_hooks && x; i++)
         if (m->hooks[i].kind == 0) {
             ct_tensor *r = ((ct_forward_pre_hook)m->hooks[i].fn)(m, x, m->hooks[i].ctx);
+            if (ct_error_count() != errors) return NULL;
             if (r) x = r;
         }
     return x;
 }
 
 static ct_tensor *run_hooks(ct_module *m, ct_tensor *x, ct_tensor *y) {
-    for (int i = 0; i < m->n_hooks; i++)
+    unsigned errors = ct_error_count();
+    for (int i = 0; i < m->n_hooks && y; i++)
         if (m->hooks[i].kind == 1) {
             ct_tensor *r = ((ct_forward_hook)m->hooks[i].fn)(m, x, y, m->hooks[i].ctx);
+            if (ct_error_count() != errors) return NULL;
             if (r) y = r;
         }
     return y;
@@ -244,7 +250,7 @@ static ct_tensor *run_hooks(ct_module *m, ct_tensor *x, ct_tensor *y) {
 
 ct_tensor *ct_forward(ct_module *m, ct_tensor *x) {
     if (!m || !x) return NULL;
-    x = run_pre_hooks(m, x);
+    if (!(x = run_pre_hooks(m, x))) return NULL;
     ct_tensor *y = NULL;
     if (m->cls->forward) {
         y = m->cls->forward(m, x);
@@ -270,9 +276,9 @@ int ct_forward_multi(ct_module *m, int n_in, ct_tensor *const *in, ct_tensor **o
     }
     ct_tensor *args[n_in];
     for (int i = 0; i < n_in; i++) args[i] = in[i];
-    args[0] = run_pre_hooks(m, args[0]);
+    if (!(args[0] = run_pre_hooks(m, args[0]))) return -1;
     int n = m->cls->forward_multi(m, n_in, args, out, max_out);
-    if (n >= 1 && max_out >= 1) out[0] = run_hooks(m, args[0], out[0]);
+    if (n >= 1 && max_out >= 1 && !(out[0] = run_hooks(m, args[0], out[0]))) return -1;
     return n;
 }
 

@@ -169,9 +169,37 @@ bool index_add_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     return true;
 }
 
-ct_tensor *ct_embedding(ct_tensor *weight, ct_tensor *indices, int64_t padding_idx) {
+/* F.embedding's max_norm (ctorch/layers.h), composed of ops. */
+int (ct_embedding_renorm_)(ct_tensor *weight, ct_tensor *indices, double max_norm, double norm_type) {
+    if (!weight || !indices) return -1;
+    int rc = -1;
+    CT_NO_GRAD {
+        CT_SCOPE {
+            /* Rows referenced at least once, then their norms; only those above
+             * max_norm are scaled by max_norm / (norm + 1e-7), as PyTorch does. */
+            int64_t num = ct_size(weight, 0);
+            ct_tensor *idx = ct_reshape(indices, CT_SHAPE(-1));
+            ct_tensor *used = ct_index_add(ct_zeros(CT_SHAPE(num), .dtype = ct_dtype_of(weight)), 0,
+                                           idx, ct_ones(ct_shape_of(idx), .dtype = ct_dtype_of(weight)), 1);
+            ct_tensor *norms = ct_norm(weight, CT_NORM_P(norm_type), .dims = CT_DIMS(1));
+            ct_tensor *over = ct_logical_and(ct_gt_scalar(used, 0), ct_gt_scalar(norms, max_norm));
+            ct_tensor *scale = ct_div(ct_full_like(norms, max_norm), ct_add_scalar(norms, 1e-7));
+            scale = ct_where(over, scale, ct_ones_like(norms));
+            if (ct_mul_(weight, ct_unsqueeze(scale, 1))) rc = 0;
+        }
+    }
+    return rc;
+}
+
+ct_tensor *(ct_embedding_with)(ct_tensor *weight, ct_tensor *indices, ct_embedding_fn_options o) {
     static const char *op = "ct_embedding";
+    int64_t padding_idx = o.padding_idx;
     if (!weight || !indices) return NULL;
+    if (o.sparse) {
+        ct_error("%s: sparse=True is not supported: ctorch has no sparse tensors (the gradient "
+                 "of weight is dense with sparse=False)", op);
+        return NULL;
+    }
     if (!ct_check_same_device(op, weight, indices)) return NULL;
     if (weight->ndim != 2) {
         ct_error("%s: 'weight' must be 2-D (got %dD)", op, weight->ndim);
@@ -197,18 +225,22 @@ ct_tensor *ct_embedding(ct_tensor *weight, ct_tensor *indices, int64_t padding_i
     ct_tensor *idx = ct_index_i64(op, indices, true, expect);
     if (!idx) return NULL;
     ct_tensor *out = NULL;
-    if (ct_index_check_range(op, idx, 0, num, false, "index out of range in self")) {
+    if (ct_index_check_range(op, idx, 0, num, false, "index out of range in self") &&
+        (o.max_norm <= 0 ||
+         !ct_embedding_renorm_(weight, idx, o.max_norm, o.norm_type ? o.norm_type : 2))) {
         ct_shape s = ct_shape_of(indices);
         s.d[s.ndim++] = dim;
         out = select_rows(CT_OP_embedding, weight, 0, idx, s,
                           padding_idx == CT_PADDING_NONE ? -1 : padding_idx);
+        if (out && out->grad_fn) out->grad_fn->iargs[1] = o.scale_grad_by_freq;
     }
     ct_release(idx);
     return out;
 }
 
 /* EmbeddingBackward0: the gradient rows added into zeros(weight) at their indices,
- * rows of padding_idx left out (masked to zero first).  Written with ops, so it is
+ * rows of padding_idx left out (masked to zero first), each divided by the count of
+ * its index in indices with scale_grad_by_freq.  Written with ops, so it is
  * differentiable in grad. */
 bool embedding_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     ct_tensor *idx = ct_node_saved(n, 0);
@@ -225,5 +257,10 @@ bool embedding_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
         g = ct_masked_fill(g, pad, 0);
     }
     ct_tensor *z = ct_zeros(CT_SHAPE(num, dim), .dtype = go[0]->dtype);
+    if (n->iargs[1] && flat && g) {
+        ct_tensor *counts = ct_index_add(ct_zeros(CT_SHAPE(num), .dtype = go[0]->dtype), 0, flat,
+                                         ct_ones(CT_SHAPE(flat->numel), .dtype = go[0]->dtype), 1);
+        g = ct_div(g, ct_unsqueeze(ct_index_select(counts, 0, flat), 1));
+    }
     return (gi[0] = ct_index_add(z, 0, flat, g, 1)) != NULL;
 }

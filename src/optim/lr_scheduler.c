@@ -103,13 +103,18 @@ static double closed_form(ct_scheduler *s, int g) {
     }
 }
 
-static void apply_lrs(ct_scheduler *s, bool closed) {
+/* Sets the groups' lrs; 0, or -1 (nothing changed) when a LambdaLR function
+ * reported an error with ct_set_error. */
+static int apply_lrs(ct_scheduler *s, bool closed) {
     double lrs[MAX_GROUPS];
+    unsigned errors = ct_error_count();
     for (int g = 0; g < ngroups(s); g++) lrs[g] = closed ? closed_form(s, g) : get_lr(s, g);
+    if (ct_error_count() != errors) return -1;
     for (int g = 0; g < ngroups(s); g++) {
         ct_optim_set_lr(s->opt, g, lrs[g]);
         s->last_lrs[g] = lrs[g];
     }
+    return 0;
 }
 
 static int one_cycle_update(ct_scheduler *s);
@@ -140,13 +145,11 @@ static int step_plain(ct_scheduler *s, int64_t epoch) {
             s->t_cur = epoch;
         }
         s->last_epoch = epoch;
-        apply_lrs(s, false);
-        return 0;
+        return apply_lrs(s, false);
     }
     s->last_epoch = epoch >= 0 ? epoch : s->last_epoch + 1;
     if (s->kind == ONE_CYCLE) return one_cycle_update(s);
-    apply_lrs(s, epoch >= 0);
-    return 0;
+    return apply_lrs(s, epoch >= 0);
 }
 
 /* ---- construction ----------------------------------------------------------- */
