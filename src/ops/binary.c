@@ -71,8 +71,7 @@ static ct_tensor *binary(ct_op_id op, ct_tensor *a, ct_tensor *b, bool inplace, 
             break;
         default: break;
         }
-        ct_node_set_output(n, out, 0);
-        ct_release(n);
+        ct_node_give_output(n, out, 0);
     }
     ct_release(a_before);
     return out;
