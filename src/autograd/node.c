@@ -9,7 +9,21 @@
 #include "core/pool.h"
 
 _Atomic bool ct_anomaly_enabled; /* global, as in PyTorch */
-static atomic_uint_fast64_t next_seq;
+
+/* Sequence numbers: each thread takes them in blocks from the global counter, so that
+ * a node costs no atomic.  They stay unique and increase along each thread (PyTorch's
+ * sequence numbers are per thread too); the engine uses them only as a priority. */
+#define SEQ_BLOCK 4096
+static atomic_uint_fast64_t next_seq_block;
+static _Thread_local uint64_t seq_next, seq_end;
+
+static uint64_t take_seq(void) {
+    if (seq_next == seq_end) {
+        seq_next = atomic_fetch_add_explicit(&next_seq_block, SEQ_BLOCK, memory_order_relaxed);
+        seq_end = seq_next + SEQ_BLOCK;
+    }
+    return seq_next++;
+}
 
 /* Nodes of up to POOL_INPUTS inputs (most ops) come from the per-thread cache of
  * core/pool.h, all in one block size. */
@@ -55,7 +69,7 @@ static ct_node *node_alloc(ct_op_id op, int n_in, int n_out) {
     n->in_meta = (ct_input_meta *)(n + 1);
     n->next = (ct_edge *)(n->in_meta + n_in);
     n->needs_grad = (bool *)(n->next + n_in);
-    n->seq = atomic_fetch_add_explicit(&next_seq, 1, memory_order_relaxed);
+    n->seq = take_seq();
     ct_current_site(&n->file, &n->line);
     return n;
 }
@@ -93,19 +107,20 @@ ct_node *ct_node_record(ct_op_id op, int n_in, ct_tensor *const *inputs, int n_o
     return n;
 }
 
-void ct_node_set_output(ct_node *node, ct_tensor *out, int output_nr) {
+void ct_node_give_output(ct_node *node, ct_tensor *out, int output_nr) {
     ct_release(out->grad_fn);
-    out->grad_fn = ct_retain(node);
+    out->grad_fn = node;
     out->output_nr = output_nr;
     out->requires_grad = false; /* implied by grad_fn */
 }
 
+void ct_node_set_output(ct_node *node, ct_tensor *out, int output_nr) {
+    ct_node_give_output(ct_retain(node), out, output_nr);
+}
+
 ct_node *ct_record1(ct_op_id op, ct_tensor *out, int n_in, ct_tensor *const *inputs) {
     ct_node *n = ct_node_record(op, n_in, inputs, 1);
-    if (n) {
-        ct_node_set_output(n, out, 0);
-        ct_release(n); /* out holds it */
-    }
+    if (n) ct_node_give_output(n, out, 0); /* out holds it */
     return n;
 }
 

@@ -75,6 +75,9 @@ bool ct_engine_capturing(void);
 ct_node *ct_node_record(ct_op_id op, int n_in, ct_tensor *const *inputs, int n_out);
 /* Makes out the output_nr-th output of node (out->grad_fn = node). */
 void ct_node_set_output(ct_node *node, ct_tensor *out, int output_nr);
+/* ct_node_set_output that hands the caller's reference to out (no retain; the caller
+ * must not release node afterwards): the last step of recording a one-output op. */
+void ct_node_give_output(ct_node *node, ct_tensor *out, int output_nr);
 /* Saves t for backward (inputs: is_output false; outputs of this node: true). */
 void ct_node_save(ct_node *node, int slot, ct_tensor *t, bool is_output);
 /* The saved tensor, checked against its version; NULL with PyTorch's errors when it

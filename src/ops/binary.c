@@ -73,9 +73,12 @@ static ct_tensor *binary(ct_op_id op, ct_tensor *a, ct_tensor *b, bool inplace, 
             break;
         default: break;
         }
-        if (inplace) ct_rebase_history(n, out);
-        else ct_node_set_output(n, out, 0);
-        ct_release(n);
+        if (inplace) {
+            ct_rebase_history(n, out);
+            ct_release(n);
+        } else {
+            ct_node_give_output(n, out, 0);
+        }
     }
     ct_release(a_before);
     return out;
