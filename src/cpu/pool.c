@@ -34,16 +34,20 @@ static bool is_pairs(const ct_pool_geom *g) { return pairs_dim(g->wh, g->OH) && 
 #include <immintrin.h>
 #define HAVE_PAIRS_AVX512 1
 /* float32 2x2 windows of one output row, 16 outputs per step (the scalar step of
- * MAX_STEP on lanes); returns the outputs done (a multiple of 16). */
+ * MAX_STEP on lanes), the last step masked; returns OW. */
 __attribute__((target("avx512f"))) static int64_t max_pairs_row_avx512(
     const float *r0, const float *r1, int64_t W, int64_t OW, int64_t base, float *y, int64_t *ix) {
     const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
     const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
     const __m512i lane2 = _mm512_slli_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0), 1);
     int64_t ow = 0;
-    for (; ow + 16 <= OW; ow += 16) {
-        __m512 u0 = _mm512_loadu_ps(r0 + 2 * ow), u1 = _mm512_loadu_ps(r0 + 2 * ow + 16);
-        __m512 v0 = _mm512_loadu_ps(r1 + 2 * ow), v1 = _mm512_loadu_ps(r1 + 2 * ow + 16);
+    for (; ow < OW; ow += 16) {
+        int64_t n = OW - ow < 16 ? OW - ow : 16; /* outputs of this step */
+        __mmask16 lo = (__mmask16)(n >= 8 ? 0xffff : (1u << (2 * n)) - 1);
+        __mmask16 hi = (__mmask16)(n <= 8 ? 0 : (1u << (2 * n - 16)) - 1);
+        __mmask16 out = (__mmask16)((1u << n) - 1);
+        __m512 u0 = _mm512_maskz_loadu_ps(lo, r0 + 2 * ow), u1 = _mm512_maskz_loadu_ps(hi, r0 + 2 * ow + 16);
+        __m512 v0 = _mm512_maskz_loadu_ps(lo, r1 + 2 * ow), v1 = _mm512_maskz_loadu_ps(hi, r1 + 2 * ow + 16);
         __m512 cand[3] = {_mm512_permutex2var_ps(u0, odd, u1), _mm512_permutex2var_ps(v0, even, v1),
                           _mm512_permutex2var_ps(v0, odd, v1)};
         int32_t step[3] = {1, (int32_t)W, (int32_t)W + 1};
@@ -56,13 +60,15 @@ __attribute__((target("avx512f"))) static int64_t max_pairs_row_avx512(
             best = _mm512_mask_mov_ps(best, take, cand[k]);
             off = _mm512_mask_mov_epi32(off, take, _mm512_set1_epi32(step[k]));
         }
-        _mm512_storeu_ps(y + ow, best);
+        _mm512_mask_storeu_ps(y + ow, out, best);
         off = _mm512_add_epi32(off, lane2); /* + 2 * lane */
         __m512i b = _mm512_set1_epi64(base + 2 * ow);
-        _mm512_storeu_si512(ix + ow, _mm512_add_epi64(b, _mm512_cvtepi32_epi64(_mm512_castsi512_si256(off))));
-        _mm512_storeu_si512(ix + ow + 8, _mm512_add_epi64(b, _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(off, 1))));
+        _mm512_mask_storeu_epi64(ix + ow, (__mmask8)out,
+                                 _mm512_add_epi64(b, _mm512_cvtepi32_epi64(_mm512_castsi512_si256(off))));
+        _mm512_mask_storeu_epi64(ix + ow + 8, (__mmask8)(out >> 8),
+                                 _mm512_add_epi64(b, _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(off, 1))));
     }
-    return ow;
+    return OW;
 }
 #endif
 
