@@ -44,6 +44,7 @@ typedef struct {
     const void *a, *b, *bias;
     void *out;
     int64_t channels, plane; /* GRAD_BIAS only */
+    void *out_bias; /* GRAD_WEIGHT of a conv (b = gy): also gb [O] as GRAD_BIAS, or NULL */
 } ct_conv_job;
 typedef void (*ct_conv_fn)(const ct_conv_job *job);
 

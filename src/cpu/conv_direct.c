@@ -227,9 +227,11 @@ static void transpose_gy(const float *gy, int64_t Og, int64_t P, int64_t Op, flo
         }
 }
 
-/* The weight gradient of images [n0, n1) into dst [G*Og][Cg*KK] (written). */
+/* The weight gradient of images [n0, n1) into dst [G*Og][Cg*KK] (written), and when
+ * gb is not NULL, the bias gradient into gb [G*Og] (written; double sums of gyT's rows
+ * in order). */
 static AVX512 void wchunk(const dconv *d, const float *gy, int64_t n0, int64_t n1, float *xp,
-                          float *gyT, float *gwT, int64_t *ctoff, float *dst) {
+                          float *gyT, float *gwT, int64_t *ctoff, float *dst, double *gb) {
     int64_t KK = d->KH * d->KW, CT = d->Ci * KK, Op = (d->Co + VL - 1) / VL * VL;
     int64_t Wp = d->Wo + d->dw * (d->KW - 1), rows = d->Ho + d->dh * (d->KH - 1);
     int64_t S = rows * Wp, P = d->Ho * d->Wo;
@@ -241,11 +243,14 @@ static AVX512 void wchunk(const dconv *d, const float *gy, int64_t n0, int64_t n
     }
     /* output rows per position block: about 128 positions of gyT stay in L1 */
     int64_t rb = 128 / d->Wo < 1 ? 1 : 128 / d->Wo;
+    if (gb) memset(gb, 0, sizeof(double) * (size_t)(d->G * d->Co));
     for (int64_t gi = 0; gi < d->G; gi++) {
         memset(gwT, 0, sizeof(float) * (size_t)(CTp * Op));
         for (int64_t n = n0; n < n1; n++) {
             pad_planes(d, n, gi, 0, rows, xp);
             transpose_gy(gy + (n * d->G + gi) * d->Co * P, d->Co, P, Op, gyT);
+            for (int64_t p = 0; gb && p < P; p++)
+                for (int64_t o = 0; o < d->Co; o++) gb[gi * d->Co + o] += gyT[p * Op + o];
             for (int64_t oh0 = 0; oh0 < d->Ho; oh0 += rb) {
                 int64_t oh1 = oh0 + rb < d->Ho ? oh0 + rb : d->Ho;
                 for (int64_t ob = 0; ob < Op; ob += NV * VL)
@@ -269,14 +274,15 @@ static AVX512 void wchunk(const dconv *d, const float *gy, int64_t n0, int64_t n
 
 /* Fixed chunks of the batch (a function of N only) combined in chunk order: Note
  * [Conv determinism]. */
-static void grad_weight(const dconv *d, const float *gy, float *gw) {
+static void grad_weight(const dconv *d, const float *gy, float *gw, float *gb) {
     int64_t KK = d->KH * d->KW, CT = d->Ci * KK, Op = (d->Co + VL - 1) / VL * VL;
     int64_t wn = d->G * d->Co * CT, nc = d->N < 8 ? d->N : 8;
     int64_t Wp = d->Wo + d->dw * (d->KW - 1), rows = d->Ho + d->dh * (d->KH - 1);
     size_t xsz = (size_t)(d->Ci * rows * Wp + TILE + d->dw * (d->KW - 1));
     size_t CTp = (size_t)(CT + 24), P = (size_t)(d->Ho * d->Wo);
     float *part = nc > 1 ? malloc(sizeof(float) * (size_t)(wn * (nc - 1))) : NULL;
-    if (nc > 1 && !part) ct_fatal("out of memory in conv backward");
+    double *bpart = gb ? malloc(sizeof(double) * (size_t)(nc * d->G * d->Co)) : NULL;
+    if ((nc > 1 && !part) || (gb && !bpart)) ct_fatal("out of memory in conv backward");
     int nt = ct_get_num_threads();
     _Pragma("omp parallel num_threads(nt) if (nt > 1 && nc > 1)")
     {
@@ -287,7 +293,7 @@ static void grad_weight(const dconv *d, const float *gy, float *gw) {
         _Pragma("omp for schedule(dynamic)")
         for (int64_t c = 0; c < nc; c++)
             wchunk(d, gy, c * d->N / nc, (c + 1) * d->N / nc, xp, gyT, gwT, ctoff,
-                   c == 0 ? gw : part + (c - 1) * wn);
+                   c == 0 ? gw : part + (c - 1) * wn, gb ? bpart + c * d->G * d->Co : NULL);
         free(xp);
         free(gyT);
         free(gwT);
@@ -295,7 +301,13 @@ static void grad_weight(const dconv *d, const float *gy, float *gw) {
     }
     for (int64_t c = 1; c < nc; c++)
         for (int64_t i = 0; i < wn; i++) gw[i] += part[(c - 1) * wn + i];
+    for (int64_t o = 0; gb && o < d->G * d->Co; o++) {
+        double acc = 0;
+        for (int64_t c = 0; c < nc; c++) acc += bpart[c * d->G * d->Co + o];
+        gb[o] = (float)acc;
+    }
     free(part);
+    free(bpart);
 }
 
 bool ct_conv_direct_f32(const ct_conv_job *job) {
@@ -313,7 +325,7 @@ bool ct_conv_direct_f32(const ct_conv_job *job) {
     if (job->kind == CT_CONV_GRAD_WEIGHT) { /* in = x, the conv's geometry */
         d.Ci = g->C / G, d.Co = g->O / G, d.Hi = g->H, d.Wi = g->W, d.Ho = g->OH, d.Wo = g->OW;
         d.pt = g->ph, d.pl = g->pw, d.in = job->a;
-        grad_weight(&d, job->b, job->out);
+        grad_weight(&d, job->b, job->out, job->out_bias);
         return true;
     }
     if (fwd) {
@@ -380,9 +392,11 @@ static void transpose_gy(const float *gy, int64_t Og, int64_t P, int64_t Op, flo
         }
 }
 
-/* The weight gradient of images [n0, n1) into dst [G*Og][Cg*KK] (written). */
+/* The weight gradient of images [n0, n1) into dst [G*Og][Cg*KK] (written), and when
+ * gb is not NULL, the bias gradient into gb [G*Og] (written; double sums of gyT's rows
+ * in order). */
 static AVX512 void wchunk(const dconv *d, const float *gy, int64_t n0, int64_t n1, float *xp,
-                          float *gyT, float *gwT, int64_t *ctoff, float *dst) {
+                          float *gyT, float *gwT, int64_t *ctoff, float *dst, double *gb) {
     int64_t KK = d->KH * d->KW, CT = d->Ci * KK, Op = (d->Co + VL - 1) / VL * VL;
     int64_t Wp = d->Wo + d->dw * (d->KW - 1), rows = d->Ho + d->dh * (d->KH - 1);
     int64_t S = rows * Wp, P = d->Ho * d->Wo;
@@ -394,11 +408,14 @@ static AVX512 void wchunk(const dconv *d, const float *gy, int64_t n0, int64_t n
     }
     /* output rows per position block: about 128 positions of gyT stay in L1 */
     int64_t rb = 128 / d->Wo < 1 ? 1 : 128 / d->Wo;
+    if (gb) memset(gb, 0, sizeof(double) * (size_t)(d->G * d->Co));
     for (int64_t gi = 0; gi < d->G; gi++) {
         memset(gwT, 0, sizeof(float) * (size_t)(CTp * Op));
         for (int64_t n = n0; n < n1; n++) {
             pad_planes(d, n, gi, 0, rows, xp);
             transpose_gy(gy + (n * d->G + gi) * d->Co * P, d->Co, P, Op, gyT);
+            for (int64_t p = 0; gb && p < P; p++)
+                for (int64_t o = 0; o < d->Co; o++) gb[gi * d->Co + o] += gyT[p * Op + o];
             for (int64_t oh0 = 0; oh0 < d->Ho; oh0 += rb) {
                 int64_t oh1 = oh0 + rb < d->Ho ? oh0 + rb : d->Ho;
                 for (int64_t ob = 0; ob < Op; ob += NV * VL)
@@ -422,14 +439,15 @@ static AVX512 void wchunk(const dconv *d, const float *gy, int64_t n0, int64_t n
 
 /* Fixed chunks of the batch (a function of N only) combined in chunk order: Note
  * [Conv determinism]. */
-static void grad_weight(const dconv *d, const float *gy, float *gw) {
+static void grad_weight(const dconv *d, const float *gy, float *gw, float *gb) {
     int64_t KK = d->KH * d->KW, CT = d->Ci * KK, Op = (d->Co + VL - 1) / VL * VL;
     int64_t wn = d->G * d->Co * CT, nc = d->N < 8 ? d->N : 8;
     int64_t Wp = d->Wo + d->dw * (d->KW - 1), rows = d->Ho + d->dh * (d->KH - 1);
     size_t xsz = (size_t)(d->Ci * rows * Wp + TILE + d->dw * (d->KW - 1));
     size_t CTp = (size_t)(CT + 24), P = (size_t)(d->Ho * d->Wo);
     float *part = nc > 1 ? malloc(sizeof(float) * (size_t)(wn * (nc - 1))) : NULL;
-    if (nc > 1 && !part) ct_fatal("out of memory in conv backward");
+    double *bpart = gb ? malloc(sizeof(double) * (size_t)(nc * d->G * d->Co)) : NULL;
+    if ((nc > 1 && !part) || (gb && !bpart)) ct_fatal("out of memory in conv backward");
     int nt = ct_get_num_threads();
     _Pragma("omp parallel num_threads(nt) if (nt > 1 && nc > 1)")
     {
@@ -440,7 +458,7 @@ static void grad_weight(const dconv *d, const float *gy, float *gw) {
         _Pragma("omp for schedule(dynamic)")
         for (int64_t c = 0; c < nc; c++)
             wchunk(d, gy, c * d->N / nc, (c + 1) * d->N / nc, xp, gyT, gwT, ctoff,
-                   c == 0 ? gw : part + (c - 1) * wn);
+                   c == 0 ? gw : part + (c - 1) * wn, gb ? bpart + c * d->G * d->Co : NULL);
         free(xp);
         free(gyT);
         free(gwT);
@@ -448,7 +466,13 @@ static void grad_weight(const dconv *d, const float *gy, float *gw) {
     }
     for (int64_t c = 1; c < nc; c++)
         for (int64_t i = 0; i < wn; i++) gw[i] += part[(c - 1) * wn + i];
+    for (int64_t o = 0; gb && o < d->G * d->Co; o++) {
+        double acc = 0;
+        for (int64_t c = 0; c < nc; c++) acc += bpart[c * d->G * d->Co + o];
+        gb[o] = (float)acc;
+    }
     free(part);
+    free(bpart);
 }
 
 bool ct_conv_direct_f32(const ct_conv_job *job) {
