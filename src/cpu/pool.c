@@ -30,7 +30,8 @@ static bool is_pairs(const ct_pool_geom *g) { return pairs_dim(g->wh, g->OH) && 
         bi = take_ ? (i) : bi;                                                           \
     }
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(CT_NO_CLONES)
+/* A target attribute and a run-time check (not target_clones): also under the sanitizers. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #include <immintrin.h>
 #define HAVE_PAIRS_AVX512 1
 /* float32 2x2 windows of one output row, 16 outputs per step (the scalar step of
@@ -72,27 +73,31 @@ __attribute__((target("avx512f"))) static int64_t max_pairs_row_avx512(
 }
 #endif
 
-/* The AVX-512 row kernel serves float32 where the cpu has it. */
+/* The first outputs of a 2x2 row done by a vector kernel: float32 with AVX-512 does
+ * them all; otherwise none (the scalar loop does the row). */
+static int64_t pairs_row_f32(const float *r0, const float *r1, int64_t W, int64_t OW,
+                             int64_t base, float *y, int64_t *ix) {
 #ifdef HAVE_PAIRS_AVX512
-#define PAIRS_VEC(T) (sizeof(T) == sizeof(float) && __builtin_cpu_supports("avx512f"))
-#define PAIRS_ROW(T, r0, r1, W, OW, base, y, ix)                                        \
-    max_pairs_row_avx512((const float *)(const void *)(r0), (const float *)(const void *)(r1), \
-                         W, OW, base, (float *)(void *)(y), ix)
-#else
-#define PAIRS_VEC(T) false
-#define PAIRS_ROW(T, r0, r1, W, OW, base, y, ix) 0
+    if (__builtin_cpu_supports("avx512f")) return max_pairs_row_avx512(r0, r1, W, OW, base, y, ix);
 #endif
+    (void)r0, (void)r1, (void)W, (void)OW, (void)base, (void)y, (void)ix;
+    return 0;
+}
+static int64_t pairs_row_f64(const double *r0, const double *r1, int64_t W, int64_t OW,
+                             int64_t base, double *y, int64_t *ix) {
+    (void)r0, (void)r1, (void)W, (void)OW, (void)base, (void)y, (void)ix;
+    return 0;
+}
 
 #define POOL_KERNELS(T, SFX)                                                             \
     /* 2x2 windows, stride 2: branch-free over a row of outputs (float32 rows 16 at a  \
      * time with AVX-512), the same results and indices as the generic scan */          \
     static void max_pairs_##SFX(const ct_pool_geom *g, const T *x, T *y, int64_t *ix) {   \
-        bool vec = PAIRS_VEC(T);                                                         \
         for (int64_t oh = 0; oh < g->OH; oh++) {                                         \
             const T *r0 = x + 2 * oh * g->W, *r1 = r0 + g->W;                            \
             T *yr = y + oh * g->OW;                                                      \
             int64_t *ir = ix + oh * g->OW, base = 2 * oh * g->W;                         \
-            int64_t ow = vec ? PAIRS_ROW(T, r0, r1, g->W, g->OW, base, yr, ir) : 0;     \
+            int64_t ow = pairs_row_##SFX(r0, r1, g->W, g->OW, base, yr, ir);           \
             for (; ow < g->OW; ow++) {                                                   \
                 T best = r0[2 * ow];                                                     \
                 int64_t i0 = base + 2 * ow, bi = i0;                                     \
