@@ -278,6 +278,12 @@ static bool is_pointwise(const ct_conv_geom *g) {
             for (int64_t c = 1; c < nc; c++)                                              \
                 for (int64_t i = 0; i < wn; i++) out[i] += part[(c - 1) * wn + i];        \
             free(part);                                                                   \
+            if (job->out_bias) {                                                          \
+                ct_conv_job bj = {.kind = CT_CONV_GRAD_BIAS, .g = g, .a = job->b,         \
+                                  .out = job->out_bias, .channels = g->O,                 \
+                                  .plane = g->OH * g->OW};                                \
+                grad_bias_##SFX(&bj);                                                     \
+            }                                                                             \
             return;                                                                       \
         }                                                                                 \
         /* Forward items are (sample, group, row block): each writes its own part of y, \

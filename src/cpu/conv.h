@@ -1,5 +1,6 @@
 /* Convolution kernels on the cpu: im2col / col2im around single-threaded GEMMs,
- * parallel over the batch.
+ * parallel over the batch; float32 convs of stride 1 run direct AVX-512 kernels
+ * instead (cpu/conv_direct.c: no column buffers, bias fused).
  *
  * One geometry describes a 2-D convolution (1-D is H = KH = 1):
  *   x [N, C, H, W]  *  w [O, C/groups, KH, KW]  ->  y [N, O, OH, OW]
@@ -44,6 +45,7 @@ typedef struct {
     const void *a, *b, *bias;
     void *out;
     int64_t channels, plane; /* GRAD_BIAS only */
+    void *out_bias; /* GRAD_WEIGHT of a conv (b = gy): also gb [O] as GRAD_BIAS, or NULL */
 } ct_conv_job;
 typedef void (*ct_conv_fn)(const ct_conv_job *job);
 

@@ -18,7 +18,8 @@
 #include "cpu/conv.h"
 #include "cpu/kernel_util.h"
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(CT_NO_CLONES)
+/* A target attribute and a run-time check (not target_clones): also under the sanitizers. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #include <immintrin.h>
 
 enum { MR = 8, VL = 16, NVMAX = 3, TILE = NVMAX * VL };
@@ -216,20 +217,70 @@ wtile(int NV, int NC, const float *xp, const int64_t *ctoff, const float *gyT, i
         for (int v = 0; v < NV; v++) _mm512_storeu_ps(gw + i * Op + v * VL, acc[i * NV + v]);
 }
 
-/* gyT [P][Op] <- gy [Og][P] (columns past Og zero), in 16 x 16 blocks. */
-static void transpose_gy(const float *gy, int64_t Og, int64_t P, int64_t Op, float *gyT) {
-    for (int64_t p0 = 0; p0 < P; p0 += 16)
-        for (int64_t o0 = 0; o0 < Op; o0 += 16) {
-            int64_t pe = p0 + 16 < P ? p0 + 16 : P;
-            for (int64_t p = p0; p < pe; p++)
-                for (int64_t o = o0; o < o0 + 16; o++)
-                    gyT[p * Op + o] = o < Og ? gy[o * P + p] : 0.0f;
+/* A 16 x 16 transpose in registers: row i in r[i]; on return, column j is in
+ * r[tr16_col(j)] (j with its bits 0 and 1 swapped). */
+static inline __attribute__((always_inline)) AVX512 void tr16(__m512 *r) {
+    __m512 t[16], u[16];
+    for (int i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 4; i++)
+        for (int k = 0; k < 2; k++) {
+            __m512d a = _mm512_castps_pd(t[4 * i + k]), b = _mm512_castps_pd(t[4 * i + 2 + k]);
+            u[4 * i + k] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, b));
+            u[4 * i + 2 + k] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, b));
         }
+    for (int i = 0; i < 2; i++)
+        for (int k = 0; k < 4; k++) {
+            t[8 * i + k] = _mm512_shuffle_f32x4(u[8 * i + k], u[8 * i + 4 + k], 0x88);
+            t[8 * i + 4 + k] = _mm512_shuffle_f32x4(u[8 * i + k], u[8 * i + 4 + k], 0xdd);
+        }
+    for (int k = 0; k < 8; k++) {
+        r[k] = _mm512_shuffle_f32x4(t[k], t[8 + k], 0x88);
+        r[8 + k] = _mm512_shuffle_f32x4(t[k], t[8 + k], 0xdd);
+    }
+}
+static inline int tr16_col(int j) { return (j & ~3) | (j & 1) << 1 | (j >> 1 & 1); }
+
+/* gyT [P][Op] <- gy [Og][P] (columns past Og zero), in 16 x 16 blocks; with gb,
+ * gb[o] += the sum of gy's row o (double, in order). */
+static AVX512 void transpose_gy(const float *gy, int64_t Og, int64_t P, int64_t Op, float *gyT,
+                                double *gb) {
+    for (int64_t p0 = 0; p0 < P; p0 += VL) {
+        int pn = (int)(P - p0 < VL ? P - p0 : VL);
+        __mmask16 m = (__mmask16)((1u << pn) - 1);
+        for (int64_t o0 = 0; o0 < Op; o0 += VL) {
+            __m512 r[VL];
+#pragma GCC unroll 16
+            for (int i = 0; i < VL; i++)
+                r[i] = o0 + i < Og ? _mm512_maskz_loadu_ps(m, gy + (o0 + i) * P + p0)
+                                   : _mm512_setzero_ps();
+            tr16(r);
+#pragma GCC unroll 16
+            for (int j = 0; j < VL; j++)
+                if (j < pn) _mm512_storeu_ps(gyT + (p0 + j) * Op + o0, r[tr16_col(j)]);
+        }
+    }
+    for (int64_t o = 0; gb && o < Og; o++) {
+        const float *row = gy + o * P;
+        __m512d s0 = _mm512_setzero_pd(), s1 = _mm512_setzero_pd();
+        int64_t p = 0;
+        for (; p + VL <= P; p += VL) {
+            s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm256_loadu_ps(row + p)));
+            s1 = _mm512_add_pd(s1, _mm512_cvtps_pd(_mm256_loadu_ps(row + p + 8)));
+        }
+        double t = _mm512_reduce_add_pd(_mm512_add_pd(s0, s1));
+        for (; p < P; p++) t += row[p];
+        gb[o] += t;
+    }
 }
 
-/* The weight gradient of images [n0, n1) into dst [G*Og][Cg*KK] (written). */
+/* The weight gradient of images [n0, n1) into dst [G*Og][Cg*KK] (written), and when
+ * gb is not NULL, the bias gradient into gb [G*Og] (written; double sums of gy's rows
+ * in order). */
 static AVX512 void wchunk(const dconv *d, const float *gy, int64_t n0, int64_t n1, float *xp,
-                          float *gyT, float *gwT, int64_t *ctoff, float *dst) {
+                          float *gyT, float *gwT, int64_t *ctoff, float *dst, double *gb) {
     int64_t KK = d->KH * d->KW, CT = d->Ci * KK, Op = (d->Co + VL - 1) / VL * VL;
     int64_t Wp = d->Wo + d->dw * (d->KW - 1), rows = d->Ho + d->dh * (d->KH - 1);
     int64_t S = rows * Wp, P = d->Ho * d->Wo;
@@ -241,11 +292,13 @@ static AVX512 void wchunk(const dconv *d, const float *gy, int64_t n0, int64_t n
     }
     /* output rows per position block: about 128 positions of gyT stay in L1 */
     int64_t rb = 128 / d->Wo < 1 ? 1 : 128 / d->Wo;
+    if (gb) memset(gb, 0, sizeof(double) * (size_t)(d->G * d->Co));
     for (int64_t gi = 0; gi < d->G; gi++) {
         memset(gwT, 0, sizeof(float) * (size_t)(CTp * Op));
         for (int64_t n = n0; n < n1; n++) {
             pad_planes(d, n, gi, 0, rows, xp);
-            transpose_gy(gy + (n * d->G + gi) * d->Co * P, d->Co, P, Op, gyT);
+            transpose_gy(gy + (n * d->G + gi) * d->Co * P, d->Co, P, Op, gyT,
+                         gb ? gb + gi * d->Co : NULL);
             for (int64_t oh0 = 0; oh0 < d->Ho; oh0 += rb) {
                 int64_t oh1 = oh0 + rb < d->Ho ? oh0 + rb : d->Ho;
                 for (int64_t ob = 0; ob < Op; ob += NV * VL)
@@ -269,14 +322,15 @@ static AVX512 void wchunk(const dconv *d, const float *gy, int64_t n0, int64_t n
 
 /* Fixed chunks of the batch (a function of N only) combined in chunk order: Note
  * [Conv determinism]. */
-static void grad_weight(const dconv *d, const float *gy, float *gw) {
+static void grad_weight(const dconv *d, const float *gy, float *gw, float *gb) {
     int64_t KK = d->KH * d->KW, CT = d->Ci * KK, Op = (d->Co + VL - 1) / VL * VL;
     int64_t wn = d->G * d->Co * CT, nc = d->N < 8 ? d->N : 8;
     int64_t Wp = d->Wo + d->dw * (d->KW - 1), rows = d->Ho + d->dh * (d->KH - 1);
     size_t xsz = (size_t)(d->Ci * rows * Wp + TILE + d->dw * (d->KW - 1));
     size_t CTp = (size_t)(CT + 24), P = (size_t)(d->Ho * d->Wo);
     float *part = nc > 1 ? malloc(sizeof(float) * (size_t)(wn * (nc - 1))) : NULL;
-    if (nc > 1 && !part) ct_fatal("out of memory in conv backward");
+    double *bpart = gb ? malloc(sizeof(double) * (size_t)(nc * d->G * d->Co)) : NULL;
+    if ((nc > 1 && !part) || (gb && !bpart)) ct_fatal("out of memory in conv backward");
     int nt = ct_get_num_threads();
     _Pragma("omp parallel num_threads(nt) if (nt > 1 && nc > 1)")
     {
@@ -287,7 +341,7 @@ static void grad_weight(const dconv *d, const float *gy, float *gw) {
         _Pragma("omp for schedule(dynamic)")
         for (int64_t c = 0; c < nc; c++)
             wchunk(d, gy, c * d->N / nc, (c + 1) * d->N / nc, xp, gyT, gwT, ctoff,
-                   c == 0 ? gw : part + (c - 1) * wn);
+                   c == 0 ? gw : part + (c - 1) * wn, gb ? bpart + c * d->G * d->Co : NULL);
         free(xp);
         free(gyT);
         free(gwT);
@@ -295,7 +349,13 @@ static void grad_weight(const dconv *d, const float *gy, float *gw) {
     }
     for (int64_t c = 1; c < nc; c++)
         for (int64_t i = 0; i < wn; i++) gw[i] += part[(c - 1) * wn + i];
+    for (int64_t o = 0; gb && o < d->G * d->Co; o++) {
+        double acc = 0;
+        for (int64_t c = 0; c < nc; c++) acc += bpart[c * d->G * d->Co + o];
+        gb[o] = (float)acc;
+    }
     free(part);
+    free(bpart);
 }
 
 bool ct_conv_direct_f32(const ct_conv_job *job) {
@@ -313,7 +373,7 @@ bool ct_conv_direct_f32(const ct_conv_job *job) {
     if (job->kind == CT_CONV_GRAD_WEIGHT) { /* in = x, the conv's geometry */
         d.Ci = g->C / G, d.Co = g->O / G, d.Hi = g->H, d.Wi = g->W, d.Ho = g->OH, d.Wo = g->OW;
         d.pt = g->ph, d.pl = g->pw, d.in = job->a;
-        grad_weight(&d, job->b, job->out);
+        grad_weight(&d, job->b, job->out, job->out_bias);
         return true;
     }
     if (fwd) {
@@ -338,119 +398,6 @@ bool ct_conv_direct_f32(const ct_conv_job *job) {
 }
 
 #else
-/* ---- grad_weight: gw[o, c, tap] = sum over n, positions of gy[o] * x[c] shifted ----
- * Vectors run over output channels, so gy is transposed per image to gyT [P][Op]
- * (Op: O rounded up to 16, zeros past O); a tile of NC (c, tap) pairs x NV vectors
- * of channels broadcasts x.  Accumulators live in gwT [CTp][Op] between position
- * blocks; each element sums images, then positions, in order. */
-
-static inline __attribute__((always_inline)) AVX512 void
-wtile(int NV, int NC, const float *xp, const int64_t *ctoff, const float *gyT, int64_t Op,
-      int64_t oh0, int64_t oh1, int64_t Wp, int64_t OW, float *gw) {
-    __m512 acc[24];
-    const float *xs[24];
-    for (int i = 0; i < NC; i++) {
-        xs[i] = xp + ctoff[i];
-        for (int v = 0; v < NV; v++) acc[i * NV + v] = _mm512_loadu_ps(gw + i * Op + v * VL);
-    }
-    for (int64_t oh = oh0; oh < oh1; oh++) {
-        const float *g = gyT + oh * OW * Op;
-        int64_t xr = oh * Wp;
-        for (int64_t ow = 0; ow < OW; ow++) {
-            __m512 gv[4];
-            for (int v = 0; v < NV; v++) gv[v] = _mm512_loadu_ps(g + ow * Op + v * VL);
-            for (int i = 0; i < NC; i++) {
-                __m512 b = _mm512_set1_ps(xs[i][xr + ow]);
-                for (int v = 0; v < NV; v++) acc[i * NV + v] = _mm512_fmadd_ps(b, gv[v], acc[i * NV + v]);
-            }
-        }
-    }
-    for (int i = 0; i < NC; i++)
-        for (int v = 0; v < NV; v++) _mm512_storeu_ps(gw + i * Op + v * VL, acc[i * NV + v]);
-}
-
-/* gyT [P][Op] <- gy [Og][P] (columns past Og zero), in 16 x 16 blocks. */
-static void transpose_gy(const float *gy, int64_t Og, int64_t P, int64_t Op, float *gyT) {
-    for (int64_t p0 = 0; p0 < P; p0 += 16)
-        for (int64_t o0 = 0; o0 < Op; o0 += 16) {
-            int64_t pe = p0 + 16 < P ? p0 + 16 : P;
-            for (int64_t p = p0; p < pe; p++)
-                for (int64_t o = o0; o < o0 + 16; o++)
-                    gyT[p * Op + o] = o < Og ? gy[o * P + p] : 0.0f;
-        }
-}
-
-/* The weight gradient of images [n0, n1) into dst [G*Og][Cg*KK] (written). */
-static AVX512 void wchunk(const dconv *d, const float *gy, int64_t n0, int64_t n1, float *xp,
-                          float *gyT, float *gwT, int64_t *ctoff, float *dst) {
-    int64_t KK = d->KH * d->KW, CT = d->Ci * KK, Op = (d->Co + VL - 1) / VL * VL;
-    int64_t Wp = d->Wo + d->dw * (d->KW - 1), rows = d->Ho + d->dh * (d->KH - 1);
-    int64_t S = rows * Wp, P = d->Ho * d->Wo;
-    int NV = Op % 64 == 0 ? 4 : Op % 32 == 0 ? 2 : 1, NC = 24 / NV;
-    int64_t CTp = (CT + NC - 1) / NC * NC;
-    for (int64_t i = 0; i < CTp; i++) { /* pairs past CT repeat the last one (dropped) */
-        int64_t ct = i < CT ? i : CT - 1;
-        ctoff[i] = ct / KK * S + ct % KK / d->KW * d->dh * Wp + ct % KK % d->KW * d->dw;
-    }
-    /* output rows per position block: about 128 positions of gyT stay in L1 */
-    int64_t rb = 128 / d->Wo < 1 ? 1 : 128 / d->Wo;
-    for (int64_t gi = 0; gi < d->G; gi++) {
-        memset(gwT, 0, sizeof(float) * (size_t)(CTp * Op));
-        for (int64_t n = n0; n < n1; n++) {
-            pad_planes(d, n, gi, 0, rows, xp);
-            transpose_gy(gy + (n * d->G + gi) * d->Co * P, d->Co, P, Op, gyT);
-            for (int64_t oh0 = 0; oh0 < d->Ho; oh0 += rb) {
-                int64_t oh1 = oh0 + rb < d->Ho ? oh0 + rb : d->Ho;
-                for (int64_t ob = 0; ob < Op; ob += NV * VL)
-                    for (int64_t i = 0; i < CTp; i += NC) {
-                        float *gw = gwT + i * Op + ob;
-                        const int64_t *co = ctoff + i;
-                        if (NV == 4)
-                            wtile(4, 6, xp, co, gyT + ob, Op, oh0, oh1, Wp, d->Wo, gw);
-                        else if (NV == 2)
-                            wtile(2, 12, xp, co, gyT + ob, Op, oh0, oh1, Wp, d->Wo, gw);
-                        else
-                            wtile(1, 24, xp, co, gyT + ob, Op, oh0, oh1, Wp, d->Wo, gw);
-                    }
-            }
-        }
-        for (int64_t o = 0; o < d->Co; o++)
-            for (int64_t ct = 0; ct < CT; ct++)
-                dst[(gi * d->Co + o) * CT + ct] = gwT[ct * Op + o];
-    }
-}
-
-/* Fixed chunks of the batch (a function of N only) combined in chunk order: Note
- * [Conv determinism]. */
-static void grad_weight(const dconv *d, const float *gy, float *gw) {
-    int64_t KK = d->KH * d->KW, CT = d->Ci * KK, Op = (d->Co + VL - 1) / VL * VL;
-    int64_t wn = d->G * d->Co * CT, nc = d->N < 8 ? d->N : 8;
-    int64_t Wp = d->Wo + d->dw * (d->KW - 1), rows = d->Ho + d->dh * (d->KH - 1);
-    size_t xsz = (size_t)(d->Ci * rows * Wp + TILE + d->dw * (d->KW - 1));
-    size_t CTp = (size_t)(CT + 24), P = (size_t)(d->Ho * d->Wo);
-    float *part = nc > 1 ? malloc(sizeof(float) * (size_t)(wn * (nc - 1))) : NULL;
-    if (nc > 1 && !part) ct_fatal("out of memory in conv backward");
-    int nt = ct_get_num_threads();
-    _Pragma("omp parallel num_threads(nt) if (nt > 1 && nc > 1)")
-    {
-        float *xp = malloc(sizeof(float) * xsz), *gyT = malloc(sizeof(float) * P * (size_t)Op);
-        float *gwT = malloc(sizeof(float) * CTp * (size_t)Op);
-        int64_t *ctoff = malloc(sizeof(int64_t) * CTp);
-        if (!xp || !gyT || !gwT || !ctoff) ct_fatal("out of memory in conv backward");
-        _Pragma("omp for schedule(dynamic)")
-        for (int64_t c = 0; c < nc; c++)
-            wchunk(d, gy, c * d->N / nc, (c + 1) * d->N / nc, xp, gyT, gwT, ctoff,
-                   c == 0 ? gw : part + (c - 1) * wn);
-        free(xp);
-        free(gyT);
-        free(gwT);
-        free(ctoff);
-    }
-    for (int64_t c = 1; c < nc; c++)
-        for (int64_t i = 0; i < wn; i++) gw[i] += part[(c - 1) * wn + i];
-    free(part);
-}
-
 bool ct_conv_direct_f32(const ct_conv_job *job) {
     (void)job;
     return false;

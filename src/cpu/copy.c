@@ -55,12 +55,22 @@ CT_FOREACH_DTYPE(CAST_FROM_ALL)
 #define ENTRIES_FROM_ALL(DT, D) CT_FOREACH_DTYPE_2(ENTRY, DT, D)
 static const ct_loop_fn cast_table[CT_NUM_DTYPES][CT_NUM_DTYPES] = {CT_FOREACH_DTYPE(ENTRIES_FROM_ALL)};
 
+/* Strided copies of 4- and 8-byte elements as typed loops: a broadcast source (stride
+ * 0, e.g. sum's expanded gradient made contiguous) fills at memory speed. */
+#define COPY_TYPED(U)                                                                    \
+    if (es == sizeof(U)) {                                                               \
+        for (int64_t i = 0; i < n; i++)                                                  \
+            *(U *)(data[0] + i * st[0]) = *(const U *)(data[1] + i * st[1]);             \
+        return;                                                                          \
+    }
 static void copy_bytes(char **data, const int64_t *st, int64_t n, const void *ctx) {
     size_t es = *(const size_t *)ctx;
     if (st[0] == (int64_t)es && st[1] == (int64_t)es) {
         memcpy(data[0], data[1], (size_t)n * es);
         return;
     }
+    COPY_TYPED(uint32_t)
+    COPY_TYPED(uint64_t)
     for (int64_t i = 0; i < n; i++) memcpy(data[0] + i * st[0], data[1] + i * st[1], es);
 }
 

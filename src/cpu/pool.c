@@ -30,20 +30,25 @@ static bool is_pairs(const ct_pool_geom *g) { return pairs_dim(g->wh, g->OH) && 
         bi = take_ ? (i) : bi;                                                           \
     }
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(CT_NO_CLONES)
+/* A target attribute and a run-time check (not target_clones): also under the sanitizers. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #include <immintrin.h>
 #define HAVE_PAIRS_AVX512 1
 /* float32 2x2 windows of one output row, 16 outputs per step (the scalar step of
- * MAX_STEP on lanes); returns the outputs done (a multiple of 16). */
+ * MAX_STEP on lanes), the last step masked; returns OW. */
 __attribute__((target("avx512f"))) static int64_t max_pairs_row_avx512(
     const float *r0, const float *r1, int64_t W, int64_t OW, int64_t base, float *y, int64_t *ix) {
     const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
     const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
     const __m512i lane2 = _mm512_slli_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0), 1);
     int64_t ow = 0;
-    for (; ow + 16 <= OW; ow += 16) {
-        __m512 u0 = _mm512_loadu_ps(r0 + 2 * ow), u1 = _mm512_loadu_ps(r0 + 2 * ow + 16);
-        __m512 v0 = _mm512_loadu_ps(r1 + 2 * ow), v1 = _mm512_loadu_ps(r1 + 2 * ow + 16);
+    for (; ow < OW; ow += 16) {
+        int64_t n = OW - ow < 16 ? OW - ow : 16; /* outputs of this step */
+        __mmask16 lo = (__mmask16)(n >= 8 ? 0xffff : (1u << (2 * n)) - 1);
+        __mmask16 hi = (__mmask16)(n <= 8 ? 0 : (1u << (2 * n - 16)) - 1);
+        __mmask16 out = (__mmask16)((1u << n) - 1);
+        __m512 u0 = _mm512_maskz_loadu_ps(lo, r0 + 2 * ow), u1 = _mm512_maskz_loadu_ps(hi, r0 + 2 * ow + 16);
+        __m512 v0 = _mm512_maskz_loadu_ps(lo, r1 + 2 * ow), v1 = _mm512_maskz_loadu_ps(hi, r1 + 2 * ow + 16);
         __m512 cand[3] = {_mm512_permutex2var_ps(u0, odd, u1), _mm512_permutex2var_ps(v0, even, v1),
                           _mm512_permutex2var_ps(v0, odd, v1)};
         int32_t step[3] = {1, (int32_t)W, (int32_t)W + 1};
@@ -56,37 +61,43 @@ __attribute__((target("avx512f"))) static int64_t max_pairs_row_avx512(
             best = _mm512_mask_mov_ps(best, take, cand[k]);
             off = _mm512_mask_mov_epi32(off, take, _mm512_set1_epi32(step[k]));
         }
-        _mm512_storeu_ps(y + ow, best);
+        _mm512_mask_storeu_ps(y + ow, out, best);
         off = _mm512_add_epi32(off, lane2); /* + 2 * lane */
         __m512i b = _mm512_set1_epi64(base + 2 * ow);
-        _mm512_storeu_si512(ix + ow, _mm512_add_epi64(b, _mm512_cvtepi32_epi64(_mm512_castsi512_si256(off))));
-        _mm512_storeu_si512(ix + ow + 8, _mm512_add_epi64(b, _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(off, 1))));
+        _mm512_mask_storeu_epi64(ix + ow, (__mmask8)out,
+                                 _mm512_add_epi64(b, _mm512_cvtepi32_epi64(_mm512_castsi512_si256(off))));
+        _mm512_mask_storeu_epi64(ix + ow + 8, (__mmask8)(out >> 8),
+                                 _mm512_add_epi64(b, _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(off, 1))));
     }
-    return ow;
+    return OW;
 }
 #endif
 
-/* The AVX-512 row kernel serves float32 where the cpu has it. */
+/* The first outputs of a 2x2 row done by a vector kernel: float32 with AVX-512 does
+ * them all; otherwise none (the scalar loop does the row). */
+static int64_t pairs_row_f32(const float *r0, const float *r1, int64_t W, int64_t OW,
+                             int64_t base, float *y, int64_t *ix) {
 #ifdef HAVE_PAIRS_AVX512
-#define PAIRS_VEC(T) (sizeof(T) == sizeof(float) && __builtin_cpu_supports("avx512f"))
-#define PAIRS_ROW(T, r0, r1, W, OW, base, y, ix)                                        \
-    max_pairs_row_avx512((const float *)(const void *)(r0), (const float *)(const void *)(r1), \
-                         W, OW, base, (float *)(void *)(y), ix)
-#else
-#define PAIRS_VEC(T) false
-#define PAIRS_ROW(T, r0, r1, W, OW, base, y, ix) 0
+    if (__builtin_cpu_supports("avx512f")) return max_pairs_row_avx512(r0, r1, W, OW, base, y, ix);
 #endif
+    (void)r0, (void)r1, (void)W, (void)OW, (void)base, (void)y, (void)ix;
+    return 0;
+}
+static int64_t pairs_row_f64(const double *r0, const double *r1, int64_t W, int64_t OW,
+                             int64_t base, double *y, int64_t *ix) {
+    (void)r0, (void)r1, (void)W, (void)OW, (void)base, (void)y, (void)ix;
+    return 0;
+}
 
 #define POOL_KERNELS(T, SFX)                                                             \
     /* 2x2 windows, stride 2: branch-free over a row of outputs (float32 rows 16 at a  \
      * time with AVX-512), the same results and indices as the generic scan */          \
     static void max_pairs_##SFX(const ct_pool_geom *g, const T *x, T *y, int64_t *ix) {   \
-        bool vec = PAIRS_VEC(T);                                                         \
         for (int64_t oh = 0; oh < g->OH; oh++) {                                         \
             const T *r0 = x + 2 * oh * g->W, *r1 = r0 + g->W;                            \
             T *yr = y + oh * g->OW;                                                      \
             int64_t *ir = ix + oh * g->OW, base = 2 * oh * g->W;                         \
-            int64_t ow = vec ? PAIRS_ROW(T, r0, r1, g->W, g->OW, base, yr, ir) : 0;     \
+            int64_t ow = pairs_row_##SFX(r0, r1, g->W, g->OW, base, yr, ir);           \
             for (; ow < g->OW; ow++) {                                                   \
                 T best = r0[2 * ow];                                                     \
                 int64_t i0 = base + 2 * ow, bi = i0;                                     \

@@ -65,28 +65,42 @@ static ct_conv_geom geometry(const conv_params *p, const ct_tensor *x, const ct_
     return g;
 }
 
-ct_tensor *ct_conv_run(ct_conv_kind kind, const ct_conv_geom *g, ct_tensor *a, ct_tensor *b,
-                          ct_tensor *bias, ct_shape shape, ct_dtype dt) {
+/* ct_conv_run; with gb, a conv's GRAD_WEIGHT job also returns the bias gradient
+ * (*gb, unregistered; gy read once for both). */
+static ct_tensor *conv_run(ct_conv_kind kind, const ct_conv_geom *g, ct_tensor *a, ct_tensor *b,
+                           ct_tensor *bias, ct_shape shape, ct_dtype dt, ct_tensor **gb) {
     ct_dtype kd = ct_compute_dtype(dt);
     ct_conv_fn k = (ct_conv_fn)ct_compute_kernel(CT_OP_convolution, a->storage->device, dt);
     if (!k) return NULL;
     ct_tensor *A = ct_contiguous_as(a, kd), *B = A ? ct_contiguous_as(b, kd) : NULL;
     ct_tensor *Z = B && bias ? ct_contiguous_as(bias, kd) : NULL;
     ct_tensor *out = B && (!bias || Z) ? ct_tensor_new(shape, kd, a->storage->device) : NULL;
+    ct_tensor *GB = out && gb ? ct_tensor_new(CT_SHAPE(g->O), kd, a->storage->device) : NULL;
+    if (gb && !GB) {
+        ct_release(out);
+        out = NULL;
+    }
     if (out) {
         ct_conv_job job = {kind, g, ct_tensor_data(A), ct_tensor_data(B),
-                           Z ? ct_tensor_data(Z) : NULL, ct_tensor_data(out), 0, 0};
+                           Z ? ct_tensor_data(Z) : NULL, ct_tensor_data(out), 0, 0,
+                           GB ? ct_tensor_data(GB) : NULL};
         if (kind == CT_CONV_GRAD_BIAS) { /* a is gy [N, channels, *spatial] */
             job.channels = A->ndim > 1 ? A->sizes[1] : 0;
             job.plane = ct_shape_numel(A->ndim - 2, A->sizes + 2);
         }
         k(&job);
         out = ct_cast_result(out, dt);
+        if (gb) *gb = ct_cast_result(GB, dt);
     }
     ct_release(A);
     ct_release(B);
     ct_release(Z);
     return out;
+}
+
+ct_tensor *ct_conv_run(ct_conv_kind kind, const ct_conv_geom *g, ct_tensor *a, ct_tensor *b,
+                       ct_tensor *bias, ct_shape shape, ct_dtype dt) {
+    return conv_run(kind, g, a, b, bias, shape, dt, NULL);
 }
 
 /* Transposed conv's bias is added here (the kernel's grad_input job has none). */
@@ -252,7 +266,7 @@ static bool output_size(const char *op, const conv_params *p, const ct_tensor *x
 /* The op on batched input [N, C, *spatial]. */
 static ct_tensor *convolution(const char *op, conv_params *p, ct_tensor *x, ct_tensor *w,
                               ct_tensor *bias) {
-    int64_t osp[2];
+    int64_t osp[2] = {0, 0};
     if (!output_size(op, p, x, w, osp)) return NULL;
     ct_conv_geom g = geometry(p, x, w, osp);
     ct_shape shape = {.ndim = x->ndim, .d = {x->sizes[0], p->transposed ? g.C : g.O}};
@@ -439,6 +453,8 @@ bool convolution_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     }
     ct_tensor *gy = go[0];
     if (ct_is_grad_enabled()) return backward_with_ops(n, &p, gy, gi);
+    /* gy made contiguous once for all three jobs (sum's gradient is an expanded view) */
+    if (!(gy = ct_ret(ct_contiguous_as(gy, ct_compute_dtype(gy->dtype))))) return false;
     const ct_input_meta *xm = &n->in_meta[0], *wm = &n->in_meta[1];
     ct_shape xs = {.ndim = xm->ndim}, ws = {.ndim = wm->ndim};
     memcpy(xs.d, xm->sizes, sizeof(int64_t) * (size_t)xs.ndim);
@@ -460,9 +476,12 @@ bool convolution_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     if (n->needs_grad[1]) {
         ct_tensor *x = ct_node_saved(n, 0);
         if (!x) return false;
+        /* a conv's bias gradient comes with its weight gradient (one pass over gy) */
+        ct_tensor *gb = NULL, **gbp = !p.transposed && n->needs_grad[2] ? &gb : NULL;
         ct_tensor *r = p.transposed ? ct_conv_run(CT_CONV_GRAD_WEIGHT, &g, gy, x, NULL, ws, dt)
-                                    : ct_conv_run(CT_CONV_GRAD_WEIGHT, &g, x, gy, NULL, ws, dt);
+                                    : conv_run(CT_CONV_GRAD_WEIGHT, &g, x, gy, NULL, ws, dt, gbp);
         if (!(gi[1] = ct_ret(r))) return false;
+        if (gbp) return (gi[2] = ct_ret(gb)) != NULL;
     }
     if (n->needs_grad[2]) {
         ct_shape bs = CT_SHAPE(gy->sizes[1]);
