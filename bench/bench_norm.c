@@ -7,17 +7,9 @@
  * Usage: bench_norm [threads] */
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
+#include "bench_util.h"
 #include "ctorch.h"
-
-static double clock_s(clockid_t c) {
-    struct timespec ts;
-    clock_gettime(c, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-static double now(void) { return clock_s(CLOCK_MONOTONIC); }
-static double cpu(void) { return clock_s(CLOCK_PROCESS_CPUTIME_ID); }
 
 typedef struct {
     const char *name;
@@ -31,13 +23,13 @@ static void bench(const norm_case *c, int reps) {
     double f = 1e9, fb = 1e9, cf = 1e9, cfb = 1e9;
     for (int r = 0; r < reps; r++) {
         /* Each result dies at once, as in the Python loop (so both reuse the memory). */
-        double t0 = now(), c0 = cpu();
+        double t0 = bench_now(), c0 = bench_cpu();
         CT_NO_GRAD {
             CT_SCOPE { ct_forward(c->m, x); }
         }
-        double t1 = now(), c1 = cpu();
+        double t1 = bench_now(), c1 = bench_cpu();
         CT_SCOPE { ct_backward(ct_forward(c->m, x), .gradient = ones); }
-        double t2 = now(), c2 = cpu();
+        double t2 = bench_now(), c2 = bench_cpu();
         ct_set_grad(x, NULL);
         ct_module_zero_grad(c->m);
         if (t1 - t0 < f) f = t1 - t0;

@@ -342,7 +342,7 @@ static void *scratch(size_t bytes) {
         T mt = (T)md;                                                                    \
         double var = sqdev_##SFX(x, 1, n, n, mt) / (double)n - (md - (double)mt) * (md - (double)mt); \
         *mean = mt;                                                                      \
-        *rstd = (T)(1.0 / SQRT((var > 0 ? var : 0) + j->eps));                           \
+        *rstd = (T)(1.0 / SQRT((var < 0 ? 0 : var) + j->eps));                           \
         ((T *)j->mean)[r] = *mean;                                                       \
         ((T *)j->rstd)[r] = *rstd;                                                       \
     }                                                                                    \
@@ -421,15 +421,20 @@ static void *scratch(size_t bytes) {
                 for (int64_t r = ch * rows; r < r1; r++) row_bwd_##SFX(j, r, ones, pw, pb, NULL, NULL); \
             }                                                                            \
             if (grads) {                                                                 \
+                /* chunk partials added in chunk order into chunk 0's, by column blocks */ \
+                int64_t nkb = (K + 255) / 256;                                           \
                 _Pragma("omp parallel for if (par) num_threads(nt) schedule(static)")    \
-                for (int64_t k = 0; k < K; k++) {                                        \
-                    double sw = 0, sb = 0;                                               \
-                    for (int64_t ch = 0; ch < nch; ch++) {                               \
-                        sw += part[2 * ch * K + k];                                      \
-                        sb += part[(2 * ch + 1) * K + k];                                \
+                for (int64_t kb = 0; kb < nkb; kb++) {                                   \
+                    int64_t k0 = kb * 256, k1 = k0 + 256 < K ? k0 + 256 : K;             \
+                    for (int64_t ch = 1; ch < nch; ch++)                                 \
+                        for (int64_t k = k0; k < k1; k++) {                              \
+                            part[k] += part[2 * ch * K + k];                             \
+                            part[K + k] += part[(2 * ch + 1) * K + k];                   \
+                        }                                                                \
+                    for (int64_t k = k0; k < k1; k++) {                                  \
+                        if (j->gw) ((T *)j->gw)[k] = (T)part[k];                         \
+                        if (j->gb) ((T *)j->gb)[k] = (T)part[K + k];                     \
                     }                                                                    \
-                    if (j->gw) ((T *)j->gw)[k] = (T)sw;                                  \
-                    if (j->gb) ((T *)j->gb)[k] = (T)sb;                                  \
                 }                                                                        \
             }                                                                            \
             free(part);                                                                  \
