@@ -413,7 +413,8 @@ static void *scratch(size_t bytes) {
             bool grads = j->gw || j->gb;                                                 \
             int64_t rows = R / 256 > LN_CHUNK_ROWS ? R / 256 : LN_CHUNK_ROWS;            \
             int64_t nch = R ? (R + rows - 1) / rows : 0;                                 \
-            double *part = grads ? scratch(sizeof(double) * 2 * (size_t)(nch * K)) : NULL; \
+            /* at least one (zero) chunk: no rows give zero gradients */                 \
+            double *part = grads ? scratch(sizeof(double) * 2 * (size_t)((nch ? nch : 1) * K)) : NULL; \
             _Pragma("omp parallel for if (par) num_threads(nt) schedule(static)")        \
             for (int64_t ch = 0; ch < nch; ch++) {                                       \
                 double *pw = grads ? part + 2 * ch * K : NULL, *pb = pw ? pw + K : NULL; \
