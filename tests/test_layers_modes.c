@@ -1,5 +1,5 @@
 /* Train vs eval behaviour (Dropout, Dropout2d, BatchNorm), running statistics,
- * gradchecks of the composed normalization functionals, errors. */
+ * gradchecks of the normalization functionals, errors. */
 #include <stdlib.h>
 
 #include "ct_test.h"

@@ -226,7 +226,10 @@ typedef struct {
     double eps;               /* default 1e-5 */
 } ct_batch_norm_options;
 /* F.batch_norm(x, running_mean, running_var, ...): x [N, C, *]; the running tensors
- * (may be NULL) are updated in place when training. */
+ * (may be NULL) are updated in place when training (momentum, unbiased variance).
+ * The three normalizations are fused ops (grad_fn NativeBatchNormBackward0,
+ * NativeLayerNormBackward0, NativeGroupNormBackward0) whose results do not depend on
+ * the thread count; their gradients are differentiable (double backward). */
 ct_tensor *ct_batch_norm_with(ct_tensor *x, ct_tensor *running_mean, ct_tensor *running_var,
                               ct_batch_norm_options o);
 #define ct_batch_norm(x, running_mean, running_var, ...)                                   \
