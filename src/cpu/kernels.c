@@ -25,6 +25,7 @@ extern const ct_kernel_entry ct_cpu_index_scatter_kernels[];
 extern const ct_kernel_entry ct_cpu_index_sort_kernels[];
 extern const ct_kernel_entry ct_cpu_loss_kernels[];
 extern const ct_kernel_entry ct_cpu_pool_kernels[];
+extern const ct_kernel_entry ct_cpu_rnn_cell_kernels[];
 
 const ct_kernel_entry *const ct_cpu_kernel_tables[] = {
     ct_cpu_binary_kernels,
@@ -51,5 +52,6 @@ const ct_kernel_entry *const ct_cpu_kernel_tables[] = {
     ct_cpu_index_sort_kernels,
     ct_cpu_loss_kernels,
     ct_cpu_pool_kernels,
+    ct_cpu_rnn_cell_kernels,
     NULL,
 };
