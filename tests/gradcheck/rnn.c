@@ -36,25 +36,20 @@ static void cell_case(const char *op, ct_gradcheck_fn f, int G, int64_t B, int64
         GRADCHECK(op, f, bias ? 5 : 3, in, ctx);
 }
 
-TEST(grad_thnn_fused_lstm_cell) {
+/* Workspace joined or not, biases or not, contiguous or not, one row and one unit
+ * (second order), an empty batch (first order). */
+static void cell_cases(const char *op, ct_gradcheck_fn f, int G) {
     for (int ws = 0; ws < 2; ws++)
         for (int bias = 0; bias < 2; bias++) {
-            cell_case("thnn_fused_lstm_cell", f_lstm, 4, 3, 2, false, ws, bias, true);
-            cell_case("thnn_fused_lstm_cell", f_lstm, 4, 2, 3, true, ws, bias, true);
+            cell_case(op, f, G, 3, 2, false, ws, bias, true);
+            cell_case(op, f, G, 2, 3, true, ws, bias, true);
         }
-    cell_case("thnn_fused_lstm_cell", f_lstm, 4, 1, 1, false, 1, 1, true);
-    cell_case("thnn_fused_lstm_cell", f_lstm, 4, 0, 2, false, 0, 1, false);
+    cell_case(op, f, G, 1, 1, false, 1, 1, true);
+    cell_case(op, f, G, 0, 2, false, 0, 1, false);
 }
 
-TEST(grad_thnn_fused_gru_cell) {
-    for (int ws = 0; ws < 2; ws++)
-        for (int bias = 0; bias < 2; bias++) {
-            cell_case("thnn_fused_gru_cell", f_gru, 3, 3, 2, false, ws, bias, true);
-            cell_case("thnn_fused_gru_cell", f_gru, 3, 2, 3, true, ws, bias, true);
-        }
-    cell_case("thnn_fused_gru_cell", f_gru, 3, 1, 1, false, 1, 1, true);
-    cell_case("thnn_fused_gru_cell", f_gru, 3, 0, 2, false, 0, 1, false);
-}
+TEST(grad_thnn_fused_lstm_cell) { cell_cases("thnn_fused_lstm_cell", f_lstm, 4); }
+TEST(grad_thnn_fused_gru_cell) { cell_cases("thnn_fused_gru_cell", f_gru, 3); }
 
 /* The state's gradient alone through two chained steps (the layers' pattern: a saved
  * state that is an earlier step's output). */
