@@ -58,6 +58,25 @@ ct_module *ct_gru_cell_with(int64_t input_size, int64_t hidden_size, ct_cell_opt
 #define ct_gru_cell(input_size, hidden_size, ...) \
     CT_AT(ct_gru_cell_with(input_size, hidden_size, CT_CELL_DEFAULTS_(__VA_ARGS__)))
 
+/* PyTorch's fused cell ops (_thnn_fused_lstm_cell, _thnn_fused_gru_cell; grad_fns
+ * ThnnFusedLstmCellBackward0, ThnnFusedGruCellBackward0): one time step from the gate
+ * pre-activations, saving only the activated gates for backward (the layers above use
+ * them).  Pre-activations are (igates + b_ih) + (hgates + b_hh), biases [G*H] or NULL;
+ * every tensor is of one floating dtype; the results are all NULL on error. */
+typedef struct { ct_tensor *hy, *cy, *workspace; } ct_lstm_cell_result;
+/* igates, hgates [B, 4H] (gates i, f, g, o), cx [B, H]: cy = f cx + i g, hy = o tanh(cy)
+ * (i, f, o sigmoids, g a tanh); workspace [B, 4H] holds the activated gates. */
+ct_lstm_cell_result ct_thnn_fused_lstm_cell(ct_tensor *igates, ct_tensor *hgates, ct_tensor *cx,
+                                            ct_tensor *b_ih, ct_tensor *b_hh);
+#define ct_thnn_fused_lstm_cell(ig, hg, cx, b_ih, b_hh) CT_AT(ct_thnn_fused_lstm_cell(ig, hg, cx, b_ih, b_hh))
+typedef struct { ct_tensor *hy, *workspace; } ct_gru_cell_result;
+/* igates, hgates [B, 3H] (gates r, z, n), hx [B, H]: r, z sigmoids, n = tanh(i_n + r h_n),
+ * hy = (1 - z) n + z hx; workspace [B, 4H] holds r, z, n and h_n (PyTorch's is [B, 5H]
+ * with a copy of hx, which ctorch saves instead). */
+ct_gru_cell_result ct_thnn_fused_gru_cell(ct_tensor *igates, ct_tensor *hgates, ct_tensor *hx,
+                                          ct_tensor *b_ih, ct_tensor *b_hh);
+#define ct_thnn_fused_gru_cell(ig, hg, hx, b_ih, b_hh) CT_AT(ct_thnn_fused_gru_cell(ig, hg, hx, b_ih, b_hh))
+
 #ifdef __cplusplus
 }
 #endif

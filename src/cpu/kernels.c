@@ -26,6 +26,7 @@ extern const ct_kernel_entry ct_cpu_index_sort_kernels[];
 extern const ct_kernel_entry ct_cpu_loss_kernels[];
 extern const ct_kernel_entry ct_cpu_pool_kernels[];
 extern const ct_kernel_entry ct_cpu_norm_kernels[];
+extern const ct_kernel_entry ct_cpu_rnn_cell_kernels[];
 
 const ct_kernel_entry *const ct_cpu_kernel_tables[] = {
     ct_cpu_binary_kernels,
@@ -53,5 +54,6 @@ const ct_kernel_entry *const ct_cpu_kernel_tables[] = {
     ct_cpu_loss_kernels,
     ct_cpu_pool_kernels,
     ct_cpu_norm_kernels,
+    ct_cpu_rnn_cell_kernels,
     NULL,
 };

@@ -26,28 +26,19 @@ typedef struct {
 
 /* ---- one cell step ---------------------------------------------------------------- */
 
-/* gi: the input projection x W_ih^T + b_ih for this step [B, G*H].  Returns h' and,
- * for LSTM, writes c'. */
+/* gi: the input projection x W_ih^T + b_ih for this step [B, G*H]; w_hh_t: W_hh^T.
+ * Returns h' and, for LSTM, writes c'.  LSTM and GRU run PyTorch's fused cells (one
+ * node per step saving only the activated gates), RNN composes ops. */
 static ct_tensor *cell_step(rnn_kind kind, ct_rnn_nonlinearity act, ct_tensor *gi, ct_tensor *h,
-                            ct_tensor *c, ct_tensor *w_hh, ct_tensor *b_hh, ct_tensor **c_out) {
-    ct_tensor *gh = b_hh ? ct_addmm(b_hh, h, ct_t(w_hh), 1, 1) : ct_mm(h, ct_t(w_hh));
-    if (kind == KIND_RNN) {
-        ct_tensor *pre = ct_add(gi, gh);
-        return act == CT_RNN_RELU ? ct_relu(pre) : ct_tanh(pre);
-    }
+                            ct_tensor *c, ct_tensor *w_hh_t, ct_tensor *b_hh, ct_tensor **c_out) {
     if (kind == KIND_LSTM) {
-        ct_tensor *g[4];
-        if (ct_chunk(ct_add(gi, gh), 4, 1, g, 4) != 4) return NULL;
-        ct_tensor *c_new = ct_add(ct_mul(ct_sigmoid(g[1]), c), ct_mul(ct_sigmoid(g[0]), ct_tanh(g[2])));
-        *c_out = c_new;
-        return ct_mul(ct_sigmoid(g[3]), ct_tanh(c_new));
+        ct_lstm_cell_result r = ct_thnn_fused_lstm_cell(gi, ct_mm(h, w_hh_t), c, NULL, b_hh);
+        *c_out = r.cy;
+        return r.hy;
     }
-    ct_tensor *a[3], *b[3];
-    if (ct_chunk(gi, 3, 1, a, 3) != 3 || ct_chunk(gh, 3, 1, b, 3) != 3) return NULL;
-    ct_tensor *r = ct_sigmoid(ct_add(a[0], b[0]));
-    ct_tensor *z = ct_sigmoid(ct_add(a[1], b[1]));
-    ct_tensor *n = ct_tanh(ct_add(a[2], ct_mul(r, b[2])));
-    return ct_add(n, ct_mul(z, ct_sub(h, n))); /* (1 - z) * n + z * h */
+    if (kind == KIND_GRU) return ct_thnn_fused_gru_cell(gi, ct_mm(h, w_hh_t), h, NULL, b_hh).hy;
+    ct_tensor *pre = ct_add(gi, b_hh ? ct_addmm(b_hh, h, w_hh_t, 1, 1) : ct_mm(h, w_hh_t));
+    return act == CT_RNN_RELU ? ct_relu(pre) : ct_tanh(pre);
 }
 
 /* x @ W_ih^T + b_ih for 2-D x. */
@@ -148,11 +139,16 @@ static int rnn_forward(ct_module *m, int n_in, ct_tensor *const *in, ct_tensor *
                 ct_tensor **gis = calloc((size_t)(T > 0 ? T : 1), sizeof *gis);
                 if (!hs || !gis) ct_fatal("out of memory");
                 if (T > 0) ct_unbind(proj, 0, gis, (int)T); /* on failure gis stay NULL: errors propagate */
+                ct_tensor *w_hh_t = ct_t(w[1]); /* one transpose node for all steps */
                 for (int64_t step = 0; step < T; step++) {
                     int64_t t = d == 0 ? step : T - 1 - step;
-                    ct_tensor *c_new = NULL;
-                    h = cell_step(s->kind, s->o.nonlinearity, gis[t], h, c, w[1], w[3], &c_new);
-                    c = c_new ? c_new : c;
+                    /* A scope per step: its temporaries (the hidden projection) die here,
+                     * not at the end of the sequence. */
+                    CT_SCOPE {
+                        ct_tensor *c_new = NULL;
+                        h = ct_keep(cell_step(s->kind, s->o.nonlinearity, gis[t], h, c, w_hh_t, w[3], &c_new));
+                        c = c_new ? ct_keep(c_new) : c;
+                    }
                     hs[t] = h;
                 }
                 dir_out[d] = T > 0 ? ct_stack((int)T, hs, 0) : ct_zeros(CT_SHAPE(0, B, H), .dtype = ct_dtype_of(x));
@@ -307,7 +303,7 @@ static int cell_forward(ct_module *m, int n_in, ct_tensor *const *in, ct_tensor 
         if (total < 0) break;
         ct_tensor *c_new = NULL;
         ct_tensor *h = cell_step(s->kind, s->o.nonlinearity, input_projection(xb, s->w_ih, s->b_ih), st[0],
-                                 n_states > 1 ? st[1] : NULL, s->w_hh, s->b_hh, &c_new);
+                                 n_states > 1 ? st[1] : NULL, ct_t(s->w_hh), s->b_hh, &c_new);
         ct_tensor *outs[2] = {h, c_new};
         for (int k = 0; k < total; k++) {
             if (!batched) outs[k] = ct_squeeze_dim(outs[k], 0);

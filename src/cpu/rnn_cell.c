@@ -1,0 +1,147 @@
+/* Fused LSTM and GRU cells (PyTorch's _thnn_fused_lstm_cell / _thnn_fused_gru_cell),
+ * forward and backward, one batch row at a time: each row is a few contiguous loops
+ * over the gates that the compiler vectorizes (float32 sigmoid and tanh from
+ * cpu/vmath.h, as the sigmoid and tanh ops compute them).  Rows are independent, so
+ * the split across threads never changes a value.  Layouts: cpu/rnn_cell.h. */
+#include "cpu/kernel_util.h"
+#include "cpu/rnn_cell.h"
+#include "cpu/vmath.h"
+
+#define RNN_CELL_KERNELS(T, SFX)                                                         \
+    /* w = (ig + bi) + (hg + bh) over n gates, the biases optional (as the module       \
+     * composes it: two linear layers added) */                                          \
+    CT_SIMD static void pre_##SFX(T *restrict w, const T *restrict ig, const T *restrict hg, \
+                                  const T *restrict bi, const T *restrict bh, int64_t n) { \
+        if (bi && bh)                                                                    \
+            for (int64_t k = 0; k < n; k++) w[k] = (ig[k] + bi[k]) + (hg[k] + bh[k]);    \
+        else if (bi)                                                                     \
+            for (int64_t k = 0; k < n; k++) w[k] = (ig[k] + bi[k]) + hg[k];              \
+        else if (bh)                                                                     \
+            for (int64_t k = 0; k < n; k++) w[k] = ig[k] + (hg[k] + bh[k]);              \
+        else                                                                             \
+            for (int64_t k = 0; k < n; k++) w[k] = ig[k] + hg[k];                        \
+    }                                                                                    \
+    /* w = a (+ b) */                                                                    \
+    CT_SIMD static void add_##SFX(T *restrict w, const T *restrict a, const T *restrict b, \
+                                  int64_t n) {                                           \
+        if (b)                                                                           \
+            for (int64_t k = 0; k < n; k++) w[k] = a[k] + b[k];                          \
+        else                                                                             \
+            for (int64_t k = 0; k < n; k++) w[k] = a[k];                                 \
+    }                                                                                    \
+    CT_SIMD static void sigmoid_##SFX(T *restrict w, int64_t n) {                        \
+        for (int64_t k = 0; k < n; k++) w[k] = CT_VSIGMOID(w[k]);                        \
+    }                                                                                    \
+    CT_SIMD static void tanh_##SFX(T *restrict w, int64_t n) {                           \
+        for (int64_t k = 0; k < n; k++) w[k] = CT_VTANH(w[k]);                           \
+    }                                                                                    \
+    /* cy = f cx + i g, hy = o tanh(cy); w: one row of activated gates i, f, g, o */     \
+    CT_SIMD static void lstm_out_##SFX(const T *restrict w, const T *restrict cx,        \
+                                       T *restrict cy, T *restrict hy, int64_t H) {      \
+        for (int64_t j = 0; j < H; j++) {                                                \
+            T c = w[H + j] * cx[j] + w[j] * w[2 * H + j];                                \
+            cy[j] = c;                                                                   \
+            hy[j] = w[3 * H + j] * CT_VTANH(c);                                          \
+        }                                                                                \
+    }                                                                                    \
+    /* dc = gcy + ghy o (1 - tanh(cy)^2); the pre-activations' gradients: di g i (1 - i), \
+     * dc cx f (1 - f), dc i (1 - g^2), ghy tanh(cy) o (1 - o); gcx = dc f */            \
+    CT_SIMD static void lstm_bwd_##SFX(const T *restrict w, const T *restrict cx,        \
+                                       const T *restrict cy, const T *restrict ghy,      \
+                                       const T *restrict gcy, T *restrict g,             \
+                                       T *restrict gcx, int64_t H) {                     \
+        for (int64_t j = 0; j < H; j++) {                                                \
+            T i = w[j], f = w[H + j], c = w[2 * H + j], o = w[3 * H + j];                \
+            T tc = CT_VTANH(cy[j]);                                                      \
+            T dc = gcy[j] + ghy[j] * o * ((T)1 - tc * tc);                               \
+            g[j] = dc * c * i * ((T)1 - i);                                              \
+            g[H + j] = dc * cx[j] * f * ((T)1 - f);                                      \
+            g[2 * H + j] = dc * i * ((T)1 - c * c);                                      \
+            g[3 * H + j] = ghy[j] * tc * o * ((T)1 - o);                                 \
+            gcx[j] = dc * f;                                                             \
+        }                                                                                \
+    }                                                                                    \
+    /* n = tanh(w_n + r hn) in place (w_n = ig_n + bi_n); hy = n + z (hx - n) */         \
+    CT_SIMD static void gru_out_##SFX(T *restrict w, const T *restrict hx, T *restrict hy, \
+                                      int64_t H) {                                       \
+        for (int64_t j = 0; j < H; j++) {                                                \
+            T n = CT_VTANH(w[2 * H + j] + w[j] * w[3 * H + j]);                          \
+            w[2 * H + j] = n;                                                            \
+            hy[j] = n + w[H + j] * (hx[j] - n);                                          \
+        }                                                                                \
+    }                                                                                    \
+    /* dn = ghy (1 - z) (1 - n^2) (n's pre-activation); dz = ghy (hx - n) z (1 - z);     \
+     * dr = dn hn r (1 - r); igates get (dr, dz, dn), hgates (dr, dz, dn r); ghx = ghy z */ \
+    CT_SIMD static void gru_bwd_##SFX(const T *restrict w, const T *restrict hx,         \
+                                      const T *restrict ghy, T *restrict gi,             \
+                                      T *restrict gh, T *restrict ghx, int64_t H) {      \
+        for (int64_t j = 0; j < H; j++) {                                                \
+            T r = w[j], z = w[H + j], n = w[2 * H + j], hn = w[3 * H + j], go = ghy[j];  \
+            T dn = go * ((T)1 - z) * ((T)1 - n * n);                                     \
+            T dz = go * (hx[j] - n) * z * ((T)1 - z);                                    \
+            T dr = dn * hn * r * ((T)1 - r);                                             \
+            gi[j] = gh[j] = dr;                                                          \
+            gi[H + j] = gh[H + j] = dz;                                                  \
+            gi[2 * H + j] = dn;                                                          \
+            gh[2 * H + j] = dn * r;                                                      \
+            ghx[j] = go * z;                                                             \
+        }                                                                                \
+    }                                                                                    \
+    static void lstm_##SFX(bool backward, const ct_rnn_cell_args *a) {                   \
+        const int64_t B = a->B, H = a->H, G = 4 * H;                                     \
+        const T *ig = (const T *)a->ig, *hg = (const T *)a->hg, *bi = (const T *)a->bi;  \
+        const T *bh = (const T *)a->bh, *x = (const T *)a->x;                            \
+        T *ws = (T *)a->ws, *cy = (T *)a->cy, *hy = (T *)a->hy;                          \
+        const T *wr = (const T *)a->ws_in, *cr = (const T *)a->cy_in;                          \
+        const T *ghy = (const T *)a->ghy, *gcy = (const T *)a->gcy;                      \
+        T *gig = (T *)a->gig, *gx = (T *)a->gx;                                          \
+        int nt = ct_get_num_threads();                                                   \
+        _Pragma("omp parallel for if (B * G >= CT_GRAIN && nt > 1) num_threads(nt)")     \
+        for (int64_t b = 0; b < B; b++) {                                                \
+            if (backward) {                                                              \
+                lstm_bwd_##SFX(wr + b * G, x + b * H, cr + b * H, ghy + b * H, gcy + b * H, \
+                               gig + b * G, gx + b * H, H);                              \
+                continue;                                                                \
+            }                                                                            \
+            T *w = ws + b * G;                                                           \
+            pre_##SFX(w, ig + b * G, hg + b * G, bi, bh, G);                             \
+            sigmoid_##SFX(w, 2 * H);                                                     \
+            tanh_##SFX(w + 2 * H, H);                                                    \
+            sigmoid_##SFX(w + 3 * H, H);                                                 \
+            lstm_out_##SFX(w, x + b * H, cy + b * H, hy + b * H, H);                     \
+        }                                                                                \
+    }                                                                                    \
+    static void gru_##SFX(bool backward, const ct_rnn_cell_args *a) {                    \
+        const int64_t B = a->B, H = a->H, G = 3 * H;                                     \
+        const T *ig = (const T *)a->ig, *hg = (const T *)a->hg, *bi = (const T *)a->bi;  \
+        const T *bh = (const T *)a->bh, *x = (const T *)a->x, *ghy = (const T *)a->ghy;  \
+        T *ws = (T *)a->ws, *hy = (T *)a->hy, *gig = (T *)a->gig, *ghg = (T *)a->ghg;    \
+        const T *wr = (const T *)a->ws_in;                                          \
+        T *gx = (T *)a->gx;                                                              \
+        int nt = ct_get_num_threads();                                                   \
+        _Pragma("omp parallel for if (B * G >= CT_GRAIN && nt > 1) num_threads(nt)")     \
+        for (int64_t b = 0; b < B; b++) {                                                \
+            if (backward) {                                                              \
+                gru_bwd_##SFX(wr + b * 4 * H, x + b * H, ghy + b * H, gig + b * G, ghg + b * G,       \
+                              gx + b * H, H);                                            \
+                continue;                                                                \
+            }                                                                            \
+            T *w = ws + b * 4 * H;                                                       \
+            const T *igb = ig + b * G, *hgb = hg + b * G;                                \
+            pre_##SFX(w, igb, hgb, bi, bh, 2 * H);                                       \
+            sigmoid_##SFX(w, 2 * H);                                                     \
+            add_##SFX(w + 3 * H, hgb + 2 * H, bh ? bh + 2 * H : NULL, H);                \
+            add_##SFX(w + 2 * H, igb + 2 * H, bi ? bi + 2 * H : NULL, H);                \
+            gru_out_##SFX(w, x + b * H, hy + b * H, H);                                  \
+        }                                                                                \
+    }
+RNN_CELL_KERNELS(float, f32)
+RNN_CELL_KERNELS(double, f64)
+
+const ct_kernel_entry ct_cpu_rnn_cell_kernels[] = {
+    {CT_OP_thnn_fused_lstm_cell, CT_F32, (ct_kernel)lstm_f32},
+    {CT_OP_thnn_fused_lstm_cell, CT_F64, (ct_kernel)lstm_f64},
+    {CT_OP_thnn_fused_gru_cell, CT_F32, (ct_kernel)gru_f32},
+    {CT_OP_thnn_fused_gru_cell, CT_F64, (ct_kernel)gru_f64},
+    {0, 0, NULL},
+};
