@@ -63,14 +63,9 @@ static void vec_push(ptr_vec *v, void *p) {
 }
 
 void *ct_retain(void *obj) {
-    if (!obj) return obj;
-    ct_object *o = obj;
-    /* At a count of 1 the caller's reference is the only one: no other thread can
-     * change the count meanwhile, so a plain store does (see ct_release). */
-    if (atomic_load_explicit(&o->refs, memory_order_relaxed) == 1)
-        atomic_store_explicit(&o->refs, 2, memory_order_relaxed);
-    else
-        atomic_fetch_add_explicit(&o->refs, 1, memory_order_relaxed);
+    /* Always atomic: a count of 1 does not mean the caller owns the only reference.
+     * Threads may borrow a tensor the main thread owns and retain it at once. */
+    if (obj) atomic_fetch_add_explicit(&((ct_object *)obj)->refs, 1, memory_order_relaxed);
     return obj;
 }
 
