@@ -1,4 +1,5 @@
-/* ctorch/memory.h — allocator statistics per device (like torch.cuda.memory_allocated). */
+/* ctorch/memory.h — allocator statistics per device (like torch.cuda.memory_allocated)
+ * and the cpu block cache (like torch.cuda.empty_cache). */
 #ifndef CTORCH_MEMORY_H
 #define CTORCH_MEMORY_H
 
@@ -11,6 +12,13 @@ extern "C" {
 int64_t ct_memory_allocated(ct_device d);     /* bytes of tensor storage in use now */
 int64_t ct_max_memory_allocated(ct_device d); /* peak since start or the last reset */
 void ct_reset_peak_memory_stats(ct_device d);
+
+/* Freed cpu storages of 128 KiB or more are cached and reused for the next tensor of
+ * (about) the same size, so a training loop does not page-fault its buffers in again
+ * every step.  The cache holds at most 256 MiB unless told otherwise. */
+int64_t ct_memory_reserved(ct_device d);           /* in use plus held by the cache */
+void ct_empty_cache(ct_device d);                    /* frees every cached block */
+void ct_set_cache_limit(ct_device d, int64_t bytes); /* 0 turns the cache off */
 
 #ifdef __cplusplus
 }

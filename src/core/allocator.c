@@ -3,6 +3,7 @@
 
 #include "ctorch/memory.h"
 #include "core/allocator.h"
+#include "core/block_cache.h"
 
 typedef struct {
     atomic_llong now, peak;
@@ -38,17 +39,8 @@ void ct_reset_peak_memory_stats(ct_device d) {
     if (s) atomic_store(&s->peak, atomic_load(&s->now));
 }
 
-/* 64-byte alignment suits AVX-512 loads and keeps tensors off shared cache lines. */
-static void *cpu_alloc(size_t nbytes) {
-    size_t rounded = (nbytes + 63) & ~(size_t)63;
-    return aligned_alloc(64, rounded ? rounded : 64);
-}
-static void cpu_free(void *p, size_t nbytes) {
-    (void)nbytes;
-    free(p);
-}
-
-static const ct_allocator cpu_allocator = {cpu_alloc, cpu_free};
+/* 64-byte aligned (AVX-512 loads; tensors off shared cache lines), large blocks cached. */
+static const ct_allocator cpu_allocator = {ct_block_alloc, ct_block_free};
 
 const ct_allocator *ct_allocator_for(ct_device d) {
     return d.type == CT_DEV_CPU ? &cpu_allocator : NULL;

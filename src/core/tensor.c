@@ -8,10 +8,9 @@
 #include "core/tensor_impl.h"
 #include "autograd/hooks.h"
 
-/* On the cpu the storage header and its data share one allocation: 64-byte aligned
- * for vector loads, except small tensors, where malloc's alignment is plenty and
- * much cheaper. */
-#define STORAGE_HEADER ((sizeof(ct_storage) + 63) & ~(size_t)63)
+/* On the cpu a small storage's header and data share one malloc (its alignment is
+ * plenty for them); larger data comes from the device allocator, 64-byte aligned
+ * for vector loads and cached (core/block_cache.h). */
 #define SMALL_HEADER ((sizeof(ct_storage) + 15) & ~(size_t)15)
 #define SMALL_BYTES 256
 /* Storages of up to POOL_BYTES (scalars, losses, small vectors) come from the
@@ -49,15 +48,13 @@ static ct_storage *storage_new(size_t nbytes, ct_device device) {
         return NULL;
     }
     ct_storage *s;
-    if (device.type == CT_DEV_CPU && nbytes <= POOL_BYTES) {
+    bool small = device.type == CT_DEV_CPU && nbytes <= SMALL_BYTES;
+    if (small && nbytes <= POOL_BYTES) {
         s = ct_pool_alloc(CT_POOL_STORAGE, POOL_BLOCK);
         if (s) s->data = (char *)s + SMALL_HEADER;
-    } else if (device.type == CT_DEV_CPU && nbytes <= SMALL_BYTES) {
+    } else if (small) {
         s = malloc(SMALL_HEADER + nbytes);
         if (s) s->data = (char *)s + SMALL_HEADER;
-    } else if (device.type == CT_DEV_CPU) {
-        s = aligned_alloc(64, STORAGE_HEADER + ((nbytes + 63) & ~(size_t)63));
-        if (s) s->data = (char *)s + STORAGE_HEADER;
     } else {
         s = malloc(sizeof *s);
         if (s && !(s->data = a->alloc(nbytes ? nbytes : 1))) {
@@ -73,7 +70,7 @@ static ct_storage *storage_new(size_t nbytes, ct_device device) {
     s->nbytes = nbytes;
     s->device = device;
     atomic_init(&s->version, 0);
-    s->inline_data = device.type == CT_DEV_CPU;
+    s->inline_data = small;
     s->external = false;
     s->free_fn = NULL;
     s->free_ctx = NULL;

@@ -1,0 +1,118 @@
+/* The large-block cache (see block_cache.h).  One lock: large allocations are rare
+ * next to the work done on them. */
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "ctorch/memory.h"
+#include "core/block_cache.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define CACHE_OFF 1
+#endif
+
+#define SUBCLASSES 8 /* size classes per power of two */
+#define NCLASSES (64 * SUBCLASSES)
+
+static struct {
+    pthread_mutex_t lock;
+    void *head[NCLASSES]; /* cached blocks, linked through their first word */
+    size_t held;          /* bytes in the cache */
+    size_t limit;
+} cache = {PTHREAD_MUTEX_INITIALIZER, {0}, 0, (size_t)256 << 20};
+
+static int floor_log2(size_t n) { return 63 - __builtin_clzll((unsigned long long)n); }
+
+/* `size` rounded up to its class (at most 1/8 more), and the class's index. */
+static size_t class_size(size_t size, int *index) {
+    int k = floor_log2(size);
+    size_t step = (size_t)1 << (k - 3);
+    size_t rounded = (size + step - 1) & ~(step - 1);
+    k = floor_log2(rounded);
+    *index = k * SUBCLASSES + (int)((rounded >> (k - 3)) - SUBCLASSES);
+    return rounded;
+}
+
+static void *take_cached(int c, size_t rounded) {
+    pthread_mutex_lock(&cache.lock);
+    void *p = cache.head[c];
+    if (p) {
+        cache.head[c] = *(void **)p;
+        cache.held -= rounded;
+    }
+    pthread_mutex_unlock(&cache.lock);
+    return p;
+}
+
+void *ct_block_alloc(size_t size) {
+#ifndef CACHE_OFF
+    if (size >= CT_BLOCK_CACHE_MIN) {
+        int c;
+        size_t rounded = class_size(size, &c);
+        void *p = take_cached(c, rounded);
+        if (p) return p;
+        if ((p = aligned_alloc(64, rounded))) return p;
+        ct_empty_cache(CT_CPU);
+        return aligned_alloc(64, rounded);
+    }
+#endif
+    return aligned_alloc(64, (size + 63) & ~(size_t)63);
+}
+
+void ct_block_free(void *p, size_t size) {
+#ifndef CACHE_OFF
+    if (p && size >= CT_BLOCK_CACHE_MIN) {
+        int c;
+        size_t rounded = class_size(size, &c);
+        pthread_mutex_lock(&cache.lock);
+        bool keep = cache.held + rounded <= cache.limit;
+        if (keep) {
+            *(void **)p = cache.head[c];
+            cache.head[c] = p;
+            cache.held += rounded;
+        }
+        pthread_mutex_unlock(&cache.lock);
+        if (keep) return;
+    }
+#else
+    (void)size;
+#endif
+    free(p);
+}
+
+/* Frees the cached blocks beyond `keep` bytes (smallest classes first). */
+static void shrink_to(size_t keep) {
+    pthread_mutex_lock(&cache.lock);
+    for (int c = 0; c < NCLASSES && cache.held > keep; c++) {
+        size_t rounded = ((size_t)(SUBCLASSES + c % SUBCLASSES)) << (c / SUBCLASSES - 3);
+        while (cache.head[c] && cache.held > keep) {
+            void *p = cache.head[c];
+            cache.head[c] = *(void **)p;
+            cache.held -= rounded;
+            free(p);
+        }
+    }
+    pthread_mutex_unlock(&cache.lock);
+}
+
+void ct_empty_cache(ct_device d) {
+    if (d.type == CT_DEV_CPU) shrink_to(0);
+}
+
+int64_t ct_memory_reserved(ct_device d) {
+    if (d.type != CT_DEV_CPU) return ct_memory_allocated(d);
+    pthread_mutex_lock(&cache.lock);
+    size_t held = cache.held;
+    pthread_mutex_unlock(&cache.lock);
+    return ct_memory_allocated(d) + (int64_t)held;
+}
+
+void ct_set_cache_limit(ct_device d, int64_t bytes) {
+    if (d.type != CT_DEV_CPU) return;
+    size_t limit = bytes > 0 ? (size_t)bytes : 0;
+    pthread_mutex_lock(&cache.lock);
+    cache.limit = limit;
+    pthread_mutex_unlock(&cache.lock);
+    shrink_to(limit);
+}
