@@ -1,6 +1,8 @@
 /* In-place ops on views of tensors that require grad (PyTorch's CopySlices): values
  * and gradients against PyTorch (tests/fixtures/gen_inplace_views.py), the grad_fn
  * names, double backward, and the errors of the forbidden cases. */
+#include <stdlib.h>
+
 #include "ct_test.h"
 #include "fixtures.h"
 #include "fx_case.h"
@@ -320,4 +322,26 @@ TEST(multi_output_views_are_refused) {
                 "mode enabled. This view is the output of a function that returns multiple "
                 "views.");
     CHECK(ct_add_scalar_(parts[0], 1) != NULL); /* nothing requires grad */
+}
+
+TEST(writes_through_an_expanded_tensor_are_refused) {
+    const char *msg = "unsupported operation: more than one element of the written-to tensor "
+                      "refers to a single memory location. Please clone() the tensor before "
+                      "performing the operation.";
+    ct_tensor *row = ct_zeros(CT_SHAPE(1, 3));
+    ct_tensor *e = ct_expand(row, CT_SHAPE(4, 3));
+    CHECK_ERROR(ct_add_scalar_(e, 1), msg);
+    CHECK_ERROR(ct_add_(e, ct_ones(CT_SHAPE(4, 3))), msg);
+    CHECK_ERROR(ct_relu_(e), msg);
+    CHECK_ERROR(ct_fill_(e, 2), msg);
+    CHECK_ERROR(ct_copy_(e, ct_ones(CT_SHAPE(4, 3))), msg);
+    CHECK_ERROR(ct_uniform_(e, 0, 1), msg);
+    CHECK_ERROR(ct_masked_fill_(e, ct_ones(CT_SHAPE(4, 3), .dtype = CT_BOOL), 1), msg);
+    CT_NO_GRAD { CHECK_ERROR(ct_mul_scalar_(e, 2), msg); }
+    double *v = ct_test_values(row); /* nothing was written */
+    CHECK(v && v[0] == 0 && v[1] == 0 && v[2] == 0);
+    free(v);
+    /* A stride of 0 over a dim of size 1 writes each element once: allowed. */
+    CHECK(ct_add_scalar_(ct_expand(ct_zeros(CT_SHAPE(3)), CT_SHAPE(1, 3)), 1) != NULL);
+    CHECK(ct_add_scalar_(ct_clone(e), 1) != NULL);
 }

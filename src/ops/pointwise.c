@@ -51,7 +51,23 @@ ct_tensor *ct_wrap_scalar(double v, const ct_tensor *like) {
     return t;
 }
 
+bool ct_check_no_internal_overlap(const char *op, const ct_tensor *t) {
+    /* A stride of 0 over a dim of 2 or more (expand) makes one write land on several
+     * elements: the result would depend on the order of the writes. */
+    for (int i = 0; i < t->ndim; i++) {
+        if (t->strides[i] == 0 && t->sizes[i] > 1) {
+            ct_error("%s: unsupported operation: more than one element of the written-to tensor "
+                     "refers to a single memory location. Please clone() the tensor before "
+                     "performing the operation.",
+                     op);
+            return false;
+        }
+    }
+    return true;
+}
+
 bool ct_check_inplace_of(const char *op, ct_tensor *t, int n, ct_tensor *const *inputs) {
+    if (!ct_check_no_internal_overlap(op, t)) return false;
     if (ct_is_grad_enabled() && !t->grad_fn && t->requires_grad) {
         ct_error("%s: a leaf Variable that requires grad is being used in an in-place operation.",
                  op);
@@ -117,8 +133,9 @@ ct_tensor *ct_pointwise(const ct_pw_spec *spec, int n_in, ct_tensor *const *inpu
         if (!inputs[i]) return NULL;
     ct_tensor *fast;
     if (!out && same_shape_small(spec, n_in, inputs, args, &fast)) return fast;
-    if (out && ct_is_grad_enabled() && (out->requires_grad || out->view_kind) &&
-        !ct_check_inplace_of(NAME(), out, n_in, inputs))
+    if (out && (ct_is_grad_enabled() && (out->requires_grad || out->view_kind)
+                    ? !ct_check_inplace_of(NAME(), out, n_in, inputs)
+                    : !ct_check_no_internal_overlap(NAME(), out)))
         return NULL;
     /* Devices: wrapped numbers live on the cpu and go anywhere. */
     const ct_tensor *first = out ? out : NULL;

@@ -50,6 +50,9 @@ ct_dtype ct_result_type(int n, ct_tensor *const *inputs);
  * not floating, else `like`'s floating dtype (or the default); unregistered. */
 ct_tensor *ct_wrap_scalar(double v, const ct_tensor *like);
 
+/* False, with PyTorch's error, when writing t would write one location twice (an
+ * expanded tensor); ct_check_inplace_of checks it first. */
+bool ct_check_no_internal_overlap(const char *op, const ct_tensor *t);
 /* Checks for an in-place op on t (PyTorch's check_inplace), in grad mode: a leaf
  * requiring grad is refused, and so is a view that may not be modified in place when
  * t or one of the op's other inputs requires grad (see Note [In-place on views]). */
