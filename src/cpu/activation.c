@@ -1,5 +1,5 @@
 /* Kernels of the activations, nan_to_num and clamp with numbers.  data: out, x.
- * ctx (ct_pw_args): leaky_relu a = slope; elu a = alpha; softplus a = beta,
+ * ctx (ct_pw_args): threshold_backward (data: out, g, y) a = threshold; leaky_relu a = slope; elu a = alpha; softplus a = beta,
  * b = threshold; hardtanh and clamp a = min, b = max (clamp: has_a / has_b say which
  * are given); nan_to_num a, b, c = nan, posinf, neginf; gelu i = approximate. */
 /* Note [Vectorizing selects]: with the default -ftrapping-math gcc will not turn the
@@ -38,6 +38,7 @@ static inline float gelu_f(float x) { return 0.5f * x * ct_verfcf(-x * (float)M_
 
 #define FLOAT_KERNELS(DT, T, SFX)                                                        \
     CT_UNARY_LOOP(relu_##SFX, T, T, x > 0 ? x : (x != x ? x : (T)0))                     \
+    CT_BINARY_LOOP(threshold_backward_##SFX, T, T, ARG(T, a, y <= a ? (T)0 : x))          \
     CT_UNARY_LOOP(leaky_relu_##SFX, T, T, ARG(T, a, x > 0 ? x : x * a))                  \
     CT_UNARY_LOOP(elu_##SFX, T, T, ARG(T, a, x > 0 ? x : a * (CT_VEXP(x) - (T)1)))       \
     CT_UNARY_LOOP(gelu_exact_##SFX, T, T, GELU(T, x))                                    \
@@ -65,6 +66,7 @@ CT_UNARY_LOOP(nan_to_num_b8, bool, bool, x)
 
 #define FLOAT_ENTRIES(DT, T, SFX)                                                        \
     {CT_OP_relu, DT, (ct_kernel)relu_##SFX},                                             \
+    {CT_OP_threshold_backward, DT, (ct_kernel)threshold_backward_##SFX},                 \
     {CT_OP_leaky_relu, DT, (ct_kernel)leaky_relu_##SFX},                                 \
     {CT_OP_elu, DT, (ct_kernel)elu_##SFX}, {CT_OP_gelu, DT, (ct_kernel)gelu_##SFX},      \
     {CT_OP_silu, DT, (ct_kernel)silu_##SFX}, {CT_OP_softplus, DT, (ct_kernel)softplus_##SFX}, \

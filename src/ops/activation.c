@@ -72,12 +72,30 @@ ct_tensor *ct_nan_to_num_with(ct_tensor *x, ct_nan_to_num_options o) {
 
 #define SAVED(n) ct_node_saved(n, 0)
 
-/* threshold_backward(g, out, 0): 0 where out <= 0, else g (NaN passes g through). */
-/* PyTorch's threshold_backward: zero where y <= 0, else g (NaN keeps its gradient);
- * one compare and one select. */
+/* PyTorch's threshold_backward(g, y, threshold): 0 where y <= threshold, else g (a NaN
+ * in y passes g).  One fused pass instead of a compare and a select; recorded, so
+ * relu has second derivatives. */
+static ct_tensor *threshold_backward(ct_tensor *g, ct_tensor *y, double threshold) {
+    static const ct_pw_spec SPEC = {CT_OP_threshold_backward, CT_PW_PROMOTE, 0};
+    if (!g || !y) return NULL;
+    ct_tensor *in[2] = {g, y};
+    ct_tensor *out = ct_pointwise(&SPEC, 2, in, NULL, &(ct_pw_args){.a = threshold});
+    if (!out) return NULL;
+    ct_node *n = ct_node_record(CT_OP_threshold_backward, 2, in, 1);
+    if (n) {
+        n->args[0] = threshold;
+        ct_node_save(n, 0, y, false);
+        ct_node_give_output(n, out, 0);
+    }
+    return ct_ret(out);
+}
 bool relu_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    ct_tensor *zero = ct_zeros_with(CT_SHAPE(), (ct_tensor_options){.dtype = go[0]->dtype});
-    return (gi[0] = ct_where(ct_le_scalar(SAVED(n), 0), zero, go[0])) != NULL;
+    return (gi[0] = threshold_backward(go[0], SAVED(n), 0)) != NULL;
+}
+/* Linear in g; y only selects, so its gradient is zero (none is sent). */
+bool threshold_backward_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    if (!n->needs_grad[0]) return true;
+    return (gi[0] = threshold_backward(go[0], SAVED(n), n->args[0])) != NULL;
 }
 bool leaky_relu_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     ct_tensor *x = SAVED(n);
