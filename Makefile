@@ -57,7 +57,7 @@ test-helgrind: build
 demo: build
 	$(call apt_install,$(DEMO_DEPS))
 	$(BUILD)/examples/autograd_basics
-	$(BUILD)/examples/fashion_mnist --epochs 3 --out runs/fashion_mnist --min-accuracy 0.90
+	$(BUILD)/examples/fashion_mnist --epochs 3 --out runs/demo-$(shell date +%Y%m%d-%H%M%S) --min-accuracy 0.90
 
 bench: build
 	$(call apt_install,$(BENCH_DEPS))

@@ -4,11 +4,15 @@
  *     fashion_mnist [--epochs 3] [--batch-size 64] [--lr 1e-3] [--workers 2] [--seed 0]
  *                   [--out runs/fashion_mnist] [--resume latest|PATH] [--data DIR]
  *                   [--limit N] [--test-limit N] [--min-accuracy A] [--threads N]
+ *                   [--overwrite]
  *
  * Each epoch trains with Adam, shows a progress bar (plain lines when stdout is not a
  * terminal), evaluates on the test set in eval mode under no_grad, and keeps the last
  * checkpoints and the best one in --out, with the run's configuration as JSON beside
- * them.  --resume continues a run exactly where its checkpoint left it. */
+ * them.  --resume continues a run exactly where its checkpoint left it.  A new run
+ * refuses an --out that holds an earlier run's checkpoints unless --overwrite says to
+ * delete them (mixing runs would judge the new best against the old one). */
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,13 +29,14 @@ typedef struct {
     double lr, min_accuracy;
     uint64_t seed;
     const char *out, *resume, *data;
+    bool overwrite;
 } config;
 
 static void usage(const char *prog) {
     fprintf(stderr,
             "usage: %s [--epochs N] [--batch-size N] [--lr X] [--workers N] [--seed N]\n"
             "          [--out DIR] [--resume latest|PATH] [--data DIR] [--limit N]\n"
-            "          [--test-limit N] [--min-accuracy A] [--threads N]\n",
+            "          [--test-limit N] [--min-accuracy A] [--threads N] [--overwrite]\n",
             prog);
     exit(2);
 }
@@ -42,6 +47,10 @@ static config parse_args(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) usage(argv[0]);
+        if (!strcmp(a, "--overwrite")) {
+            c.overwrite = true;
+            continue;
+        }
         if (!v) usage(argv[0]);
         i++;
         if (!strcmp(a, "--epochs"))
@@ -179,6 +188,40 @@ static void write_config(const config *c, char *json, size_t size) {
              (long long)c->limit);
 }
 
+/* Counts dir's checkpoint files (ckpt-*.safetensors, best.safetensors), deleting them
+ * when remove is set. */
+static int checkpoint_files(const char *dir, bool remove) {
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    int n = 0;
+    struct dirent *e;
+    char path[4352];
+    while ((e = readdir(d))) {
+        const char *name = e->d_name, *ext = strrchr(name, '.');
+        if (!ext || strcmp(ext, ".safetensors") ||
+            (strncmp(name, "ckpt-", 5) && strcmp(name, "best.safetensors")))
+            continue;
+        n++;
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        if (remove) unlink(path);
+    }
+    closedir(d);
+    return n;
+}
+
+/* path gets text plus a newline, or keeps its old contents if anything fails. */
+static int write_text_atomically(const char *path, const char *text) {
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f) return -1;
+    bool ok = fprintf(f, "%s\n", text) >= 0 && fflush(f) == 0 && fsync(fileno(f)) == 0;
+    ok = fclose(f) == 0 && ok;
+    if (ok && rename(tmp, path) == 0) return 0;
+    unlink(tmp);
+    return -1;
+}
+
 int main(int argc, char **argv) {
     config c = parse_args(argc, argv);
     setvbuf(stdout, NULL, _IOLBF, 0); /* progress lines appear as they happen in logs too */
@@ -189,13 +232,19 @@ int main(int argc, char **argv) {
         fprintf(stderr, "cannot create the output directory %s\n", c.out);
         return 1;
     }
+    if (!c.resume && checkpoint_files(c.out, c.overwrite) > 0 && !c.overwrite) {
+        fprintf(stderr,
+                "%s holds the checkpoints of an earlier run: continue it with --resume latest, "
+                "or pass --overwrite to delete them, or choose another --out\n",
+                c.out);
+        return 1;
+    }
     char json[1024], path[4096];
     write_config(&c, json, sizeof json);
     snprintf(path, sizeof path, "%s/config.json", c.out);
-    FILE *cf = fopen(path, "w");
-    if (cf) {
-        fprintf(cf, "%s\n", json);
-        fclose(cf);
+    if (write_text_atomically(path, json) != 0) {
+        fprintf(stderr, "cannot write %s\n", path);
+        return 1;
     }
 
     int rc = 0;
@@ -205,9 +254,9 @@ int main(int argc, char **argv) {
         int n_params = ct_parameters(model, params, 16);
         ct_optim *opt = ct_adam(params, n_params, .lr = c.lr);
         ct_generator *shuffle = ct_generator_new(c.seed);
-        ct_loader *train =
-            ct_dataloader(make_dataset(&c, true, c.limit), .batch_size = c.batch_size,
-                          .shuffle = true, .num_workers = c.workers, .generator = shuffle);
+        ct_dataset *train_set = make_dataset(&c, true, c.limit);
+        ct_loader *train = ct_dataloader(train_set, .batch_size = c.batch_size, .shuffle = true,
+                                         .num_workers = c.workers, .generator = shuffle);
         ct_loader *test = ct_dataloader(make_dataset(&c, false, c.test_limit), .batch_size = 256,
                                         .num_workers = c.workers);
         ct_module_print(model);
@@ -230,7 +279,9 @@ int main(int argc, char **argv) {
                    (long long)st.step);
         }
 
+        /* A resumed run's best includes the epochs before it. */
         double best = -1, t_start = now();
+        if (c.resume && ct_checkpoint_best_metric(c.out, &best) != 0) best = st.metric;
         int64_t trained = 0;
         for (int epoch = first_epoch; epoch <= c.epochs; epoch++) {
             ct_loader_set_epoch(train,
@@ -238,7 +289,7 @@ int main(int argc, char **argv) {
             progress p = {.tty = isatty(STDOUT_FILENO),
                           .epoch = epoch,
                           .epochs = c.epochs,
-                          .total = ct_loader_len(train) * c.batch_size,
+                          .total = ct_dataset_len(train_set),
                           .start = now()};
             ct_batch b;
             while (true) {
@@ -254,7 +305,6 @@ int main(int argc, char **argv) {
                 p.loss_n++;
                 if (p.loss_n % 20 == 0) progress_show(&p, false);
             }
-            if (p.done < p.total) p.total = p.done;
             progress_show(&p, true);
             trained += p.done;
             double test_loss, acc = evaluate(model, test, &test_loss);

@@ -281,4 +281,22 @@ TEST(keep_last_n_and_the_best) {
     snprintf(path, sizeof path, "%s/best.safetensors", dir);
     CHECK(ct_checkpoint_load(path, &best, NULL) == 0);
     CHECK_INT_EQ(best.epoch, 4);
+    double metric = 0;
+    CHECK(ct_checkpoint_best_metric(dir, &metric) == 0);
+    CHECK_CLOSE(metric, 0.8, 0);
+    CHECK(ct_checkpoint_best_metric(tmp_path("no-such-run"), &metric) == -1);
+    CHECK(ct_last_error() == NULL);
+}
+
+/* Checkpoints are created like any file (mode 0666 less the umask), not private. */
+TEST(checkpoint_files_follow_the_umask) {
+    ct_module *m = affine_new();
+    ct_training_state st = {.model = m};
+    mode_t old = umask(022);
+    const char *path = tmp_path("mode.safetensors");
+    CHECK(ct_checkpoint_save(path, &st) == 0);
+    umask(old);
+    struct stat sb;
+    CHECK(stat(path, &sb) == 0);
+    CHECK_INT_EQ(sb.st_mode & 0777, 0644);
 }

@@ -1,6 +1,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -12,12 +13,23 @@
 int ct_atomic_open(ct_atomic_file *af, const char *path, const char *op) {
     memset(af, 0, sizeof *af);
     af->op = op;
-    if (snprintf(af->path, sizeof af->path, "%s", path) >= (int)sizeof af->path ||
-        snprintf(af->tmp, sizeof af->tmp, "%s.tmp-XXXXXX", path) >= (int)sizeof af->tmp) {
+    if (snprintf(af->path, sizeof af->path, "%s", path) >= (int)sizeof af->path) {
         ct_error("%s: path too long", op);
         return -1;
     }
-    int fd = mkstemp(af->tmp);
+    /* A name unique to this process and call, created exclusively with mode 0666 so
+     * the umask applies as to any file the user writes (mkstemp would make it 0600). */
+    static atomic_uint counter;
+    int fd = -1;
+    for (int attempt = 0; fd < 0 && attempt < 100; attempt++) {
+        if (snprintf(af->tmp, sizeof af->tmp, "%s.tmp-%ld-%u", path, (long)getpid(),
+                     atomic_fetch_add(&counter, 1)) >= (int)sizeof af->tmp) {
+            ct_error("%s: path too long", op);
+            return -1;
+        }
+        fd = open(af->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd < 0 && errno != EEXIST) break;
+    }
     if (fd < 0 || !(af->f = fdopen(fd, "wb"))) {
         ct_error("%s: cannot create %s: %s", op, af->tmp, strerror(errno));
         if (fd >= 0) close(fd);

@@ -141,24 +141,34 @@ int ct_checkpoint_keep(const char *dir, const ct_training_state *st, ct_checkpoi
         ckpt_path(path, sizeof path, dir, epochs[i]);
         unlink(path);
     }
-    /* The best so far, judged by the metric saved in best.safetensors. */
-    snprintf(path, sizeof path, "%s/best.safetensors", dir);
-    bool better = true;
-    if (access(path, F_OK) == 0) {
-        ct_metadata m = {0};
-        CT_SCOPE {
-            ct_state_dict *old = ct_load_safetensors(path, .metadata = &m);
-            const char *v = old ? meta_get(&m, "metric") : NULL;
-            if (v) {
-                double prev = strtod(v, NULL);
-                better = p.lower_is_better ? st->metric < prev : st->metric > prev;
-            }
-        }
-        ct_metadata_free(&m);
-        ct_clear_error(); /* an unreadable best file is simply replaced */
-    }
+    /* The best so far, judged by the metric saved in best.safetensors; an unreadable
+     * best file is simply replaced. */
+    double prev;
+    bool better = ct_checkpoint_best_metric(dir, &prev) != 0 ||
+                  (p.lower_is_better ? st->metric < prev : st->metric > prev);
     if (!better) return 0;
+    snprintf(path, sizeof path, "%s/best.safetensors", dir);
     return ct_checkpoint_save(path, st) == 0 ? 1 : -1;
+}
+
+int ct_checkpoint_best_metric(const char *dir, double *metric) {
+    char path[4096];
+    if (!dir || !metric) return -1;
+    snprintf(path, sizeof path, "%s/best.safetensors", dir);
+    if (access(path, F_OK) != 0) return -1;
+    int rc = -1;
+    ct_metadata m = {0};
+    CT_SCOPE {
+        ct_state_dict *best = ct_load_safetensors(path, .metadata = &m);
+        const char *v = best ? meta_get(&m, "metric") : NULL;
+        if (v) {
+            *metric = strtod(v, NULL);
+            rc = 0;
+        }
+    }
+    ct_metadata_free(&m);
+    if (rc != 0) ct_clear_error();
+    return rc;
 }
 
 int ct_checkpoint_latest(const char *dir, char *path_out, size_t size) {
