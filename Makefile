@@ -53,7 +53,7 @@ test-helgrind: build
 	  ../$(BUILD)/tests/test_autograd_threads
 
 # The main job: a CNN trained on Fashion-MNIST for 3 epochs (>= 90% test accuracy),
-# checkpoints and config in runs/fashion_mnist.
+# checkpoints and config in a new runs/demo-<date>-<time>.
 demo: build
 	$(call apt_install,$(DEMO_DEPS))
 	$(BUILD)/examples/autograd_basics
