@@ -80,6 +80,91 @@ TEST(transformer_encoder_layer_matches_pytorch) {
     fx_free(f);
 }
 
+/* A fixture mask: bool masks are stored as int64, float (additive) ones as float64. */
+static ct_tensor *mask_of(fx_file *f, const char *key) {
+    ct_tensor *m = fx_get(f, key);
+    return ct_dtype_of(m) == CT_I64 ? as_bool(m) : m;
+}
+
+static double diff_of(fx_file *f, const char *name, const char *what, ct_tensor *t) {
+    char key[96];
+    snprintf(key, sizeof key, "%s.%s", name, what);
+    return ct_test_max_diff(t, fx_get(f, key));
+}
+
+/* Float and 3-D attention masks, float padding masks, time-major and unbatched inputs,
+ * per-head and no weights (gen_attention.py's second table). */
+TEST(multihead_attention_masks_layouts_and_weight_options_match_pytorch) {
+    static const struct {
+        const char *name;
+        bool batch_first, am, kpm, per_head, no_weights;
+    } cases[] = {
+        {"mha_fam", true, true, false, false, false},  {"mha_fkpm", false, false, true, true, false},
+        {"mha_3d", false, true, true, false, false},   {"mha_unb", false, true, true, true, false},
+        {"mha_nw", true, false, true, false, true},
+    };
+    fx_file *f = fx_load("attention");
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) CT_SCOPE {
+        const char *name = cases[c].name;
+        char key[96];
+        ct_module *mha = ct_nn_multihead_attention(4, 2, .batch_first = cases[c].batch_first);
+        load(f, name, mha);
+        ct_tensor *in[3];
+        const char *qkv[] = {"q", "k", "v"};
+        for (int i = 0; i < 3; i++) {
+            snprintf(key, sizeof key, "%s.%s", name, qkv[i]);
+            in[i] = fx_get_as(f, key, CT_F64, true);
+        }
+        snprintf(key, sizeof key, "%s.am", name);
+        ct_tensor *am = cases[c].am ? mask_of(f, key) : NULL;
+        snprintf(key, sizeof key, "%s.kpm", name);
+        ct_tensor *kpm = cases[c].kpm ? mask_of(f, key) : NULL;
+        ct_attention_result r = ct_attention(mha, in[0], in[1], in[2], .attn_mask = am, .key_padding_mask = kpm,
+                                             .per_head_weights = cases[c].per_head,
+                                             .no_weights = cases[c].no_weights);
+        if (!(diff_of(f, name, "out", r.output) < 1e-12)) ct_test_fail(__FILE__, __LINE__, "%s: output", name);
+        ct_tensor *loss = ct_sum(ct_mul(r.output, r.output));
+        if (cases[c].no_weights) {
+            CHECK(r.weights == NULL);
+        } else {
+            if (!(diff_of(f, name, "weights", r.weights) < 1e-12))
+                ct_test_fail(__FILE__, __LINE__, "%s: weights", name);
+            loss = ct_add(loss, ct_sum(ct_mul(r.weights, r.weights)));
+        }
+        CHECK(ct_backward(loss) == 0);
+        const char *grads[] = {"gq", "gk", "gv"};
+        for (int i = 0; i < 3; i++)
+            if (!(diff_of(f, name, grads[i], ct_grad(in[i])) < 1e-10))
+                ct_test_fail(__FILE__, __LINE__, "%s: %s", name, grads[i]);
+        check_param_grads(f, name, mha);
+    }
+    fx_free(f);
+}
+
+/* The encoder layer with src_mask: time-major with a bool mask, batch_first with a
+ * float one, both with padding. */
+TEST(transformer_encoder_layer_src_mask_and_batch_first_match_pytorch) {
+    fx_file *f = fx_load("attention");
+    const char *names[] = {"enc_m", "enc_bf"};
+    for (int i = 0; i < 2; i++) CT_SCOPE {
+        char key[64];
+        ct_module *enc = ct_nn_transformer_encoder_layer(4, 2, .dim_feedforward = 8, .dropout = 0,
+                                                        .batch_first = i == 1);
+        load(f, names[i], enc);
+        snprintf(key, sizeof key, "%s.x", names[i]);
+        ct_tensor *x = fx_get_as(f, key, CT_F64, true);
+        snprintf(key, sizeof key, "%s.mask", names[i]);
+        ct_tensor *mask = mask_of(f, key);
+        snprintf(key, sizeof key, "%s.pad", names[i]);
+        ct_tensor *y = ct_encoder_layer_forward(enc, x, mask, as_bool(fx_get(f, key)));
+        if (!(diff_of(f, names[i], "out", y) < 1e-12)) ct_test_fail(__FILE__, __LINE__, "%s: output", names[i]);
+        CHECK(ct_backward(ct_sum(ct_mul(y, y))) == 0);
+        if (!(diff_of(f, names[i], "gx", ct_grad(x)) < 1e-10)) ct_test_fail(__FILE__, __LINE__, "%s: gx", names[i]);
+        check_param_grads(f, names[i], enc);
+    }
+    fx_free(f);
+}
+
 /* Module reprs as PyTorch 1.13 prints them: out_proj is a NonDynamicallyQuantizableLinear. */
 TEST(attention_modules_print_like_pytorch) {
     char *s = ct_module_to_string(ct_nn_multihead_attention(8, 2, .bias = false));

@@ -196,3 +196,55 @@ TEST(layer_default_init_matches_pytorch) {
     ct_module *f64 = ct_nn_linear(3, 2, .dtype = CT_F64);
     CHECK(ct_dtype_of(ct_module_get_parameter(f64, "bias")) == CT_F64);
 }
+
+/* Every parameter of m flattened into one tensor. */
+static ct_tensor *all_parameters(ct_module *m, int *count) {
+    ct_tensor *ps[64];
+    *count = ct_named_parameters(m, NULL, ps, 64);
+    for (int i = 0; i < *count; i++) ps[i] = ct_reshape(ps[i], CT_SHAPE(-1));
+    return ct_cat(*count, ps, 0);
+}
+
+/* RNN, LSTM, GRU and their cells: every weight and bias U(-1/sqrt(H), 1/sqrt(H)). */
+TEST(recurrent_default_init_matches_pytorch) {
+    ct_manual_seed(6);
+    ct_module *mods[] = {ct_rnn(32, 64, .num_layers = 2, .bidirectional = true), ct_lstm(32, 64, .num_layers = 2),
+                         ct_gru(32, 64, .bidirectional = true),       ct_rnn_cell(100, 64),
+                         ct_lstm_cell(48, 64),                        ct_gru_cell(64, 64)};
+    const int want[] = {16, 8, 8, 4, 4, 4};
+    for (int i = 0; i < 6; i++) {
+        int n;
+        ct_tensor *all = all_parameters(mods[i], &n);
+        CHECK_INT_EQ(n, want[i]);
+        check_uniform(ct_module_type(mods[i]), all, -0.125, 0.125);
+    }
+}
+
+/* MultiheadAttention: xavier_uniform in_proj_weight [3E, E], zero biases, out_proj
+ * a Linear's default weight. */
+TEST(multihead_attention_default_init_matches_pytorch) {
+    ct_manual_seed(7);
+    ct_module *mha = ct_nn_multihead_attention(64, 4);
+    double b = sqrt(6.0 / (64 + 3 * 64));
+    check_uniform("in_proj_weight", ct_module_get_parameter(mha, "in_proj_weight"), -b, b);
+    stats s = stats_of(ct_module_get_parameter(mha, "in_proj_bias"));
+    CHECK(s.n == 192 && s.min == 0 && s.max == 0);
+    ct_module *out = ct_module_get_submodule(mha, "out_proj");
+    check_uniform("out_proj.weight", ct_module_get_parameter(out, "weight"), -0.125, 0.125);
+    s = stats_of(ct_module_get_parameter(out, "bias"));
+    CHECK(s.n == 64 && s.min == 0 && s.max == 0);
+}
+
+/* Conv1d: kaiming_uniform(a=sqrt(5)) weight and U(-1/sqrt(fan_in), ..) bias; GroupNorm
+ * ones and zeros. */
+TEST(conv1d_and_group_norm_default_init_match_pytorch) {
+    ct_manual_seed(8);
+    ct_module *conv = ct_nn_conv1d(4, 3000, CT_DIMS(3)); /* fan_in 12 */
+    double b = 1 / sqrt(12.0);
+    check_uniform("Conv1d.weight", ct_module_get_parameter(conv, "weight"), -b, b);
+    check_uniform("Conv1d.bias", ct_module_get_parameter(conv, "bias"), -b, b);
+    ct_module *gn = ct_nn_group_norm(4, 12);
+    stats w = stats_of(ct_module_get_parameter(gn, "weight")), bias = stats_of(ct_module_get_parameter(gn, "bias"));
+    CHECK(w.n == 12 && w.min == 1 && w.max == 1);
+    CHECK(bias.n == 12 && bias.min == 0 && bias.max == 0);
+}

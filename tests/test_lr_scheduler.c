@@ -35,8 +35,8 @@ static void follow(fx_file *f, const char *name, setup s, ct_scheduler *sched, i
     double *w = ct_test_values(want), *wm = cycle ? ct_test_values(want_m) : NULL;
     for (int t = 0; t <= steps && w; t++) {
         if (t > 0) {
-            if (!strcmp(name, "plateau"))
-                CHECK(ct_sched_step_metric(sched, metric(t - 1)) == 0);
+            if (!strncmp(name, "plateau", 7)) /* mode max sees 2 - metric */
+                CHECK(ct_sched_step_metric(sched, strstr(name, "max") ? 2 - metric(t - 1) : metric(t - 1)) == 0);
             else
                 CHECK(ct_sched_step(sched) == 0);
         }
@@ -90,7 +90,75 @@ TEST(schedulers_follow_pytorch) {
     s = make(); follow(f, "plateau", s,
                        ct_reduce_lr_on_plateau(s.opt, .factor = 0.5, .patience = 2, .cooldown = 1,
                                                .threshold = 0.05, .min_lr = 0.004), STEPS);
+    s = make(); follow(f, "plateau_max", s,
+                       ct_reduce_lr_on_plateau(s.opt, .mode_max = true, .factor = 0.5, .patience = 2,
+                                               .threshold = 0.05), STEPS);
+    s = make(); follow(f, "plateau_abs", s,
+                       ct_reduce_lr_on_plateau(s.opt, .factor = 0.3, .patience = 1, .threshold = 0.015,
+                                               .threshold_abs = true), STEPS);
+    s = make(); follow(f, "plateau_max_abs", s,
+                       ct_reduce_lr_on_plateau(s.opt, .mode_max = true, .factor = 0.5, .patience = 0,
+                                               .cooldown = 2, .threshold = 0.005, .threshold_abs = true), STEPS);
     fx_free(f);
+}
+
+static ct_scheduler *make_sequential(ct_optim *o) {
+    ct_scheduler *parts[] = {ct_linear_lr(o, 0.1, 1.0, 5), ct_exponential_lr(o, 0.9)};
+    int64_t at[] = {5};
+    return ct_sequential_lr(o, parts, 2, at);
+}
+static ct_scheduler *make_plateau(ct_optim *o) {
+    return ct_reduce_lr_on_plateau(o, .factor = 0.5, .patience = 2, .cooldown = 1, .threshold = 0.05);
+}
+static ct_scheduler *make_one_cycle(ct_optim *o) {
+    double max_lrs[] = {1.0, 0.1};
+    return ct_one_cycle_lr(o, .max_lrs = max_lrs, .total_steps = STEPS);
+}
+static ct_scheduler *make_multistep(ct_optim *o) {
+    int64_t ms[] = {5, 12, 12, 30};
+    return ct_multistep_lr(o, ms, 4, 0.3);
+}
+static ct_scheduler *make_cosine(ct_optim *o) { return ct_cosine_annealing_lr(o, 10, 0.001); }
+static ct_scheduler *make_linear(ct_optim *o) { return ct_linear_lr(o, 0.25, 1.0, 8); }
+static ct_scheduler *make_exponential(ct_optim *o) { return ct_exponential_lr(o, 0.9); }
+
+/* Saved mid-run (the optimizer's and the scheduler's state dicts) and loaded into a
+ * fresh optimizer and scheduler, the run continues with the same lrs (and momentum). */
+TEST(scheduler_state_dict_round_trip) {
+    static const struct {
+        const char *name;
+        ct_scheduler *(*make)(ct_optim *);
+        int save_at;
+    } kinds[] = {
+        {"sequential", make_sequential, 3}, {"plateau", make_plateau, 13},  {"one_cycle", make_one_cycle, 14},
+        {"multistep", make_multistep, 11},  {"cosine", make_cosine, 7},     {"linear", make_linear, 4},
+        {"exponential", make_exponential, 9},
+    };
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) CT_SCOPE {
+        bool plateau = !strcmp(kinds[k].name, "plateau");
+        setup u = make(), v = make();
+        ct_scheduler *su = kinds[k].make(u.opt);
+        int t = 1;
+        for (; t <= kinds[k].save_at; t++)
+            CHECK((plateau ? ct_sched_step_metric(su, metric(t - 1)) : ct_sched_step(su)) == 0);
+        ct_state_dict *osd = ct_optim_state_dict(u.opt), *ssd = ct_sched_state_dict(su);
+        ct_scheduler *sv = kinds[k].make(v.opt);
+        CHECK(ct_optim_load_state_dict(v.opt, osd) == 0);
+        CHECK(ct_sched_load_state_dict(sv, ssd) == 0);
+        for (; t < STEPS; t++) {
+            CHECK((plateau ? ct_sched_step_metric(su, metric(t - 1)) : ct_sched_step(su)) == 0);
+            CHECK((plateau ? ct_sched_step_metric(sv, metric(t - 1)) : ct_sched_step(sv)) == 0);
+            for (int g = 0; g < 2; g++)
+                if (ct_optim_get_lr(u.opt, g) != ct_optim_get_lr(v.opt, g) ||
+                    ct_optim_get(u.opt, g, "momentum") != ct_optim_get(v.opt, g, "momentum") ||
+                    ct_sched_get_last_lr(sv, g) != ct_optim_get_lr(v.opt, g)) {
+                    ct_test_fail(__FILE__, __LINE__, "%s: step %d group %d: lr %.17g resumed %.17g", kinds[k].name,
+                                 t, g, ct_optim_get_lr(u.opt, g), ct_optim_get_lr(v.opt, g));
+                    t = STEPS;
+                    break;
+                }
+        }
+    }
 }
 
 TEST(scheduler_errors_and_state) {

@@ -54,7 +54,28 @@ TEST(optimizers_follow_pytorch) {
     p = start(1); run(f, "rmsprop", ct_rmsprop(&p, 1, .lr = 1e-2), p);
     p = start(1); run(f, "rmsprop_centered", ct_rmsprop(&p, 1, .lr = 1e-2, .centered = true, .momentum = 0.9, .weight_decay = 0.01), p);
     p = start(1); run(f, "adagrad", ct_adagrad(&p, 1, .lr = 0.1, .lr_decay = 0.01, .weight_decay = 0.01, .initial_accumulator_value = 0.1), p);
+    p = start(1); run(f, "adamw_amsgrad", ct_adamw(&p, 1, .lr = 1e-2, .amsgrad = true, .weight_decay = 0.05, .beta1 = 0.8, .beta2 = 0.99), p);
+    p = start(1); run(f, "adamw_maximize", ct_adamw(&p, 1, .lr = 1e-2, .maximize = true, .eps = 1e-6), p);
+    p = start(1); run(f, "rmsprop_maximize", ct_rmsprop(&p, 1, .lr = 1e-2, .maximize = true, .alpha = 0.9, .eps = 1e-4), p);
+    p = start(1); run(f, "rmsprop_momentum", ct_rmsprop(&p, 1, .lr = 1e-2, .momentum = 0.5, .alpha = 0.95), p);
+    p = start(1); run(f, "rmsprop_centered_max", ct_rmsprop(&p, 1, .lr = 1e-2, .centered = true, .maximize = true, .eps = 1e-3), p);
+    p = start(1); run(f, "adagrad_maximize", ct_adagrad(&p, 1, .lr = 0.1, .maximize = true, .eps = 1e-3, .lr_decay = 0.05), p);
     fx_free(f);
+}
+
+/* Two groups, a and b, stepped STEPS times (b with the gradients of t + 100) and
+ * compared with <name>_a and <name>_b. */
+static void run_groups(fx_file *f, const char *name, ct_optim *opt, ct_tensor *a, ct_tensor *b) {
+    char key[64];
+    for (int t = 1; t <= STEPS; t++) CT_SCOPE {
+        ct_set_grad(a, grad_at(t));
+        ct_set_grad(b, grad_at(t + 100));
+        CHECK(ct_step(opt) == 0);
+    }
+    snprintf(key, sizeof key, "%s_a", name);
+    CHECK(ct_test_max_diff(a, fx_get(f, key)) <= 2e-6);
+    snprintf(key, sizeof key, "%s_b", name);
+    CHECK(ct_test_max_diff(b, fx_get(f, key)) <= 2e-6);
 }
 
 TEST(param_groups_override_the_defaults) {
@@ -63,14 +84,13 @@ TEST(param_groups_override_the_defaults) {
     ct_optim *opt = ct_sgd(&a, 1, .lr = 0.1, .momentum = 0.9);
     CHECK(ct_optim_add_param_group(opt, &b, 1, .lr = 0.01, .momentum = 0.5) == 0);
     CHECK_CLOSE(ct_optim_get(opt, 1, "dampening"), 0, 0);
-    for (int t = 1; t <= STEPS; t++) CT_SCOPE {
-        ct_set_grad(a, grad_at(t));
-        ct_set_grad(b, grad_at(t + 100));
-        ct_step(opt);
-    }
-    CHECK(ct_test_max_diff(a, fx_get(f, "groups_a")) <= 2e-6);
-    CHECK(ct_test_max_diff(b, fx_get(f, "groups_b")) <= 2e-6);
+    run_groups(f, "groups", opt, a, b);
     CHECK_ERROR(ct_optim_add_param_group(opt, &a, 1), "more than one parameter group");
+    /* Adam whose second group turns weight decay off. */
+    ct_tensor *wa = start(1), *wb = start(2);
+    ct_optim *adam = ct_adam(&wa, 1, .lr = 1e-2, .weight_decay = 0.1);
+    CHECK(ct_optim_add_param_group(adam, &wb, 1, .weight_decay = 0) == 0);
+    run_groups(f, "groups_wd", adam, wa, wb);
     ct_tensor *c = start(1);
     CHECK_ERROR(ct_optim_add_param_group(opt, &c, 1, .beta1 = 0.5), "has no hyperparameter 'beta1'");
     fx_free(f);

@@ -475,3 +475,33 @@ TEST(header_examples_compile_and_run) {
     CHECK_VALUES(y, 1e-6, -0.04540231, 0.34571401, 6);
     CHECK_VALUES(m, 1e-6, -0.2, 0.5, 9);
 }
+
+/* div with rounding_mode trunc and floor, float64 and float32 (computed in float32):
+ * exact values, including zero divisors (inf, nan) and negative operands; the
+ * gradient of both inputs is zero, as in PyTorch. */
+TEST(div_rounding_modes_match_pytorch) {
+    fx_file *f = fixtures();
+    const char *names[] = {"div_trunc", "div_floor"};
+    const ct_rounding_mode modes[] = {CT_ROUND_TRUNC, CT_ROUND_FLOOR};
+    for (int m = 0; m < 2; m++) CT_SCOPE {
+        const char *name = names[m];
+        ct_tensor *a = fx_get_as(f, key(name, "a"), CT_F64, true), *b = fx_get_as(f, key(name, "b"), CT_F64, true);
+        ct_tensor *y = ct_div_mode(a, b, modes[m]);
+        CHECK_CLOSE_T(name, y, fx_get(f, key(name, "y")), 0, 0);
+        double *got = ct_test_values(y), *want = ct_test_values(fx_get(f, key(name, "y")));
+        for (int64_t i = 0; got && want && i < ct_numel(y); i++) /* -0 where PyTorch has -0 */
+            if (signbit(got[i]) != signbit(want[i]) && !isnan(want[i]))
+                ct_test_fail(__FILE__, __LINE__, "%s[%lld]: %g, PyTorch %g", name, (long long)i, got[i], want[i]);
+        free(got);
+        free(want);
+        ct_tensor *y32 = ct_div_mode(fx_get_as(f, key(name, "a"), CT_F32, false),
+                                     fx_get_as(f, key(name, "b"), CT_F32, false), modes[m]);
+        CHECK(y32 && ct_dtype_of(y32) == CT_F32);
+        CHECK_CLOSE_T(name, y32, fx_get(f, key(name, "y32")), 0, 0);
+        CHECK(ct_requires_grad(y));
+        CHECK(ct_backward(ct_sum(y)) == 0);
+        CHECK(ct_grad(a) && ct_grad(b));
+        CHECK_CLOSE_T(name, ct_grad(a), fx_get(f, key(name, "ga")), 0, 0);
+        CHECK_CLOSE_T(name, ct_grad(b), fx_get(f, key(name, "gb")), 0, 0);
+    }
+}

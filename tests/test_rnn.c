@@ -56,7 +56,33 @@ TEST(recurrent_layers_match_pytorch) {
     compare(f, "lstm_cell", ct_lstm_cell(5, 6), 3, 2);
     compare(f, "gru_cell", ct_gru_cell(5, 6), 2, 1);
     compare(f, "rnn_cell", ct_rnn_cell(5, 6), 1, 1);
+    compare(f, "gru_bi", ct_gru(3, 4, .bidirectional = true), 2, 2);
+    compare(f, "rnn_tanh_bi", ct_rnn(3, 4, .bidirectional = true), 1, 2);
+    compare(f, "lstm_bf_h0", ct_lstm(3, 4, .batch_first = true), 3, 3);
+    compare(f, "gru_bf_h0", ct_gru(3, 4, .num_layers = 2, .batch_first = true), 2, 2);
     fx_free(f);
+}
+
+/* Dropout between layers: none in eval mode (the same as dropout=0 with the same
+ * weights); in training mode it changes the output, the same way for the same seed. */
+TEST(recurrent_dropout_between_layers) {
+    ct_module *(*make[])(int64_t, int64_t, ct_rnn_options) = {ct_rnn_with, ct_lstm_with, ct_gru_with};
+    for (int k = 0; k < 3; k++) CT_SCOPE {
+        ct_module *drop = make[k](3, 4, (ct_rnn_options){.num_layers = 2, .bias = true, .dropout = 0.5});
+        ct_module *plain = make[k](3, 4, (ct_rnn_options){.num_layers = 2, .bias = true});
+        CHECK(ct_load_state_dict(plain, ct_module_state_dict(drop)) == 0);
+        ct_tensor *x = ct_randn(CT_SHAPE(5, 2, 3));
+        ct_tensor *ref = ct_forward(plain, x);
+        ct_module_eval(drop);
+        CHECK(ct_test_max_diff(ct_forward(drop, x), ref) == 0);
+        ct_module_train(drop, true);
+        ct_manual_seed(7);
+        ct_tensor *a = ct_forward(drop, x);
+        ct_manual_seed(7);
+        ct_tensor *b = ct_forward(drop, x);
+        CHECK(ct_test_max_diff(a, b) == 0);
+        CHECK(ct_test_max_diff(a, ref) > 1e-6);
+    }
 }
 
 TEST(recurrent_names_shapes_and_printing) {

@@ -55,6 +55,17 @@ TEST(grad_conv1d_and_transpose) {
     ct_tensor *b2[] = {gc_noncontig(CT_SHAPE(1, 4, 2, 2)), gc_rand(CT_SHAPE(4, 1, 2, 2)),
                        gc_rand(CT_SHAPE(2))};
     GRADGRADCHECK("convolution", f_convt, 3, b2, &t);
+    /* empty and one-element batches */
+    ct_tensor *z1[] = {gc_rand(CT_SHAPE(0, 4, 7)), gc_rand(CT_SHAPE(2, 2, 3)), gc_rand(CT_SHAPE(2))};
+    GRADCHECK("convolution", f_conv1d, 3, z1, &o);
+    ct_conv_options p = {0};
+    ct_tensor *u1[] = {gc_rand(CT_SHAPE(1, 1, 1)), gc_rand(CT_SHAPE(1, 1, 1)), gc_rand(CT_SHAPE(1))};
+    GRADCHECK("convolution", f_conv1d, 3, u1, &p);
+    ct_tensor *zt[] = {gc_rand(CT_SHAPE(0, 4, 3, 3)), gc_rand(CT_SHAPE(4, 1, 3, 2)), gc_rand(CT_SHAPE(2))};
+    GRADCHECK("convolution", f_convt, 3, zt, &t);
+    ct_conv_options s2 = {.stride = CT_DIMS(2)};
+    ct_tensor *ut[] = {gc_rand(CT_SHAPE(1, 1, 1, 1)), gc_rand(CT_SHAPE(1, 2, 1, 1)), gc_rand(CT_SHAPE(2))};
+    GRADCHECK("convolution", f_convt, 3, ut, &s2);
 }
 
 static ct_tensor *f_im2col(ct_tensor *const *x, void *c) {

@@ -39,6 +39,12 @@ TEST(grad_binary_broadcast_and_noncontig) {
         GRADCHECK(names[i], fs[i], 2, z, NULL);
     }
     GRADGRADCHECK("div", f_div, 2, d, NULL);
+    ct_tensor *dn[] = {gc_noncontig(CT_SHAPE(2, 3)), gc_noncontig_range(CT_SHAPE(2, 1), 0.5, 2)};
+    GRADCHECK("div", f_div, 2, dn, NULL);
+    ct_tensor *dz[] = {gc_rand(CT_SHAPE(0, 3)), gc_rand_range(CT_SHAPE(3), 0.5, 2)};
+    GRADCHECK("div", f_div, 2, dz, NULL);
+    ct_tensor *dz2[] = {gc_rand(CT_SHAPE(1, 3)), gc_rand_range(CT_SHAPE(0, 1), 0.5, 2)};
+    GRADCHECK("div", f_div, 2, dz2, NULL);
 }
 
 TEST(grad_unary) {

@@ -27,6 +27,8 @@ TEST(grad_pools) {
     ct_dims os = CT_DIMS(3, 2);
     GRADCHECK("adaptive_avg_pool2d", f_aavg, 1, a, &os);
     GRADCHECK("adaptive_max_pool2d", f_amax, 1, a, &os);
+    GRADCHECK("adaptive_avg_pool2d", f_aavg, 1, z, &os);
+    GRADCHECK("adaptive_max_pool2d", f_amax, 1, z, &os);
     ct_tensor *s[] = {gc_noncontig(CT_SHAPE(1, 2, 4, 5))};
     GRADGRADCHECK("max_pool2d", f_max, 1, s, &m);
     gc_cover("max_pool2d_backward");
@@ -51,4 +53,13 @@ TEST(grad_interpolate) {
     gc_cover("upsample_nearest2d_backward");
     GRADGRADCHECK("upsample_bilinear2d", f_interp, 1, s, &c);
     gc_cover("upsample_bilinear2d_backward");
+    /* an empty batch, and a one-pixel image (align_corners with a single input row) */
+    ct_tensor *z[] = {gc_rand(CT_SHAPE(0, 2, 3, 4))};
+    GRADCHECK("upsample_nearest2d", f_interp, 1, z, &n);
+    GRADCHECK("upsample_bilinear2d", f_interp, 1, z, &b);
+    ct_tensor *u[] = {gc_rand(CT_SHAPE(1, 1, 1, 1))};
+    ct_interpolate_options un = {.size = CT_DIMS(2, 3)};
+    GRADCHECK("upsample_nearest2d", f_interp, 1, u, &un);
+    GRADCHECK("upsample_bilinear2d", f_interp, 1, u, &b);
+    GRADCHECK("upsample_bilinear2d", f_interp, 1, u, &c);
 }
