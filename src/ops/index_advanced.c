@@ -242,60 +242,47 @@ static ct_dims inverse(const ct_dims *p) {
     return inv;
 }
 
-/* t's dims with the indexed ones first (perm), t's shape so permuted (split) and the
- * rows frame [P, whole...] (rows). */
-static void self_frame(const ct_adv_geom *g, ct_dims *perm, ct_shape *split, ct_shape *rows) {
-    perm->n = split->ndim = 0;
-    rows->ndim = 1;
-    rows->d[0] = 1;
+/* A frame move: a tensor shaped `shaped`, permuted by perm, reshaped to `rows`. */
+typedef struct {
+    ct_dims perm;
+    ct_shape shaped, rows;
+} frame;
+
+/* t: its indexed dims first, then the whole ones; rows [P, whole...].  (shaped is
+ * t's shape permuted so, what the rows unflatten to.) */
+static frame self_frame(const ct_adv_geom *g) {
+    frame f = {.rows = {.ndim = 1, .d = {1}}};
     for (int pass = 0; pass < 2; pass++) {
         for (int d = 0; d < g->ndim; d++) {
             if ((int)(g->dims >> d & 1) != (pass == 0)) continue;
-            perm->d[perm->n++] = d;
-            split->d[split->ndim++] = g->sizes[d];
-            if (pass == 0) rows->d[0] *= g->sizes[d];
-            else rows->d[rows->ndim++] = g->sizes[d];
+            f.perm.d[f.perm.n++] = d;
+            f.shaped.d[f.shaped.ndim++] = g->sizes[d];
+            if (pass == 0) f.rows.d[0] *= g->sizes[d];
+            else f.rows.d[f.rows.ndim++] = g->sizes[d];
         }
     }
+    return f;
 }
 
-ct_tensor *ct_adv_self_to_rows(ct_tensor *x, const ct_adv_geom *g) {
-    ct_dims perm;
-    ct_shape split, rows;
-    self_frame(g, &perm, &split, &rows);
-    return ct_reshape(is_identity(&perm) ? x : ct_permute(x, perm), rows);
+/* The result: B first, then the whole dims; rows [numel(B), whole...]. */
+static frame result_frame(const ct_adv_geom *g) {
+    frame f;
+    int nd = f.shaped.ndim = ct_adv_front_shape(g, f.shaped.d, &f.perm);
+    f.rows.ndim = 1 + nd - g->bnd;
+    f.rows.d[0] = ct_shape_numel(g->bnd, g->bshape);
+    memcpy(f.rows.d + 1, f.shaped.d + g->bnd, sizeof(int64_t) * (size_t)(nd - g->bnd));
+    return f;
 }
 
-ct_tensor *ct_adv_rows_to_self(ct_tensor *x, const ct_adv_geom *g) {
-    ct_dims perm;
-    ct_shape split, rows;
-    self_frame(g, &perm, &split, &rows);
-    ct_tensor *y = ct_reshape(x, split);
-    return is_identity(&perm) ? y : ct_permute(y, inverse(&perm));
+ct_tensor *ct_adv_to_rows(ct_tensor *x, const ct_adv_geom *g, ct_adv_frame from) {
+    frame f = from == CT_ADV_SELF ? self_frame(g) : result_frame(g);
+    return ct_reshape(is_identity(&f.perm) ? x : ct_permute(x, f.perm), f.rows);
 }
 
-/* The result's dims in the rows frame's order (perm), the result so permuted
- * (front) and [numel(B), whole...] (rows). */
-static void result_frame(const ct_adv_geom *g, ct_dims *perm, ct_shape *front, ct_shape *rows) {
-    int nd = front->ndim = ct_adv_front_shape(g, front->d, perm);
-    rows->ndim = 1 + nd - g->bnd;
-    rows->d[0] = ct_shape_numel(g->bnd, g->bshape);
-    memcpy(rows->d + 1, front->d + g->bnd, sizeof(int64_t) * (size_t)(nd - g->bnd));
-}
-
-ct_tensor *ct_adv_result_to_rows(ct_tensor *x, const ct_adv_geom *g) {
-    ct_dims perm;
-    ct_shape front, rows;
-    result_frame(g, &perm, &front, &rows);
-    return ct_reshape(is_identity(&perm) ? x : ct_permute(x, perm), rows);
-}
-
-ct_tensor *ct_adv_rows_to_result(ct_tensor *x, const ct_adv_geom *g) {
-    ct_dims perm;
-    ct_shape front, rows;
-    result_frame(g, &perm, &front, &rows);
-    ct_tensor *y = ct_reshape(x, front);
-    return is_identity(&perm) ? y : ct_permute(y, inverse(&perm));
+ct_tensor *ct_adv_from_rows(ct_tensor *x, const ct_adv_geom *g, ct_adv_frame to) {
+    frame f = to == CT_ADV_SELF ? self_frame(g) : result_frame(g);
+    ct_tensor *y = ct_reshape(x, f.shaped);
+    return is_identity(&f.perm) ? y : ct_permute(y, inverse(&f.perm));
 }
 
 /* ---- t[indices] ------------------------------------------------------------ */
@@ -329,12 +316,9 @@ bool index_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     ct_tensor *lin = ct_node_saved(n, 0);
     if (!lin) return false;
     ct_adv_geom g = ct_adv_geom_of(n, lin);
-    ct_tensor *src = ct_adv_result_to_rows(go[0], &g);
+    ct_tensor *src = ct_adv_to_rows(go[0], &g, CT_ADV_RESULT);
     if (!src) return false;
-    ct_dims perm;
-    ct_shape split, rows;
-    self_frame(&g, &perm, &split, &rows);
-    ct_tensor *z = ct_zeros(rows, .dtype = go[0]->dtype);
+    ct_tensor *z = ct_zeros(self_frame(&g).rows, .dtype = go[0]->dtype);
     ct_tensor *sum = ct_index_add(z, 0, ct_reshape(lin, CT_SHAPE(lin->numel)), src, 1);
-    return (gi[0] = ct_adv_rows_to_self(sum, &g)) != NULL;
+    return (gi[0] = ct_adv_from_rows(sum, &g, CT_ADV_SELF)) != NULL;
 }

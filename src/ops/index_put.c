@@ -70,7 +70,7 @@ bool index_put_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     ct_tensor *lin = ct_node_saved(n, 0);
     if (!lin) return false;
     ct_adv_geom g = ct_adv_geom_of(n, lin);
-    ct_tensor *rows = ct_adv_self_to_rows(go[0], &g);
+    ct_tensor *rows = ct_adv_to_rows(go[0], &g, CT_ADV_SELF);
     ct_tensor *row_idx = ct_reshape(lin, CT_SHAPE(lin->numel));
     if (!rows || !row_idx) return false;
     if (n->needs_grad[0]) {
@@ -79,10 +79,12 @@ bool index_put_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
         } else {
             ct_tensor *zero = ct_zeros(CT_SHAPE(), .dtype = go[0]->dtype);
             ct_tensor *c = ct_index_put_(ct_clone(rows), 1, &row_idx, zero);
-            if (!(gi[0] = ct_adv_rows_to_self(c, &g))) return false;
+            if (!(gi[0] = ct_adv_from_rows(c, &g, CT_ADV_SELF))) return false;
         }
     }
-    if (n->needs_grad[1] && !(gi[1] = ct_adv_rows_to_result(ct_index_select(rows, 0, row_idx), &g)))
-        return false;
+    if (n->needs_grad[1]) {
+        ct_tensor *picked = ct_index_select(rows, 0, row_idx);
+        if (!(gi[1] = ct_adv_from_rows(picked, &g, CT_ADV_RESULT))) return false;
+    }
     return true;
 }

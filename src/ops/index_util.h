@@ -91,12 +91,10 @@ struct ct_node;
 void ct_adv_save(struct ct_node *n, const ct_adv_index *p);
 /* The geometry recorded by ct_adv_save (lin: the saved slot 0). */
 ct_adv_geom ct_adv_geom_of(const struct ct_node *n, const ct_tensor *lin);
-/* Differentiable moves between frames (registered results): a tensor shaped like t
- * to the rows frame [P, whole...] and back; a tensor shaped like the result to
- * [numel(B), whole...] and back. */
-ct_tensor *ct_adv_self_to_rows(ct_tensor *x, const ct_adv_geom *g);
-ct_tensor *ct_adv_rows_to_self(ct_tensor *x, const ct_adv_geom *g);
-ct_tensor *ct_adv_result_to_rows(ct_tensor *x, const ct_adv_geom *g);
-ct_tensor *ct_adv_rows_to_result(ct_tensor *x, const ct_adv_geom *g);
+/* Differentiable moves (registered results) into the rows frame and back: of a
+ * tensor shaped like t ([P, whole...]) or like the result ([numel(B), whole...]). */
+typedef enum { CT_ADV_SELF, CT_ADV_RESULT } ct_adv_frame;
+ct_tensor *ct_adv_to_rows(ct_tensor *x, const ct_adv_geom *g, ct_adv_frame from);
+ct_tensor *ct_adv_from_rows(ct_tensor *x, const ct_adv_geom *g, ct_adv_frame to);
 
 #endif
