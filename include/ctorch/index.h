@@ -79,8 +79,12 @@ ct_tensor *ct_nonzero(ct_tensor *t);
  * the list are whole.  The index tensors broadcast together to a shape B; the
  * result has t's whole dims in order with B where the indexed dims were when those
  * are adjacent (t[:, i, j] -> [t.size(0), *B]), else first (t[i, :, j] -> [*B,
- * t.size(1)]), as in PyTorch.  Index tensors are checked before anything is written.
- * A NULL entry is never an error, so check index tensors made by calls that may fail.
+ * t.size(1)]), as in PyTorch.  Index tensors are checked before anything is written;
+ * an out-of-range index names the dim of t it indexes ("index 5 is out of bounds for
+ * dimension 1 with size 4" for t[:, idx], where PyTorch says dimension 0).  With no
+ * index tensor at all (n 0, or only NULLs) ct_index copies t and ct_index_put_ writes
+ * all of t, where PyTorch's aten ops refuse.  A NULL entry is never an error, so
+ * check index tensors made by calls that may fail.
  *
  *     ct_tensor *m = ct_arange(12, .dtype = CT_F32);
  *     m = ct_view(m, CT_SHAPE(3, 4));
