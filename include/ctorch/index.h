@@ -98,7 +98,10 @@ ct_tensor *ct_nonzero(ct_tensor *t);
 
 /* t[indices]: torch.ops.aten.index(t, indices), differentiable (IndexBackward0). */
 ct_tensor *ct_index(ct_tensor *t, int n_indices, ct_tensor *const *indices);
-/* Variadic so that CT_TENSORS(i, j) or a compound literal can pass through. */
+/* Variadic so that CT_TENSORS(i, j) or a compound literal can pass through.  The
+ * index_put macros below name their arguments: give them the count and a named array
+ * (as in the example above) or a compound literal in parentheses,
+ * ct_index_put_(t, 2, ((ct_tensor *[]){NULL, j}), v). */
 #define ct_index(...) CT_AT(ct_index(__VA_ARGS__))
 
 typedef struct {
