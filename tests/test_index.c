@@ -324,9 +324,9 @@ TEST(index_errors_use_pytorch_wording) {
     CHECK_ERROR(ct_index_put_(y, 1, mm, ct_ones(CT_SHAPE(1)), false),
                 "The shape of the mask [2] at index 0 does not match the shape of the indexed "
                 "tensor [3, 2] at index 0");
-    ct_tensor *two[] = {ii[0], ii[0]};
-    CHECK_ERROR(ct_index_put_(y, 2, two, ct_ones(CT_SHAPE(1)), false),
-                "only one index tensor is supported");
+    ct_tensor *three[] = {ii[0], ii[0], ii[0]};
+    CHECK_ERROR(ct_index_put_(y, 3, three, ct_ones(CT_SHAPE(1)), false),
+                "too many indices for tensor of dimension 2 (got 3)");
     /* nothing was written by the failing calls */
     CHECK_INT_EQ(ct_item(ct_sum(y)), 0);
     /* NULL inputs keep the first error */

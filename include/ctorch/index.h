@@ -10,7 +10,8 @@
  *
  * Index values are checked before anything is written: an out-of-range index gives
  * PyTorch's "index 5 is out of bounds for dimension 0 with size 3", never a crash.
- * Negative indices are accepted only where PyTorch accepts them (ct_index_put_).
+ * Negative indices are accepted only where PyTorch accepts them (ct_index,
+ * ct_index_put_).
  * Determinism: scatter_add, index_add, index_put_(accumulate) and the embedding
  * gradient add duplicates in index order, so results never depend on the thread
  * count.  With duplicate indices ct_scatter / ct_index_put_ (no accumulate) keep one
@@ -70,15 +71,65 @@ ct_tensor *ct_nonzero(ct_tensor *t);
 #define ct_masked_select(t, mask) CT_AT(ct_masked_select(t, mask))
 #define ct_nonzero(t) CT_AT(ct_nonzero(t))
 
-/* t[indices] = values (accumulate: +=), in place; returns t.  Supported: ONE index
- * tensor (n_indices == 1), either int64 indexing dim 0 (any shape; negative values
- * count from the end) or a bool/uint8 mask whose shape equals t's leading dims.
- * values (t's dtype) is broadcast to the indexed shape.  Several index tensors,
- * None/slice entries and int32 indices are refused with an error. */
-ct_tensor *ct_index_put_(ct_tensor *t, int n_indices, ct_tensor *const *indices,
-                         ct_tensor *values, bool accumulate);
-#define ct_index_put_(t, n_indices, indices, values, accumulate) \
-    CT_AT(ct_index_put_(t, n_indices, indices, values, accumulate))
+/* ---- advanced indexing: t[i, j], t[:, j] = v ------------------------------ *
+ * A list of n index tensors, one per leading dim of t, as PyTorch's tuple: NULL
+ * stands for a whole dim (`:`), an int64 tensor picks along one dim (negative values
+ * count from the end), a bool (or uint8) mask picks along as many dims as it has
+ * (its shape must match them; it stands for its nonzero() coordinates).  Dims past
+ * the list are whole.  The index tensors broadcast together to a shape B; the
+ * result has t's whole dims in order with B where the indexed dims were when those
+ * are adjacent (t[:, i, j] -> [t.size(0), *B]), else first (t[i, :, j] -> [*B,
+ * t.size(1)]), as in PyTorch.  Index tensors are checked before anything is written;
+ * an out-of-range index names the dim of t it indexes ("index 5 is out of bounds for
+ * dimension 1 with size 4" for t[:, idx], where PyTorch says dimension 0).  With no
+ * index tensor at all (n 0, or only NULLs) ct_index copies t and ct_index_put_ writes
+ * all of t, where PyTorch's aten ops refuse.  A NULL entry is never an error, so
+ * check index tensors made by calls that may fail.
+ *
+ *     ct_tensor *m = ct_arange(12, .dtype = CT_F32);
+ *     m = ct_view(m, CT_SHAPE(3, 4));
+ *     ct_tensor *i = ct_tensor_i64(((int64_t[]){0, 2}), CT_SHAPE(2));
+ *     ct_tensor *j = ct_tensor_i64(((int64_t[]){1, -1}), CT_SHAPE(2));
+ *     ct_print(ct_index(m, CT_TENSORS(i, j)));      // tensor([ 1., 11.])
+ *     ct_tensor *col[] = {NULL, j};                 // m[:, j]
+ *     ct_index_put_(m, 2, col, ct_zeros(CT_SHAPE()));
+ *     ct_print(ct_select(m, 0, 2));                 // tensor([ 8.,  0., 10.,  0.])
+ */
+
+/* t[indices]: torch.ops.aten.index(t, indices), differentiable (IndexBackward0). */
+ct_tensor *ct_index(ct_tensor *t, int n_indices, ct_tensor *const *indices);
+/* Variadic so that CT_TENSORS(i, j) or a compound literal can pass through.  The
+ * index_put macros below name their arguments: give them the count and a named array
+ * (as in the example above) or a compound literal in parentheses,
+ * ct_index_put_(t, 2, ((ct_tensor *[]){NULL, j}), v). */
+#define ct_index(...) CT_AT(ct_index(__VA_ARGS__))
+
+typedef struct {
+    bool accumulate; /* add values (duplicates add up, in index order); else write them */
+} ct_index_put_options;
+/* t.index_put_(indices, values, accumulate): t[indices] = values in place; returns t.
+ * values (t's dtype) broadcasts to the shape ct_index(t, indices) would have.  With
+ * duplicate indices and no accumulate, the last value written stays.  The options
+ * follow values, by name or by position:
+ *
+ *     ct_tensor *acc = ct_zeros(CT_SHAPE(3));
+ *     ct_tensor *dup[] = {ct_tensor_i64(((int64_t[]){2, 0, 2}), CT_SHAPE(3))};
+ *     ct_index_put_(acc, 1, dup, ct_ones(CT_SHAPE(3)), .accumulate = true);
+ *     ct_print(acc);                                // tensor([1., 0., 2.])
+ *     ct_index_put_(acc, 1, dup, ct_ones(CT_SHAPE(1)), false);   // same as without
+ *
+ * Gradients (IndexPutBackward0): values get grad[indices] summed to their shape;
+ * t gets grad with the written positions zeroed (all of grad with accumulate). */
+ct_tensor *ct_index_put__with(ct_tensor *t, int n_indices, ct_tensor *const *indices,
+                              ct_tensor *values, ct_index_put_options o);
+/* torch.index_put(t, indices, values, accumulate): the same on a copy of t. */
+ct_tensor *ct_index_put_with(ct_tensor *t, int n_indices, ct_tensor *const *indices,
+                             ct_tensor *values, ct_index_put_options o);
+#define ct_index_put_(t, n_indices, indices, values, ...)                                  \
+    CT_AT(ct_index_put__with(t, n_indices, indices, values,                                \
+                             (ct_index_put_options){__VA_ARGS__}))
+#define ct_index_put(t, n_indices, indices, values, ...)                                   \
+    CT_AT(ct_index_put_with(t, n_indices, indices, values, (ct_index_put_options){__VA_ARGS__}))
 
 /* ---- one-hot, embedding ------------------------------------------------ */
 

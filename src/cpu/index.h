@@ -43,9 +43,9 @@ typedef struct {
  * CT_OP_scatter_add, CT_OP_masked_fill (operands out, self, mask: out = mask ? value
  * : self). */
 
-/* ---- index_put_ (CT_OP_index_put) -------------------------------------------
+/* ---- index_put_ (CT_OP_index_put) and index (CT_OP_index) --------------------
  * t's indexed rows start at base + offsets[r] (elements); each row has the shape
- * (rest_ndim, rest_sizes) with t's strides rest_strides (elements).  vals is
+ * (rest_ndim, rest_sizes) with t's strides rest_strides (elements).  vals / out is
  * contiguous [nrows, rest]. */
 typedef struct {
     const int64_t *offsets;
@@ -54,7 +54,10 @@ typedef struct {
     int64_t rest_sizes[CT_MAX_DIMS], rest_strides[CT_MAX_DIMS];
     bool accumulate;
 } ct_put_args;
+/* index_put_: the rows get vals (accumulate: += vals), rows in order. */
 typedef void (*ct_put_fn)(char *base, const char *vals, const ct_put_args *a);
+/* index: out gets the rows. */
+typedef void (*ct_index_get_fn)(const char *base, char *out, const ct_put_args *a);
 
 /* ---- sort / topk (CT_OP_sort) ------------------------------------------------
  * in [outer, n, inner] contiguous; the first k of each sorted row go to vals
@@ -69,13 +72,12 @@ typedef void (*ct_sort_fn)(const char *in, char *vals, int64_t *idx, const ct_so
 
 /* Position (C order) of the first of n int64 values outside [lo, hi), or -1. */
 int64_t ct_cpu_find_out_of_range(const int64_t *v, int64_t n, int64_t lo, int64_t hi);
-/* Wraps negative values (v < 0: v + size) in place; call after the range check. */
-void ct_cpu_wrap_negative(int64_t *v, int64_t n, int64_t size);
-/* For count rows of k coordinates (int64 [count, k]): the element offset of each
- * row in a tensor with strides `strides` (offsets) and its linear position in C
- * order over `sizes` (linear). */
-void ct_cpu_row_offsets(const int64_t *coords, int64_t count, int k, const int64_t *strides,
-                        const int64_t *sizes, int64_t *offsets, int64_t *linear);
+/* For count positions and k index columns (cols[j][r]: the index into a dim of size
+ * sizes[j] and stride strides[j], already checked against [-size, size); negative
+ * ones count from the end): each position's element offset (offsets) and its linear
+ * position in C order over the k dims (linear). */
+void ct_cpu_index_offsets(int k, const int64_t *const *cols, int64_t count, const int64_t *sizes,
+                          const int64_t *strides, int64_t *offsets, int64_t *linear);
 /* Largest of n > 0 int64 values. */
 int64_t ct_cpu_max_i64(const int64_t *v, int64_t n);
 /* out [n, classes] (zeroed) gets out[i, v[i]] = 1; values already checked. */

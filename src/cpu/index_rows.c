@@ -80,17 +80,15 @@ int64_t ct_cpu_find_out_of_range(const int64_t *v, int64_t n, int64_t lo, int64_
     return -1;
 }
 
-void ct_cpu_wrap_negative(int64_t *v, int64_t n, int64_t size) {
-    for (int64_t i = 0; i < n; i++) v[i] += v[i] < 0 ? size : 0;
-}
-
-void ct_cpu_row_offsets(const int64_t *coords, int64_t count, int k, const int64_t *strides,
-                        const int64_t *sizes, int64_t *offsets, int64_t *linear) {
-    for (int64_t r = 0; r < count; r++, coords += k) {
+void ct_cpu_index_offsets(int k, const int64_t *const *cols, int64_t count, const int64_t *sizes,
+                          const int64_t *strides, int64_t *offsets, int64_t *linear) {
+    for (int64_t r = 0; r < count; r++) {
         int64_t off = 0, lin = 0;
-        for (int d = 0; d < k; d++) {
-            off += coords[d] * strides[d];
-            lin = lin * sizes[d] + coords[d];
+        for (int j = 0; j < k; j++) {
+            int64_t c = cols[j][r];
+            c += c < 0 ? sizes[j] : 0;
+            off += c * strides[j];
+            lin = lin * sizes[j] + c;
         }
         offsets[r] = off;
         linear[r] = lin;

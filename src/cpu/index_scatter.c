@@ -1,5 +1,7 @@
 /* Iterator loops of gather, scatter (tensor and value), scatter_add and masked_fill,
- * and the row kernel of index_put_.  See cpu/index.h for the operand layouts. */
+ * and the row kernels of index_put_ and index (t[indices]).  See cpu/index.h for the
+ * operand layouts. */
+#include <omp.h>
 #include <string.h>
 
 #include "cpu/index.h"
@@ -79,41 +81,58 @@ MOVE_SIZES(MASKED_FILL)
                 *(T *)dst = CT_IDX_ADD_##SFX(*(T *)dst, *(const T *)sv, 1.0, 1))
 CT_IDX_FOREACH(SCATTER_ADD)
 
-/* index_put_: each indexed row of t (strided over the rest dims) gets (or adds) one
- * contiguous row of vals.  Rows run in order, so duplicates resolve deterministically. */
-#define INDEX_PUT(DT, T, SFX)                                                            \
-    static void index_put_##SFX(char *base_, const char *vals_, const ct_put_args *a) {  \
-        T *base = (T *)base_;                                                            \
-        const T *v = (const T *)vals_;                                                   \
-        int nd = a->rest_ndim;                                                           \
-        int64_t len = 1;                                                                 \
-        bool contig = true;                                                              \
-        for (int k = nd - 1; k >= 0; k--) {                                              \
-            if (a->rest_sizes[k] != 1 && a->rest_strides[k] != len) contig = false;      \
-            len *= a->rest_sizes[k];                                                     \
+/* Every element of the indexed rows (see ct_put_args): BODY runs with `e` pointing at
+ * the element in t and `v` its position in the contiguous [nrows, rest] operand.
+ * Rows run in order (duplicates resolve deterministically) unless PAR, when they are
+ * split across threads (only for kernels that write each element once). */
+#define ROWS_WALK(T, BASE, A, PAR, BODY)                                                 \
+    do {                                                                                 \
+        const ct_put_args *a_ = (A);                                                     \
+        int nd_ = a_->rest_ndim;                                                         \
+        int64_t len_ = 1;                                                                \
+        bool contig_ = true;                                                             \
+        for (int k_ = nd_ - 1; k_ >= 0; k_--) {                                          \
+            if (a_->rest_sizes[k_] != 1 && a_->rest_strides[k_] != len_) contig_ = false; \
+            len_ *= a_->rest_sizes[k_];                                                  \
         }                                                                                \
-        for (int64_t r = 0; r < a->nrows; r++, v += len) {                               \
-            T *row = base + a->offsets[r];                                               \
-            if (contig) {                                                                \
-                if (a->accumulate)                                                       \
-                    for (int64_t i = 0; i < len; i++) row[i] = CT_IDX_ADD_##SFX(row[i], v[i], 1.0, 1); \
-                else                                                                     \
-                    memcpy(row, v, sizeof(T) * (size_t)len);                             \
-                continue;                                                                \
-            }                                                                            \
-            int64_t idx[CT_MAX_DIMS] = {0}, off = 0;                                     \
-            for (int64_t i = 0; i < len; i++) {                                          \
-                row[off] = a->accumulate ? CT_IDX_ADD_##SFX(row[off], v[i], 1.0, 1) : v[i]; \
-                for (int k = nd - 1; k >= 0; k--) {                                      \
-                    off += a->rest_strides[k];                                           \
-                    if (++idx[k] < a->rest_sizes[k]) break;                              \
-                    off -= a->rest_strides[k] * a->rest_sizes[k];                        \
-                    idx[k] = 0;                                                          \
+        int nt_ = ct_get_num_threads();                                                  \
+        bool par_ = (PAR) && nt_ > 1 && a_->nrows > 1 && a_->nrows * len_ >= CT_GRAIN;   \
+        _Pragma("omp parallel for if (par_) num_threads(nt_) schedule(static)")          \
+        for (int64_t r_ = 0; r_ < a_->nrows; r_++) {                                     \
+            T *row_ = (BASE) + a_->offsets[r_];                                          \
+            int64_t v = r_ * len_, idx_[CT_MAX_DIMS] = {0}, off_ = 0;                    \
+            for (int64_t i_ = 0; i_ < len_; i_++, v++) {                                 \
+                T *e = row_ + (contig_ ? i_ : off_);                                     \
+                BODY;                                                                    \
+                for (int k_ = nd_ - 1; k_ >= 0 && !contig_; k_--) {                      \
+                    off_ += a_->rest_strides[k_];                                        \
+                    if (++idx_[k_] < a_->rest_sizes[k_]) break;                          \
+                    off_ -= a_->rest_strides[k_] * a_->rest_sizes[k_];                   \
+                    idx_[k_] = 0;                                                        \
                 }                                                                        \
             }                                                                            \
         }                                                                                \
+    } while (0)
+
+/* index_put_: each indexed row of t gets (or adds) one contiguous row of vals. */
+#define INDEX_PUT(DT, T, SFX)                                                            \
+    static void index_put_##SFX(char *base_, const char *vals_, const ct_put_args *a) {  \
+        T *base = (T *)base_;                                                            \
+        const T *vals = (const T *)vals_;                                                \
+        if (a->accumulate)                                                               \
+            ROWS_WALK(T, base, a, false, *e = CT_IDX_ADD_##SFX(*e, vals[v], 1.0, 1));    \
+        else                                                                             \
+            ROWS_WALK(T, base, a, false, *e = vals[v]);                                  \
     }
 CT_IDX_FOREACH(INDEX_PUT)
+
+/* index (t[indices]): each indexed row of t is copied to one contiguous row of out. */
+#define INDEX_GET(T, N)                                                                  \
+    static void index_get_##N(const char *base, char *out_, const ct_put_args *a) {      \
+        T *out = (T *)out_;                                                              \
+        ROWS_WALK(const T, (const T *)base, a, true, out[v] = *e);                       \
+    }
+MOVE_SIZES(INDEX_GET)
 
 /* Element-moving kernels are registered for every dtype of their size. */
 #define BY_SIZE(OP, PREFIX, DT, T)                                                       \
@@ -122,7 +141,7 @@ CT_IDX_FOREACH(INDEX_PUT)
 #define MOVE_ENTRIES(DT, T, SFX)                                                         \
     BY_SIZE(CT_OP_gather, gather_, DT, T) BY_SIZE(CT_OP_scatter, scatter_, DT, T)        \
     BY_SIZE(CT_OP_scatter_value, scatter_value_, DT, T)                                  \
-    BY_SIZE(CT_OP_masked_fill, masked_fill_, DT, T)
+    BY_SIZE(CT_OP_masked_fill, masked_fill_, DT, T) BY_SIZE(CT_OP_index, index_get_, DT, T)
 #define TYPED_ENTRIES(DT, T, SFX)                                                        \
     {CT_OP_scatter_add, DT, (ct_kernel)scatter_add_##SFX},                               \
     {CT_OP_index_put, DT, (ct_kernel)index_put_##SFX},

@@ -4,8 +4,7 @@
 #include "cpu/index.h"
 #include "ops/index_util.h"
 
-ct_tensor *ct_nonzero(ct_tensor *t) {
-    if (!t) return NULL;
+ct_tensor *ct_nonzero_new(ct_tensor *t) {
     ct_tensor *m = t->dtype == CT_BOOL ? ct_index_contig(t) : ct_cast_new(t, CT_BOOL);
     if (!m) return NULL;
     const uint8_t *mb = (const uint8_t *)ct_tensor_data(m);
@@ -13,6 +12,11 @@ ct_tensor *ct_nonzero(ct_tensor *t) {
     ct_tensor *out = ct_tensor_new(CT_SHAPE(count, t->ndim), CT_I64, t->storage->device);
     if (out) ct_cpu_nonzero_coords(mb, t->ndim, t->sizes, (int64_t *)ct_tensor_data(out));
     ct_release(m);
+    return out;
+}
+
+ct_tensor *ct_nonzero(ct_tensor *t) {
+    ct_tensor *out = t ? ct_nonzero_new(t) : NULL;
     return out ? ct_ret(out) : NULL;
 }
 

@@ -44,13 +44,18 @@ ct_tensor *ct_index_contig(ct_tensor *t) {
     return ct_tensor_is_contiguous(t) ? ct_retain(t) : ct_cast_new(t, t->dtype);
 }
 
-ct_tensor *ct_index_broadcast_copy(ct_tensor *t, int ndim, const int64_t *sizes, ct_dtype dtype) {
-    int64_t strides[CT_MAX_DIMS];
+ct_tensor *ct_index_broadcast_copy(ct_tensor *t, int ndim, const int64_t *sizes,
+                                   const int64_t *perm, ct_dtype dtype) {
+    int64_t strides[CT_MAX_DIMS], ps[CT_MAX_DIMS], pz[CT_MAX_DIMS];
     for (int d = 0; d < ndim; d++) {
         int td = d - (ndim - t->ndim);
         strides[d] = td < 0 || t->sizes[td] != sizes[d] ? 0 : t->strides[td];
     }
-    ct_tensor *v = ct_tensor_view_of(t, ndim, sizes, strides, t->offset);
+    for (int d = 0; d < ndim; d++) {
+        pz[d] = sizes[perm ? perm[d] : d];
+        ps[d] = strides[perm ? perm[d] : d];
+    }
+    ct_tensor *v = ct_tensor_view_of(t, ndim, pz, ps, t->offset);
     if (!v) return NULL;
     ct_tensor *c = ct_cast_new(v, dtype);
     ct_release(v);
