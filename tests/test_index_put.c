@@ -1,5 +1,5 @@
 /* Advanced indexing: ct_index (t[i, j]) and ct_index_put_ / ct_index_put with several
- * index tensors, NULL (whole) dims, broadcasting, masks and accumulate, against
+ * index tensors, CT_ALL (whole) dims, broadcasting, masks and accumulate, against
  * PyTorch (fixtures/index_put.fx, written by fixtures/gen_index_put.py); errors;
  * behaviour PyTorch leaves to the implementation (determinism, views, dtypes).
  *
@@ -29,7 +29,7 @@ static const char *const cases[] = {
     "put_acc_dup_none", "put_acc_mask", "put_acc_neg",
 };
 
-/* Case `name`'s index list into ix (NULL for None); returns how many. */
+/* Case `name`'s index list into ix (CT_ALL for None); returns how many. */
 static int load_indices(fx_file *f, const char *name, ct_tensor **ix) {
     char key[96];
     snprintf(key, sizeof key, "%s_kinds", name);
@@ -38,7 +38,7 @@ static int load_indices(fx_file *f, const char *name, ct_tensor **ix) {
     for (int k = 0; k < n; k++) {
         int64_t kind = (int64_t)ct_item(ct_select(kinds, 0, k));
         snprintf(key, sizeof key, "%s_ix%d", name, k);
-        ix[k] = kind == 0 ? NULL : fx_get_as(f, key, kind == 2 ? CT_BOOL : CT_I64, false);
+        ix[k] = kind == 0 ? CT_ALL : fx_get_as(f, key, kind == 2 ? CT_BOOL : CT_I64, false);
     }
     return n;
 }
@@ -87,8 +87,8 @@ TEST(advanced_indexing_errors_use_pytorch_wording) {
     ct_tensor *bad = ct_tensor_i64(((int64_t[]){0, 5}), CT_SHAPE(2));
     ct_tensor *neg = ct_tensor_i64(((int64_t[]){-5, 1}), CT_SHAPE(2));
     ct_tensor *v = ct_ones(CT_SHAPE(1));
-    /* out of range: the index, the dim it indexes (NULL in front) and that dim's size */
-    ct_tensor *l1[] = {NULL, bad};
+    /* out of range: the index, the dim it indexes (CT_ALL in front) and that dim's size */
+    ct_tensor *l1[] = {CT_ALL, bad};
     CHECK_ERROR(ct_index_put_(x, 2, l1, v), "index 5 is out of bounds for dimension 1 with size 4");
     CHECK_ERROR(ct_index(x, 2, l1), "ct_index: index 5 is out of bounds for dimension 1 with size 4");
     ct_tensor *l2[] = {neg, i};
@@ -100,7 +100,7 @@ TEST(advanced_indexing_errors_use_pytorch_wording) {
     ct_tensor *l4[] = {ct_to(i, .dtype = CT_I32)};
     CHECK_ERROR(ct_index(x, 1, l4), "tensors used as indices must be long, byte or bool tensors");
     /* values that do not broadcast to the indexed shape ([3, 2] for x[:, i]) */
-    ct_tensor *l5[] = {NULL, i};
+    ct_tensor *l5[] = {CT_ALL, i};
     CHECK_ERROR(ct_index_put_(x, 2, l5, ct_ones(CT_SHAPE(4))),
                 "shape mismatch: value tensor of shape [4] cannot be broadcast to indexing result "
                 "of shape [3, 2]");
@@ -110,16 +110,28 @@ TEST(advanced_indexing_errors_use_pytorch_wording) {
     ct_tensor *l6[] = {i, ct_tensor_i64(((int64_t[]){0, 1, 2}), CT_SHAPE(3))};
     CHECK_ERROR(ct_index(x, 2, l6), "shape mismatch: indexing tensors could not be broadcast "
                                     "together with shapes [2], [3]");
-    ct_tensor *l7[] = {i, NULL, i};
+    ct_tensor *l7[] = {i, CT_ALL, i};
     CHECK_ERROR(ct_index_put_(x, 3, l7, v), "too many indices for tensor of dimension 2 (got 3)");
     ct_tensor *l8[] = {ct_ones(CT_SHAPE(3, 3), .dtype = CT_BOOL)};
     CHECK_ERROR(ct_index(x, 1, l8), "The shape of the mask [3, 3] at index 1 does not match the "
                                     "shape of the indexed tensor [3, 4] at index 1");
-    ct_tensor *l9[] = {NULL, ct_ones(CT_SHAPE(3), .dtype = CT_BOOL)};
+    ct_tensor *l9[] = {CT_ALL, ct_ones(CT_SHAPE(3), .dtype = CT_BOOL)};
     CHECK_ERROR(ct_index(x, 2, l9), "The shape of the mask [3] at index 0 does not match the "
                                     "shape of the indexed tensor [3, 4] at index 1");
     ct_tensor *l10[] = {ct_ones(CT_SHAPE(3, 4), .dtype = CT_BOOL), i};
     CHECK_ERROR(ct_index(x, 2, l10), "too many indices for tensor of dimension 2 (got 3)");
+    /* a NULL entry is an input that failed: its error is kept, not read as `:` */
+    ct_clear_error();
+    ct_tensor *l11[] = {NULL, i};
+    CHECK_ERROR(ct_index(x, 2, l11), "ct_index: index 0 is NULL (use CT_ALL for a whole dim)");
+    ct_clear_error();
+    ct_tensor *l12[] = {ct_reshape(i, CT_SHAPE(3)), i};
+    CHECK(ct_index_put_(x, 2, l12, v) == NULL);
+    CHECK(ct_last_error() && strstr(ct_last_error(), "shape '[3]' is invalid for input of size 2"));
+    /* CT_ALL outlives any number of releases */
+    ct_release(CT_ALL);
+    ct_release(CT_ALL);
+    CHECK_INT_EQ(ct_numel(CT_ALL), 0);
     /* nothing was written by the failing calls */
     CHECK_INT_EQ(ct_item(ct_sum(x)), 0);
 }
@@ -140,7 +152,7 @@ TEST(the_one_index_form_is_the_general_one) {
     /* ct_index(t, 1, &i) is index_select along dim 0, negative indices allowed */
     ct_tensor *m = ct_view(ct_arange(6, .dtype = CT_F32), CT_SHAPE(3, 2));
     CHECK_VALUES(ct_index(m, 1, i), 0, 4, 5, 0, 1, 4, 5);
-    CHECK_VALUES(ct_index(m, CT_TENSORS(NULL, ct_tensor_i64(((int64_t[]){1}), CT_SHAPE()))), 0, 1,
+    CHECK_VALUES(ct_index(m, CT_TENSORS(CT_ALL, ct_tensor_i64(((int64_t[]){1}), CT_SHAPE()))), 0, 1,
                  3, 5);
     /* no index at all: a copy (ct_index) / the whole tensor (ct_index_put_) */
     ct_tensor *all = ct_index(m, 0, NULL);
@@ -154,7 +166,7 @@ TEST(index_put_writes_through_views_and_keeps_out_of_place_apart) {
     /* t[:, j] = v on a transposed view writes through to the base */
     ct_tensor *b = ct_zeros(CT_SHAPE(2, 3));
     ct_tensor *bt = ct_transpose(b, 0, 1); /* [3, 2] */
-    ct_tensor *col[] = {NULL, ct_tensor_i64(((int64_t[]){1}), CT_SHAPE(1))};
+    ct_tensor *col[] = {CT_ALL, ct_tensor_i64(((int64_t[]){1}), CT_SHAPE(1))};
     ct_index_put_(bt, 2, col, ct_tensor_f32(((float[]){5, 6, 7}), CT_SHAPE(3, 1)));
     CHECK_VALUES(b, 0, 0, 0, 0, 5, 6, 7);
     /* torch.index_put (b[:, 1] = 0 on a copy) leaves its input alone */
@@ -198,7 +210,7 @@ TEST(gradients_through_several_indices) {
     /* y = x[:, j] (j repeats) then written back scaled: x[:, j] = 2 * y */
     ct_tensor *x = ct_tensor_f64(((double[]){1, 2, 3, 4, 5, 6}), CT_SHAPE(2, 3),
                                  .requires_grad = true);
-    ct_tensor *l[] = {NULL, ct_tensor_i64(((int64_t[]){2, 0, 2}), CT_SHAPE(3))};
+    ct_tensor *l[] = {CT_ALL, ct_tensor_i64(((int64_t[]){2, 0, 2}), CT_SHAPE(3))};
     ct_tensor *y = ct_index(x, 2, l);
     CHECK_SHAPE(y, 2, 3);
     CHECK_VALUES(y, 0, 3, 1, 3, 6, 4, 6);
@@ -206,7 +218,7 @@ TEST(gradients_through_several_indices) {
     CHECK_VALUES(ct_grad(x), 0, 1, 0, 2, 1, 0, 2);
     /* self's gradient is zero where written (no accumulate), one elsewhere */
     ct_tensor *w = ct_mul_scalar(x, 1);
-    ct_tensor *u[] = {NULL, ct_tensor_i64(((int64_t[]){1}), CT_SHAPE(1))};
+    ct_tensor *u[] = {CT_ALL, ct_tensor_i64(((int64_t[]){1}), CT_SHAPE(1))};
     ct_tensor *val = ct_tensor_f64(((double[]){7}), CT_SHAPE(1), .requires_grad = true);
     ct_index_put_(w, 2, u, val);
     CHECK_STR_EQ(ct_node_name(ct_grad_fn(w)), "IndexPutBackward0");

@@ -72,7 +72,7 @@ ct_tensor *ct_nonzero(ct_tensor *t);
 #define ct_nonzero(t) CT_AT(ct_nonzero(t))
 
 /* ---- advanced indexing: t[i, j], t[:, j] = v ------------------------------ *
- * A list of n index tensors, one per leading dim of t, as PyTorch's tuple: NULL
+ * A list of n index tensors, one per leading dim of t, as PyTorch's tuple: CT_ALL
  * stands for a whole dim (`:`), an int64 tensor picks along one dim (negative values
  * count from the end), a bool (or uint8) mask picks along as many dims as it has
  * (its shape must match them; it stands for its nonzero() coordinates).  Dims past
@@ -82,26 +82,31 @@ ct_tensor *ct_nonzero(ct_tensor *t);
  * t.size(1)]), as in PyTorch.  Index tensors are checked before anything is written;
  * an out-of-range index names the dim of t it indexes ("index 5 is out of bounds for
  * dimension 1 with size 4" for t[:, idx], where PyTorch says dimension 0).  With no
- * index tensor at all (n 0, or only NULLs) ct_index copies t and ct_index_put_ writes
- * all of t, where PyTorch's aten ops refuse.  A NULL entry is never an error, so
- * check index tensors made by calls that may fail.
+ * index tensor at all (n 0, or only CT_ALL) ct_index copies t and ct_index_put_ writes
+ * all of t, where PyTorch's aten ops refuse.  A NULL entry is an input that failed:
+ * the call returns NULL and keeps that error.
  *
  *     ct_tensor *m = ct_arange(12, .dtype = CT_F32);
  *     m = ct_view(m, CT_SHAPE(3, 4));
  *     ct_tensor *i = ct_tensor_i64(((int64_t[]){0, 2}), CT_SHAPE(2));
  *     ct_tensor *j = ct_tensor_i64(((int64_t[]){1, -1}), CT_SHAPE(2));
  *     ct_print(ct_index(m, CT_TENSORS(i, j)));      // tensor([ 1., 11.])
- *     ct_tensor *col[] = {NULL, j};                 // m[:, j]
+ *     ct_tensor *col[] = {CT_ALL, j};               // m[:, j]
  *     ct_index_put_(m, 2, col, ct_zeros(CT_SHAPE()));
  *     ct_print(ct_select(m, 0, 2));                 // tensor([ 8.,  0., 10.,  0.])
  */
+
+/* `:` in an index list: a whole dim.  One tensor shared by all calls, never freed
+ * (retain and release are harmless); used elsewhere it is an empty int64 tensor. */
+ct_tensor *ct_index_all(void);
+#define CT_ALL ct_index_all()
 
 /* t[indices]: torch.ops.aten.index(t, indices), differentiable (IndexBackward0). */
 ct_tensor *ct_index(ct_tensor *t, int n_indices, ct_tensor *const *indices);
 /* Variadic so that CT_TENSORS(i, j) or a compound literal can pass through.  The
  * index_put macros below name their arguments: give them the count and a named array
  * (as in the example above) or a compound literal in parentheses,
- * ct_index_put_(t, 2, ((ct_tensor *[]){NULL, j}), v). */
+ * ct_index_put_(t, 2, ((ct_tensor *[]){CT_ALL, j}), v). */
 #define ct_index(...) CT_AT(ct_index(__VA_ARGS__))
 
 typedef struct {

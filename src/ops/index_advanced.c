@@ -1,6 +1,8 @@
 /* Advanced indexing: the plan shared by t[indices] (ct_index, here) and t[indices] = v
  * (ct_index_put_, index_put.c), the moves between the result, t and the rows frame
  * (see index_util.h), and ct_index with IndexBackward0. */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "autograd/node.h"
@@ -45,6 +47,19 @@ static bool mask_columns(const char *op, ct_tensor *t, ct_tensor *mask, int d, c
     return ok;
 }
 
+static ct_tensor *all_dims;
+static void make_all_dims(void) {
+    all_dims = ct_tensor_new(CT_SHAPE(0), CT_I64, CT_CPU);
+    if (!all_dims) ct_fatal("out of memory creating CT_ALL");
+    /* so many references that no sequence of releases frees it */
+    atomic_store(&all_dims->obj.refs, INT32_MAX / 2);
+}
+ct_tensor *ct_index_all(void) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, make_all_dims);
+    return all_dims;
+}
+
 /* indices as columns (checking dtypes, devices, counts and masks), with B's place. */
 static int make_columns(const char *op, ct_tensor *t, int n, ct_tensor *const *indices,
                         column *cols, int *pos) {
@@ -52,6 +67,11 @@ static int make_columns(const char *op, ct_tensor *t, int n, ct_tensor *const *i
     for (int i = 0; i < n; i++) {
         ct_tensor *ix = indices[i];
         if (!ix) {
+            if (!ct_last_error())
+                ct_error("%s: index %d is NULL (use CT_ALL for a whole dim)", op, i);
+            return -1;
+        }
+        if (ix == CT_ALL) {
             used++;
             continue;
         }
@@ -72,7 +92,7 @@ static int make_columns(const char *op, ct_tensor *t, int n, ct_tensor *const *i
     bool gap = false, adjacent = true;
     for (int i = 0; i < n; i++) {
         ct_tensor *ix = indices[i];
-        if (!ix) {
+        if (ix == CT_ALL) {
             gap = first >= 0;
             d++;
             continue;

@@ -32,7 +32,7 @@ F(f_sort_desc, ct_sort(x[0], c->dim, .descending = true).values)
 F(f_topk, ct_topk(x[0], (int64_t)c->v, c->dim).values)
 F(f_topk_small, ct_topk(x[0], (int64_t)c->v, c->dim, .smallest = true).values)
 
-/* Several index tensors (NULL: a whole dim) for ct_index / ct_index_put_. */
+/* Several index tensors (CT_ALL: a whole dim) for ct_index / ct_index_put_. */
 typedef struct {
     int n;
     ct_tensor *ix[3];
@@ -174,19 +174,19 @@ TEST(grad_index_put) {
 TEST(grad_index_several) {
     ct_tensor *x[] = {gc_noncontig(CT_SHAPE(3, 4, 5))};
     /* adjacent after a whole dim: [3, 2, 3]; duplicates add up in the gradient */
-    ixs adj = {3, {NULL, ct_view(I64(1, 3), CT_SHAPE(2, 1)), I64(0, 4, 0)}};
+    ixs adj = {3, {CT_ALL, ct_view(I64(1, 3), CT_SHAPE(2, 1)), I64(0, 4, 0)}};
     GRADGRADCHECK("index", f_index, 1, x, &adj);
     /* apart (B first): [2, 4]; a mask and a negative index */
-    ixs apart = {3, {BOOLS(CT_SHAPE(3), true, false, true), NULL, I64(-1, 2)}};
+    ixs apart = {3, {BOOLS(CT_SHAPE(3), true, false, true), CT_ALL, I64(-1, 2)}};
     GRADGRADCHECK("index", f_index, 1, x, &apart);
-    ixs mask = {2, {NULL, BOOLS(CT_SHAPE(2, 2), false, true, true, true)}};
+    ixs mask = {2, {CT_ALL, BOOLS(CT_SHAPE(2, 2), false, true, true, true)}};
     ct_tensor *y[] = {gc_rand(CT_SHAPE(2, 2, 2))};
     GRADCHECK("index", f_index, 1, y, &mask);
     ixs none = {0, {NULL}};
     GRADCHECK("index", f_index, 1, y, &none);
 
     /* index_put_ with the same layouts; values broadcast */
-    ixs put = {3, {I64(2, 0), NULL, I64(1, 4)}}; /* unique positions */
+    ixs put = {3, {I64(2, 0), CT_ALL, I64(1, 4)}}; /* unique positions */
     ct_tensor *p[] = {gc_noncontig(CT_SHAPE(3, 4, 5)), gc_rand(CT_SHAPE(4))};
     GRADGRADCHECK("index_put", f_index_put_n, 2, p, &put);
     ct_tensor *q[] = {gc_rand(CT_SHAPE(3, 4, 5)), gc_rand(CT_SHAPE(3, 1, 1))};
