@@ -9,6 +9,25 @@
 #include "core/tensor_impl.h"
 
 
+/* torch.div(a, b, rounding_mode=...) is the Tensor_mode overload: DivBackward2 for
+ * every mode, None too; plain division and a number divisor: DivBackward0 (checked
+ * with PyTorch 1.13, where a.div(2., rounding_mode='floor') is DivBackward2 as well:
+ * Python wraps the number into a tensor). */
+TEST(div_with_rounding_mode_is_div_backward2) {
+    ct_tensor *a = ct_tensor_f64(((double[]){2, 3}), CT_SHAPE(2), .requires_grad = true);
+    ct_tensor *b = ct_tensor_f64(((double[]){1.5, 2}), CT_SHAPE(2), .requires_grad = true);
+    CHECK_STR_EQ(ct_node_name(ct_grad_fn(ct_div_mode(a, b, CT_ROUND_FLOOR))), "DivBackward2");
+    CHECK_STR_EQ(ct_node_name(ct_grad_fn(ct_div_mode(a, b, CT_ROUND_TRUNC))), "DivBackward2");
+    CHECK_STR_EQ(ct_node_name(ct_grad_fn(ct_div_mode(a, b, CT_ROUND_NONE))), "DivBackward2");
+    CHECK_STR_EQ(ct_node_name(ct_grad_fn(ct_div(a, b))), "DivBackward0");
+    CHECK_STR_EQ(ct_node_name(ct_grad_fn(ct_div_scalar(a, 2))), "DivBackward0");
+    /* the node's formula is div's: zero gradients for a rounded quotient */
+    ct_tensor *y = ct_sum(ct_div_mode(a, b, CT_ROUND_FLOOR));
+    CHECK(ct_backward(y) == 0);
+    CHECK_VALUES(ct_grad(a), 0, 0, 0);
+    CHECK_VALUES(ct_grad(b), 0, 0, 0);
+}
+
 /* INT64_MIN / -1 has no int64 value: it wraps to INT64_MIN instead of trapping. */
 TEST(integer_division_min_by_minus_one_wraps) {
     int64_t x[4] = {INT64_MIN, INT64_MIN, 7, -7}, y[4] = {-1, 1, -1, 2};
