@@ -86,7 +86,7 @@ bool clamp_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 static ct_tensor *open_bound(ct_dtype t, bool high) {
     double lo = -INFINITY, hi = INFINITY;
     if (!ct_dtype_is_floating(t)) int_range(t, &lo, &hi);
-    ct_tensor *b = ct_tensor_new(CT_SHAPE(), t, CT_CPU);
+    ct_tensor *b = ct_tensor_new("ct_clamp", CT_SHAPE(), t, CT_CPU);
     if (!b) return NULL;
     if (t == CT_I64) ct_store_i64(ct_tensor_data(b), t, high ? INT64_MAX : INT64_MIN);
     else ct_store_f64(ct_tensor_data(b), t, high ? hi : lo);

@@ -74,8 +74,8 @@ static ct_tensor *conv_run(ct_conv_kind kind, const ct_conv_geom *g, ct_tensor *
     if (!k) return NULL;
     ct_tensor *A = ct_contiguous_as(a, kd), *B = A ? ct_contiguous_as(b, kd) : NULL;
     ct_tensor *Z = B && bias ? ct_contiguous_as(bias, kd) : NULL;
-    ct_tensor *out = B && (!bias || Z) ? ct_tensor_new(shape, kd, a->storage->device) : NULL;
-    ct_tensor *GB = out && gb ? ct_tensor_new(CT_SHAPE(g->O), kd, a->storage->device) : NULL;
+    ct_tensor *out = B && (!bias || Z) ? ct_tensor_new(ct_ops[CT_OP_convolution].fn, shape, kd, a->storage->device) : NULL;
+    ct_tensor *GB = out && gb ? ct_tensor_new(ct_ops[CT_OP_convolution].fn, CT_SHAPE(g->O), kd, a->storage->device) : NULL;
     if (gb && !GB) {
         ct_release(out);
         out = NULL;

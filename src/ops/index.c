@@ -9,7 +9,7 @@ ct_tensor *ct_nonzero_new(ct_tensor *t) {
     if (!m) return NULL;
     const uint8_t *mb = (const uint8_t *)ct_tensor_data(m);
     int64_t count = ct_cpu_count_true(mb, m->numel);
-    ct_tensor *out = ct_tensor_new(CT_SHAPE(count, t->ndim), CT_I64, t->storage->device);
+    ct_tensor *out = ct_tensor_new("ct_nonzero", CT_SHAPE(count, t->ndim), CT_I64, t->storage->device);
     if (out) ct_cpu_nonzero_coords(mb, t->ndim, t->sizes, (int64_t *)ct_tensor_data(out));
     ct_release(m);
     return out;

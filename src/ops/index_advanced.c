@@ -33,7 +33,7 @@ static bool mask_columns(const char *op, ct_tensor *t, ct_tensor *mask, int d, c
     int64_t count = coords->sizes[0], stride = mask->ndim;
     bool ok = true;
     if (mask->ndim == 0) {
-        ok = (cols[*nc].idx = ct_tensor_new(CT_SHAPE(count), CT_I64, CT_CPU)) != NULL;
+        ok = (cols[*nc].idx = ct_tensor_new(op, CT_SHAPE(count), CT_I64, CT_CPU)) != NULL;
         cols[(*nc)++].dim = -1;
     }
     for (int j = 0; j < mask->ndim && ok; j++) {
@@ -184,8 +184,8 @@ bool ct_adv_index_plan(const char *op, ct_tensor *t, int n, ct_tensor *const *in
     }
     int64_t count = ct_shape_numel(g->bnd, g->bshape);
     if (ok) {
-        p->linear = ct_tensor_new_dims(g->bnd, g->bshape, CT_I64, CT_CPU);
-        p->offsets = ct_tensor_new(CT_SHAPE(count), CT_I64, CT_CPU);
+        p->linear = ct_tensor_new_dims(op, g->bnd, g->bshape, CT_I64, CT_CPU);
+        p->offsets = ct_tensor_new(op, CT_SHAPE(count), CT_I64, CT_CPU);
         ok = p->linear && p->offsets;
     }
     if (ok) {
@@ -296,7 +296,7 @@ ct_tensor *ct_index(ct_tensor *t, int n, ct_tensor *const *indices) {
     int64_t front[CT_MAX_DIMS];
     ct_dims perm;
     int nd = ct_adv_front_shape(&p.g, front, &perm);
-    ct_tensor *out = ct_tensor_new_dims(nd, front, t->dtype, t->storage->device);
+    ct_tensor *out = ct_tensor_new_dims(op, nd, front, t->dtype, t->storage->device);
     if (out && out->numel) k(ct_tensor_data(t), ct_tensor_data(out), &p.rows);
     if (out && !is_identity(&perm)) { /* B goes after some whole dims */
         ct_dims inv = inverse(&perm);

@@ -23,7 +23,7 @@ static ct_tensor *select_rows(ct_op_id opid, ct_tensor *t, int dim, ct_tensor *i
                               int64_t iarg) {
     ct_rows_fn k = (ct_rows_fn)ct_kernel_for(CT_OP_index_select, t->storage->device, t->dtype);
     ct_tensor *src = k ? ct_index_contig(t) : NULL;
-    ct_tensor *out = src ? ct_tensor_new(s, t->dtype, t->storage->device) : NULL;
+    ct_tensor *out = src ? ct_tensor_new(ct_ops[opid].fn, s, t->dtype, t->storage->device) : NULL;
     if (out && out->numel) {
         ct_rows_args a;
         rows_geometry(src, dim, &a);

@@ -15,7 +15,7 @@ ct_tensor *ct_sum_to_size(ct_tensor *g, int ndim, const int64_t *sizes);
 /* Factory plumbing (ops/factory.c): a new uninitialised tensor with the options' dtype
  * (default dtype when unset) and device (cpu when unset), unregistered; then the last
  * step that sets requires_grad (refusing non-floating dtypes) and registers it. */
-ct_tensor *ct_factory_new(ct_shape shape, ct_tensor_options o);
+ct_tensor *ct_factory_new(const char *op, ct_shape shape, ct_tensor_options o);
 ct_tensor *ct_factory_finish(const char *op, ct_tensor *t, bool requires_grad);
 /* *_like options: t's dtype and device unless o gives them. */
 ct_tensor_options ct_like_options(const ct_tensor *t, ct_tensor_options o);

@@ -36,7 +36,7 @@ static ct_tensor *gemm(ct_op_id op, ct_tensor *a, mat_dims ad, ct_tensor *b, mat
     ct_gemm_fn k = (ct_gemm_fn)ct_compute_kernel(op, dev, dt);
     if (!k) return NULL;
     ct_tensor *A = gemm_operand(a, ad, kd), *B = A ? gemm_operand(b, bd, kd) : NULL;
-    ct_tensor *out = B ? ct_tensor_new(shape, kd, dev) : NULL;
+    ct_tensor *out = B ? ct_tensor_new(ct_ops[op].fn, shape, kd, dev) : NULL;
     if (out) {
         if (!init) beta = 0;
         if (beta != 0) ct_copy_into(out, init);

@@ -207,8 +207,8 @@ static ct_tensor *nll_forward(const char *op, ct_tensor *x, ct_tensor *t, ct_ten
     wc = as_contig(w, k);
     if (!xc || (w && !wc)) goto done;
     double sums[2] = {0, 0};
-    ct_tensor *o = red == CT_REDUCTION_NONE ? ct_tensor_new(nll_out_shape(x, t), k, x->storage->device)
-                                            : ct_tensor_new(CT_SHAPE(), x->dtype, x->storage->device);
+    ct_tensor *o = red == CT_REDUCTION_NONE ? ct_tensor_new(op, nll_out_shape(x, t), k, x->storage->device)
+                                            : ct_tensor_new(op, CT_SHAPE(), x->dtype, x->storage->device);
     if (!o) goto done;
     fn(ct_tensor_data(xc), (const int64_t *)ct_tensor_data(tc), wc ? ct_tensor_data(wc) : NULL,
        red == CT_REDUCTION_NONE ? ct_tensor_data(o) : NULL, sums, d);
@@ -269,7 +269,7 @@ static ct_tensor *nll_backward_op(ct_tensor *g, ct_tensor *t, ct_tensor *w, cons
     memcpy(shape.d, m->sizes, sizeof(int64_t) * (size_t)m->ndim);
     ct_nll_dims d = nll_dims(m->ndim, m->sizes, ignore_index);
     ct_tensor *gc = as_contig(g, k), *tc = as_contig(t, CT_I64), *wc = as_contig(w, k);
-    ct_tensor *gi = gc && tc && (wc || !w) ? ct_tensor_new(shape, k, dev) : NULL;
+    ct_tensor *gi = gc && tc && (wc || !w) ? ct_tensor_new(ct_ops[CT_OP_nll_loss_backward].fn, shape, k, dev) : NULL;
     if (gi)
         fn(ct_tensor_data(gc), red != CT_REDUCTION_NONE, (const int64_t *)ct_tensor_data(tc),
            wc ? ct_tensor_data(wc) : NULL, ct_tensor_data(gi),

@@ -38,9 +38,9 @@ static ct_tensor *norm_forward(ct_op_id op, ct_norm_job *j, ct_tensor *x, ct_ten
     ct_tensor *xc = ct_contiguous_as(x, kd);
     ct_tensor *wc = w ? ct_contiguous_as(w, kd) : NULL, *bc = b ? ct_contiguous_as(b, kd) : NULL;
     ct_tensor *rmc = rm ? ct_contiguous_as(rm, kd) : NULL, *rvc = rv ? ct_contiguous_as(rv, kd) : NULL;
-    ct_tensor *y = ct_tensor_new(ct_shape_of(x), kd, dev);
-    ct_tensor *mean = ct_tensor_new(CT_SHAPE(nstat), kd, dev);
-    ct_tensor *rstd = ct_tensor_new(CT_SHAPE(nstat), kd, dev);
+    ct_tensor *y = ct_tensor_new(ct_ops[op].fn, ct_shape_of(x), kd, dev);
+    ct_tensor *mean = ct_tensor_new(ct_ops[op].fn, CT_SHAPE(nstat), kd, dev);
+    ct_tensor *rstd = ct_tensor_new(ct_ops[op].fn, CT_SHAPE(nstat), kd, dev);
     bool ok = xc && (!w || wc) && (!b || bc) && (!rm || rmc) && (!rv || rvc) && y && mean && rstd;
     if (ok) {
         j->x = ct_tensor_data(xc);
@@ -111,7 +111,7 @@ static bool fused_backward(ct_node *n, ct_tensor *x, ct_tensor *w, ct_tensor *gy
     bool ok = xc && gc && (!w || wc);
     for (int i = 0; i < 3 && ok; i++)
         if (n->needs_grad[i])
-            ok = (out[i] = ct_tensor_new(shape_of_meta(&n->in_meta[i]), kd, dev)) != NULL;
+            ok = (out[i] = ct_tensor_new(ct_ops[n->op].fn, shape_of_meta(&n->in_meta[i]), kd, dev)) != NULL;
     if (ok) {
         j.x = ct_tensor_data(xc);
         j.gy = ct_tensor_data(gc);

@@ -44,7 +44,7 @@ ct_tensor *ct_wrap_scalar(double v, const ct_tensor *like) {
         dt = CT_I64;
     else
         dt = ct_get_default_dtype();
-    ct_tensor *t = ct_tensor_new(CT_SHAPE(), dt, CT_CPU);
+    ct_tensor *t = ct_tensor_new("ct_scalar_tensor", CT_SHAPE(), dt, CT_CPU);
     if (!t) return NULL;
     ct_store_f64(ct_tensor_data(t), dt, v);
     t->wrapped_number = true;
@@ -108,7 +108,7 @@ static bool same_shape_small(const ct_pw_spec *spec, int n_in, ct_tensor *const 
     ct_loop_fn kernel = (ct_loop_fn)ct_kernel_for(spec->op, CT_CPU, dt);
     if (!kernel) return true;
     ct_tensor *out =
-        ct_tensor_new_dims(a->ndim, a->sizes, spec->result == CT_PW_BOOL ? CT_BOOL : dt, CT_CPU);
+        ct_tensor_new_dims(ct_ops[spec->op].fn, a->ndim, a->sizes, spec->result == CT_PW_BOOL ? CT_BOOL : dt, CT_CPU);
     *res = out;
     if (!out || !out->numel) return true;
     char *data[CT_ITER_MAX_OPERANDS];
@@ -221,7 +221,7 @@ ct_tensor *ct_pointwise(const ct_pw_spec *spec, int n_in, ct_tensor *const *inpu
     } else {
         ct_shape s = {.ndim = ndim};
         memcpy(s.d, shape, sizeof(int64_t) * (size_t)ndim);
-        ops[0] = owned[0] = ct_tensor_new(s, kresult, dev);
+        ops[0] = owned[0] = ct_tensor_new(ct_ops[spec->op].fn, s, kresult, dev);
         ok = ops[0] != NULL;
     }
     for (int i = 0; ok && i < n_in; i++) {

@@ -51,10 +51,10 @@ ct_tensor *ct_pool_run(ct_op_id op, ct_pool_geom *g, ct_pool_mode mode, ct_tenso
     ct_pool_fn k = (ct_pool_fn)ct_compute_kernel(op, in->storage->device, dt);
     if (!k) return NULL;
     ct_tensor *A = ct_contiguous_as(in, kd);
-    ct_tensor *out = A ? ct_tensor_new(shape, kd, in->storage->device) : NULL;
+    ct_tensor *out = A ? ct_tensor_new(ct_ops[op].fn, shape, kd, in->storage->device) : NULL;
     ct_tensor *idx = NULL;
     if (out && idx_out) {
-        idx = ct_tensor_new(shape, CT_I64, in->storage->device);
+        idx = ct_tensor_new(ct_ops[op].fn, shape, CT_I64, in->storage->device);
         if (!idx) {
             ct_release(out);
             out = NULL;

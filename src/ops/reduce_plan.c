@@ -120,7 +120,7 @@ ct_tensor *ct_reduce_run(ct_op_id op, ct_tensor *t, const ct_reduce_plan *p, ct_
     int64_t M1, M2;
     ct_tensor *x = ct_reduce_block(t, p, kin, &M1, &M2);
     if (!x) return NULL;
-    ct_tensor *out = ct_tensor_new(ct_reduce_out_shape(p), kout, t->storage->device);
+    ct_tensor *out = ct_tensor_new(ct_ops[op].fn, ct_reduce_out_shape(p), kout, t->storage->device);
     if (out) k(ct_tensor_data(x), ct_tensor_data(out), M1, p->R, M2, ctx);
     ct_release(x);
     return ct_cast_result(out, out_dt);

@@ -151,7 +151,7 @@ ct_tensor *ct_logsumexp_with(ct_tensor *t, ct_reduce_options o) {
     int64_t M1 = 0, M2 = 0;
     ct_tensor *x = ct_reduce_block(t, &p, k, &M1, &M2);
     if (!x) return NULL;
-    ct_tensor *out = ct_tensor_new(ct_reduce_out_shape(&p), k, t->storage->device);
+    ct_tensor *out = ct_tensor_new("ct_logsumexp", ct_reduce_out_shape(&p), k, t->storage->device);
     if (out) fn(CT_LOGSUMEXP, ct_tensor_data(x), NULL, ct_tensor_data(out), M1, p.R, M2);
     ct_release(x);
     out = ct_cast_result(out, out_dt);

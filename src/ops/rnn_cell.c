@@ -103,7 +103,7 @@ static bool run(const cell_kind *k, bool backward, ct_rnn_cell_args *a, ct_dtype
         *use[i].src = data(conv[i]);
     }
     for (int i = 0; i < n_make; i++) {
-        *make[i].out = ok ? ct_tensor_new(CT_SHAPE(a->B, make[i].cols), kd, dev) : NULL;
+        *make[i].out = ok ? ct_tensor_new(k->name, CT_SHAPE(a->B, make[i].cols), kd, dev) : NULL;
         ok = ok && *make[i].out;
         *make[i].dst = data(*make[i].out);
     }

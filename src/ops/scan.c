@@ -39,7 +39,7 @@ ct_tensor *ct_scan(ct_op_id op, ct_tensor *t, int64_t dim, bool reverse, bool ex
     int64_t M1, L, M2;
     ct_tensor *x = scan_block(t, d, kin, &M1, &L, &M2);
     if (!x) return NULL;
-    ct_tensor *out = ct_tensor_new(ct_shape_of(t), kout, t->storage->device);
+    ct_tensor *out = ct_tensor_new(ct_ops[op].fn, ct_shape_of(t), kout, t->storage->device);
     ct_scan_args args = {reverse, exclusive};
     if (out) fn(ct_tensor_data(x), ct_tensor_data(out), M1, L, M2, &args);
     ct_release(x);
@@ -100,7 +100,7 @@ bool cumprod_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     int64_t M1, L, M2;
     ct_tensor *xb = scan_block(x, dim, k, &M1, &L, &M2);
     ct_tensor *gb = xb ? scan_block(go[0], dim, k, &M1, &L, &M2) : NULL;
-    ct_tensor *out = gb ? ct_tensor_new(ct_shape_of(x), k, x->storage->device) : NULL;
+    ct_tensor *out = gb ? ct_tensor_new(ct_ops[n->op].fn, ct_shape_of(x), k, x->storage->device) : NULL;
     ct_scan_args args = {rev, excl};
     if (out) fn(ct_tensor_data(xb), ct_tensor_data(gb), ct_tensor_data(out), M1, L, M2, &args);
     ct_release(xb);

@@ -19,7 +19,7 @@ static ct_tensor *run(ct_softmax_kind kind, ct_tensor *x, ct_tensor *g, int dim,
     ct_tensor *xc = x->dtype == k && ct_tensor_is_contiguous(x) ? ct_retain(x) : ct_cast_new(x, k);
     ct_tensor *gc = !g ? NULL : g->dtype == k && ct_tensor_is_contiguous(g) ? ct_retain(g)
                                                                            : ct_cast_new(g, k);
-    ct_tensor *out = xc && (gc || !g) ? ct_tensor_new(ct_shape_of(x), k, x->storage->device)
+    ct_tensor *out = xc && (gc || !g) ? ct_tensor_new(ct_ops[CT_OP_softmax].fn, ct_shape_of(x), k, x->storage->device)
                                       : NULL;
     if (out) fn(kind, ct_tensor_data(xc), gc ? ct_tensor_data(gc) : NULL, ct_tensor_data(out),
                 M1, L, M2);
