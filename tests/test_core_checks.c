@@ -57,7 +57,10 @@ TEST(views_refuse_shapes_whose_numel_overflows) {
     /* ... but a copy of it cannot be allocated: its byte count overflows */
     CHECK_ERROR(ct_zeros_like(e), "ct_zeros: Storage size calculation overflowed");
     CHECK_ERROR(ct_contiguous(e), "ct_contiguous: Storage size calculation overflowed");
-    CHECK_ERROR(ct_cumsum(e, 0), "Storage size calculation overflowed");
+    /* ops that first make a contiguous (or converted) copy of their input name themselves */
+    CHECK_ERROR(ct_cumsum(e, 0), "ct_cumsum: Storage size calculation overflowed");
+    CHECK_ERROR(ct_softmax(e, 1), "ct_softmax: Storage size calculation overflowed");
+    CHECK_ERROR(ct_sum(e, .dims = CT_DIMS(0)), "ct_sum: Storage size calculation overflowed");
     CHECK_ERROR(ct_add_scalar(e, 1), "ct_add: Storage size calculation overflowed");
 
     ct_tensor *empty = ct_zeros(CT_SHAPE(0));

@@ -45,7 +45,8 @@ bool ct_device_available(ct_device device) { return ct_allocator_for(device) != 
 bool ct_check_device(const char *op, ct_device device) {
     if (ct_device_available(device)) return true;
     char buf[16];
-    ct_error("%s: no backend for device %s in this build of ctorch", op, ct_device_str(device, buf));
+    ct_error("%s: no backend for device %s in this build of ctorch", op,
+             ct_device_str(device, buf));
     return false;
 }
 

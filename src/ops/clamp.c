@@ -57,7 +57,7 @@ static ct_tensor *clamp_scalar(ct_tensor *x, ct_clamp_options o, bool inplace) {
         return ct_unary_op(&CLAMP, x, &args, true);
     }
     /* Only integer and bool tensors change dtype here; they never require grad. */
-    ct_tensor *xc = rt == x->dtype ? ct_retain(x) : ct_cast_new(x, rt);
+    ct_tensor *xc = rt == x->dtype ? ct_retain(x) : ct_cast_new("ct_clamp", x, rt);
     if (!xc) return NULL;
     ct_tensor *out = ct_unary_op(&CLAMP, xc, &args, false);
     ct_release(xc);

@@ -7,8 +7,8 @@
 #include "ops/internal.h"
 #include "ops/pointwise.h"
 
-ct_tensor *ct_cast_new(const ct_tensor *t, ct_dtype dtype) {
-    ct_tensor *out = ct_tensor_new("ct_to", ct_shape_of(t), dtype, t->storage->device);
+ct_tensor *ct_cast_new(const char *op, const ct_tensor *t, ct_dtype dtype) {
+    ct_tensor *out = ct_tensor_new(op, ct_shape_of(t), dtype, t->storage->device);
     if (out) ct_copy_into(out, t);
     return out;
 }
@@ -84,7 +84,7 @@ ct_tensor *ct_copy_(ct_tensor *dst, ct_tensor *src) {
     /* Overlap: copy through a temporary when src shares dst's storage. */
     ct_tensor *from = src;
     if (src->storage == dst->storage) {
-        from = ct_cast_new(src, src->dtype);
+        from = ct_cast_new("ct_copy_", src, src->dtype);
         if (!from) return NULL;
     } else {
         ct_retain(from);

@@ -175,7 +175,7 @@ bool ct_adv_index_plan(const char *op, ct_tensor *t, int n, ct_tensor *const *in
     for (int c = 0, j = 0; c < nc && ok; c++) {
         int d = cols[c].dim;
         if (d < 0) continue;
-        ok = (bc[j] = ct_index_broadcast_copy(cols[c].idx, g->bnd, g->bshape, NULL, CT_I64)) &&
+        ok = (bc[j] = ct_index_broadcast_copy(op, cols[c].idx, g->bnd, g->bshape, NULL, CT_I64)) &&
              ct_index_check_range(op, bc[j], d, t->sizes[d], true, NULL);
         if (!ok) break;
         colv[j] = (const int64_t *)ct_tensor_data(bc[j]);
@@ -300,7 +300,7 @@ ct_tensor *ct_index(ct_tensor *t, int n, ct_tensor *const *indices) {
     if (out && out->numel) k(ct_tensor_data(t), ct_tensor_data(out), &p.rows);
     if (out && !is_identity(&perm)) { /* B goes after some whole dims */
         ct_dims inv = inverse(&perm);
-        ct_tensor *r = ct_index_broadcast_copy(out, nd, front, inv.d, t->dtype);
+        ct_tensor *r = ct_index_broadcast_copy(op, out, nd, front, inv.d, t->dtype);
         ct_release(out);
         out = r;
     }

@@ -7,7 +7,7 @@
 #include "ops/op_table.h"
 
 /* A new contiguous tensor holding t converted to dtype (unregistered, no graph). */
-ct_tensor *ct_cast_new(const ct_tensor *t, ct_dtype dtype);
+ct_tensor *ct_cast_new(const char *op, const ct_tensor *t, ct_dtype dtype);
 /* Sums g down to `sizes` (reverse broadcasting): the engine's reduction of broadcast
  * gradients.  Differentiable; registered with the scope. */
 ct_tensor *ct_sum_to_size(ct_tensor *g, int ndim, const int64_t *sizes);
@@ -40,8 +40,8 @@ ct_dtype ct_compute_dtype(ct_dtype t);
 ct_kernel ct_compute_kernel(ct_op_id op, ct_device dev, ct_dtype dt);
 /* A kernel's result (unregistered, compute dtype) as dtype dt: out itself, or a
  * converted copy (out released).  NULL stays NULL. */
-ct_tensor *ct_cast_result(ct_tensor *out, ct_dtype dt);
+ct_tensor *ct_cast_result(const char *op, ct_tensor *out, ct_dtype dt);
 /* t as a contiguous tensor of dtype dt: t itself (retained) or a copy; unregistered. */
-ct_tensor *ct_contiguous_as(ct_tensor *t, ct_dtype dt);
+ct_tensor *ct_contiguous_as(const char *op, ct_tensor *t, ct_dtype dt);
 
 #endif

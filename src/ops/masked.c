@@ -119,8 +119,9 @@ ct_tensor *ct_masked_select(ct_tensor *t, ct_tensor *mask) {
     int64_t shape[CT_MAX_DIMS];
     if (!check_mask(op, t, mask, false, &nd, shape))
         return NULL;
-    ct_tensor *m = ct_index_broadcast_copy(mask, nd, shape, NULL, CT_BOOL);
-    ct_tensor *x = m ? ct_index_broadcast_copy(t, nd, shape, NULL, t->dtype) : NULL;
+    ct_tensor *m = ct_index_broadcast_copy("ct_masked_select", mask, nd, shape, NULL, CT_BOOL);
+    ct_tensor *x =
+        m ? ct_index_broadcast_copy("ct_masked_select", t, nd, shape, NULL, t->dtype) : NULL;
     ct_tensor *out = NULL;
     if (x) {
         const uint8_t *mb = (const uint8_t *)ct_tensor_data(m);

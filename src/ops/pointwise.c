@@ -107,8 +107,8 @@ static bool same_shape_small(const ct_pw_spec *spec, int n_in, ct_tensor *const 
     *res = NULL;
     ct_loop_fn kernel = (ct_loop_fn)ct_kernel_for(spec->op, CT_CPU, dt);
     if (!kernel) return true;
-    ct_tensor *out =
-        ct_tensor_new_dims(ct_ops[spec->op].fn, a->ndim, a->sizes, spec->result == CT_PW_BOOL ? CT_BOOL : dt, CT_CPU);
+    ct_tensor *out = ct_tensor_new_dims(ct_ops[spec->op].fn, a->ndim, a->sizes,
+                                        spec->result == CT_PW_BOOL ? CT_BOOL : dt, CT_CPU);
     *res = out;
     if (!out || !out->numel) return true;
     char *data[CT_ITER_MAX_OPERANDS];
@@ -230,7 +230,7 @@ ct_tensor *ct_pointwise(const ct_pw_spec *spec, int n_in, ct_tensor *const *inpu
         if (t->dtype == want) {
             ops[i + 1] = t;
         } else {
-            ops[i + 1] = owned[i + 1] = ct_cast_new(t, want);
+            ops[i + 1] = owned[i + 1] = ct_cast_new(ct_ops[spec->op].fn, t, want);
             ok = ops[i + 1] != NULL;
         }
     }
@@ -243,7 +243,7 @@ ct_tensor *ct_pointwise(const ct_pw_spec *spec, int n_in, ct_tensor *const *inpu
                 result_t = ops[0]; /* the temporary is the result: keep its reference */
                 owned[0] = NULL;
             } else {
-                result_t = ct_cast_new(ops[0], result);
+                result_t = ct_cast_new(ct_ops[spec->op].fn, ops[0], result);
                 ok = result_t != NULL;
             }
         } else {

@@ -166,7 +166,7 @@ ct_tensor *ct_randint_like_with(const ct_tensor *t, int64_t low, int64_t high,
 ct_tensor *ct_bernoulli_with(ct_tensor *p, ct_random_options o) {
     if (!p) return NULL;
     if (!check_floating("ct_bernoulli", "tensor of probabilities", p->dtype)) return NULL;
-    ct_tensor *pd = ct_cast_new(p, CT_F64); /* contiguous doubles for the kernel */
+    ct_tensor *pd = ct_cast_new("ct_bernoulli", p, CT_F64); /* contiguous doubles for the kernel */
     if (!pd) return NULL;
     const double *pv = (const double *)ct_tensor_data(pd);
     for (int64_t i = 0; i < pd->numel; i++)
@@ -258,13 +258,13 @@ ct_tensor *ct_multinomial_with(ct_tensor *probs, int64_t n, ct_multinomial_optio
     }
     ct_multinomial_kernel k =
         (ct_multinomial_kernel)ct_kernel_for(CT_OP_multinomial, probs->storage->device, CT_F64);
-    ct_tensor *pd = k ? ct_cast_new(probs, CT_F64) : NULL;
+    ct_tensor *pd = k ? ct_cast_new("ct_multinomial", probs, CT_F64) : NULL;
     if (!pd) return NULL;
     const double *pv = (const double *)ct_tensor_data(pd);
     ct_tensor *out = NULL;
     if (check_multinomial(pv, rows, ncat, n, o.replacement)) {
-        out = ct_tensor_new("ct_multinomial", probs->ndim == 2 ? CT_SHAPE(rows, n) : CT_SHAPE(n), CT_I64,
-                            probs->storage->device);
+        out = ct_tensor_new("ct_multinomial", probs->ndim == 2 ? CT_SHAPE(rows, n) : CT_SHAPE(n),
+                            CT_I64, probs->storage->device);
     }
     if (out) {
         ct_multinomial_args a = {.probs = pv, .rows = rows, .ncat = ncat, .n = n,

@@ -155,7 +155,8 @@ ct_tensor *ct_flip(ct_tensor *t, ct_dims dims) {
     }
     if (!wrap_unique_dims("ct_flip", dims, t->ndim, ds)) return NULL;
     ct_copy_kernel k = (ct_copy_kernel)ct_kernel_for(CT_OP_flip, t->storage->device, t->dtype);
-    ct_tensor *out = k ? ct_tensor_new("ct_flip", ct_shape_of(t), t->dtype, t->storage->device) : NULL;
+    ct_tensor *out =
+        k ? ct_tensor_new("ct_flip", ct_shape_of(t), t->dtype, t->storage->device) : NULL;
     if (!out) return NULL;
     if (t->numel > 0) {
         /* the input read backwards along the flipped dims */
@@ -228,10 +229,12 @@ ct_tensor *ct_roll(ct_tensor *t, ct_dims shifts, ct_dims dims) {
         total[d] += shifts.d[i];
     }
     ct_copy_kernel k = (ct_copy_kernel)ct_kernel_for(CT_OP_roll, t->storage->device, t->dtype);
-    ct_tensor *out = k ? ct_tensor_new("ct_roll", ct_shape_of(t), t->dtype, t->storage->device) : NULL;
+    ct_tensor *out =
+        k ? ct_tensor_new("ct_roll", ct_shape_of(t), t->dtype, t->storage->device) : NULL;
     if (!out) return NULL;
     if (t->numel > 0 && flat) {
-        ct_tensor *c = ct_tensor_is_contiguous(t) ? ct_retain(t) : ct_cast_new(t, t->dtype);
+        ct_tensor *c =
+            ct_tensor_is_contiguous(t) ? ct_retain(t) : ct_cast_new("ct_roll", t, t->dtype);
         if (!c) ct_fatal("out of memory in roll");
         int64_t n = t->numel, one = 1, s = wrap_shift(shifts.d[0], n);
         ct_tensor *src = ct_tensor_view_of(c, 1, &n, &one, c->offset);
@@ -278,7 +281,7 @@ static ct_tensor *band(ct_op_id op, const char *name, ct_tensor *t, int64_t k, b
     if (ct_wrap_dim(name, -2, t->ndim) < 0) return NULL; /* PyTorch's message for 1-D input */
     ct_band_kernel kern = (ct_band_kernel)ct_kernel_for(op, t->storage->device, t->dtype);
     if (!kern) return NULL;
-    ct_tensor *src = ct_tensor_is_contiguous(t) ? ct_retain(t) : ct_cast_new(t, t->dtype);
+    ct_tensor *src = ct_tensor_is_contiguous(t) ? ct_retain(t) : ct_cast_new(name, t, t->dtype);
     ct_tensor *out = src ? ct_tensor_new(name, ct_shape_of(t), t->dtype, t->storage->device) : NULL;
     if (!out) {
         ct_release(src);

@@ -295,8 +295,8 @@ int ct_optim_load_state_dict(ct_optim *opt, const ct_state_dict *sd) {
                 }
                 for (int b = 0; b < CT_OPTIM_MAX_BUFS && opt->kind->buf_names[b]; b++) {
                     if (strcmp(opt->kind->buf_names[b], name)) continue;
-                    ct_tensor *t = ct_tensor_new("ct_optim_load_state_dict", ct_shape_of(st->param), ct_dtype_of(st->param),
-                                                 ct_device_of(st->param));
+                    ct_tensor *t = ct_tensor_new("ct_optim_load_state_dict", ct_shape_of(st->param),
+                                                 ct_dtype_of(st->param), ct_device_of(st->param));
                     if (!t) {
                         rc = -1;
                         break;
