@@ -24,7 +24,10 @@
 extern "C" {
 #endif
 
-/* Rounding modes of ct_div_mode (torch.div(..., rounding_mode=)). */
+/* Rounding modes of ct_div_mode (torch.div(..., rounding_mode=)).  On integer tensors
+ * a zero divisor is an error ("ZeroDivisionError"), and INT64_MIN / -1 (INT32_MIN / -1
+ * for int32), whose quotient does not fit, wraps around to INT64_MIN (two's complement)
+ * instead of trapping as x86's division does.  The grad_fn is DivBackward2. */
 typedef enum { CT_ROUND_NONE = 0, CT_ROUND_TRUNC = 1, CT_ROUND_FLOOR = 2 } ct_rounding_mode;
 
 ct_tensor *ct_add(ct_tensor *a, ct_tensor *b);

@@ -106,7 +106,7 @@ static uint64_t get_u64(const uint8_t *p) {
 
 ct_tensor *ct_generator_get_state(ct_generator *g) {
     g = ct_generator_or_default(g);
-    ct_tensor *t = ct_tensor_new(CT_SHAPE(STATE_BYTES), CT_U8, CT_CPU);
+    ct_tensor *t = ct_tensor_new("ct_generator_get_state", CT_SHAPE(STATE_BYTES), CT_U8, CT_CPU);
     if (!t) return NULL;
     uint8_t *p = (uint8_t *)ct_tensor_data(t);
     pthread_mutex_lock(&g->lock);

@@ -40,11 +40,20 @@ static void storage_destroy(ct_object *o) {
     }
 }
 
-static ct_storage *storage_new(size_t nbytes, ct_device device) {
+bool ct_device_available(ct_device device) { return ct_allocator_for(device) != NULL; }
+
+bool ct_check_device(const char *op, ct_device device) {
+    if (ct_device_available(device)) return true;
+    char buf[16];
+    ct_error("%s: no backend for device %s in this build of ctorch", op,
+             ct_device_str(device, buf));
+    return false;
+}
+
+static ct_storage *storage_new(const char *op, size_t nbytes, ct_device device) {
     const ct_allocator *a = ct_allocator_for(device);
     if (!a) {
-        char buf[16];
-        ct_error("no backend for device %s in this build of ctorch", ct_device_str(device, buf));
+        ct_check_device(op, device); /* sets the error */
         return NULL;
     }
     ct_storage *s;
@@ -63,7 +72,7 @@ static ct_storage *storage_new(size_t nbytes, ct_device device) {
         }
     }
     if (!s) {
-        ct_error("out of memory: tried to allocate %zu bytes", nbytes);
+        ct_error("%s: out of memory: tried to allocate %zu bytes", op, nbytes);
         return NULL;
     }
     ct_object_init(&s->obj, storage_destroy);
@@ -133,30 +142,57 @@ static ct_tensor *tensor_alloc(int ndim, const int64_t *sizes, const int64_t *st
     return t;
 }
 
-static bool check_shape(int ndim, const int64_t *sizes) {
+/* The error of a shape ct_check_shape refuses: kept out of the per-op path. */
+__attribute__((noinline, cold)) static bool shape_error(const char *op, int ndim,
+                                                        const int64_t *sizes) {
+    char buf[CT_SHAPE_STR_MAX];
     if (ndim < 0 || ndim > CT_MAX_DIMS) {
-        ct_error("tensors have at most %d dims (got %d)", CT_MAX_DIMS, ndim);
+        ct_error("%s: tensors have at most %d dims (got %d)", op, CT_MAX_DIMS, ndim);
         return false;
     }
     for (int i = 0; i < ndim; i++)
         if (sizes[i] < 0) {
-            char buf[CT_SHAPE_STR_MAX];
-            ct_error("negative dimension %lld in shape %s", (long long)sizes[i],
-                     ct_shape_str(ndim, sizes, buf));
+            ct_error("%s: Trying to create tensor with negative dimension %lld: %s", op,
+                     (long long)sizes[i], ct_shape_str(ndim, sizes, buf));
             return false;
         }
+    ct_error("%s: numel: integer multiplication overflow: shape %s has more than 2^63 - 1 "
+             "elements", op, ct_shape_str(ndim, sizes, buf));
+    return false;
+}
+
+bool ct_check_shape(const char *op, int ndim, const int64_t *sizes) {
+    if ((unsigned)ndim > CT_MAX_DIMS) return shape_error(op, ndim, sizes);
+    uint64_t sign = 0;
+    int64_t product = 1;
+    bool overflow = false;
+    for (int i = 0; i < ndim; i++) { /* branch-free: this runs for every new tensor */
+        sign |= (uint64_t)sizes[i];
+        overflow |= __builtin_mul_overflow(product, sizes[i] ? sizes[i] : 1, &product);
+    }
+    if ((sign >> 63) | overflow) return shape_error(op, ndim, sizes);
     return true;
 }
 
-ct_tensor *ct_tensor_new_dims(int ndim, const int64_t *sizes, ct_dtype dtype, ct_device device) {
-    if (!check_shape(ndim, sizes)) return NULL;
+ct_tensor *ct_tensor_new_dims(const char *op, int ndim, const int64_t *sizes, ct_dtype dtype,
+                              ct_device device) {
+    if (!ct_check_shape(op, ndim, sizes)) return NULL;
     if (dtype <= CT_DTYPE_UNSET || dtype >= CT_NUM_DTYPES) {
-        ct_error("invalid dtype %d", (int)dtype);
+        ct_error("%s: invalid dtype %d", op, (int)dtype);
         return NULL;
     }
     ct_tensor *t = tensor_alloc(ndim, sizes, NULL);
     if (!t) return NULL;
-    t->storage = storage_new((size_t)t->numel * ct_dtype_sizes[dtype], device);
+    int64_t nbytes;
+    if (__builtin_mul_overflow(t->numel, (int64_t)ct_dtype_sizes[dtype], &nbytes)) {
+        char buf[CT_SHAPE_STR_MAX];
+        ct_error("%s: Storage size calculation overflowed with sizes=%s (%lld elements of %zu "
+                 "bytes)", op, ct_shape_str(ndim, sizes, buf), (long long)t->numel,
+                 (size_t)ct_dtype_sizes[dtype]);
+        ct_pool_free(CT_POOL_TENSOR, t);
+        return NULL;
+    }
+    t->storage = storage_new(op, (size_t)nbytes, device);
     if (!t->storage) {
         ct_pool_free(CT_POOL_TENSOR, t);
         return NULL;
@@ -165,8 +201,8 @@ ct_tensor *ct_tensor_new_dims(int ndim, const int64_t *sizes, ct_dtype dtype, ct
     return t;
 }
 
-ct_tensor *ct_tensor_new(ct_shape shape, ct_dtype dtype, ct_device device) {
-    return ct_tensor_new_dims(shape.ndim, shape.d, dtype, device);
+ct_tensor *ct_tensor_new(const char *op, ct_shape shape, ct_dtype dtype, ct_device device) {
+    return ct_tensor_new_dims(op, shape.ndim, shape.d, dtype, device);
 }
 
 ct_tensor *ct_tensor_view_of(ct_tensor *src, int ndim, const int64_t *sizes,
@@ -187,7 +223,7 @@ ct_tensor *ct_blob_new(void *data, ct_dtype dtype, ct_shape shape, const int64_t
         ct_error("ct_from_blob: data is NULL");
         return NULL;
     }
-    if (!check_shape(shape.ndim, shape.d)) return NULL;
+    if (!ct_check_shape("ct_from_blob", shape.ndim, shape.d)) return NULL;
     if (dtype <= CT_DTYPE_UNSET || dtype >= CT_NUM_DTYPES) {
         ct_error("ct_from_blob: invalid dtype %d", (int)dtype);
         return NULL;
@@ -211,10 +247,23 @@ ct_tensor *ct_blob_new(void *data, ct_dtype dtype, ct_shape shape, const int64_t
     t->storage = s;
     t->dtype = dtype;
     /* Span of memory the view reaches, for bounds reasoning and statistics. */
-    int64_t hi = 0;
+    int64_t hi = 0, span;
+    bool overflow = false;
     for (int i = 0; i < t->ndim; i++)
-        if (t->sizes[i] > 0) hi += (t->sizes[i] - 1) * (t->strides[i] > 0 ? t->strides[i] : 0);
-    s->nbytes = t->numel ? (size_t)(hi + 1) * ct_dtype_size(dtype) : 0;
+        if (t->sizes[i] > 0 && t->strides[i] > 0)
+            overflow |= __builtin_mul_overflow(t->sizes[i] - 1, t->strides[i], &span) ||
+                        __builtin_add_overflow(hi, span, &hi);
+    overflow = overflow || __builtin_add_overflow(hi, 1, &hi) ||
+               __builtin_mul_overflow(hi, (int64_t)ct_dtype_size(dtype), &span);
+    if (overflow) {
+        char a[CT_SHAPE_STR_MAX], b[CT_SHAPE_STR_MAX];
+        ct_error("ct_from_blob: Storage size calculation overflowed with sizes=%s and strides=%s",
+                 ct_shape_str(t->ndim, t->sizes, a), ct_shape_str(t->ndim, t->strides, b));
+        s->free_fn = NULL; /* the memory stays the caller's */
+        ct_release(t);
+        return NULL;
+    }
+    s->nbytes = t->numel ? (size_t)span : 0;
     return t;
 }
 

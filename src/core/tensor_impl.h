@@ -62,10 +62,23 @@ static inline bool ct_requires_grad_impl(const ct_tensor *t) {
 }
 
 /* A new tensor (refcount 1, not registered with any scope) with fresh contiguous
- * storage on `device`; NULL with an error when the allocation fails. */
-ct_tensor *ct_tensor_new(ct_shape shape, ct_dtype dtype, ct_device device);
+ * storage on `device`; NULL with an error naming `op` ("ct_zeros") when the shape is
+ * invalid (ct_check_shape), its byte count overflows, the device has no backend or
+ * the allocation fails ("out of memory: tried to allocate N bytes"). */
+ct_tensor *ct_tensor_new(const char *op, ct_shape shape, ct_dtype dtype, ct_device device);
 /* ct_tensor_new with the shape as ndim sizes (no ct_shape to fill and copy). */
-ct_tensor *ct_tensor_new_dims(int ndim, const int64_t *sizes, ct_dtype dtype, ct_device device);
+ct_tensor *ct_tensor_new_dims(const char *op, int ndim, const int64_t *sizes, ct_dtype dtype,
+                              ct_device device);
+/* False with an error naming `op` unless the shape can be a tensor's: at most
+ * CT_MAX_DIMS dims, none negative, and the product of its nonzero sizes fits in
+ * int64 (so numel, every partial product and contiguous strides do).  Every tensor
+ * made from a user's shape passes it: new storage (ct_tensor_new) and views whose
+ * sizes the user gives (view, reshape, expand, as_strided, unflatten). */
+bool ct_check_shape(const char *op, int ndim, const int64_t *sizes);
+/* Whether this build has a backend (an allocator) for the device. */
+bool ct_device_available(ct_device device);
+/* False with "<op>: no backend for device D in this build of ctorch" when it has none. */
+bool ct_check_device(const char *op, ct_device device);
 /* A new tensor viewing `src`'s storage with the given geometry (not registered). */
 ct_tensor *ct_tensor_view_of(ct_tensor *src, int ndim, const int64_t *sizes,
                              const int64_t *strides, int64_t offset);

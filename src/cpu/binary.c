@@ -20,8 +20,16 @@ static inline double ct_floor_div_f(double x, double y) {
 }
 CT_FLOAT_TYPES(FLOAT_KERNELS)
 
-/* Integer division by zero is refused by the op before a kernel runs. */
+/* Integer division by zero is refused by the op before a kernel runs.  The one other
+ * quotient that does not fit, INT64_MIN / -1, wraps around to INT64_MIN (two's
+ * complement negation) instead of trapping: x86's idiv raises SIGFPE there, and
+ * PyTorch 1.13 crashes.  Narrower types divide as int64 and wrap when stored, so
+ * int32's INT32_MIN / -1 is INT32_MIN too. */
+static inline int64_t ct_trunc_div_i(int64_t x, int64_t y) {
+    return y == -1 ? (int64_t)(0 - (uint64_t)x) : x / y;
+}
 static inline int64_t ct_floor_div_i(int64_t x, int64_t y) {
+    if (y == -1) return ct_trunc_div_i(x, y);
     int64_t q = x / y;
     return (x % y != 0 && ((x < 0) != (y < 0))) ? q - 1 : q;
 }
@@ -29,7 +37,7 @@ static inline int64_t ct_floor_div_i(int64_t x, int64_t y) {
     CT_BINARY_LOOP(add_##SFX, T, T, x + (T)p->i * y)                                     \
     CT_BINARY_LOOP(sub_##SFX, T, T, x - (T)p->i * y)                                     \
     CT_BINARY_LOOP(mul_##SFX, T, T, x * y)                                               \
-    CT_BINARY_LOOP(div_trunc_##SFX, T, T, x / y)                                         \
+    CT_BINARY_LOOP(div_trunc_##SFX, T, T, ct_trunc_div_i(x, y))                        \
     CT_BINARY_LOOP(div_floor_##SFX, T, T, ct_floor_div_i(x, y))
 CT_INT_TYPES(INT_KERNELS)
 CT_BINARY_LOOP(add_b8, bool, bool, x || (p->i && y))

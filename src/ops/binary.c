@@ -111,7 +111,11 @@ ct_tensor *ct_div_mode(ct_tensor *a, ct_tensor *b, ct_rounding_mode mode) {
                  "CT_ROUND_FLOOR (got %d)", (int)mode);
         return NULL;
     }
-    return ct_ret(binary(CT_OP_div, a, b, false, 1, mode));
+    ct_tensor *out = binary(CT_OP_div, a, b, false, 1, mode);
+    /* PyTorch's div.Tensor_mode overload (any rounding_mode, None too; from Python a
+     * number divisor is wrapped into a tensor and lands here as well) */
+    if (out && out->grad_fn) out->grad_fn->name = "DivBackward2";
+    return ct_ret(out);
 }
 ct_tensor *ct_add_scalar(ct_tensor *a, double b) { return ct_ret(binary_scalar(CT_OP_add, a, b, false, 1)); }
 ct_tensor *ct_sub_scalar(ct_tensor *a, double b) { return ct_ret(binary_scalar(CT_OP_sub, a, b, false, 1)); }

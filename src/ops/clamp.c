@@ -57,7 +57,7 @@ static ct_tensor *clamp_scalar(ct_tensor *x, ct_clamp_options o, bool inplace) {
         return ct_unary_op(&CLAMP, x, &args, true);
     }
     /* Only integer and bool tensors change dtype here; they never require grad. */
-    ct_tensor *xc = rt == x->dtype ? ct_retain(x) : ct_cast_new(x, rt);
+    ct_tensor *xc = rt == x->dtype ? ct_retain(x) : ct_cast_new("ct_clamp", x, rt);
     if (!xc) return NULL;
     ct_tensor *out = ct_unary_op(&CLAMP, xc, &args, false);
     ct_release(xc);
@@ -86,7 +86,7 @@ bool clamp_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 static ct_tensor *open_bound(ct_dtype t, bool high) {
     double lo = -INFINITY, hi = INFINITY;
     if (!ct_dtype_is_floating(t)) int_range(t, &lo, &hi);
-    ct_tensor *b = ct_tensor_new(CT_SHAPE(), t, CT_CPU);
+    ct_tensor *b = ct_tensor_new("ct_clamp", CT_SHAPE(), t, CT_CPU);
     if (!b) return NULL;
     if (t == CT_I64) ct_store_i64(ct_tensor_data(b), t, high ? INT64_MAX : INT64_MIN);
     else ct_store_f64(ct_tensor_data(b), t, high ? hi : lo);

@@ -72,10 +72,11 @@ static ct_tensor *conv_run(ct_conv_kind kind, const ct_conv_geom *g, ct_tensor *
     ct_dtype kd = ct_compute_dtype(dt);
     ct_conv_fn k = (ct_conv_fn)ct_compute_kernel(CT_OP_convolution, a->storage->device, dt);
     if (!k) return NULL;
-    ct_tensor *A = ct_contiguous_as(a, kd), *B = A ? ct_contiguous_as(b, kd) : NULL;
-    ct_tensor *Z = B && bias ? ct_contiguous_as(bias, kd) : NULL;
-    ct_tensor *out = B && (!bias || Z) ? ct_tensor_new(shape, kd, a->storage->device) : NULL;
-    ct_tensor *GB = out && gb ? ct_tensor_new(CT_SHAPE(g->O), kd, a->storage->device) : NULL;
+    const char *name = ct_ops[CT_OP_convolution].fn;
+    ct_tensor *A = ct_contiguous_as(name, a, kd), *B = A ? ct_contiguous_as(name, b, kd) : NULL;
+    ct_tensor *Z = B && bias ? ct_contiguous_as(name, bias, kd) : NULL;
+    ct_tensor *out = B && (!bias || Z) ? ct_tensor_new(name, shape, kd, a->storage->device) : NULL;
+    ct_tensor *GB = out && gb ? ct_tensor_new(name, CT_SHAPE(g->O), kd, a->storage->device) : NULL;
     if (gb && !GB) {
         ct_release(out);
         out = NULL;
@@ -89,8 +90,8 @@ static ct_tensor *conv_run(ct_conv_kind kind, const ct_conv_geom *g, ct_tensor *
             job.plane = ct_shape_numel(A->ndim - 2, A->sizes + 2);
         }
         k(&job);
-        out = ct_cast_result(out, dt);
-        if (gb) *gb = ct_cast_result(GB, dt);
+        out = ct_cast_result(name, out, dt);
+        if (gb) *gb = ct_cast_result(name, GB, dt);
     }
     ct_release(A);
     ct_release(B);
@@ -454,7 +455,8 @@ bool convolution_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     ct_tensor *gy = go[0];
     if (ct_is_grad_enabled()) return backward_with_ops(n, &p, gy, gi);
     /* gy made contiguous once for all three jobs (sum's gradient is an expanded view) */
-    if (!(gy = ct_ret(ct_contiguous_as(gy, ct_compute_dtype(gy->dtype))))) return false;
+    if (!(gy = ct_ret(ct_contiguous_as(ct_ops[n->op].fn, gy, ct_compute_dtype(gy->dtype)))))
+        return false;
     const ct_input_meta *xm = &n->in_meta[0], *wm = &n->in_meta[1];
     ct_shape xs = {.ndim = xm->ndim}, ws = {.ndim = wm->ndim};
     memcpy(xs.d, xm->sizes, sizeof(int64_t) * (size_t)xs.ndim);

@@ -7,16 +7,17 @@
 #include "ops/internal.h"
 #include "ops/pointwise.h"
 
-ct_tensor *ct_cast_new(const ct_tensor *t, ct_dtype dtype) {
-    ct_tensor *out = ct_tensor_new(ct_shape_of(t), dtype, t->storage->device);
+ct_tensor *ct_cast_new(const char *op, const ct_tensor *t, ct_dtype dtype) {
+    ct_tensor *out = ct_tensor_new(op, ct_shape_of(t), dtype, t->storage->device);
     if (out) ct_copy_into(out, t);
     return out;
 }
 
 /* A converted copy recorded as op (ToCopyBackward0 / CloneBackward0): the engine casts
  * the gradient back to the input's dtype, so both backward formulas pass it through. */
-static ct_tensor *copy_as(ct_op_id op, ct_tensor *t, ct_dtype dtype, ct_device dev) {
-    ct_tensor *out = ct_tensor_new(ct_shape_of(t), dtype, dev);
+static ct_tensor *copy_as(const char *name, ct_op_id op, ct_tensor *t, ct_dtype dtype,
+                          ct_device dev) {
+    ct_tensor *out = ct_tensor_new(name, ct_shape_of(t), dtype, dev);
     if (!out) return NULL;
     ct_copy_into(out, t);
     if (ct_dtype_is_floating(dtype)) ct_record1(op, out, 1, &t);
@@ -33,18 +34,25 @@ ct_tensor *ct_to_with(ct_tensor *t, ct_to_options o) {
     }
     if (!o.copy && dtype == t->dtype && ct_device_eq(dev, t->storage->device))
         return ct_ret(ct_retain(t));
-    return copy_as(CT_OP_to_copy, t, dtype, dev);
+    if (!ct_device_available(dev)) {
+        char from[16], to[16];
+        ct_error("ct_to: cannot copy a tensor from %s to %s: no backend for device %s in this "
+                 "build of ctorch", ct_device_str(t->storage->device, from),
+                 ct_device_str(dev, to), to);
+        return NULL;
+    }
+    return copy_as("ct_to", CT_OP_to_copy, t, dtype, dev);
 }
 
 ct_tensor *ct_contiguous(ct_tensor *t) {
     if (!t) return NULL;
     if (ct_tensor_is_contiguous(t)) return ct_ret(ct_retain(t));
-    return copy_as(CT_OP_clone, t, t->dtype, t->storage->device);
+    return copy_as("ct_contiguous", CT_OP_clone, t, t->dtype, t->storage->device);
 }
 
 ct_tensor *ct_clone(ct_tensor *t) {
     if (!t) return NULL;
-    return copy_as(CT_OP_clone, t, t->dtype, t->storage->device);
+    return copy_as("ct_clone", CT_OP_clone, t, t->dtype, t->storage->device);
 }
 
 bool to_copy_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
@@ -76,7 +84,7 @@ ct_tensor *ct_copy_(ct_tensor *dst, ct_tensor *src) {
     /* Overlap: copy through a temporary when src shares dst's storage. */
     ct_tensor *from = src;
     if (src->storage == dst->storage) {
-        from = ct_cast_new(src, src->dtype);
+        from = ct_cast_new("ct_copy_", src, src->dtype);
         if (!from) return NULL;
     } else {
         ct_retain(from);

@@ -25,7 +25,7 @@ static ct_tensor *make_mask(const ct_tensor *x, int lead, double keep, double va
                             ct_generator *g) {
     ct_shape s = ct_shape_of(x);
     for (int d = lead; lead > 0 && d < s.ndim; d++) s.d[d] = 1;
-    ct_tensor *m = ct_tensor_new(s, x->dtype, x->storage->device);
+    ct_tensor *m = ct_tensor_new("ct_dropout", s, x->dtype, x->storage->device);
     if (m && !ct_draw_random(CT_OP_bernoulli_scalar, m, &(ct_rng_args){.a = keep, .b = value}, g)) {
         ct_release(m);
         return NULL;

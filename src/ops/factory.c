@@ -43,28 +43,35 @@ ct_tensor *ct_factory_finish(const char *op, ct_tensor *t, bool requires_grad) {
     return ct_ret(t);
 }
 
-ct_tensor *ct_factory_new(ct_shape shape, ct_tensor_options o) {
-    return ct_tensor_new(shape, pick_dtype(o.dtype, ct_get_default_dtype()),
+ct_tensor *ct_factory_new(const char *op, ct_shape shape, ct_tensor_options o) {
+    return ct_tensor_new(op, shape, pick_dtype(o.dtype, ct_get_default_dtype()),
                          pick_device(o.device, CT_CPU));
 }
 
 ct_tensor *ct_empty_with(ct_shape shape, ct_tensor_options o) {
-    return ct_factory_finish("ct_empty", ct_factory_new(shape, o), o.requires_grad);
+    return ct_factory_finish("ct_empty", ct_factory_new("ct_empty", shape, o), o.requires_grad);
+}
+
+/* full, ones, scalar_tensor: a new tensor of the value, errors naming op. */
+static ct_tensor *full_named(const char *op, ct_shape shape, double value, ct_tensor_options o) {
+    ct_tensor *t = ct_factory_new(op, shape, o);
+    if (t) ct_fill_raw(t, value);
+    return ct_factory_finish(op, t, o.requires_grad);
 }
 
 ct_tensor *ct_full_with(ct_shape shape, double value, ct_tensor_options o) {
-    ct_tensor *t = ct_factory_new(shape, o);
-    if (t) ct_fill_raw(t, value);
-    return ct_factory_finish("ct_full", t, o.requires_grad);
+    return full_named("ct_full", shape, value, o);
 }
 
 ct_tensor *ct_zeros_with(ct_shape shape, ct_tensor_options o) {
-    ct_tensor *t = ct_factory_new(shape, o);
+    ct_tensor *t = ct_factory_new("ct_zeros", shape, o);
     if (t) memset(t->storage->data, 0, t->storage->nbytes);
     return ct_factory_finish("ct_zeros", t, o.requires_grad);
 }
 
-ct_tensor *ct_ones_with(ct_shape shape, ct_tensor_options o) { return ct_full_with(shape, 1, o); }
+ct_tensor *ct_ones_with(ct_shape shape, ct_tensor_options o) {
+    return full_named("ct_ones", shape, 1, o);
+}
 
 /* *_like: the input's shape, dtype and device unless the options say otherwise. */
 ct_tensor_options ct_like_options(const ct_tensor *t, ct_tensor_options o) {
@@ -85,21 +92,23 @@ ct_tensor *ct_full_like_with(const ct_tensor *t, double value, ct_tensor_options
     return t ? ct_full_with(ct_shape_of(t), value, ct_like_options(t, o)) : NULL;
 }
 
-ct_tensor *ct_scalar_tensor_with(double v, ct_tensor_options o) { return ct_full_with(CT_SHAPE(), v, o); }
+ct_tensor *ct_scalar_tensor_with(double v, ct_tensor_options o) {
+    return full_named("ct_scalar_tensor", CT_SHAPE(), v, o);
+}
 
 ct_tensor *ct_tensor_from_with(const void *data, ct_dtype dtype, ct_shape shape, ct_tensor_options o) {
     if (!data) {
         ct_error("ct_tensor_from: data is NULL");
         return NULL;
     }
-    ct_tensor *src = ct_tensor_new(shape, dtype, CT_CPU);
+    ct_tensor *src = ct_tensor_new("ct_tensor_from", shape, dtype, CT_CPU);
     if (!src) return NULL;
     memcpy(src->storage->data, data, src->storage->nbytes);
     ct_dtype want = pick_dtype(o.dtype, dtype);
     ct_device dev = pick_device(o.device, CT_CPU);
     ct_tensor *t = src;
     if (want != dtype || dev.type != CT_DEV_CPU) {
-        t = ct_tensor_new(shape, want, dev);
+        t = ct_tensor_new("ct_tensor_from", shape, want, dev);
         if (t) ct_copy_into(t, src);
         ct_release(src);
     }
@@ -177,8 +186,8 @@ ct_tensor *ct_arange_with(ct_scalar start, ct_scalar end, ct_scalar step, ct_ten
         a.istart = start.i; /* exact beyond 2^53 */
         a.istep = step.i;
     }
-    return finish_range("ct_arange", CT_OP_arange, ct_factory_new(CT_SHAPE((int64_t)n), o), &a,
-                        o.requires_grad);
+    return finish_range("ct_arange", CT_OP_arange,
+                        ct_factory_new("ct_arange", CT_SHAPE((int64_t)n), o), &a, o.requires_grad);
 }
 
 ct_tensor *ct_linspace_with(double start, double end, int64_t steps, ct_tensor_options o) {
@@ -188,8 +197,8 @@ ct_tensor *ct_linspace_with(double start, double end, int64_t steps, ct_tensor_o
     }
     /* one step is [start] (PyTorch fills it), not the formula's [end] */
     ct_range_args a = {.start = start, .end = steps == 1 ? start : end};
-    return finish_range("ct_linspace", CT_OP_linspace, ct_factory_new(CT_SHAPE(steps), o), &a,
-                        o.requires_grad);
+    return finish_range("ct_linspace", CT_OP_linspace,
+                        ct_factory_new("ct_linspace", CT_SHAPE(steps), o), &a, o.requires_grad);
 }
 
 ct_tensor *ct_eye_with(int64_t n, int64_t m, ct_tensor_options o) {
@@ -198,7 +207,7 @@ ct_tensor *ct_eye_with(int64_t n, int64_t m, ct_tensor_options o) {
                  (long long)(n < 0 ? n : m));
         return NULL;
     }
-    ct_tensor *t = ct_factory_new(CT_SHAPE(n, m), o);
+    ct_tensor *t = ct_factory_new("ct_eye", CT_SHAPE(n, m), o);
     if (!t) return NULL;
     memset(t->storage->data, 0, t->storage->nbytes);
     int64_t k = n < m ? n : m, stride = m + 1; /* the diagonal as a strided view */

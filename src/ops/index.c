@@ -5,11 +5,13 @@
 #include "ops/index_util.h"
 
 ct_tensor *ct_nonzero_new(ct_tensor *t) {
-    ct_tensor *m = t->dtype == CT_BOOL ? ct_index_contig(t) : ct_cast_new(t, CT_BOOL);
+    ct_tensor *m = t->dtype == CT_BOOL ? ct_index_contig("ct_nonzero", t)
+                                       : ct_cast_new("ct_nonzero", t, CT_BOOL);
     if (!m) return NULL;
     const uint8_t *mb = (const uint8_t *)ct_tensor_data(m);
     int64_t count = ct_cpu_count_true(mb, m->numel);
-    ct_tensor *out = ct_tensor_new(CT_SHAPE(count, t->ndim), CT_I64, t->storage->device);
+    ct_tensor *out =
+        ct_tensor_new("ct_nonzero", CT_SHAPE(count, t->ndim), CT_I64, t->storage->device);
     if (out) ct_cpu_nonzero_coords(mb, t->ndim, t->sizes, (int64_t *)ct_tensor_data(out));
     ct_release(m);
     return out;
@@ -32,7 +34,7 @@ ct_tensor *ct_one_hot(ct_tensor *t, int64_t num_classes) {
         ct_error("%s: input has too many dimensions (%d)", op, t->ndim);
         return NULL;
     }
-    ct_tensor *idx = ct_index_contig(t);
+    ct_tensor *idx = ct_index_contig("ct_one_hot", t);
     if (!idx) return NULL;
     const int64_t *v = (const int64_t *)ct_tensor_data(idx);
     ct_tensor *out = NULL;

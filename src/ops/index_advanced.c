@@ -35,7 +35,7 @@ static bool mask_columns(const char *op, ct_tensor *t, ct_tensor *mask, int d, c
     int64_t count = coords->sizes[0], stride = mask->ndim;
     bool ok = true;
     if (mask->ndim == 0) {
-        ok = (cols[*nc].idx = ct_tensor_new(CT_SHAPE(count), CT_I64, CT_CPU)) != NULL;
+        ok = (cols[*nc].idx = ct_tensor_new(op, CT_SHAPE(count), CT_I64, CT_CPU)) != NULL;
         cols[(*nc)++].dim = -1;
     }
     for (int j = 0; j < mask->ndim && ok; j++) {
@@ -195,7 +195,7 @@ bool ct_adv_index_plan(const char *op, ct_tensor *t, int n, ct_tensor *const *in
     for (int c = 0, j = 0; c < nc && ok; c++) {
         int d = cols[c].dim;
         if (d < 0) continue;
-        ok = (bc[j] = ct_index_broadcast_copy(cols[c].idx, g->bnd, g->bshape, NULL, CT_I64)) &&
+        ok = (bc[j] = ct_index_broadcast_copy(op, cols[c].idx, g->bnd, g->bshape, NULL, CT_I64)) &&
              ct_index_check_range(op, bc[j], d, t->sizes[d], true, NULL);
         if (!ok) break;
         colv[j] = (const int64_t *)ct_tensor_data(bc[j]);
@@ -204,8 +204,8 @@ bool ct_adv_index_plan(const char *op, ct_tensor *t, int n, ct_tensor *const *in
     }
     int64_t count = ct_shape_numel(g->bnd, g->bshape);
     if (ok) {
-        p->linear = ct_tensor_new_dims(g->bnd, g->bshape, CT_I64, CT_CPU);
-        p->offsets = ct_tensor_new(CT_SHAPE(count), CT_I64, CT_CPU);
+        p->linear = ct_tensor_new_dims(op, g->bnd, g->bshape, CT_I64, CT_CPU);
+        p->offsets = ct_tensor_new(op, CT_SHAPE(count), CT_I64, CT_CPU);
         ok = p->linear && p->offsets;
     }
     if (ok) {
@@ -316,11 +316,11 @@ ct_tensor *ct_index(ct_tensor *t, int n, ct_tensor *const *indices) {
     int64_t front[CT_MAX_DIMS];
     ct_dims perm;
     int nd = ct_adv_front_shape(&p.g, front, &perm);
-    ct_tensor *out = ct_tensor_new_dims(nd, front, t->dtype, t->storage->device);
+    ct_tensor *out = ct_tensor_new_dims(op, nd, front, t->dtype, t->storage->device);
     if (out && out->numel) k(ct_tensor_data(t), ct_tensor_data(out), &p.rows);
     if (out && !is_identity(&perm)) { /* B goes after some whole dims */
         ct_dims inv = inverse(&perm);
-        ct_tensor *r = ct_index_broadcast_copy(out, nd, front, inv.d, t->dtype);
+        ct_tensor *r = ct_index_broadcast_copy(op, out, nd, front, inv.d, t->dtype);
         ct_release(out);
         out = r;
     }

@@ -36,7 +36,7 @@ ct_tensor *ct_index_put__with(ct_tensor *t, int n_indices, ct_tensor *const *ind
     }
     ct_dims perm;
     ct_adv_front_shape(&p.g, front, &perm);
-    if (!(vals = ct_index_broadcast_copy(values, nd, shape, perm.d, t->dtype))) goto done;
+    if (!(vals = ct_index_broadcast_copy(op, values, nd, shape, perm.d, t->dtype))) goto done;
     p.rows.accumulate = o.accumulate;
     if (vals->numel) k(ct_tensor_data(t), ct_tensor_data(vals), &p.rows);
     ct_bump_version(t);

@@ -22,8 +22,8 @@ static void rows_geometry(const ct_tensor *t, int dim, ct_rows_args *a) {
 static ct_tensor *select_rows(ct_op_id opid, ct_tensor *t, int dim, ct_tensor *idx, ct_shape s,
                               int64_t iarg) {
     ct_rows_fn k = (ct_rows_fn)ct_kernel_for(CT_OP_index_select, t->storage->device, t->dtype);
-    ct_tensor *src = k ? ct_index_contig(t) : NULL;
-    ct_tensor *out = src ? ct_tensor_new(s, t->dtype, t->storage->device) : NULL;
+    ct_tensor *src = k ? ct_index_contig(ct_ops[opid].fn, t) : NULL;
+    ct_tensor *out = src ? ct_tensor_new(ct_ops[opid].fn, s, t->dtype, t->storage->device) : NULL;
     if (out && out->numel) {
         ct_rows_args a;
         rows_geometry(src, dim, &a);
@@ -126,8 +126,8 @@ ct_tensor *ct_index_add(ct_tensor *t, int64_t dim, ct_tensor *index, ct_tensor *
     if (!ct_index_check_range(op, idx, d, ct_index_dim_size(t, d), false,
                               "index out of range in self"))
         goto done;
-    out = ct_cast_new(t, t->dtype);
-    src = out ? ct_index_contig(source) : NULL;
+    out = ct_cast_new("ct_index_add", t, t->dtype);
+    src = out ? ct_index_contig("ct_index_add", source) : NULL;
     if (!src) {
         ct_release(out);
         out = NULL;

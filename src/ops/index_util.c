@@ -11,7 +11,7 @@ ct_tensor *ct_index_i64(const char *op, ct_tensor *index, bool allow_int32, cons
         return NULL;
     }
     if (index->dtype == CT_I64 && ct_tensor_is_contiguous(index)) return ct_retain(index);
-    return ct_cast_new(index, CT_I64);
+    return ct_cast_new(op, index, CT_I64);
 }
 
 bool ct_index_check_range(const char *op, const ct_tensor *idx, int dim, int64_t size,
@@ -40,11 +40,11 @@ ct_tensor *ct_index_restride(ct_tensor *t, const ct_tensor *index, int dim, int6
     return ct_tensor_view_of(t, index->ndim, sizes, strides, t->offset);
 }
 
-ct_tensor *ct_index_contig(ct_tensor *t) {
-    return ct_tensor_is_contiguous(t) ? ct_retain(t) : ct_cast_new(t, t->dtype);
+ct_tensor *ct_index_contig(const char *op, ct_tensor *t) {
+    return ct_tensor_is_contiguous(t) ? ct_retain(t) : ct_cast_new(op, t, t->dtype);
 }
 
-ct_tensor *ct_index_broadcast_copy(ct_tensor *t, int ndim, const int64_t *sizes,
+ct_tensor *ct_index_broadcast_copy(const char *op, ct_tensor *t, int ndim, const int64_t *sizes,
                                    const int64_t *perm, ct_dtype dtype) {
     int64_t strides[CT_MAX_DIMS], ps[CT_MAX_DIMS], pz[CT_MAX_DIMS];
     for (int d = 0; d < ndim; d++) {
@@ -57,7 +57,7 @@ ct_tensor *ct_index_broadcast_copy(ct_tensor *t, int ndim, const int64_t *sizes,
     }
     ct_tensor *v = ct_tensor_view_of(t, ndim, pz, ps, t->offset);
     if (!v) return NULL;
-    ct_tensor *c = ct_cast_new(v, dtype);
+    ct_tensor *c = ct_cast_new(op, v, dtype);
     ct_release(v);
     return c;
 }

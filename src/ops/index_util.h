@@ -34,7 +34,7 @@ ct_tensor *ct_index_restride(ct_tensor *t, const ct_tensor *index, int dim, int6
 /* A contiguous copy of t broadcast to (ndim, sizes) and converted to dtype,
  * unregistered; t must broadcast to that shape.  With perm (else NULL), the copy's
  * dim i is dim perm[i] of the broadcast. */
-ct_tensor *ct_index_broadcast_copy(ct_tensor *t, int ndim, const int64_t *sizes,
+ct_tensor *ct_index_broadcast_copy(const char *op, ct_tensor *t, int ndim, const int64_t *sizes,
                                    const int64_t *perm, ct_dtype dtype);
 
 /* The shape of a recorded node's input i (for zeros shaped like it in backward). */
@@ -45,7 +45,7 @@ ct_shape ct_index_input_shape(const struct ct_node *n, int i);
 ct_tensor *ct_nonzero_new(ct_tensor *t);
 
 /* Contiguous copy of t with t's dtype, or t itself (retained) when contiguous. */
-ct_tensor *ct_index_contig(ct_tensor *t);
+ct_tensor *ct_index_contig(const char *op, ct_tensor *t);
 
 /* ---- advanced indexing: t[indices] (ct_index), t[indices] = v (ct_index_put_) ----
  * indices[i] is NULL (the whole dim), an int64 tensor (indexes one dim; negative

@@ -7,7 +7,7 @@
 #include "ops/op_table.h"
 
 /* A new contiguous tensor holding t converted to dtype (unregistered, no graph). */
-ct_tensor *ct_cast_new(const ct_tensor *t, ct_dtype dtype);
+ct_tensor *ct_cast_new(const char *op, const ct_tensor *t, ct_dtype dtype);
 /* Sums g down to `sizes` (reverse broadcasting): the engine's reduction of broadcast
  * gradients.  Differentiable; registered with the scope. */
 ct_tensor *ct_sum_to_size(ct_tensor *g, int ndim, const int64_t *sizes);
@@ -15,7 +15,7 @@ ct_tensor *ct_sum_to_size(ct_tensor *g, int ndim, const int64_t *sizes);
 /* Factory plumbing (ops/factory.c): a new uninitialised tensor with the options' dtype
  * (default dtype when unset) and device (cpu when unset), unregistered; then the last
  * step that sets requires_grad (refusing non-floating dtypes) and registers it. */
-ct_tensor *ct_factory_new(ct_shape shape, ct_tensor_options o);
+ct_tensor *ct_factory_new(const char *op, ct_shape shape, ct_tensor_options o);
 ct_tensor *ct_factory_finish(const char *op, ct_tensor *t, bool requires_grad);
 /* *_like options: t's dtype and device unless o gives them. */
 ct_tensor_options ct_like_options(const ct_tensor *t, ct_tensor_options o);
@@ -40,8 +40,8 @@ ct_dtype ct_compute_dtype(ct_dtype t);
 ct_kernel ct_compute_kernel(ct_op_id op, ct_device dev, ct_dtype dt);
 /* A kernel's result (unregistered, compute dtype) as dtype dt: out itself, or a
  * converted copy (out released).  NULL stays NULL. */
-ct_tensor *ct_cast_result(ct_tensor *out, ct_dtype dt);
+ct_tensor *ct_cast_result(const char *op, ct_tensor *out, ct_dtype dt);
 /* t as a contiguous tensor of dtype dt: t itself (retained) or a copy; unregistered. */
-ct_tensor *ct_contiguous_as(ct_tensor *t, ct_dtype dt);
+ct_tensor *ct_contiguous_as(const char *op, ct_tensor *t, ct_dtype dt);
 
 #endif

@@ -30,9 +30,10 @@ static void copy_into_region(ct_copy_kernel k, ct_tensor *dst, ct_tensor *src, i
 /* PyTorch skips 1-D empty tensors in cat (a legacy of size-[0] placeholders). */
 static bool cat_skipped(const ct_tensor *t) { return t->ndim == 1 && t->sizes[0] == 0; }
 
-static bool check_list(const char *op, int n, ct_tensor *const *ts) {
+/* A non-empty list of tensors on one device; `empty` is PyTorch's message for none. */
+static bool check_list(const char *op, const char *empty, int n, ct_tensor *const *ts) {
     if (n <= 0 || !ts) {
-        ct_error("%s", op);
+        ct_error("%s: %s", op, empty);
         return false;
     }
     for (int i = 0; i < n; i++)
@@ -49,7 +50,7 @@ static ct_dtype promoted(int n, ct_tensor *const *ts) {
 }
 
 ct_tensor *ct_cat(int n, ct_tensor *const *ts, int64_t dim) {
-    if (!check_list("ct_cat: torch.cat(): expected a non-empty list of Tensors", n, ts))
+    if (!check_list("ct_cat", "torch.cat(): expected a non-empty list of Tensors", n, ts))
         return NULL;
     int ref = -1;
     for (int i = 0; i < n; i++) {
@@ -62,7 +63,7 @@ ct_tensor *ct_cat(int n, ct_tensor *const *ts, int64_t dim) {
     ct_dtype dt = promoted(n, ts);
     ct_device dev = ts[0]->storage->device;
     if (ref < 0) { /* only skipped tensors: an empty 1-D result */
-        ct_tensor *out = ct_tensor_new(CT_SHAPE(0), dt, dev);
+        ct_tensor *out = ct_tensor_new("ct_cat", CT_SHAPE(0), dt, dev);
         if (out && ct_dtype_is_floating(dt)) ct_record1(CT_OP_cat, out, n, ts);
         return ct_ret(out);
     }
@@ -86,10 +87,14 @@ ct_tensor *ct_cat(int n, ct_tensor *const *ts, int64_t dim) {
                          (long long)r->sizes[k], (long long)t->sizes[k], i);
                 return NULL;
             }
-        shape.d[d] += t->sizes[d];
+        if (__builtin_add_overflow(shape.d[d], t->sizes[d], &shape.d[d])) {
+            ct_error("ct_cat: the concatenated size along dimension %d overflows int64 (at "
+                     "tensor number %d in the list)", d, i);
+            return NULL;
+        }
     }
     ct_copy_kernel k = (ct_copy_kernel)ct_kernel_for(CT_OP_cat, dev, dt);
-    ct_tensor *out = k ? ct_tensor_new(shape, dt, dev) : NULL;
+    ct_tensor *out = k ? ct_tensor_new("ct_cat", shape, dt, dev) : NULL;
     if (!out) return NULL;
     int64_t at = 0;
     for (int i = 0; i < n; i++) {
@@ -121,7 +126,7 @@ bool cat_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 }
 
 ct_tensor *ct_stack(int n, ct_tensor *const *ts, int64_t dim) {
-    if (!check_list("ct_stack: stack expects a non-empty TensorList", n, ts)) return NULL;
+    if (!check_list("ct_stack", "stack expects a non-empty TensorList", n, ts)) return NULL;
     const ct_tensor *r = ts[0];
     for (int i = 1; i < n; i++) {
         const ct_tensor *t = ts[i];
@@ -143,7 +148,7 @@ ct_tensor *ct_stack(int n, ct_tensor *const *ts, int64_t dim) {
     for (int k = 0, j = 0; k < shape.ndim; k++) shape.d[k] = k == d ? n : r->sizes[j++];
     ct_dtype dt = promoted(n, ts);
     ct_copy_kernel k = (ct_copy_kernel)ct_kernel_for(CT_OP_stack, r->storage->device, dt);
-    ct_tensor *out = k ? ct_tensor_new(shape, dt, r->storage->device) : NULL;
+    ct_tensor *out = k ? ct_tensor_new("ct_stack", shape, dt, r->storage->device) : NULL;
     if (!out) return NULL;
     for (int i = 0; i < n; i++) copy_into_region(k, out, ts[i], d, i, true);
     if (ct_dtype_is_floating(dt)) {

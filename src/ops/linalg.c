@@ -17,13 +17,13 @@ static int64_t dim_stride(const ct_tensor *t, int d) { return d < 0 ? 0 : t->str
 
 /* t as an operand of the kernel dtype whose strides BLAS can take: t itself
  * (retained) or a contiguous converted copy.  Unregistered. */
-static ct_tensor *gemm_operand(ct_tensor *t, mat_dims md, ct_dtype kd) {
+static ct_tensor *gemm_operand(const char *op, ct_tensor *t, mat_dims md, ct_dtype kd) {
     bool tr;
     int64_t ld;
     if (t->dtype == kd && ct_blas_layout(dim_size(t, md.rd), dim_size(t, md.cd),
                                          dim_stride(t, md.rd), dim_stride(t, md.cd), &tr, &ld))
         return ct_retain(t);
-    return ct_cast_new(t, kd);
+    return ct_cast_new(op, t, kd);
 }
 
 /* out (shape) = beta * init + alpha * a @ b over batch entries: the forward of every
@@ -35,8 +35,9 @@ static ct_tensor *gemm(ct_op_id op, ct_tensor *a, mat_dims ad, ct_tensor *b, mat
     ct_device dev = a->storage->device;
     ct_gemm_fn k = (ct_gemm_fn)ct_compute_kernel(op, dev, dt);
     if (!k) return NULL;
-    ct_tensor *A = gemm_operand(a, ad, kd), *B = A ? gemm_operand(b, bd, kd) : NULL;
-    ct_tensor *out = B ? ct_tensor_new(shape, kd, dev) : NULL;
+    const char *name = ct_ops[op].fn;
+    ct_tensor *A = gemm_operand(name, a, ad, kd), *B = A ? gemm_operand(name, b, bd, kd) : NULL;
+    ct_tensor *out = B ? ct_tensor_new(name, shape, kd, dev) : NULL;
     if (out) {
         if (!init) beta = 0;
         if (beta != 0) ct_copy_into(out, init);
@@ -51,7 +52,7 @@ static ct_tensor *gemm(ct_op_id op, ct_tensor *a, mat_dims ad, ct_tensor *b, mat
         g.c_rs = g.n;
         g.c_bs = g.m * g.n;
         k(&g);
-        out = ct_cast_result(out, dt);
+        out = ct_cast_result(name, out, dt);
     }
     ct_release(A);
     ct_release(B);

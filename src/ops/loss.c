@@ -177,10 +177,10 @@ static ct_shape nll_out_shape(const ct_tensor *x, const ct_tensor *t) {
 }
 
 /* t (any dtype) as a new contiguous tensor of dtype k, or t retained when it is one. */
-static ct_tensor *as_contig(const ct_tensor *t, ct_dtype k) {
+static ct_tensor *as_contig(const char *op, const ct_tensor *t, ct_dtype k) {
     if (!t) return NULL;
     return t->dtype == k && ct_tensor_is_contiguous(t) ? ct_retain((ct_tensor *)t)
-                                                       : ct_cast_new(t, k);
+                                                       : ct_cast_new(op, t, k);
 }
 
 static bool targets_in_range(const char *op, const int64_t *t, int64_t n, ct_nll_dims d) {
@@ -201,20 +201,21 @@ static ct_tensor *nll_forward(const char *op, ct_tensor *x, ct_tensor *t, ct_ten
     ct_nll_fwd_fn fn = (ct_nll_fwd_fn)ct_kernel_for(CT_OP_nll_loss, x->storage->device, k);
     if (!fn) return NULL;
     ct_nll_dims d = nll_dims(x->ndim, x->sizes, ignore_index);
-    ct_tensor *tc = as_contig(t, CT_I64), *xc = NULL, *wc = NULL, *out = NULL;
+    ct_tensor *tc = as_contig(op, t, CT_I64), *xc = NULL, *wc = NULL, *out = NULL;
     if (!tc || !targets_in_range(op, (const int64_t *)ct_tensor_data(tc), tc->numel, d)) goto done;
-    xc = as_contig(x, k);
-    wc = as_contig(w, k);
+    xc = as_contig(op, x, k);
+    wc = as_contig(op, w, k);
     if (!xc || (w && !wc)) goto done;
     double sums[2] = {0, 0};
-    ct_tensor *o = red == CT_REDUCTION_NONE ? ct_tensor_new(nll_out_shape(x, t), k, x->storage->device)
-                                            : ct_tensor_new(CT_SHAPE(), x->dtype, x->storage->device);
+    ct_tensor *o = red == CT_REDUCTION_NONE
+                       ? ct_tensor_new(op, nll_out_shape(x, t), k, x->storage->device)
+                       : ct_tensor_new(op, CT_SHAPE(), x->dtype, x->storage->device);
     if (!o) goto done;
     fn(ct_tensor_data(xc), (const int64_t *)ct_tensor_data(tc), wc ? ct_tensor_data(wc) : NULL,
        red == CT_REDUCTION_NONE ? ct_tensor_data(o) : NULL, sums, d);
     *total = sums[1];
     if (red == CT_REDUCTION_NONE && k != x->dtype) {
-        out = ct_cast_new(o, x->dtype);
+        out = ct_cast_new(op, o, x->dtype);
         ct_release(o);
     } else {
         out = o;
@@ -265,11 +266,12 @@ static ct_tensor *nll_backward_op(ct_tensor *g, ct_tensor *t, ct_tensor *w, cons
     ct_device dev = g->storage->device;
     ct_nll_bwd_fn fn = (ct_nll_bwd_fn)ct_kernel_for(CT_OP_nll_loss_backward, dev, k);
     if (!fn) return NULL;
+    const char *op = ct_ops[CT_OP_nll_loss_backward].fn;
     ct_shape shape = {.ndim = m->ndim};
     memcpy(shape.d, m->sizes, sizeof(int64_t) * (size_t)m->ndim);
     ct_nll_dims d = nll_dims(m->ndim, m->sizes, ignore_index);
-    ct_tensor *gc = as_contig(g, k), *tc = as_contig(t, CT_I64), *wc = as_contig(w, k);
-    ct_tensor *gi = gc && tc && (wc || !w) ? ct_tensor_new(shape, k, dev) : NULL;
+    ct_tensor *gc = as_contig(op, g, k), *tc = as_contig(op, t, CT_I64), *wc = as_contig(op, w, k);
+    ct_tensor *gi = gc && tc && (wc || !w) ? ct_tensor_new(op, shape, k, dev) : NULL;
     if (gi)
         fn(ct_tensor_data(gc), red != CT_REDUCTION_NONE, (const int64_t *)ct_tensor_data(tc),
            wc ? ct_tensor_data(wc) : NULL, ct_tensor_data(gi),
@@ -278,7 +280,7 @@ static ct_tensor *nll_backward_op(ct_tensor *g, ct_tensor *t, ct_tensor *w, cons
     ct_release(tc);
     ct_release(wc);
     if (gi && k != m->dtype) {
-        ct_tensor *c = ct_cast_new(gi, m->dtype);
+        ct_tensor *c = ct_cast_new(op, gi, m->dtype);
         ct_release(gi);
         gi = c;
     }

@@ -62,7 +62,7 @@ static ct_tensor *masked_fill_impl(const char *op, ct_tensor *t, ct_tensor *mask
     if (!inplace) {
         ct_shape s = {.ndim = nd};
         memcpy(s.d, shape, sizeof(int64_t) * (size_t)nd);
-        if (!(out = ct_tensor_new(s, t->dtype, t->storage->device))) return NULL;
+        if (!(out = ct_tensor_new(op, s, t->dtype, t->storage->device))) return NULL;
     }
     ct_tensor *ops[3] = {out, t, mask};
     ct_iter it;
@@ -119,13 +119,14 @@ ct_tensor *ct_masked_select(ct_tensor *t, ct_tensor *mask) {
     int64_t shape[CT_MAX_DIMS];
     if (!check_mask(op, t, mask, false, &nd, shape))
         return NULL;
-    ct_tensor *m = ct_index_broadcast_copy(mask, nd, shape, NULL, CT_BOOL);
-    ct_tensor *x = m ? ct_index_broadcast_copy(t, nd, shape, NULL, t->dtype) : NULL;
+    ct_tensor *m = ct_index_broadcast_copy("ct_masked_select", mask, nd, shape, NULL, CT_BOOL);
+    ct_tensor *x =
+        m ? ct_index_broadcast_copy("ct_masked_select", t, nd, shape, NULL, t->dtype) : NULL;
     ct_tensor *out = NULL;
     if (x) {
         const uint8_t *mb = (const uint8_t *)ct_tensor_data(m);
         int64_t count = ct_cpu_count_true(mb, m->numel);
-        out = ct_tensor_new(CT_SHAPE(count), t->dtype, t->storage->device);
+        out = ct_tensor_new("ct_masked_select", CT_SHAPE(count), t->dtype, t->storage->device);
         if (out)
             ct_cpu_masked_compact(ct_tensor_data(out), ct_tensor_data(x), mb, m->numel,
                                   ct_dtype_size(t->dtype));

@@ -14,14 +14,14 @@ ct_kernel ct_compute_kernel(ct_op_id op, ct_device dev, ct_dtype dt) {
     return k;
 }
 
-ct_tensor *ct_cast_result(ct_tensor *out, ct_dtype dt) {
+ct_tensor *ct_cast_result(const char *op, ct_tensor *out, ct_dtype dt) {
     if (!out || out->dtype == dt) return out;
-    ct_tensor *c = ct_cast_new(out, dt);
+    ct_tensor *c = ct_cast_new(op, out, dt);
     ct_release(out);
     return c;
 }
 
-ct_tensor *ct_contiguous_as(ct_tensor *t, ct_dtype dt) {
+ct_tensor *ct_contiguous_as(const char *op, ct_tensor *t, ct_dtype dt) {
     if (t->dtype == dt && ct_tensor_is_contiguous(t)) return ct_retain(t);
-    return ct_cast_new(t, dt);
+    return ct_cast_new(op, t, dt);
 }

@@ -34,13 +34,16 @@ static ct_tensor *norm_forward(ct_op_id op, ct_norm_job *j, ct_tensor *x, ct_ten
     ct_dtype kd = ct_compute_dtype(x->dtype);
     ct_norm_fn fn = (ct_norm_fn)ct_compute_kernel(op, x->storage->device, x->dtype);
     if (!fn) return NULL;
+    const char *name = ct_ops[op].fn;
     ct_device dev = x->storage->device;
-    ct_tensor *xc = ct_contiguous_as(x, kd);
-    ct_tensor *wc = w ? ct_contiguous_as(w, kd) : NULL, *bc = b ? ct_contiguous_as(b, kd) : NULL;
-    ct_tensor *rmc = rm ? ct_contiguous_as(rm, kd) : NULL, *rvc = rv ? ct_contiguous_as(rv, kd) : NULL;
-    ct_tensor *y = ct_tensor_new(ct_shape_of(x), kd, dev);
-    ct_tensor *mean = ct_tensor_new(CT_SHAPE(nstat), kd, dev);
-    ct_tensor *rstd = ct_tensor_new(CT_SHAPE(nstat), kd, dev);
+    ct_tensor *xc = ct_contiguous_as(name, x, kd);
+    ct_tensor *wc = w ? ct_contiguous_as(name, w, kd) : NULL,
+              *bc = b ? ct_contiguous_as(name, b, kd) : NULL;
+    ct_tensor *rmc = rm ? ct_contiguous_as(name, rm, kd) : NULL,
+              *rvc = rv ? ct_contiguous_as(name, rv, kd) : NULL;
+    ct_tensor *y = ct_tensor_new(name, ct_shape_of(x), kd, dev);
+    ct_tensor *mean = ct_tensor_new(name, CT_SHAPE(nstat), kd, dev);
+    ct_tensor *rstd = ct_tensor_new(name, CT_SHAPE(nstat), kd, dev);
     bool ok = xc && (!w || wc) && (!b || bc) && (!rm || rmc) && (!rv || rvc) && y && mean && rstd;
     if (ok) {
         j->x = ct_tensor_data(xc);
@@ -59,7 +62,7 @@ static ct_tensor *norm_forward(ct_op_id op, ct_norm_job *j, ct_tensor *x, ct_ten
             if (runc[i] != run[i]) ct_copy_into(run[i], runc[i]);
             ct_bump_version(run[i]);
         }
-        y = ct_cast_result(y, x->dtype);
+        y = ct_cast_result(name, y, x->dtype);
         ok = y != NULL;
     }
     ct_release(xc);
@@ -100,18 +103,19 @@ static bool fused_backward(ct_node *n, ct_tensor *x, ct_tensor *w, ct_tensor *gy
     ct_dtype kd = ct_compute_dtype(x->dtype);
     ct_norm_fn fn = (ct_norm_fn)ct_compute_kernel(n->op, x->storage->device, x->dtype);
     if (!fn) return false;
+    const char *name = ct_ops[n->op].fn;
     ct_device dev = x->storage->device;
     ct_norm_job j = job_of(n);
     j.backward = true;
     ct_tensor *mean = ct_node_saved(n, SV_MEAN), *rstd = ct_node_saved(n, SV_RSTD);
     if (!mean || !rstd) return false;
-    ct_tensor *xc = ct_contiguous_as(x, kd), *gc = ct_contiguous_as(gy, kd);
-    ct_tensor *wc = w ? ct_contiguous_as(w, kd) : NULL;
+    ct_tensor *xc = ct_contiguous_as(name, x, kd), *gc = ct_contiguous_as(name, gy, kd);
+    ct_tensor *wc = w ? ct_contiguous_as(name, w, kd) : NULL;
     ct_tensor *out[3] = {NULL, NULL, NULL};
     bool ok = xc && gc && (!w || wc);
     for (int i = 0; i < 3 && ok; i++)
         if (n->needs_grad[i])
-            ok = (out[i] = ct_tensor_new(shape_of_meta(&n->in_meta[i]), kd, dev)) != NULL;
+            ok = (out[i] = ct_tensor_new(name, shape_of_meta(&n->in_meta[i]), kd, dev)) != NULL;
     if (ok) {
         j.x = ct_tensor_data(xc);
         j.gy = ct_tensor_data(gc);
@@ -127,7 +131,8 @@ static bool fused_backward(ct_node *n, ct_tensor *x, ct_tensor *w, ct_tensor *gy
     ct_release(gc);
     ct_release(wc);
     for (int i = 0; i < 3; i++) {
-        if (ok && out[i]) ok = (gi[i] = ct_ret(ct_cast_result(out[i], n->in_meta[i].dtype))) != NULL;
+        if (ok && out[i])
+            ok = (gi[i] = ct_ret(ct_cast_result(name, out[i], n->in_meta[i].dtype))) != NULL;
         else ct_release(out[i]);
     }
     return ok;

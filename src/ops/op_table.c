@@ -9,8 +9,8 @@
 #undef CT_OP_ND
 
 const ct_op_info ct_ops[CT_NUM_OPS] = {
-#define CT_OP(name, grad) [CT_OP_##name] = {#name, #grad, name##_backward},
-#define CT_OP_ND(name) [CT_OP_##name] = {#name, NULL, NULL},
+#define CT_OP(name, grad) [CT_OP_##name] = {#name, "ct_" #name, #grad, name##_backward},
+#define CT_OP_ND(name) [CT_OP_##name] = {#name, "ct_" #name, NULL, NULL},
 #include "ops/ops.def"
 #undef CT_OP
 #undef CT_OP_ND

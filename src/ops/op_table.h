@@ -24,6 +24,7 @@ typedef bool (*ct_backward_fn)(ct_node *node, ct_tensor **grad_out, ct_tensor **
 
 typedef struct {
     const char *name;      /* "add" */
+    const char *fn;        /* "ct_add": the name errors give (in-place forms add "_") */
     const char *grad_name; /* "AddBackward0"; NULL when not differentiable */
     ct_backward_fn backward;
 } ct_op_info;

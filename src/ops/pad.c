@@ -183,8 +183,8 @@ static ct_tensor *gather_pad(ct_tensor *t, ct_dims pad, ct_pad_mode mode) {
     int64_t *maps;
     ct_shape shape;
     pad_plan(mode, t->ndim, t->sizes, pad, &g, &maps, &shape);
-    ct_tensor *src = ct_tensor_is_contiguous(t) ? ct_retain(t) : ct_cast_new(t, t->dtype);
-    ct_tensor *out = src ? ct_tensor_new(shape, t->dtype, t->storage->device) : NULL;
+    ct_tensor *src = ct_tensor_is_contiguous(t) ? ct_retain(t) : ct_cast_new("ct_pad", t, t->dtype);
+    ct_tensor *out = src ? ct_tensor_new("ct_pad", shape, t->dtype, t->storage->device) : NULL;
     if (out && out->numel > 0)
         k(ct_tensor_data(out), ct_tensor_data(src), ct_dtype_size(t->dtype), &g);
     free(maps);
@@ -218,10 +218,12 @@ ct_tensor *ct_pad_backward(ct_tensor *grad, int ndim, const int64_t *in_sizes, c
     ct_pad_scatter_kernel k = (ct_pad_scatter_kernel)ct_kernel_for(CT_OP_pad_backward,
                                                                    grad->storage->device, acc);
     if (!k) return NULL;
+    const char *op = ct_ops[CT_OP_pad_backward].fn;
     pad_plan(mode, ndim, in_sizes, pad, &g, &maps, &out_shape);
-    ct_tensor *go = grad->dtype == acc && ct_tensor_is_contiguous(grad) ? ct_retain(grad)
-                                                                         : ct_cast_new(grad, acc);
-    ct_tensor *gin = go ? ct_tensor_new(in_shape, acc, grad->storage->device) : NULL;
+    ct_tensor *go = grad->dtype == acc && ct_tensor_is_contiguous(grad)
+                        ? ct_retain(grad)
+                        : ct_cast_new(op, grad, acc);
+    ct_tensor *gin = go ? ct_tensor_new(op, in_shape, acc, grad->storage->device) : NULL;
     if (gin) {
         memset(ct_tensor_data(gin), 0, (size_t)gin->numel * ct_dtype_size(acc));
         if (go->numel > 0) k(ct_tensor_data(gin), ct_tensor_data(go), &g);
@@ -229,7 +231,7 @@ ct_tensor *ct_pad_backward(ct_tensor *grad, int ndim, const int64_t *in_sizes, c
     free(maps);
     ct_release(go);
     if (gin && acc != grad->dtype) {
-        ct_tensor *c = ct_cast_new(gin, grad->dtype);
+        ct_tensor *c = ct_cast_new(op, gin, grad->dtype);
         ct_release(gin);
         gin = c;
     }

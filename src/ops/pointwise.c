@@ -44,7 +44,7 @@ ct_tensor *ct_wrap_scalar(double v, const ct_tensor *like) {
         dt = CT_I64;
     else
         dt = ct_get_default_dtype();
-    ct_tensor *t = ct_tensor_new(CT_SHAPE(), dt, CT_CPU);
+    ct_tensor *t = ct_tensor_new("ct_scalar_tensor", CT_SHAPE(), dt, CT_CPU);
     if (!t) return NULL;
     ct_store_f64(ct_tensor_data(t), dt, v);
     t->wrapped_number = true;
@@ -107,8 +107,8 @@ static bool same_shape_small(const ct_pw_spec *spec, int n_in, ct_tensor *const 
     *res = NULL;
     ct_loop_fn kernel = (ct_loop_fn)ct_kernel_for(spec->op, CT_CPU, dt);
     if (!kernel) return true;
-    ct_tensor *out =
-        ct_tensor_new_dims(a->ndim, a->sizes, spec->result == CT_PW_BOOL ? CT_BOOL : dt, CT_CPU);
+    ct_tensor *out = ct_tensor_new_dims(ct_ops[spec->op].fn, a->ndim, a->sizes,
+                                        spec->result == CT_PW_BOOL ? CT_BOOL : dt, CT_CPU);
     *res = out;
     if (!out || !out->numel) return true;
     char *data[CT_ITER_MAX_OPERANDS];
@@ -221,7 +221,7 @@ ct_tensor *ct_pointwise(const ct_pw_spec *spec, int n_in, ct_tensor *const *inpu
     } else {
         ct_shape s = {.ndim = ndim};
         memcpy(s.d, shape, sizeof(int64_t) * (size_t)ndim);
-        ops[0] = owned[0] = ct_tensor_new(s, kresult, dev);
+        ops[0] = owned[0] = ct_tensor_new(ct_ops[spec->op].fn, s, kresult, dev);
         ok = ops[0] != NULL;
     }
     for (int i = 0; ok && i < n_in; i++) {
@@ -230,7 +230,7 @@ ct_tensor *ct_pointwise(const ct_pw_spec *spec, int n_in, ct_tensor *const *inpu
         if (t->dtype == want) {
             ops[i + 1] = t;
         } else {
-            ops[i + 1] = owned[i + 1] = ct_cast_new(t, want);
+            ops[i + 1] = owned[i + 1] = ct_cast_new(ct_ops[spec->op].fn, t, want);
             ok = ops[i + 1] != NULL;
         }
     }
@@ -243,7 +243,7 @@ ct_tensor *ct_pointwise(const ct_pw_spec *spec, int n_in, ct_tensor *const *inpu
                 result_t = ops[0]; /* the temporary is the result: keep its reference */
                 owned[0] = NULL;
             } else {
-                result_t = ct_cast_new(ops[0], result);
+                result_t = ct_cast_new(ct_ops[spec->op].fn, ops[0], result);
                 ok = result_t != NULL;
             }
         } else {

@@ -50,24 +50,24 @@ ct_tensor *ct_pool_run(ct_op_id op, ct_pool_geom *g, ct_pool_mode mode, ct_tenso
     ct_dtype kd = ct_compute_dtype(dt);
     ct_pool_fn k = (ct_pool_fn)ct_compute_kernel(op, in->storage->device, dt);
     if (!k) return NULL;
-    ct_tensor *A = ct_contiguous_as(in, kd);
-    ct_tensor *out = A ? ct_tensor_new(shape, kd, in->storage->device) : NULL;
+    ct_tensor *A = ct_contiguous_as(ct_ops[op].fn, in, kd);
+    ct_tensor *out = A ? ct_tensor_new(ct_ops[op].fn, shape, kd, in->storage->device) : NULL;
     ct_tensor *idx = NULL;
     if (out && idx_out) {
-        idx = ct_tensor_new(shape, CT_I64, in->storage->device);
+        idx = ct_tensor_new(ct_ops[op].fn, shape, CT_I64, in->storage->device);
         if (!idx) {
             ct_release(out);
             out = NULL;
         }
     }
-    ct_tensor *I = out && idx_in ? ct_contiguous_as(idx_in, CT_I64) : NULL;
+    ct_tensor *I = out && idx_in ? ct_contiguous_as(ct_ops[op].fn, idx_in, CT_I64) : NULL;
     if (out) {
         ct_pool_job job = {g, mode == CT_POOL_BACKWARD, mode == CT_POOL_GATHER, ct_tensor_data(A),
                            ct_tensor_data(out),
                            idx ? (int64_t *)ct_tensor_data(idx)
                                : I ? (int64_t *)ct_tensor_data(I) : NULL};
         k(&job);
-        out = ct_cast_result(out, dt);
+        out = ct_cast_result(ct_ops[op].fn, out, dt);
     }
     ct_release(A);
     ct_release(I);

@@ -25,13 +25,13 @@ ct_tensor *ct_pow(ct_tensor *x, ct_tensor *e) {
 /* The dtype of x op number, and x cast to it (a new reference; x itself retained when
  * it already has that dtype).  Only integer and bool tensors change dtype here, and
  * those never require grad. */
-static ct_tensor *promote_with_number(ct_tensor *x, double v, ct_dtype *rt) {
+static ct_tensor *promote_with_number(const char *op, ct_tensor *x, double v, ct_dtype *rt) {
     ct_tensor *w = ct_wrap_scalar(v, x);
     if (!w) return NULL;
     ct_tensor *in[2] = {x, w};
     *rt = ct_result_type(2, in);
     ct_release(w);
-    return *rt == x->dtype ? ct_retain(x) : ct_cast_new(x, *rt);
+    return *rt == x->dtype ? ct_retain(x) : ct_cast_new(op, x, *rt);
 }
 
 static const ct_unary_spec POW_SCALAR = {CT_OP_pow_scalar, CT_PW_PROMOTE, CT_SAVE_INPUT};
@@ -40,7 +40,7 @@ static const ct_unary_spec RPOW_SCALAR = {CT_OP_rpow_scalar, CT_PW_PROMOTE, CT_S
 ct_tensor *ct_pow_scalar(ct_tensor *x, double e) {
     if (!x) return NULL;
     ct_dtype rt;
-    ct_tensor *xc = promote_with_number(x, e, &rt);
+    ct_tensor *xc = promote_with_number("ct_pow", x, e, &rt);
     if (!xc) return NULL;
     if (!ct_dtype_is_floating(rt) && e < 0) {
         ct_release(xc);
@@ -55,7 +55,7 @@ ct_tensor *ct_pow_scalar(ct_tensor *x, double e) {
 ct_tensor *ct_rpow_scalar(ct_tensor *x, double base) {
     if (!x) return NULL;
     ct_dtype rt;
-    ct_tensor *xc = promote_with_number(x, base, &rt);
+    ct_tensor *xc = promote_with_number("ct_pow", x, base, &rt);
     if (!xc) return NULL;
     ct_tensor *out = ct_unary_op(&RPOW_SCALAR, xc, &(ct_pw_args){.a = base}, false);
     ct_release(xc);

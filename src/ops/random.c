@@ -20,7 +20,7 @@ bool ct_draw_random(ct_op_id op, ct_tensor *t, ct_rng_args *a, ct_generator *g) 
         k(ct_tensor_data(t), t->numel, a);
         return true;
     }
-    ct_tensor *tmp = ct_tensor_new(ct_shape_of(t), t->dtype, t->storage->device);
+    ct_tensor *tmp = ct_tensor_new(ct_ops[op].fn, ct_shape_of(t), t->dtype, t->storage->device);
     if (!tmp) return false;
     k(ct_tensor_data(tmp), tmp->numel, a);
     ct_copy_into(t, tmp);
@@ -38,7 +38,7 @@ static bool check_floating(const char *op, const char *what, ct_dtype dt) {
 
 static ct_tensor *random_factory(const char *name, ct_op_id op, ct_shape shape,
                                  ct_tensor_options o, ct_rng_args a) {
-    ct_tensor *t = ct_factory_new(shape, o);
+    ct_tensor *t = ct_factory_new(name, shape, o);
     if (!t) return NULL;
     if (op != CT_OP_randint && !check_floating(name, "dtype", t->dtype)) {
         ct_release(t);
@@ -135,7 +135,7 @@ ct_tensor *ct_randperm_with(int64_t n, ct_tensor_options o) {
                  ct_dtype_name(o.dtype), (long long)n);
         return NULL;
     }
-    ct_tensor *perm = ct_tensor_new(CT_SHAPE(n), CT_I64, CT_CPU);
+    ct_tensor *perm = ct_tensor_new("ct_randperm", CT_SHAPE(n), CT_I64, CT_CPU);
     if (!perm) return NULL;
     if (!ct_draw_random(CT_OP_randperm, perm, &(ct_rng_args){0}, o.generator)) {
         ct_release(perm);
@@ -143,7 +143,7 @@ ct_tensor *ct_randperm_with(int64_t n, ct_tensor_options o) {
     }
     ct_tensor *t = perm;
     if (o.dtype != CT_I64 || (o.device.type != CT_DEV_UNSET && o.device.type != CT_DEV_CPU)) {
-        t = ct_factory_new(CT_SHAPE(n), o);
+        t = ct_factory_new("ct_randperm", CT_SHAPE(n), o);
         if (t) ct_copy_into(t, perm);
         ct_release(perm);
     }
@@ -166,7 +166,7 @@ ct_tensor *ct_randint_like_with(const ct_tensor *t, int64_t low, int64_t high,
 ct_tensor *ct_bernoulli_with(ct_tensor *p, ct_random_options o) {
     if (!p) return NULL;
     if (!check_floating("ct_bernoulli", "tensor of probabilities", p->dtype)) return NULL;
-    ct_tensor *pd = ct_cast_new(p, CT_F64); /* contiguous doubles for the kernel */
+    ct_tensor *pd = ct_cast_new("ct_bernoulli", p, CT_F64); /* contiguous doubles for the kernel */
     if (!pd) return NULL;
     const double *pv = (const double *)ct_tensor_data(pd);
     for (int64_t i = 0; i < pd->numel; i++)
@@ -176,7 +176,7 @@ ct_tensor *ct_bernoulli_with(ct_tensor *p, ct_random_options o) {
             ct_release(pd);
             return NULL;
         }
-    ct_tensor *out = ct_tensor_new(ct_shape_of(p), p->dtype, p->storage->device);
+    ct_tensor *out = ct_tensor_new("ct_bernoulli", ct_shape_of(p), p->dtype, p->storage->device);
     if (!out || !ct_draw_random(CT_OP_bernoulli, out, &(ct_rng_args){.p = pv}, o.generator)) {
         ct_release(out);
         ct_release(pd);
@@ -195,7 +195,7 @@ static bool check_p(const char *op, double p) {
 
 ct_tensor *ct_bernoulli_p_with(ct_tensor *t, double p, ct_random_options o) {
     if (!t || !check_p("ct_bernoulli_p", p)) return NULL;
-    ct_tensor *out = ct_tensor_new(ct_shape_of(t), t->dtype, t->storage->device);
+    ct_tensor *out = ct_tensor_new("ct_bernoulli", ct_shape_of(t), t->dtype, t->storage->device);
     if (!out || !ct_draw_random(CT_OP_bernoulli_scalar, out, &(ct_rng_args){.a = p, .b = 1}, o.generator)) {
         ct_release(out);
         return NULL;
@@ -258,13 +258,13 @@ ct_tensor *ct_multinomial_with(ct_tensor *probs, int64_t n, ct_multinomial_optio
     }
     ct_multinomial_kernel k =
         (ct_multinomial_kernel)ct_kernel_for(CT_OP_multinomial, probs->storage->device, CT_F64);
-    ct_tensor *pd = k ? ct_cast_new(probs, CT_F64) : NULL;
+    ct_tensor *pd = k ? ct_cast_new("ct_multinomial", probs, CT_F64) : NULL;
     if (!pd) return NULL;
     const double *pv = (const double *)ct_tensor_data(pd);
     ct_tensor *out = NULL;
     if (check_multinomial(pv, rows, ncat, n, o.replacement)) {
-        out = ct_tensor_new(probs->ndim == 2 ? CT_SHAPE(rows, n) : CT_SHAPE(n), CT_I64,
-                            probs->storage->device);
+        out = ct_tensor_new("ct_multinomial", probs->ndim == 2 ? CT_SHAPE(rows, n) : CT_SHAPE(n),
+                            CT_I64, probs->storage->device);
     }
     if (out) {
         ct_multinomial_args a = {.probs = pv, .rows = rows, .ncat = ncat, .n = n,

@@ -60,10 +60,18 @@ ct_tensor *ct_repeat(ct_tensor *t, ct_shape repeats) {
     }
     int lead = repeats.ndim - t->ndim;
     ct_shape shape = {.ndim = repeats.ndim};
-    bool negative = false;
+    bool negative = false, overflow = false;
     for (int i = 0; i < repeats.ndim; i++) {
-        shape.d[i] = repeats.d[i] * (i < lead ? 1 : t->sizes[i - lead]);
+        overflow |= __builtin_mul_overflow(repeats.d[i], i < lead ? 1 : t->sizes[i - lead],
+                                           &shape.d[i]);
         negative |= repeats.d[i] < 0;
+    }
+    if (overflow && !negative) {
+        char a[CT_SHAPE_STR_MAX], b[CT_SHAPE_STR_MAX];
+        ct_error("ct_repeat: numel: integer multiplication overflow: repeats %s of a tensor of "
+                 "shape %s", ct_shape_str(repeats.ndim, repeats.d, a),
+                 ct_shape_str(t->ndim, t->sizes, b));
+        return NULL;
     }
     if (negative) {
         char buf[CT_SHAPE_STR_MAX];
@@ -84,7 +92,7 @@ ct_tensor *ct_repeat(ct_tensor *t, ct_shape repeats) {
         return NULL;
     }
     ct_copy_kernel k = (ct_copy_kernel)ct_kernel_for(CT_OP_repeat, t->storage->device, t->dtype);
-    ct_tensor *out = k ? ct_tensor_new(shape, t->dtype, t->storage->device) : NULL;
+    ct_tensor *out = k ? ct_tensor_new("ct_repeat", shape, t->dtype, t->storage->device) : NULL;
     if (!out) return NULL;
     ct_contiguous_strides(n, ssz, dst_st);
     if (out->numel > 0) ct_copy_region(k, out, 0, dst_st, t, t->offset, sst, n, ssz);
@@ -147,7 +155,8 @@ ct_tensor *ct_flip(ct_tensor *t, ct_dims dims) {
     }
     if (!wrap_unique_dims("ct_flip", dims, t->ndim, ds)) return NULL;
     ct_copy_kernel k = (ct_copy_kernel)ct_kernel_for(CT_OP_flip, t->storage->device, t->dtype);
-    ct_tensor *out = k ? ct_tensor_new(ct_shape_of(t), t->dtype, t->storage->device) : NULL;
+    ct_tensor *out =
+        k ? ct_tensor_new("ct_flip", ct_shape_of(t), t->dtype, t->storage->device) : NULL;
     if (!out) return NULL;
     if (t->numel > 0) {
         /* the input read backwards along the flipped dims */
@@ -220,10 +229,12 @@ ct_tensor *ct_roll(ct_tensor *t, ct_dims shifts, ct_dims dims) {
         total[d] += shifts.d[i];
     }
     ct_copy_kernel k = (ct_copy_kernel)ct_kernel_for(CT_OP_roll, t->storage->device, t->dtype);
-    ct_tensor *out = k ? ct_tensor_new(ct_shape_of(t), t->dtype, t->storage->device) : NULL;
+    ct_tensor *out =
+        k ? ct_tensor_new("ct_roll", ct_shape_of(t), t->dtype, t->storage->device) : NULL;
     if (!out) return NULL;
     if (t->numel > 0 && flat) {
-        ct_tensor *c = ct_tensor_is_contiguous(t) ? ct_retain(t) : ct_cast_new(t, t->dtype);
+        ct_tensor *c =
+            ct_tensor_is_contiguous(t) ? ct_retain(t) : ct_cast_new("ct_roll", t, t->dtype);
         if (!c) ct_fatal("out of memory in roll");
         int64_t n = t->numel, one = 1, s = wrap_shift(shifts.d[0], n);
         ct_tensor *src = ct_tensor_view_of(c, 1, &n, &one, c->offset);
@@ -270,8 +281,8 @@ static ct_tensor *band(ct_op_id op, const char *name, ct_tensor *t, int64_t k, b
     if (ct_wrap_dim(name, -2, t->ndim) < 0) return NULL; /* PyTorch's message for 1-D input */
     ct_band_kernel kern = (ct_band_kernel)ct_kernel_for(op, t->storage->device, t->dtype);
     if (!kern) return NULL;
-    ct_tensor *src = ct_tensor_is_contiguous(t) ? ct_retain(t) : ct_cast_new(t, t->dtype);
-    ct_tensor *out = src ? ct_tensor_new(ct_shape_of(t), t->dtype, t->storage->device) : NULL;
+    ct_tensor *src = ct_tensor_is_contiguous(t) ? ct_retain(t) : ct_cast_new(name, t, t->dtype);
+    ct_tensor *out = src ? ct_tensor_new(name, ct_shape_of(t), t->dtype, t->storage->device) : NULL;
     if (!out) {
         ct_release(src);
         return NULL;

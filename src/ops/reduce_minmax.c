@@ -79,17 +79,17 @@ static bool arg_extreme(ct_op_id kop, ct_tensor *t, const ct_reduce_plan *p, boo
     ct_argreduce_fn fn = (ct_argreduce_fn)ct_kernel_for(kop, t->storage->device, k);
     if (!fn) return false;
     int64_t M1 = 0, M2 = 0;
-    ct_tensor *x = ct_reduce_block(t, p, k, &M1, &M2);
+    ct_tensor *x = ct_reduce_block(ct_ops[kop].fn, t, p, k, &M1, &M2);
     if (!x) return false;
     ct_shape s = ct_reduce_out_shape(p);
-    ct_tensor *v = want_values ? ct_tensor_new(s, k, t->storage->device) : NULL;
-    ct_tensor *i = ct_tensor_new(s, CT_I64, t->storage->device);
+    ct_tensor *v = want_values ? ct_tensor_new(ct_ops[kop].fn, s, k, t->storage->device) : NULL;
+    ct_tensor *i = ct_tensor_new(ct_ops[kop].fn, s, CT_I64, t->storage->device);
     bool ok = i && (v || !want_values);
     if (ok && p->M > 0)
         fn(ct_tensor_data(x), v ? ct_tensor_data(v) : NULL, (int64_t *)ct_tensor_data(i), M1,
            p->R, M2);
     ct_release(x);
-    if (ok && v) ok = (v = ct_cast_result(v, t->dtype)) != NULL;
+    if (ok && v) ok = (v = ct_cast_result(ct_ops[kop].fn, v, t->dtype)) != NULL;
     if (!ok) {
         ct_release(v);
         ct_release(i);

@@ -57,10 +57,10 @@ static ct_tensor *reordered(ct_tensor *t, const ct_reduce_plan *p, bool reduced_
     return ct_tensor_view_of(t, n, sizes, strides, t->offset);
 }
 
-ct_tensor *ct_reduce_input(ct_tensor *t, const ct_reduce_plan *p) {
+ct_tensor *ct_reduce_input(const char *op, ct_tensor *t, const ct_reduce_plan *p) {
     ct_tensor *v = reordered(t, p, false);
     if (!v || ct_tensor_is_contiguous(v)) return v;
-    ct_tensor *c = ct_cast_new(v, v->dtype);
+    ct_tensor *c = ct_cast_new(op, v, v->dtype);
     ct_release(v);
     return c;
 }
@@ -84,7 +84,8 @@ static bool blocked(const ct_tensor *t, const ct_reduce_plan *p, int64_t *M1, in
     return true;
 }
 
-ct_tensor *ct_reduce_layout(ct_tensor *t, const ct_reduce_plan *p, int64_t *M1, int64_t *M2) {
+ct_tensor *ct_reduce_layout(const char *op, ct_tensor *t, const ct_reduce_plan *p, int64_t *M1,
+                            int64_t *M2) {
     if (ct_tensor_is_contiguous(t) && blocked(t, p, M1, M2)) return ct_retain(t);
     /* A permuted input (a transpose) may still be one block, reduced dims leading. */
     ct_tensor *v = reordered(t, p, true);
@@ -96,13 +97,13 @@ ct_tensor *ct_reduce_layout(ct_tensor *t, const ct_reduce_plan *p, int64_t *M1, 
     ct_release(v);
     *M1 = p->M;
     *M2 = 1;
-    return ct_reduce_input(t, p);
+    return ct_reduce_input(op, t, p);
 }
 
-ct_tensor *ct_reduce_block(ct_tensor *t, const ct_reduce_plan *p, ct_dtype k, int64_t *M1,
-                           int64_t *M2) {
-    ct_tensor *src = t->dtype == k ? ct_retain(t) : ct_cast_new(t, k);
-    ct_tensor *x = src ? ct_reduce_layout(src, p, M1, M2) : NULL;
+ct_tensor *ct_reduce_block(const char *op, ct_tensor *t, const ct_reduce_plan *p, ct_dtype k,
+                           int64_t *M1, int64_t *M2) {
+    ct_tensor *src = t->dtype == k ? ct_retain(t) : ct_cast_new(op, t, k);
+    ct_tensor *x = src ? ct_reduce_layout(op, src, p, M1, M2) : NULL;
     ct_release(src);
     return x;
 }
@@ -118,12 +119,12 @@ ct_tensor *ct_reduce_run(ct_op_id op, ct_tensor *t, const ct_reduce_plan *p, ct_
     ct_reduce_fn k = (ct_reduce_fn)ct_kernel_for(op, t->storage->device, kin);
     if (!k) return NULL;
     int64_t M1, M2;
-    ct_tensor *x = ct_reduce_block(t, p, kin, &M1, &M2);
+    ct_tensor *x = ct_reduce_block(ct_ops[op].fn, t, p, kin, &M1, &M2);
     if (!x) return NULL;
-    ct_tensor *out = ct_tensor_new(ct_reduce_out_shape(p), kout, t->storage->device);
+    ct_tensor *out = ct_tensor_new(ct_ops[op].fn, ct_reduce_out_shape(p), kout, t->storage->device);
     if (out) k(ct_tensor_data(x), ct_tensor_data(out), M1, p->R, M2, ctx);
     ct_release(x);
-    return ct_cast_result(out, out_dt);
+    return ct_cast_result(ct_ops[op].fn, out, out_dt);
 }
 
 ct_node *ct_reduce_record(ct_op_id op, ct_tensor *out, ct_tensor *t, const ct_reduce_plan *p,

@@ -22,13 +22,14 @@ bool ct_reduce_plan_make(const char *op, const ct_tensor *t, ct_dims dims, bool 
                          ct_reduce_plan *plan);
 /* t permuted so that reduced dims come last, as a contiguous tensor (a copy unless
  * t already is laid out that way); unregistered. */
-ct_tensor *ct_reduce_input(ct_tensor *t, const ct_reduce_plan *plan);
+ct_tensor *ct_reduce_input(const char *op, ct_tensor *t, const ct_reduce_plan *plan);
 /* t's data seen as a contiguous [M1, R, M2] block: t itself (retained) when its
  * layout allows it, else a permuted copy ([M, R, 1]); unregistered. */
-ct_tensor *ct_reduce_layout(ct_tensor *t, const ct_reduce_plan *p, int64_t *M1, int64_t *M2);
+ct_tensor *ct_reduce_layout(const char *op, ct_tensor *t, const ct_reduce_plan *p, int64_t *M1,
+                            int64_t *M2);
 /* ct_reduce_layout of t converted to dtype k first (when it differs); unregistered. */
-ct_tensor *ct_reduce_block(ct_tensor *t, const ct_reduce_plan *p, ct_dtype k, int64_t *M1,
-                           int64_t *M2);
+ct_tensor *ct_reduce_block(const char *op, ct_tensor *t, const ct_reduce_plan *p, ct_dtype k,
+                           int64_t *M1, int64_t *M2);
 /* The plan's output shape. */
 ct_shape ct_reduce_out_shape(const ct_reduce_plan *p);
 /* Runs op's ct_reduce_fn kernel for dtype kin (t converted first when its dtype

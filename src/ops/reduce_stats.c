@@ -149,12 +149,12 @@ ct_tensor *ct_logsumexp_with(ct_tensor *t, ct_reduce_options o) {
     ct_softmax_fn fn = (ct_softmax_fn)ct_kernel_for(CT_OP_softmax, t->storage->device, k);
     if (!fn) return NULL;
     int64_t M1 = 0, M2 = 0;
-    ct_tensor *x = ct_reduce_block(t, &p, k, &M1, &M2);
+    ct_tensor *x = ct_reduce_block("ct_logsumexp", t, &p, k, &M1, &M2);
     if (!x) return NULL;
-    ct_tensor *out = ct_tensor_new(ct_reduce_out_shape(&p), k, t->storage->device);
+    ct_tensor *out = ct_tensor_new("ct_logsumexp", ct_reduce_out_shape(&p), k, t->storage->device);
     if (out) fn(CT_LOGSUMEXP, ct_tensor_data(x), NULL, ct_tensor_data(out), M1, p.R, M2);
     ct_release(x);
-    out = ct_cast_result(out, out_dt);
+    out = ct_cast_result("ct_logsumexp", out, out_dt);
     if (!out) return NULL;
     ct_node *n = ct_reduce_record(CT_OP_logsumexp, out, t, &p, o.keepdim);
     if (n) {

@@ -72,7 +72,9 @@ static bool check(const cell_kind *k, ct_tensor *const *in, int64_t *H) {
 }
 
 /* t as a contiguous tensor of dtype kd (NULL stays NULL), unregistered. */
-static ct_tensor *as(ct_tensor *t, ct_dtype kd) { return t ? ct_contiguous_as(t, kd) : NULL; }
+static ct_tensor *as(const char *op, ct_tensor *t, ct_dtype kd) {
+    return t ? ct_contiguous_as(op, t, kd) : NULL;
+}
 
 /* The data of an optional tensor. */
 static char *data(ct_tensor *t) { return t ? ct_tensor_data(t) : NULL; }
@@ -98,19 +100,20 @@ static bool run(const cell_kind *k, bool backward, ct_rnn_cell_args *a, ct_dtype
     ct_tensor *conv[8] = {0};
     bool ok = true;
     for (int i = 0; i < n_use; i++) {
-        conv[i] = as(use[i].t, kd);
+        conv[i] = as(k->name, use[i].t, kd);
         ok = ok && (conv[i] || !use[i].t);
         *use[i].src = data(conv[i]);
     }
     for (int i = 0; i < n_make; i++) {
-        *make[i].out = ok ? ct_tensor_new(CT_SHAPE(a->B, make[i].cols), kd, dev) : NULL;
+        *make[i].out = ok ? ct_tensor_new(k->name, CT_SHAPE(a->B, make[i].cols), kd, dev) : NULL;
         ok = ok && *make[i].out;
         *make[i].dst = data(*make[i].out);
     }
     if (ok) fn(backward, a);
     for (int i = 0; i < n_use; i++) ct_release(conv[i]);
     for (int i = 0; i < n_make; i++) {
-        *make[i].out = ok ? ct_cast_result(*make[i].out, dt) : (ct_release(*make[i].out), NULL);
+        *make[i].out =
+            ok ? ct_cast_result(k->name, *make[i].out, dt) : (ct_release(*make[i].out), NULL);
         ok = ok && *make[i].out;
     }
     return ok;

@@ -8,8 +8,8 @@
 
 /* t's data as a contiguous [M1, L, M2] block around dim (a copy when t is not
  * contiguous or not of dtype k); unregistered. */
-static ct_tensor *scan_block(ct_tensor *t, int dim, ct_dtype k, int64_t *M1, int64_t *L,
-                             int64_t *M2) {
+static ct_tensor *scan_block(const char *op, ct_tensor *t, int dim, ct_dtype k, int64_t *M1,
+                             int64_t *L, int64_t *M2) {
     *M1 = *M2 = 1;
     *L = t->ndim ? t->sizes[dim] : 1;
     for (int d = 0; d < t->ndim; d++) {
@@ -17,7 +17,7 @@ static ct_tensor *scan_block(ct_tensor *t, int dim, ct_dtype k, int64_t *M1, int
         if (d > dim) *M2 *= t->sizes[d];
     }
     if (t->dtype == k && ct_tensor_is_contiguous(t)) return ct_retain(t);
-    return ct_cast_new(t, k);
+    return ct_cast_new(op, t, k);
 }
 
 ct_tensor *ct_scan(ct_op_id op, ct_tensor *t, int64_t dim, bool reverse, bool exclusive,
@@ -37,13 +37,13 @@ ct_tensor *ct_scan(ct_op_id op, ct_tensor *t, int64_t dim, bool reverse, bool ex
     ct_scan_fn fn = (ct_scan_fn)ct_kernel_for(op, t->storage->device, kin);
     if (!fn) return NULL;
     int64_t M1, L, M2;
-    ct_tensor *x = scan_block(t, d, kin, &M1, &L, &M2);
+    ct_tensor *x = scan_block(ct_ops[op].fn, t, d, kin, &M1, &L, &M2);
     if (!x) return NULL;
-    ct_tensor *out = ct_tensor_new(ct_shape_of(t), kout, t->storage->device);
+    ct_tensor *out = ct_tensor_new(ct_ops[op].fn, ct_shape_of(t), kout, t->storage->device);
     ct_scan_args args = {reverse, exclusive};
     if (out) fn(ct_tensor_data(x), ct_tensor_data(out), M1, L, M2, &args);
     ct_release(x);
-    out = ct_cast_result(out, out_dt);
+    out = ct_cast_result(ct_ops[op].fn, out, out_dt);
     if (!out) return NULL;
     if (ct_dtype_is_floating(out_dt)) {
         ct_node *n = ct_record1(op, out, 1, &t);
@@ -98,9 +98,10 @@ bool cumprod_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
                                                               x->storage->device, k);
     if (!fn) return false;
     int64_t M1, L, M2;
-    ct_tensor *xb = scan_block(x, dim, k, &M1, &L, &M2);
-    ct_tensor *gb = xb ? scan_block(go[0], dim, k, &M1, &L, &M2) : NULL;
-    ct_tensor *out = gb ? ct_tensor_new(ct_shape_of(x), k, x->storage->device) : NULL;
+    ct_tensor *xb = scan_block(ct_ops[n->op].fn, x, dim, k, &M1, &L, &M2);
+    ct_tensor *gb = xb ? scan_block(ct_ops[n->op].fn, go[0], dim, k, &M1, &L, &M2) : NULL;
+    ct_tensor *out =
+        gb ? ct_tensor_new(ct_ops[n->op].fn, ct_shape_of(x), k, x->storage->device) : NULL;
     ct_scan_args args = {rev, excl};
     if (out) fn(ct_tensor_data(xb), ct_tensor_data(gb), ct_tensor_data(out), M1, L, M2, &args);
     ct_release(xb);

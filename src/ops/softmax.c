@@ -11,21 +11,24 @@ static ct_tensor *run(ct_softmax_kind kind, ct_tensor *x, ct_tensor *g, int dim,
     ct_dtype k = ct_compute_dtype(out_dt);
     ct_softmax_fn fn = (ct_softmax_fn)ct_kernel_for(CT_OP_softmax, x->storage->device, k);
     if (!fn) return NULL;
+    const char *op = ct_ops[CT_OP_softmax].fn;
     int64_t M1 = 1, L = x->ndim ? x->sizes[dim] : 1, M2 = 1;
     for (int d = 0; d < x->ndim; d++) {
         if (d < dim) M1 *= x->sizes[d];
         if (d > dim) M2 *= x->sizes[d];
     }
-    ct_tensor *xc = x->dtype == k && ct_tensor_is_contiguous(x) ? ct_retain(x) : ct_cast_new(x, k);
-    ct_tensor *gc = !g ? NULL : g->dtype == k && ct_tensor_is_contiguous(g) ? ct_retain(g)
-                                                                           : ct_cast_new(g, k);
-    ct_tensor *out = xc && (gc || !g) ? ct_tensor_new(ct_shape_of(x), k, x->storage->device)
-                                      : NULL;
+    ct_tensor *xc =
+        x->dtype == k && ct_tensor_is_contiguous(x) ? ct_retain(x) : ct_cast_new(op, x, k);
+    ct_tensor *gc = !g ? NULL
+                    : g->dtype == k && ct_tensor_is_contiguous(g) ? ct_retain(g)
+                                                                  : ct_cast_new(op, g, k);
+    ct_tensor *out =
+        xc && (gc || !g) ? ct_tensor_new(op, ct_shape_of(x), k, x->storage->device) : NULL;
     if (out) fn(kind, ct_tensor_data(xc), gc ? ct_tensor_data(gc) : NULL, ct_tensor_data(out),
                 M1, L, M2);
     ct_release(xc);
     ct_release(gc);
-    return ct_cast_result(out, out_dt);
+    return ct_cast_result(op, out, out_dt);
 }
 
 static ct_tensor *forward(ct_op_id op, const char *name, ct_tensor *t, int64_t dim) {

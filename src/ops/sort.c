@@ -23,9 +23,9 @@ static ct_values_indices sort_rows(ct_op_id opid, const char *op, ct_tensor *t, 
     if (!kern) return NONE;
     ct_shape s = ct_shape_of(t);
     if (s.ndim) s.d[d] = k;
-    ct_tensor *src = ct_index_contig(t);
-    ct_tensor *vals = src ? ct_tensor_new(s, t->dtype, t->storage->device) : NULL;
-    ct_tensor *idx = vals ? ct_tensor_new(s, CT_I64, t->storage->device) : NULL;
+    ct_tensor *src = ct_index_contig(op, t);
+    ct_tensor *vals = src ? ct_tensor_new(op, s, t->dtype, t->storage->device) : NULL;
+    ct_tensor *idx = vals ? ct_tensor_new(op, s, CT_I64, t->storage->device) : NULL;
     if (!idx) {
         ct_release(src);
         ct_release(vals);

@@ -10,7 +10,7 @@ ct_tensor *ct_unary_op(const ct_unary_spec *u, ct_tensor *x, const ct_pw_args *a
     /* An in-place op whose backward reads the input keeps a copy of it first. */
     ct_tensor *before = NULL;
     if (inplace && u->save == CT_SAVE_INPUT && ct_any_requires_grad(1, &x)) {
-        if (!(before = ct_cast_new(x, x->dtype))) return NULL;
+        if (!(before = ct_cast_new(ct_ops[u->op].fn, x, x->dtype))) return NULL;
     }
     ct_tensor *out = ct_pointwise(&spec, 1, &x, inplace ? x : NULL, args);
     if (!out) {

@@ -18,21 +18,31 @@ ct_tensor *ct_view_make(ct_op_id op, ct_tensor *t, int ndim, const int64_t *size
 /* Resolves one -1 and checks the element count. */
 static bool infer_shape(const char *op, ct_shape *shape, int64_t numel) {
     int infer = -1;
-    int64_t known = 1;
+    int64_t known = 1; /* the product of the nonzero sizes given */
+    bool zero = false, overflow = false;
     for (int i = 0; i < shape->ndim; i++) {
-        if (shape->d[i] == -1) {
+        int64_t s = shape->d[i];
+        if (s == -1) {
             if (infer >= 0) {
                 ct_error("%s: only one dimension can be inferred", op);
                 return false;
             }
             infer = i;
-        } else if (shape->d[i] < 0) {
-            ct_error("%s: invalid shape dimension %lld", op, (long long)shape->d[i]);
+        } else if (s < 0) {
+            ct_error("%s: invalid shape dimension %lld", op, (long long)s);
             return false;
+        } else if (s == 0) {
+            zero = true;
         } else {
-            known *= shape->d[i];
+            overflow |= __builtin_mul_overflow(known, s, &known);
         }
     }
+    if (overflow) { /* ct_check_shape words the error: the -1 counts as 1 */
+        ct_shape given = *shape;
+        if (infer >= 0) given.d[infer] = 1;
+        return ct_check_shape(op, given.ndim, given.d);
+    }
+    if (zero) known = 0;
     if (infer >= 0 && known != 0 && numel % known == 0) shape->d[infer] = numel / known;
     if ((infer >= 0 && (known == 0 || numel % known)) || ct_shape_numel(shape->ndim, shape->d) != numel) {
         char buf[CT_SHAPE_STR_MAX];
@@ -134,6 +144,8 @@ ct_tensor *ct_expand(ct_tensor *t, ct_shape shape) {
             return NULL;
         }
     }
+    /* [2^32, 2^32] is 2^64 elements: no int64 numel, refused as PyTorch does */
+    if (!ct_check_shape("ct_expand", shape.ndim, shape.d)) return NULL;
     return ct_ret(ct_view_make(CT_OP_expand, t, shape.ndim, shape.d, strides, t->offset, NULL));
 }
 

@@ -244,11 +244,12 @@ ct_tensor *ct_unflatten(ct_tensor *t, int64_t dim, ct_shape sizes) {
     }
     int64_t n = t->ndim ? t->sizes[d] : 1, known = 1;
     int infer = 0;
+    bool overflow = false;
     for (int i = 0; i < sizes.ndim; i++) {
         if (sizes.d[i] == -1) infer++;
-        else known *= sizes.d[i];
+        else overflow |= __builtin_mul_overflow(known, sizes.d[i], &known);
     }
-    if (infer > 1 || (infer ? known == 0 || n % known : known != n)) {
+    if (overflow || infer > 1 || (infer ? known == 0 || n % known : known != n)) {
         char buf[CT_SHAPE_STR_MAX];
         ct_error("ct_unflatten: Provided sizes %s don't multiply up to the size of dim %d (%lld) "
                  "in the input tensor", ct_shape_str(sizes.ndim, sizes.d, buf), d, (long long)n);
@@ -268,13 +269,25 @@ ct_tensor *ct_unflatten(ct_tensor *t, int64_t dim, ct_shape sizes) {
 
 /* ---- as_strided ---------------------------------------------------------------- */
 
-/* One past the last storage element the geometry reaches (its offset when empty). */
-static int64_t geom_end(const ct_geom *g) {
-    int64_t end = g->offset + 1;
+/* One past the last storage element the geometry reaches (its offset when empty);
+ * false when that overflows int64 (only a user's as_strided geometry can). */
+static bool geom_end_checked(const ct_geom *g, int64_t *end) {
+    bool overflow = __builtin_add_overflow(g->offset, 1, end);
     for (int i = 0; i < g->ndim; i++) {
-        if (g->sizes[i] == 0) return g->offset;
-        end += (g->sizes[i] - 1) * g->strides[i];
+        if (g->sizes[i] == 0) {
+            *end = g->offset;
+            return true;
+        }
+        int64_t span;
+        overflow |= __builtin_mul_overflow(g->sizes[i] - 1, g->strides[i], &span) ||
+                    __builtin_add_overflow(*end, span, end);
     }
+    return !overflow;
+}
+
+static int64_t geom_end(const ct_geom *g) {
+    int64_t end;
+    CT_ASSERT(geom_end_checked(g, &end));
     return end;
 }
 
@@ -302,12 +315,19 @@ ct_tensor *ct_as_strided(ct_tensor *t, ct_shape size, ct_shape stride, int64_t s
             return NULL;
         }
     }
+    if (!ct_check_shape("ct_as_strided", size.ndim, size.d)) return NULL;
     ct_geom y = {.ndim = size.ndim, .offset = storage_offset < 0 ? t->offset : storage_offset};
     memcpy(y.sizes, size.d, sizeof(int64_t) * (size_t)size.ndim);
     memcpy(y.strides, stride.d, sizeof(int64_t) * (size_t)size.ndim);
     size_t es = ct_dtype_size(t->dtype);
-    int64_t need = geom_end(&y);
-    if (ct_shape_numel(y.ndim, y.sizes) > 0 && (size_t)need * es > t->storage->nbytes) {
+    int64_t need, need_bytes;
+    if (!geom_end_checked(&y, &need) || __builtin_mul_overflow(need, (int64_t)es, &need_bytes)) {
+        ct_error("ct_as_strided: setStorage: sizes %s, strides %s and storage offset %lld: the "
+                 "storage size calculation overflowed", ct_shape_str(size.ndim, size.d, a),
+                 ct_shape_str(stride.ndim, stride.d, b), (long long)y.offset);
+        return NULL;
+    }
+    if (ct_shape_numel(y.ndim, y.sizes) > 0 && (size_t)need_bytes > t->storage->nbytes) {
         ct_error("ct_as_strided: setStorage: sizes %s, strides %s, storage offset %lld, and "
                  "itemsize %zu requiring a storage size of %lld are out of bounds for storage "
                  "of size %zu", ct_shape_str(size.ndim, size.d, a),
@@ -369,7 +389,7 @@ static bool geom_overlaps(const ct_geom *g) {
 
 /* out[view] += src element by element, for a view that overlaps itself. */
 static void scatter_add_overlapping(ct_tensor *out, const ct_tensor *src, const ct_geom *g) {
-    ct_tensor *c = ct_cast_new(src, CT_F64);
+    ct_tensor *c = ct_cast_new(ct_ops[CT_OP_strided_scatter].fn, src, CT_F64);
     if (!c) ct_fatal("out of memory in strided_scatter");
     const double *v = (const double *)ct_tensor_data(c);
     char *base = ct_tensor_data(out);
@@ -392,7 +412,8 @@ ct_tensor *ct_strided_scatter(ct_tensor *src, int ndim, const int64_t *sizes, co
     memcpy(s.d, sizes, sizeof(int64_t) * (size_t)ndim);
     ct_copy_kernel k = (ct_copy_kernel)ct_kernel_for(CT_OP_strided_scatter, src->storage->device,
                                                      src->dtype);
-    ct_tensor *out = k ? ct_tensor_new(s, src->dtype, src->storage->device) : NULL;
+    const char *op = ct_ops[CT_OP_strided_scatter].fn;
+    ct_tensor *out = k ? ct_tensor_new(op, s, src->dtype, src->storage->device) : NULL;
     if (!out) return NULL;
     memset(ct_tensor_data(out), 0, out->storage->nbytes);
     ct_tensor *view = ct_tensor_view_of(out, g->ndim, g->sizes, g->strides, g->offset);

@@ -116,7 +116,7 @@ static bool init_state(ct_optim *opt, const ct_param_group *g, ct_param_state *s
     for (int b = 0; b < CT_OPTIM_MAX_BUFS; b++) {
         if (!(need >> b & 1) || st->buf[b]) continue;
         double v = opt->kind->buf_init ? opt->kind->buf_init(g, b) : 0;
-        st->buf[b] = ct_tensor_new(ct_shape_of(st->param), ct_dtype_of(st->param),
+        st->buf[b] = ct_tensor_new("ct_step", ct_shape_of(st->param), ct_dtype_of(st->param),
                                    ct_device_of(st->param));
         if (!st->buf[b]) return false;
         CT_SCOPE { ct_fill_(st->buf[b], v); }
@@ -295,8 +295,8 @@ int ct_optim_load_state_dict(ct_optim *opt, const ct_state_dict *sd) {
                 }
                 for (int b = 0; b < CT_OPTIM_MAX_BUFS && opt->kind->buf_names[b]; b++) {
                     if (strcmp(opt->kind->buf_names[b], name)) continue;
-                    ct_tensor *t = ct_tensor_new(ct_shape_of(st->param), ct_dtype_of(st->param),
-                                                 ct_device_of(st->param));
+                    ct_tensor *t = ct_tensor_new("ct_optim_load_state_dict", ct_shape_of(st->param),
+                                                 ct_dtype_of(st->param), ct_device_of(st->param));
                     if (!t) {
                         rc = -1;
                         break;
