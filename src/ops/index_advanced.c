@@ -49,7 +49,7 @@ static bool mask_columns(const char *op, ct_tensor *t, ct_tensor *mask, int d, c
 
 static ct_tensor *all_dims;
 static void make_all_dims(void) {
-    all_dims = ct_tensor_new(CT_SHAPE(0), CT_I64, CT_CPU);
+    all_dims = ct_tensor_new("CT_ALL", CT_SHAPE(0), CT_I64, CT_CPU);
     if (!all_dims) ct_fatal("out of memory creating CT_ALL");
     /* so many references that no sequence of releases frees it */
     atomic_store(&all_dims->obj.refs, INT32_MAX / 2);
