@@ -1,12 +1,15 @@
 /* Loss kernels: nll_loss forward (gathering -w[t] x[t]) and backward (scattering
  * -w[t] g), and the elementwise losses (binary cross entropy with probabilities and
- * with logits, mse, smooth l1, huber; see Note [Elementwise loss ops]). */
+ * with logits, mse, smooth l1, huber; see Note [Elementwise loss ops]) with their
+ * fused backwards.  The selects vectorize: see Note [Vectorizing selects] (cpu/unary.c). */
+#pragma GCC optimize("no-trapping-math")
 #include <stdbool.h>
 #include <string.h>
 
 #include "cpu/kernel_util.h"
 #include "cpu/pw_loops.h"
 #include "cpu/loss.h"
+#include "cpu/vmath.h"
 
 /* The fixed number of blocks the reduced forward sums separately, then adds in
  * order: the split never depends on the thread count. */
@@ -125,7 +128,59 @@ REGRESSION_KERNELS(double, f64)
 BCEL_KERNELS(float, f32)
 BCEL_KERNELS(double, f64)
 
+/* The fused backwards: data (out, x, y, g) with x the input, y the target and g the
+ * incoming gradient already scaled for the reduction and the weight (broadcast, often
+ * 0-d); out = the derivative of the elementwise loss in x, times g.  Their formulas
+ * and kink choices are PyTorch's (see ops/loss_elementwise.c, ops/loss_bce.c):
+ *   mse        2 (x - y)
+ *   smooth_l1  -1 where x - y <= -beta, 1 where x - y >= beta, else (x - y) / beta
+ *              (beta 0: -1 at x == y; a NaN difference stays NaN)
+ *   huber      x - y clamped to [-delta, delta]
+ *   bce        (x - y) / max(x (1 - x), 1e-12f)
+ *   bce with logits, pos_weight w (data: out, x, y, w, g when ctx i != 0):
+ *              (w y + 1 - y) sigmoid(x) - w y;  without: sigmoid(x) - y. */
+#define LOSS_BWD_KERNELS(T, SFX)                                                         \
+    static inline T sl1_bwd_##SFX(T x, T y, T beta) {                                    \
+        T d = x - y;                                                                     \
+        return d <= -beta ? (T)-1 : d >= beta ? (T)1 : d / beta;                         \
+    }                                                                                    \
+    static inline T huber_bwd_##SFX(T x, T y, T delta) {                                 \
+        T d = x - y;                                                                     \
+        return d <= -delta ? -delta : d >= delta ? delta : d;                            \
+    }                                                                                    \
+    static inline T bce_bwd_##SFX(T x, T y) {                                            \
+        T t = ((T)1 - x) * x; /* a NaN stays NaN */                                      \
+        return (x - y) / (t < (T)1e-12f ? (T)1e-12f : t);                                \
+    }                                                                                    \
+    static inline T bcel_bwd_pw_##SFX(T x, T y, T w) {                                   \
+        T t = w * y;                                                                     \
+        return (t + 1 - y) * CT_VSIGMOID(x) - t;                                         \
+    }                                                                                    \
+    /* CT_TERNARY_LOOP names its inputs (c, x, y): here input, target, gradient. */     \
+    CT_TERNARY_LOOP(mse_bwd_##SFX, T, T, T, (T)2 * (c - x) * y)                          \
+    CT_TERNARY_LOOP(sl1_bwd_loop_##SFX, T, T, T, sl1_bwd_##SFX(c, x, (T)p->a) * y)       \
+    CT_TERNARY_LOOP(huber_bwd_loop_##SFX, T, T, T, huber_bwd_##SFX(c, x, (T)p->a) * y)   \
+    CT_TERNARY_LOOP(bce_bwd_loop_##SFX, T, T, T, bce_bwd_##SFX(c, x) * y)                \
+    CT_TERNARY_LOOP(bcel_bwd_plain_##SFX, T, T, T, (CT_VSIGMOID(c) - x) * y)             \
+    CT_QUATERNARY_LOOP(bcel_bwd_posw_##SFX, T, bcel_bwd_pw_##SFX(x, y, z) * w)           \
+    static void bcel_bwd_loop_##SFX(char **d, const int64_t *s, int64_t n, const void *ctx) { \
+        const ct_pw_args *p = ctx;                                                       \
+        if (p->i) bcel_bwd_posw_##SFX(d, s, n, ctx);                                     \
+        else bcel_bwd_plain_##SFX(d, s, n, ctx);                                         \
+    }
+LOSS_BWD_KERNELS(float, f32)
+LOSS_BWD_KERNELS(double, f64)
+
+#define LOSS_BWD_ENTRIES(DT, SFX)                                                        \
+    {CT_OP_mse_loss_backward, DT, (ct_kernel)mse_bwd_##SFX},                             \
+    {CT_OP_smooth_l1_loss_backward, DT, (ct_kernel)sl1_bwd_loop_##SFX},                  \
+    {CT_OP_huber_loss_backward, DT, (ct_kernel)huber_bwd_loop_##SFX},                    \
+    {CT_OP_binary_cross_entropy_backward, DT, (ct_kernel)bce_bwd_loop_##SFX},            \
+    {CT_OP_binary_cross_entropy_with_logits_backward, DT, (ct_kernel)bcel_bwd_loop_##SFX},
+
 const ct_kernel_entry ct_cpu_loss_kernels[] = {
+    LOSS_BWD_ENTRIES(CT_F32, f32)
+    LOSS_BWD_ENTRIES(CT_F64, f64)
     {CT_OP_nll_loss, CT_F32, (ct_kernel)nll_fwd_f32},
     {CT_OP_nll_loss, CT_F64, (ct_kernel)nll_fwd_f64},
     {CT_OP_nll_loss_backward, CT_F32, (ct_kernel)nll_bwd_f32},
