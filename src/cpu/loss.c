@@ -78,10 +78,11 @@
 NLL_KERNELS(float, f32)
 NLL_KERNELS(double, f64)
 
-/* PyTorch's binary cross entropy of one element: logs clamped to >= -100. */
+/* PyTorch's binary cross entropy of one element: logs clamped to >= -100.  Float32
+ * logs (and exps below) are cpu/vmath.h's, which vectorize; doubles call libm. */
 #define BCE_LOG(T, LOG, v) (LOG(v) < (T)-100 ? (T)-100 : LOG(v)) /* NaN stays NaN */
 #define BCE(T, LOG, x, y) ((y - (T)1) * BCE_LOG(T, LOG, (T)1 - x) - y * BCE_LOG(T, LOG, x))
-CT_BINARY_LOOP(bce_f32, float, float, BCE(float, logf, x, y))
+CT_BINARY_LOOP(bce_f32, float, float, BCE(float, ct_vlogf, x, y))
 CT_BINARY_LOOP(bce_f64, double, double, BCE(double, log, x, y))
 
 /* The elementwise regression losses of x, y with p->a = beta / delta, as PyTorch's
@@ -108,7 +109,7 @@ REGRESSION_KERNELS(double, f64)
 #define BCEL_KERNELS(T, SFX)                                                             \
     static inline T bcel_m_##SFX(T x) { return -x < 0 ? (T)0 : -x; }                     \
     static inline T bcel_lse_##SFX(T x, T m) {                                           \
-        return CT_MF(log, CT_MF(exp, -m) + CT_MF(exp, -x - m));                          \
+        return CT_VLOG(CT_VEXP(-m) + CT_VEXP(-x - m));                                   \
     }                                                                                    \
     static inline T bcel_##SFX(T x, T y) {                                               \
         T m = bcel_m_##SFX(x);                                                           \
