@@ -1,8 +1,12 @@
 /* Loss kernels: nll_loss forward (gathering -w[t] x[t]) and backward (scattering
  * -w[t] g), and the elementwise losses (binary cross entropy with probabilities and
  * with logits, mse, smooth l1, huber; see Note [Elementwise loss ops]) with their
- * fused backwards.  The selects vectorize: see Note [Vectorizing selects] (cpu/unary.c). */
-#pragma GCC optimize("no-trapping-math")
+ * fused backwards.  The selects vectorize: see Note [Vectorizing selects] (cpu/unary.c).
+ * No a * b + c is contracted to a fused multiply-add: gcc may contract the vectorized
+ * body of a loop and its scalar remainder differently, and which elements fall in
+ * the remainder depends on how the iterator splits the work across threads (seen in
+ * the pos_weight backward: last bits differed between 1 and 2 threads). */
+#pragma GCC optimize("no-trapping-math", "fp-contract=off")
 #include <stdbool.h>
 #include <string.h>
 
