@@ -472,9 +472,10 @@ TEST(loss_backward_ops_and_kinks_match_pytorch) {
     }
 }
 
-/* The fused loss backwards split their elements over the threads: every thread count
- * gives the same bits (float32, sizes over the iterator's grain, a weight, a
- * broadcast pos_weight, a broadcast target). */
+/* The elementwise loss kernels and the fused loss backwards split their elements over
+ * the threads: every thread count gives the same bits (float32, sizes over the
+ * iterator's grain, a weight, a broadcast pos_weight, a broadcast target; the
+ * elementwise losses, and the gradients of their mean). */
 TEST(loss_gradients_are_thread_independent) {
     ct_tensor *x = ct_randn(CT_SHAPE(7, 10001), .requires_grad = true);
     ct_tensor *y = ct_randn(CT_SHAPE(7, 10001), .requires_grad = true);
@@ -483,23 +484,26 @@ TEST(loss_gradients_are_thread_independent) {
     ct_tensor *t = ct_rand(CT_SHAPE(7, 10001), .requires_grad = true);
     ct_tensor *w = ct_rand(CT_SHAPE(7, 10001)), *pw = ct_rand(CT_SHAPE(10001));
     int threads = ct_get_num_threads();
-    ct_tensor *first[6][2] = {{NULL}};
+    ct_tensor *first[6][3] = {{NULL}};
     for (int n = 1; n <= 3; n++) {
         ct_set_num_threads(n);
         ct_tensor *xy[2] = {x, y}, *xyb[2] = {x, yb}, *pt[2] = {p, t}, *xt[2] = {x, t};
-        ct_tensor *l[6] = {
-            ct_mse_loss(x, yb),
-            ct_smooth_l1_loss(x, y, .beta = 0.5),
-            ct_huber_loss(x, y, .reduction = CT_REDUCTION_SUM),
-            ct_binary_cross_entropy(p, t, .weight = w),
-            ct_binary_cross_entropy_with_logits(x, t, .pos_weight = pw),
-            ct_binary_cross_entropy_with_logits(x, t, .weight = w),
-        };
-        ct_tensor **ins[6] = {xyb, xy, xy, pt, xt, xt};
         for (int i = 0; i < 6; i++) {
-            ct_tensor *g[2] = {NULL, NULL};
-            CHECK(ct_autograd_grad(1, &l[i], 2, ins[i], g) == 0);
-            for (int k = 0; k < 2; k++) {
+            ct_tensor *g[3] = {NULL, NULL, NULL}, **in = i == 0 ? xyb : i < 3 ? xy : i == 3 ? pt : xt;
+            for (int r = 0; r < 2; r++) {
+                ct_reduction red = r ? CT_REDUCTION_MEAN : CT_REDUCTION_NONE;
+                ct_tensor *l = i == 0   ? ct_mse_loss(x, yb, .reduction = red)
+                               : i == 1 ? ct_smooth_l1_loss(x, y, .beta = 0.5, .reduction = red)
+                               : i == 2 ? ct_huber_loss(x, y, .reduction = red)
+                               : i == 3 ? ct_binary_cross_entropy(p, t, .weight = w, .reduction = red)
+                               : i == 4 ? ct_binary_cross_entropy_with_logits(x, t, .pos_weight = pw,
+                                                                              .reduction = red)
+                                        : ct_binary_cross_entropy_with_logits(x, t, .weight = w,
+                                                                              .reduction = red);
+                if (!r) g[2] = l;
+                else CHECK(ct_autograd_grad(1, &l, 2, in, g) == 0);
+            }
+            for (int k = 0; k < 3; k++) {
                 if (n == 1) {
                     first[i][k] = g[k];
                     continue;
@@ -507,8 +511,8 @@ TEST(loss_gradients_are_thread_independent) {
                 if (!g[k] || !first[i][k] ||
                     memcmp(ct_data_ptr(g[k]), ct_data_ptr(first[i][k]),
                            (size_t)ct_numel(g[k]) * sizeof(float)))
-                    ct_test_fail(__FILE__, __LINE__, "loss %d, gradient %d: %d threads differ "
-                                 "from 1", i, k, n);
+                    ct_test_fail(__FILE__, __LINE__, "loss %d, %s %d: %d threads differ from 1",
+                                 i, k < 2 ? "gradient" : "output", k, n);
             }
         }
     }

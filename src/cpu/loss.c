@@ -5,7 +5,8 @@
  * No a * b + c is contracted to a fused multiply-add: gcc may contract the vectorized
  * body of a loop and its scalar remainder differently, and which elements fall in
  * the remainder depends on how the iterator splits the work across threads (seen in
- * the pos_weight backward: last bits differed between 1 and 2 threads). */
+ * the float32 bce and bce-with-logits forwards and the pos_weight backward: last
+ * bits differed between 1 and 2 threads). */
 #pragma GCC optimize("no-trapping-math", "fp-contract=off")
 #include <stdbool.h>
 #include <string.h>
