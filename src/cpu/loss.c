@@ -107,6 +107,13 @@ CT_BINARY_LOOP(bce_f64, double, double, BCE(double, log, x, y))
 REGRESSION_KERNELS(float, f32)
 REGRESSION_KERNELS(double, f64)
 
+/* A loop running `with` when ctx i says a pos_weight is given, else `without`. */
+#define POS_WEIGHT_LOOP(NAME, WITH, WITHOUT)                                             \
+    static void NAME(char **d, const int64_t *s, int64_t n, const void *ctx) {           \
+        if (((const ct_pw_args *)ctx)->i) WITH(d, s, n, ctx);                            \
+        else WITHOUT(d, s, n, ctx);                                                      \
+    }
+
 /* binary_cross_entropy_with_logits of input x, target y, pos_weight w, in PyTorch
  * 1.13's form: with m = max(-x, 0) (NaN stays NaN), (1 - y) x + m + log(exp(-m) +
  * exp(-x - m)), the log term times 1 + (w - 1) y with a pos_weight.  Inputs
@@ -124,13 +131,9 @@ REGRESSION_KERNELS(double, f64)
         T m = bcel_m_##SFX(x);                                                           \
         return (1 - y) * x + (1 + (w - 1) * y) * (bcel_lse_##SFX(x, m) + m);             \
     }                                                                                    \
-    CT_TERNARY_LOOP(bcel_plain_##SFX, T, T, T, ((void)c, bcel_##SFX(x, y)))                       \
+    CT_TERNARY_LOOP(bcel_plain_##SFX, T, T, T, ((void)c, bcel_##SFX(x, y)))             \
     CT_TERNARY_LOOP(bcel_posw_##SFX, T, T, T, bcel_pw_##SFX(c, x, y))                    \
-    static void bcel_loop_##SFX(char **d, const int64_t *s, int64_t n, const void *ctx) { \
-        const ct_pw_args *p = ctx;                                                       \
-        if (p->i) bcel_posw_##SFX(d, s, n, ctx);                                         \
-        else bcel_plain_##SFX(d, s, n, ctx);                                             \
-    }
+    POS_WEIGHT_LOOP(bcel_loop_##SFX, bcel_posw_##SFX, bcel_plain_##SFX)
 BCEL_KERNELS(float, f32)
 BCEL_KERNELS(double, f64)
 
@@ -169,11 +172,7 @@ BCEL_KERNELS(double, f64)
     CT_TERNARY_LOOP(bce_bwd_loop_##SFX, T, T, T, bce_bwd_##SFX(c, x) * y)                \
     CT_TERNARY_LOOP(bcel_bwd_plain_##SFX, T, T, T, (CT_VSIGMOID(c) - x) * y)             \
     CT_QUATERNARY_LOOP(bcel_bwd_posw_##SFX, T, bcel_bwd_pw_##SFX(x, y, z) * w)           \
-    static void bcel_bwd_loop_##SFX(char **d, const int64_t *s, int64_t n, const void *ctx) { \
-        const ct_pw_args *p = ctx;                                                       \
-        if (p->i) bcel_bwd_posw_##SFX(d, s, n, ctx);                                     \
-        else bcel_bwd_plain_##SFX(d, s, n, ctx);                                         \
-    }
+    POS_WEIGHT_LOOP(bcel_bwd_loop_##SFX, bcel_bwd_posw_##SFX, bcel_bwd_plain_##SFX)
 LOSS_BWD_KERNELS(float, f32)
 LOSS_BWD_KERNELS(double, f64)
 
