@@ -419,3 +419,102 @@ TEST(loss_grad_fn_names_match_pytorch) {
     CHECK(ct_backward(ct_sum(ct_mul(g[0], g[0]))) == 0);
     CHECK_INT_EQ(ct_numel(ct_grad(go)), 8);
 }
+
+/* Under create_graph the gradients of the elementwise losses are made by their fused
+ * backward ops, named as PyTorch 1.13's (the target's of a regression loss too: the
+ * same op with input and target swapped); binary_cross_entropy_with_logits' backward,
+ * which PyTorch composes, is ctorch's own op.  Their own backward runs.  Values at the
+ * kinks (sum reduction) are PyTorch's: smooth_l1 with beta 0 gives -1 at input ==
+ * target for the target's gradient as for the input's. */
+TEST(loss_backward_ops_and_kinks_match_pytorch) {
+    ct_tensor *x = ct_tensor_f64(((double[]){0, 1, 2, 0.5}), CT_SHAPE(4), .requires_grad = true);
+    ct_tensor *y = ct_tensor_f64(((double[]){0, 1.5, 1, 0.5}), CT_SHAPE(4), .requires_grad = true);
+    ct_tensor *p = ct_tensor_f64(((double[]){0.2, 0.5, 0.7, 0.9}), CT_SHAPE(4), .requires_grad = true);
+    ct_tensor *in[2] = {x, y}, *pin[2] = {p, y};
+    ct_reduction sum = CT_REDUCTION_SUM;
+    struct {
+        ct_tensor *loss, **in;
+        const char *name[2];
+        double g[2][4];
+    } cases[] = {
+        {ct_mse_loss(x, y, .reduction = sum), in, {"MseLossBackwardBackward0", "MseLossBackwardBackward0"},
+         {{0, -1, 2, 0}, {0, 1, -2, 0}}},
+        {ct_smooth_l1_loss(x, y, .reduction = sum, .beta = 0), in,
+         {"SmoothL1LossBackwardBackward0", "SmoothL1LossBackwardBackward0"},
+         {{-1, -1, 1, -1}, {-1, 1, -1, -1}}},
+        {ct_smooth_l1_loss(x, y, .reduction = sum, .beta = 0.5), in,
+         {"SmoothL1LossBackwardBackward0", "SmoothL1LossBackwardBackward0"},
+         {{0, -1, 1, 0}, {0, 1, -1, 0}}},
+        {ct_huber_loss(x, y, .reduction = sum, .delta = 0.5), in,
+         {"HuberLossBackwardBackward0", "HuberLossBackwardBackward0"},
+         {{0, -0.5, 0.5, 0}, {0, 0.5, -0.5, 0}}},
+        {ct_binary_cross_entropy(p, y, .reduction = sum), pin,
+         {"BinaryCrossEntropyBackwardBackward0", "MulBackward0"}, {{NAN}}},
+        {ct_binary_cross_entropy_with_logits(x, y, .reduction = sum), in,
+         {"BinaryCrossEntropyWithLogitsBackwardBackward0", "MulBackward0"}, {{NAN}}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        ct_tensor *g[2] = {NULL, NULL};
+        CHECK(ct_autograd_grad(1, &cases[i].loss, 2, cases[i].in, g, .create_graph = true) == 0);
+        for (int k = 0; k < 2; k++) {
+            if (strcmp(grad_fn_of(g[k]), cases[i].name[k]))
+                ct_test_fail(__FILE__, __LINE__, "loss %zu, gradient %d: grad_fn %s, want %s", i,
+                             k, grad_fn_of(g[k]), cases[i].name[k]);
+            if (isnan(cases[i].g[0][0])) continue;
+            double *v = ct_test_values(g[k]);
+            for (int j = 0; v && j < 4; j++)
+                if (v[j] != cases[i].g[k][j])
+                    ct_test_fail(__FILE__, __LINE__, "loss %zu, gradient %d [%d]: %g, want %g", i,
+                                 k, j, v[j], cases[i].g[k][j]);
+            free(v);
+        }
+        CHECK(ct_backward(ct_sum(ct_add(ct_mul(g[0], g[0]), g[1]))) == 0);
+    }
+}
+
+/* The elementwise loss kernels and the fused loss backwards split their elements over
+ * the threads: every thread count gives the same bits (float32, sizes over the
+ * iterator's grain, a weight, a broadcast pos_weight, a broadcast target; the
+ * elementwise losses, and the gradients of their mean). */
+TEST(loss_gradients_are_thread_independent) {
+    ct_tensor *x = ct_randn(CT_SHAPE(7, 10001), .requires_grad = true);
+    ct_tensor *y = ct_randn(CT_SHAPE(7, 10001), .requires_grad = true);
+    ct_tensor *yb = ct_randn(CT_SHAPE(10001), .requires_grad = true);
+    ct_tensor *p = ct_rand(CT_SHAPE(7, 10001), .requires_grad = true);
+    ct_tensor *t = ct_rand(CT_SHAPE(7, 10001), .requires_grad = true);
+    ct_tensor *w = ct_rand(CT_SHAPE(7, 10001)), *pw = ct_rand(CT_SHAPE(10001));
+    int threads = ct_get_num_threads();
+    ct_tensor *first[6][3] = {{NULL}};
+    for (int n = 1; n <= 3; n++) {
+        ct_set_num_threads(n);
+        ct_tensor *xy[2] = {x, y}, *xyb[2] = {x, yb}, *pt[2] = {p, t}, *xt[2] = {x, t};
+        for (int i = 0; i < 6; i++) {
+            ct_tensor *g[3] = {NULL, NULL, NULL}, **in = i == 0 ? xyb : i < 3 ? xy : i == 3 ? pt : xt;
+            for (int r = 0; r < 2; r++) {
+                ct_reduction red = r ? CT_REDUCTION_MEAN : CT_REDUCTION_NONE;
+                ct_tensor *l = i == 0   ? ct_mse_loss(x, yb, .reduction = red)
+                               : i == 1 ? ct_smooth_l1_loss(x, y, .beta = 0.5, .reduction = red)
+                               : i == 2 ? ct_huber_loss(x, y, .reduction = red)
+                               : i == 3 ? ct_binary_cross_entropy(p, t, .weight = w, .reduction = red)
+                               : i == 4 ? ct_binary_cross_entropy_with_logits(x, t, .pos_weight = pw,
+                                                                              .reduction = red)
+                                        : ct_binary_cross_entropy_with_logits(x, t, .weight = w,
+                                                                              .reduction = red);
+                if (!r) g[2] = l;
+                else CHECK(ct_autograd_grad(1, &l, 2, in, g) == 0);
+            }
+            for (int k = 0; k < 3; k++) {
+                if (n == 1) {
+                    first[i][k] = g[k];
+                    continue;
+                }
+                if (!g[k] || !first[i][k] ||
+                    memcmp(ct_data_ptr(g[k]), ct_data_ptr(first[i][k]),
+                           (size_t)ct_numel(g[k]) * sizeof(float)))
+                    ct_test_fail(__FILE__, __LINE__, "loss %d, %s %d: %d threads differ from 1",
+                                 i, k < 2 ? "gradient" : "output", k, n);
+            }
+        }
+    }
+    ct_set_num_threads(threads);
+}

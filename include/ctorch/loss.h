@@ -17,6 +17,11 @@
  * BinaryCrossEntropy[WithLogits]Backward0, NllLossBackward0 / NllLoss2DBackward0 for
  * every reduction; where PyTorch composes a loss of ops (l1_loss, kl_div, the pair
  * losses, label smoothing) the name of its last op (MeanBackward0, AbsBackward0, ...).
+ * The input gradient of mse, smooth_l1, huber, binary_cross_entropy and
+ * binary_cross_entropy_with_logits (and the target gradient of the first three) is
+ * one fused op, differentiable: made with create_graph its grad_fn is
+ * MseLossBackwardBackward0, ... as in PyTorch (for the last one, which PyTorch
+ * composes, BinaryCrossEntropyWithLogitsBackwardBackward0 is ctorch's own name).
  *
  * Module forms (nn.CrossEntropyLoss, ...) are named ct_nn_<class>: their forward
  * takes (input, target) — three tensors for the embedding and ranking losses — through

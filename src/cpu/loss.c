@@ -1,12 +1,20 @@
 /* Loss kernels: nll_loss forward (gathering -w[t] x[t]) and backward (scattering
  * -w[t] g), and the elementwise losses (binary cross entropy with probabilities and
- * with logits, mse, smooth l1, huber; see Note [Elementwise loss ops]). */
+ * with logits, mse, smooth l1, huber; see Note [Elementwise loss ops]) with their
+ * fused backwards.  The selects vectorize: see Note [Vectorizing selects] (cpu/unary.c).
+ * No a * b + c is contracted to a fused multiply-add: gcc may contract the vectorized
+ * body of a loop and its scalar remainder differently, and which elements fall in
+ * the remainder depends on how the iterator splits the work across threads (seen in
+ * the float32 bce and bce-with-logits forwards and the pos_weight backward: last
+ * bits differed between 1 and 2 threads). */
+#pragma GCC optimize("no-trapping-math", "fp-contract=off")
 #include <stdbool.h>
 #include <string.h>
 
 #include "cpu/kernel_util.h"
 #include "cpu/pw_loops.h"
 #include "cpu/loss.h"
+#include "cpu/vmath.h"
 
 /* The fixed number of blocks the reduced forward sums separately, then adds in
  * order: the split never depends on the thread count. */
@@ -75,10 +83,11 @@
 NLL_KERNELS(float, f32)
 NLL_KERNELS(double, f64)
 
-/* PyTorch's binary cross entropy of one element: logs clamped to >= -100. */
+/* PyTorch's binary cross entropy of one element: logs clamped to >= -100.  Float32
+ * logs (and exps below) are cpu/vmath.h's, which vectorize; doubles call libm. */
 #define BCE_LOG(T, LOG, v) (LOG(v) < (T)-100 ? (T)-100 : LOG(v)) /* NaN stays NaN */
 #define BCE(T, LOG, x, y) ((y - (T)1) * BCE_LOG(T, LOG, (T)1 - x) - y * BCE_LOG(T, LOG, x))
-CT_BINARY_LOOP(bce_f32, float, float, BCE(float, logf, x, y))
+CT_BINARY_LOOP(bce_f32, float, float, BCE(float, ct_vlogf, x, y))
 CT_BINARY_LOOP(bce_f64, double, double, BCE(double, log, x, y))
 
 /* The elementwise regression losses of x, y with p->a = beta / delta, as PyTorch's
@@ -98,6 +107,13 @@ CT_BINARY_LOOP(bce_f64, double, double, BCE(double, log, x, y))
 REGRESSION_KERNELS(float, f32)
 REGRESSION_KERNELS(double, f64)
 
+/* A loop running `with` when ctx i says a pos_weight is given, else `without`. */
+#define POS_WEIGHT_LOOP(NAME, WITH, WITHOUT)                                             \
+    static void NAME(char **d, const int64_t *s, int64_t n, const void *ctx) {           \
+        if (((const ct_pw_args *)ctx)->i) WITH(d, s, n, ctx);                            \
+        else WITHOUT(d, s, n, ctx);                                                      \
+    }
+
 /* binary_cross_entropy_with_logits of input x, target y, pos_weight w, in PyTorch
  * 1.13's form: with m = max(-x, 0) (NaN stays NaN), (1 - y) x + m + log(exp(-m) +
  * exp(-x - m)), the log term times 1 + (w - 1) y with a pos_weight.  Inputs
@@ -105,7 +121,7 @@ REGRESSION_KERNELS(double, f64)
 #define BCEL_KERNELS(T, SFX)                                                             \
     static inline T bcel_m_##SFX(T x) { return -x < 0 ? (T)0 : -x; }                     \
     static inline T bcel_lse_##SFX(T x, T m) {                                           \
-        return CT_MF(log, CT_MF(exp, -m) + CT_MF(exp, -x - m));                          \
+        return CT_VLOG(CT_VEXP(-m) + CT_VEXP(-x - m));                                   \
     }                                                                                    \
     static inline T bcel_##SFX(T x, T y) {                                               \
         T m = bcel_m_##SFX(x);                                                           \
@@ -115,17 +131,61 @@ REGRESSION_KERNELS(double, f64)
         T m = bcel_m_##SFX(x);                                                           \
         return (1 - y) * x + (1 + (w - 1) * y) * (bcel_lse_##SFX(x, m) + m);             \
     }                                                                                    \
-    CT_TERNARY_LOOP(bcel_plain_##SFX, T, T, T, ((void)c, bcel_##SFX(x, y)))                       \
+    CT_TERNARY_LOOP(bcel_plain_##SFX, T, T, T, ((void)c, bcel_##SFX(x, y)))             \
     CT_TERNARY_LOOP(bcel_posw_##SFX, T, T, T, bcel_pw_##SFX(c, x, y))                    \
-    static void bcel_loop_##SFX(char **d, const int64_t *s, int64_t n, const void *ctx) { \
-        const ct_pw_args *p = ctx;                                                       \
-        if (p->i) bcel_posw_##SFX(d, s, n, ctx);                                         \
-        else bcel_plain_##SFX(d, s, n, ctx);                                             \
-    }
+    POS_WEIGHT_LOOP(bcel_loop_##SFX, bcel_posw_##SFX, bcel_plain_##SFX)
 BCEL_KERNELS(float, f32)
 BCEL_KERNELS(double, f64)
 
+/* The fused backwards: data (out, x, y, g) with x the input, y the target and g the
+ * incoming gradient already scaled for the reduction and the weight (broadcast, often
+ * 0-d); out = the derivative of the elementwise loss in x, times g.  Their formulas
+ * and kink choices are PyTorch's (see ops/loss_elementwise.c, ops/loss_bce.c):
+ *   mse        2 (x - y)
+ *   smooth_l1  -1 where x - y <= -beta, 1 where x - y >= beta, else (x - y) / beta
+ *              (beta 0: -1 at x == y; a NaN difference stays NaN)
+ *   huber      x - y clamped to [-delta, delta]
+ *   bce        (x - y) / max(x (1 - x), 1e-12f)
+ *   bce with logits, pos_weight w (data: out, x, y, w, g when ctx i != 0):
+ *              (w y + 1 - y) sigmoid(x) - w y;  without: sigmoid(x) - y. */
+#define LOSS_BWD_KERNELS(T, SFX)                                                         \
+    static inline T sl1_bwd_##SFX(T x, T y, T beta) {                                    \
+        T d = x - y;                                                                     \
+        return d <= -beta ? (T)-1 : d >= beta ? (T)1 : d / beta;                         \
+    }                                                                                    \
+    static inline T huber_bwd_##SFX(T x, T y, T delta) {                                 \
+        T d = x - y;                                                                     \
+        return d <= -delta ? -delta : d >= delta ? delta : d;                            \
+    }                                                                                    \
+    static inline T bce_bwd_##SFX(T x, T y) {                                            \
+        T t = ((T)1 - x) * x; /* a NaN stays NaN */                                      \
+        return (x - y) / (t < (T)1e-12f ? (T)1e-12f : t);                                \
+    }                                                                                    \
+    static inline T bcel_bwd_pw_##SFX(T x, T y, T w) {                                   \
+        T t = w * y;                                                                     \
+        return (t + 1 - y) * CT_VSIGMOID(x) - t;                                         \
+    }                                                                                    \
+    /* CT_TERNARY_LOOP names its inputs (c, x, y): here input, target, gradient. */     \
+    CT_TERNARY_LOOP(mse_bwd_##SFX, T, T, T, (T)2 * (c - x) * y)                          \
+    CT_TERNARY_LOOP(sl1_bwd_loop_##SFX, T, T, T, sl1_bwd_##SFX(c, x, (T)p->a) * y)       \
+    CT_TERNARY_LOOP(huber_bwd_loop_##SFX, T, T, T, huber_bwd_##SFX(c, x, (T)p->a) * y)   \
+    CT_TERNARY_LOOP(bce_bwd_loop_##SFX, T, T, T, bce_bwd_##SFX(c, x) * y)                \
+    CT_TERNARY_LOOP(bcel_bwd_plain_##SFX, T, T, T, (CT_VSIGMOID(c) - x) * y)             \
+    CT_QUATERNARY_LOOP(bcel_bwd_posw_##SFX, T, bcel_bwd_pw_##SFX(x, y, z) * w)           \
+    POS_WEIGHT_LOOP(bcel_bwd_loop_##SFX, bcel_bwd_posw_##SFX, bcel_bwd_plain_##SFX)
+LOSS_BWD_KERNELS(float, f32)
+LOSS_BWD_KERNELS(double, f64)
+
+#define LOSS_BWD_ENTRIES(DT, SFX)                                                        \
+    {CT_OP_mse_loss_backward, DT, (ct_kernel)mse_bwd_##SFX},                             \
+    {CT_OP_smooth_l1_loss_backward, DT, (ct_kernel)sl1_bwd_loop_##SFX},                  \
+    {CT_OP_huber_loss_backward, DT, (ct_kernel)huber_bwd_loop_##SFX},                    \
+    {CT_OP_binary_cross_entropy_backward, DT, (ct_kernel)bce_bwd_loop_##SFX},            \
+    {CT_OP_binary_cross_entropy_with_logits_backward, DT, (ct_kernel)bcel_bwd_loop_##SFX},
+
 const ct_kernel_entry ct_cpu_loss_kernels[] = {
+    LOSS_BWD_ENTRIES(CT_F32, f32)
+    LOSS_BWD_ENTRIES(CT_F64, f64)
     {CT_OP_nll_loss, CT_F32, (ct_kernel)nll_fwd_f32},
     {CT_OP_nll_loss, CT_F64, (ct_kernel)nll_fwd_f64},
     {CT_OP_nll_loss_backward, CT_F32, (ct_kernel)nll_bwd_f32},

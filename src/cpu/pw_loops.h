@@ -1,6 +1,7 @@
 /* Loop shapes of the pointwise kernel families beyond kernel_util.h's unary and
  * binary ones: three inputs (where, lerp with a tensor weight, clamp with tensor
- * bounds), and type-generic libm calls. */
+ * bounds, the fused loss backwards), four inputs (binary_cross_entropy_with_logits'
+ * backward with a pos_weight), and type-generic libm calls. */
 #ifndef CT_CPU_PW_LOOPS_H
 #define CT_CPU_PW_LOOPS_H
 
@@ -40,6 +41,38 @@
                 TC c = *(const TC *)(d[1] + i * s[1]);                                   \
                 T x = *(const T *)(d[2] + i * s[2]), y = *(const T *)(d[3] + i * s[3]);  \
                 *(TO *)(d[0] + i * s[0]) = (TO)(EXPR);                                   \
+            }                                                                            \
+        }                                                                                \
+    }
+
+/* out (T) = EXPR(x, y, z, w), all of type T.  Fast paths: all contiguous, and all
+ * contiguous but w broadcast (a loss backward's reduced gradient); others strided. */
+#define CT_QUATERNARY_LOOP(NAME, T, EXPR)                                                \
+    CT_SIMD static void NAME(char **d, const int64_t *s, int64_t n, const void *ctx) {   \
+        const ct_pw_args *p = ctx;                                                       \
+        (void)p;                                                                         \
+        T *restrict o = (T *)d[0];                                                       \
+        const T *restrict X = (const T *)d[1], *restrict Y = (const T *)d[2];            \
+        const T *restrict Z = (const T *)d[3], *restrict W = (const T *)d[4];            \
+        const int64_t e = sizeof(T);                                                     \
+        if (s[0] == e && s[1] == e && s[2] == e && s[3] == e && (s[4] == e || !s[4])) {  \
+            if (s[4]) {                                                                  \
+                for (int64_t i = 0; i < n; i++) {                                        \
+                    T x = X[i], y = Y[i], z = Z[i], w = W[i];                            \
+                    o[i] = (EXPR);                                                       \
+                }                                                                        \
+            } else {                                                                     \
+                const T w = W[0];                                                        \
+                for (int64_t i = 0; i < n; i++) {                                        \
+                    T x = X[i], y = Y[i], z = Z[i];                                      \
+                    o[i] = (EXPR);                                                       \
+                }                                                                        \
+            }                                                                            \
+        } else {                                                                         \
+            for (int64_t i = 0; i < n; i++) {                                            \
+                T x = *(const T *)(d[1] + i * s[1]), y = *(const T *)(d[2] + i * s[2]);  \
+                T z = *(const T *)(d[3] + i * s[3]), w = *(const T *)(d[4] + i * s[4]);  \
+                *(T *)(d[0] + i * s[0]) = (EXPR);                                        \
             }                                                                            \
         }                                                                                \
     }

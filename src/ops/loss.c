@@ -72,6 +72,39 @@ ct_tensor *ct_pw_loss_grad(ct_node *n, ct_tensor *g) {
     return g;
 }
 
+ct_tensor *ct_pw_loss_backward(const ct_pw_spec *spec, ct_tensor *x, ct_tensor *y, ct_tensor *pw,
+                               ct_tensor *g, double p) {
+    if (!x || !y || !g) return NULL;
+    ct_tensor *in[4] = {x, y, pw ? pw : g, g};
+    ct_tensor *out = ct_pointwise(spec, pw ? 4 : 3, in, NULL, &(ct_pw_args){.a = p, .i = pw != NULL});
+    if (!out) return NULL;
+    ct_tensor *din[3] = {x, y, g};
+    ct_node *n = ct_node_record(spec->op, 3, din, 1);
+    if (n) {
+        for (int i = 0; i < 3; i++) ct_node_save(n, i, din[i], false);
+        if (pw) ct_node_save(n, 3, pw, false);
+        n->iargs[0] = pw != NULL;
+        n->args[0] = p;
+        ct_node_give_output(n, out, 0);
+    }
+    return ct_ret(out);
+}
+
+bool ct_pw_loss_backward_backward(ct_node *n, ct_tensor **go, ct_tensor **gi, ct_tensor **gg,
+                                  ct_tensor **x, ct_tensor **y, ct_tensor **pw) {
+    *gg = NULL;
+    *x = ct_node_saved(n, 0);
+    *y = ct_node_saved(n, 1);
+    ct_tensor *g = ct_node_saved(n, 2);
+    *pw = n->iargs[0] ? ct_node_saved(n, 3) : NULL;
+    if (!*x || !*y || !g || (n->iargs[0] && !*pw)) return false;
+    if (n->needs_grad[2]) {
+        ct_pw_spec spec = {n->op, CT_PW_PROMOTE, 0};
+        if (!(gi[2] = ct_pw_loss_backward(&spec, *x, *y, *pw, go[0], n->args[0]))) return false;
+    }
+    return !(n->needs_grad[0] || n->needs_grad[1]) || (*gg = ct_mul(go[0], g));
+}
+
 ct_tensor *ct_loss_grad_fn_as(ct_tensor *t, const char *name) {
     if (t && t->grad_fn) t->grad_fn->name = name;
     return t;

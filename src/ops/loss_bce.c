@@ -65,22 +65,42 @@ ct_tensor *(ct_binary_cross_entropy_with)(ct_tensor *x, ct_tensor *y, ct_bce_opt
     return l;
 }
 
-/* d/dx = (x - y) / max(x (1 - x), EPSILON);  PyTorch's EPSILON is the float 1e-12f
- * (9.99999996e-13) in every dtype;  d/dy = log(1 - x) - log(x) (unclamped, as
- * PyTorch's binary_cross_entropy_target_backward). */
+static const ct_pw_spec BCE_BWD = {CT_OP_binary_cross_entropy_backward, CT_PW_PROMOTE, 0};
+
+/* max(x (1 - x), EPSILON): PyTorch's EPSILON is the float 1e-12f (9.99999996e-13) in
+ * every dtype. */
+static ct_tensor *bce_den(ct_tensor *x) {
+    return ct_clamp_with(ct_mul(ct_rsub_scalar(x, 1), x),
+                         (ct_clamp_options){.min = CT_SOME((double)1e-12f)});
+}
+
+/* d/dx = (x - y) / max(x (1 - x), EPSILON), one fused op;  d/dy = log(1 - x) - log(x)
+ * (unclamped, as PyTorch's binary_cross_entropy_target_backward). */
 bool binary_cross_entropy_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     if (!go[0]) return true;
     ct_tensor *x = ct_node_saved(n, 0), *y = ct_node_saved(n, 1);
     ct_tensor *g = x && y ? ct_pw_loss_grad(n, go[0]) : NULL;
     if (!g) return false;
-    if (n->needs_grad[0]) {
-        ct_tensor *den = ct_clamp_with(ct_mul(ct_rsub_scalar(x, 1), x),
-                                       (ct_clamp_options){.min = CT_SOME((double)1e-12f)});
-        if (!(gi[0] = ct_mul(ct_div(ct_sub(x, y), den), g))) return false;
-    }
+    if (n->needs_grad[0] && !(gi[0] = ct_pw_loss_backward(&BCE_BWD, x, y, NULL, g, 0)))
+        return false;
     if (n->needs_grad[1] && !(gi[1] = ct_mul(ct_sub(ct_log(ct_rsub_scalar(x, 1)), ct_log(x)), g)))
         return false;
     return true;
+}
+
+/* Of D g with D = (x - y) / den, den = max(x (1 - x), EPSILON) (PyTorch's formulas,
+ * which take den's derivative where it is clamped too):
+ * dD/dx = (x^2 - 2 x y + y) / den^2,  dD/dy = -1 / den. */
+bool binary_cross_entropy_backward_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    ct_tensor *gg, *x, *y, *pw;
+    if (!ct_pw_loss_backward_backward(n, go, gi, &gg, &x, &y, &pw)) return false;
+    if (!gg) return true;
+    ct_tensor *den = bce_den(x);
+    if (n->needs_grad[0]) {
+        ct_tensor *num = ct_add(ct_mul(x, ct_sub(x, ct_mul_scalar(y, 2))), y);
+        if (!(gi[0] = ct_div(ct_mul(gg, num), ct_mul(den, den)))) return false;
+    }
+    return !n->needs_grad[1] || (gi[1] = ct_neg(ct_div(gg, den)));
 }
 
 static const ct_pw_spec BCEL = {CT_OP_binary_cross_entropy_with_logits, CT_PW_PROMOTE, 0};
@@ -131,28 +151,41 @@ static ct_tensor *softplus_neg(ct_tensor *x) {
     return ct_add(ct_log(ct_add(ct_exp(ct_neg(m)), ct_exp(ct_sub(ct_neg(x), m)))), m);
 }
 
+static const ct_pw_spec BCEL_BWD = {CT_OP_binary_cross_entropy_with_logits_backward,
+                                     CT_PW_PROMOTE, 0};
+
 /* PyTorch's formulas, p the pos_weight (1 when none):
- * d/dx = (p y + 1 - y) sigmoid(x) - p y,  d/dy = -x + (p - 1) log(1 + exp(-x)). */
+ * d/dx = (p y + 1 - y) sigmoid(x) - p y (one fused op),
+ * d/dy = -x + (p - 1) log(1 + exp(-x)). */
 bool binary_cross_entropy_with_logits_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     if (!go[0]) return true;
     ct_tensor *x = ct_node_saved(n, 0), *y = ct_node_saved(n, 1);
     ct_tensor *pw = n->iargs[2] ? ct_node_saved(n, 2) : NULL;
     ct_tensor *g = x && y && (pw || !n->iargs[2]) ? ct_pw_loss_grad(n, go[0]) : NULL;
     if (!g) return false;
-    if (n->needs_grad[0]) {
-        ct_tensor *s = ct_sigmoid(x), *d;
-        if (pw) {
-            ct_tensor *t = ct_mul(pw, y);
-            d = ct_sub(ct_mul(ct_sub(ct_add_scalar(t, 1), y), s), t);
-        } else {
-            d = ct_sub(s, y);
-        }
-        if (!(gi[0] = ct_mul(d, g))) return false;
-    }
+    if (n->needs_grad[0] && !(gi[0] = ct_pw_loss_backward(&BCEL_BWD, x, y, pw, g, 0)))
+        return false;
     if (n->needs_grad[1]) {
         ct_tensor *d = ct_neg(x);
         if (pw) d = ct_add(d, ct_mul(ct_sub_scalar(pw, 1), softplus_neg(x)));
         if (!(gi[1] = ct_mul(d, g))) return false;
     }
     return true;
+}
+
+/* Of D g with D = (p y + 1 - y) s - p y, s = sigmoid(x):
+ * dD/dx = (p y + 1 - y) s (1 - s),  dD/dy = (p - 1) s - p (without p: s (1 - s), -1). */
+bool binary_cross_entropy_with_logits_backward_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    ct_tensor *gg, *x, *y, *pw;
+    if (!ct_pw_loss_backward_backward(n, go, gi, &gg, &x, &y, &pw)) return false;
+    if (!gg) return true;
+    ct_tensor *s = ct_sigmoid(x);
+    if (n->needs_grad[0]) {
+        ct_tensor *ds = ct_mul(s, ct_rsub_scalar(s, 1));
+        if (pw) ds = ct_mul(ds, ct_sub(ct_add_scalar(ct_mul(pw, y), 1), y));
+        if (!(gi[0] = ct_mul(gg, ds))) return false;
+    }
+    if (n->needs_grad[1])
+        gi[1] = pw ? ct_mul(gg, ct_sub(ct_mul(ct_sub_scalar(pw, 1), s), pw)) : ct_neg(gg);
+    return !n->needs_grad[1] || gi[1];
 }

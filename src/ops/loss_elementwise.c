@@ -1,8 +1,10 @@
 /* mse_loss, smooth_l1_loss and huber_loss as ops (see Note [Elementwise loss ops]):
  * input and target broadcast as in PyTorch (which warns when their sizes differ).
  * The backward formulas are PyTorch's, including its choices at the kinks: 0 at
- * input == target for mse and huber, -1 there for smooth_l1 with beta 0. */
+ * input == target for mse and huber, -1 there for smooth_l1 with beta 0 (for the
+ * input's gradient and the target's alike). */
 #include "ops/loss_impl.h"
+#include "ops/unary.h"
 
 static const ct_pw_spec MSE = {CT_OP_mse_loss, CT_PW_PROMOTE, 0};
 static const ct_pw_spec SMOOTH_L1 = {CT_OP_smooth_l1_loss, CT_PW_PROMOTE, 0};
@@ -47,41 +49,62 @@ ct_tensor *(ct_huber_loss_with)(ct_tensor *x, ct_tensor *y, ct_huber_options o) 
     return regression_loss("huber_loss", &HUBER, x, y, o.reduction, o.delta);
 }
 
-/* Calls f(d, p) with d = input - target, and hands d-derivative * scaled gradient to
- * input and its negation to target. */
-static bool regression_backward(ct_node *n, ct_tensor **go, ct_tensor **gi,
-                                ct_tensor *(*f)(ct_tensor *d, double p)) {
+static const ct_pw_spec MSE_BWD = {CT_OP_mse_loss_backward, CT_PW_PROMOTE, 0};
+static const ct_pw_spec SMOOTH_L1_BWD = {CT_OP_smooth_l1_loss_backward, CT_PW_PROMOTE, 0};
+static const ct_pw_spec HUBER_BWD = {CT_OP_huber_loss_backward, CT_PW_PROMOTE, 0};
+
+/* The fused backward op `spec` of the scaled gradient for the input, and for the
+ * target the same op with input and target swapped, as PyTorch (the negation of the
+ * input's except at smooth_l1's kink with beta 0, where both are -1). */
+static bool regression_backward(ct_node *n, ct_tensor **go, ct_tensor **gi, const ct_pw_spec *spec) {
     if (!go[0]) return true;
     ct_tensor *x = ct_node_saved(n, 0), *y = ct_node_saved(n, 1);
     ct_tensor *g = x && y ? ct_pw_loss_grad(n, go[0]) : NULL;
-    ct_tensor *dx = g ? ct_mul(f(ct_sub(x, y), n->args[1]), g) : NULL;
-    if (!dx) return false;
-    if (n->needs_grad[0]) gi[0] = dx;
-    if (n->needs_grad[1] && !(gi[1] = ct_neg(dx))) return false;
+    if (!g) return false;
+    double p = n->args[1];
+    if (n->needs_grad[0] && !(gi[0] = ct_pw_loss_backward(spec, x, y, NULL, g, p))) return false;
+    if (n->needs_grad[1] && !(gi[1] = ct_pw_loss_backward(spec, y, x, NULL, g, p))) return false;
     return true;
 }
 
-/* 2 (x - y) */
-static ct_tensor *mse_grad(ct_tensor *d, double p) {
-    (void)p;
-    return ct_mul_scalar(d, 2);
-}
-/* d / beta inside [-beta, beta], its sign outside; beta 0: 1 where d > 0, else -1. */
-static ct_tensor *smooth_l1_grad(ct_tensor *d, double beta) {
-    if (beta == 0) return ct_masked_fill(ct_full_like(d, -1), ct_gt_scalar(d, 0), 1);
-    return ct_div_scalar(ct_clamp(d, .min = CT_SOME(-beta), .max = CT_SOME(beta)), beta);
-}
-/* d inside [-delta, delta], delta times its sign outside. */
-static ct_tensor *huber_grad(ct_tensor *d, double delta) {
-    return ct_clamp(d, .min = CT_SOME(-delta), .max = CT_SOME(delta));
-}
-
 bool mse_loss_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    return regression_backward(n, go, gi, mse_grad);
+    return regression_backward(n, go, gi, &MSE_BWD);
 }
 bool smooth_l1_loss_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    return regression_backward(n, go, gi, smooth_l1_grad);
+    return regression_backward(n, go, gi, &SMOOTH_L1_BWD);
 }
 bool huber_loss_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    return regression_backward(n, go, gi, huber_grad);
+    return regression_backward(n, go, gi, &HUBER_BWD);
+}
+
+/* The backward of the fused ops (see ct_pw_loss_backward_backward): the derivative D
+ * of the elementwise loss depends on d = x - y only, so x's gradient is gg D'(d) and
+ * y's its negation.  D' (PyTorch's, zero at the kinks): mse 2; smooth_l1 1 / beta
+ * where |d| < beta (beta 0: 0); huber 1 where |d| < delta. */
+static bool regression_backward_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    ct_tensor *gg, *x, *y, *pw, *gx;
+    if (!ct_pw_loss_backward_backward(n, go, gi, &gg, &x, &y, &pw)) return false;
+    if (!gg) return true;
+    double p = n->args[0];
+    if (n->op == CT_OP_mse_loss_backward)
+        gx = ct_mul_scalar(gg, 2);
+    else if (n->op == CT_OP_smooth_l1_loss_backward && p == 0)
+        gx = ct_zeros_like(gg);
+    else {
+        gx = ct_mask_grad(ct_lt_scalar(ct_abs(ct_sub(x, y)), p), gg);
+        if (n->op == CT_OP_smooth_l1_loss_backward) gx = ct_div_scalar(gx, p);
+    }
+    if (!gx) return false;
+    if (n->needs_grad[0]) gi[0] = gx;
+    return !n->needs_grad[1] || (gi[1] = ct_neg(gx));
+}
+
+bool mse_loss_backward_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    return regression_backward_backward(n, go, gi);
+}
+bool smooth_l1_loss_backward_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    return regression_backward_backward(n, go, gi);
+}
+bool huber_loss_backward_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
+    return regression_backward_backward(n, go, gi);
 }

@@ -4,9 +4,12 @@
  * binary_cross_entropy and binary_cross_entropy_with_logits are one op each, as in
  * PyTorch (grad_fn MseLossBackward0, ... for every reduction): one pointwise kernel
  * computes the elementwise loss, the weight and the reduction are applied under
- * no_grad, and one node is recorded on the result.  Its backward (in ops, so double
- * backward works) multiplies the elementwise derivative by the incoming gradient
- * scaled by ct_pw_loss_grad (1 / numel for mean, the weight). */
+ * no_grad, and one node is recorded on the result.  Its backward multiplies the
+ * elementwise derivative by the incoming gradient scaled by ct_pw_loss_grad (1 / numel
+ * for mean, the weight): for the input (and a regression loss's target), one fused op
+ * per loss, as PyTorch's mse_loss_backward & co. (ct_pw_loss_backward: one pass, the
+ * scaled gradient broadcast), itself differentiable with a backward in ops, so double
+ * backward works. */
 #ifndef CT_OPS_LOSS_IMPL_H
 #define CT_OPS_LOSS_IMPL_H
 
@@ -29,5 +32,19 @@ void ct_pw_loss_save(ct_node *n, ct_tensor *weight, ct_reduction red, double num
 /* The incoming gradient g of node n scaled for the reduction (/ numel for mean) and
  * the weight; registered, NULL with the error set. */
 ct_tensor *ct_pw_loss_grad(ct_node *n, ct_tensor *g);
+
+/* The fused backward op `spec` (mse_loss_backward, ...) of input x, target y and the
+ * scaled gradient g (see above): the derivative of the elementwise loss in x times g,
+ * one kernel over (x, y, [pw,] g) broadcast, p the loss's beta or delta, pw the
+ * pos_weight of binary_cross_entropy_with_logits (else NULL; never differentiable).
+ * Records a node on (x, y, g).  Registered; NULL with the error set. */
+ct_tensor *ct_pw_loss_backward(const ct_pw_spec *spec, ct_tensor *x, ct_tensor *y, ct_tensor *pw,
+                               ct_tensor *g, double p);
+/* The first part of the backward of such a node n: its output D(x, y) g is linear in
+ * g, whose gradient (gi[2]) is the op again on the incoming gradient.  *gg gets the
+ * incoming gradient times g, which the caller multiplies by D's derivatives in x and
+ * y (gi[0], gi[1]); NULL when neither needs one.  *x, *y, *pw get the saved tensors. */
+bool ct_pw_loss_backward_backward(ct_node *n, ct_tensor **go, ct_tensor **gi, ct_tensor **gg,
+                                  ct_tensor **x, ct_tensor **y, ct_tensor **pw);
 
 #endif

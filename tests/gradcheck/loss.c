@@ -1,5 +1,6 @@
-/* Gradcheck cases of the loss ops (nll_loss, its backward, binary_cross_entropy) and
- * of the losses composed of ops, over reductions, class weights, ignored targets,
+/* Gradcheck cases of the loss ops (nll_loss, its backward, binary_cross_entropy and
+ * the other elementwise losses with their fused backwards) and of the losses composed
+ * of ops, over reductions, class weights, ignored targets,
  * K-dimensional inputs, non-contiguous inputs and empty batches.  The ctx of each
  * function is a case: targets and options the function does not differentiate. */
 #include "gc.h"
@@ -155,6 +156,9 @@ TEST(grad_binary_cross_entropy) {
                       ((ct_tensor *[]){gc_rand_range(CT_SHAPE(1, 1), 0.1, 0.9),
                                        gc_rand_range(CT_SHAPE(1, 1), 0, 1)}), &kp);
     }
+    /* the second derivatives above go through the fused backward ops */
+    gc_cover("binary_cross_entropy_backward");
+    gc_cover("binary_cross_entropy_with_logits_backward");
     pw_case k0 = {0};
     ct_tensor *x0[] = {gc_rand_range(CT_SHAPE(0, 3), 0.1, 0.9), gc_rand(CT_SHAPE(0, 3))};
     GRADCHECK("binary_cross_entropy", f_bce, 2, x0, &k0);
@@ -177,6 +181,9 @@ TEST(grad_regression_losses) {
         GRADGRADCHECK("mse_loss", f_mse, 2, xb, &k);
         GRADGRADCHECK("huber_loss", f_huber, 2, xb, &k);
         GRADGRADCHECK("smooth_l1_loss", f_sl1, 2, xb, &k);
+        gc_cover("mse_loss_backward");
+        gc_cover("huber_loss_backward");
+        gc_cover("smooth_l1_loss_backward");
         if (r == CT_REDUCTION_MEAN) continue; /* the mean of nothing is NaN */
         ct_tensor *xe[] = {gc_rand(CT_SHAPE(0, 3)), gc_rand(CT_SHAPE(3))};
         GRADCHECK("mse_loss", f_mse, 2, xe, &k);
@@ -188,6 +195,55 @@ TEST(grad_regression_losses) {
     pw_case bm = {.reduction = CT_REDUCTION_BATCHMEAN};
     ct_tensor *kx[] = {gc_rand(CT_SHAPE(4, 1)), gc_rand_range(CT_SHAPE(4, 1), 0.1, 1)};
     GRADCHECK("log", f_kl, 2, kx, &bm);
+}
+
+/* The gradient of a loss (f, ctx k) for grad_output x[2] with respect to its input
+ * (which 0) or target (1), built with create_graph: made by the fused backward ops
+ * (mse_loss_backward, ...), checked as a function of x[0], x[1] and x[2]. */
+typedef struct {
+    ct_gradcheck_fn f;
+    pw_case *k;
+    int which;
+} bwd_case;
+
+static ct_tensor *f_loss_bwd(ct_tensor *const *x, void *c) {
+    const bwd_case *b = c;
+    ct_tensor *r[2] = {NULL, NULL};
+    CT_ENABLE_GRAD {
+        ct_tensor *outs[1] = {b->f(x, b->k)}, *gos[1] = {x[2]};
+        if (ct_autograd_grad(1, outs, 2, x, r, .grad_outputs = gos, .create_graph = true) != 0)
+            r[b->which] = NULL;
+    }
+    return r[b->which];
+}
+
+TEST(grad_loss_backward_ops) {
+    ct_tensor *w = gc_rand_range(CT_SHAPE(3), 0.5, 2);
+    ct_set_requires_grad(w, false);
+    for (int r = 0; r < 3; r++) {
+        ct_shape gs = r == CT_REDUCTION_NONE ? CT_SHAPE(2, 3) : CT_SHAPE();
+        pw_case k = {NULL, NULL, (ct_reduction)r, 0.7, false};
+        pw_case k0 = {NULL, NULL, (ct_reduction)r, 0, false}; /* smooth_l1 with beta 0 */
+        pw_case kw = {r == 1 ? NULL : w, r == 0 ? NULL : w, (ct_reduction)r, 0, false};
+        for (int which = 0; which < 2; which++) {
+            /* a broadcast target, a non-contiguous input */
+            ct_tensor *x[] = {gc_noncontig(CT_SHAPE(2, 3)), gc_rand(CT_SHAPE(3)), gc_rand(gs)};
+            GRADCHECK("mse_loss_backward", f_loss_bwd, 3, x, &((bwd_case){f_mse, &k, which}));
+            GRADCHECK("smooth_l1_loss_backward", f_loss_bwd, 3, x, &((bwd_case){f_sl1, &k, which}));
+            GRADCHECK("smooth_l1_loss_backward", f_loss_bwd, 3, x, &((bwd_case){f_sl1, &k0, which}));
+            GRADCHECK("huber_loss_backward", f_loss_bwd, 3, x, &((bwd_case){f_huber, &k, which}));
+            ct_tensor *xb[] = {gc_rand_range(CT_SHAPE(2, 3), 0.05, 0.95),
+                               gc_rand_range(CT_SHAPE(2, 3), 0, 1), gc_rand(gs)};
+            GRADCHECK("binary_cross_entropy_backward", f_loss_bwd, 3, xb,
+                      &((bwd_case){f_bce, &kw, which}));
+            ct_tensor *xl[] = {gc_noncontig_range(CT_SHAPE(2, 3), -3, 3),
+                               gc_rand_range(CT_SHAPE(2, 3), 0, 1), gc_rand(gs)};
+            GRADCHECK("binary_cross_entropy_with_logits_backward", f_loss_bwd, 3, xl,
+                      &((bwd_case){f_bcel, &kw, which}));
+            GRADCHECK("binary_cross_entropy_with_logits_backward", f_loss_bwd, 3, xl,
+                      &((bwd_case){f_bcel, &k, which}));
+        }
+    }
 }
 
 static ct_tensor *f_cos(ct_tensor *const *x, void *c) {
