@@ -2,12 +2,10 @@
  * -w[t] g), and the elementwise losses (binary cross entropy with probabilities and
  * with logits, mse, smooth l1, huber; see Note [Elementwise loss ops]) with their
  * fused backwards.  The selects vectorize: see Note [Vectorizing selects] (cpu/unary.c).
- * No a * b + c is contracted to a fused multiply-add: gcc may contract the vectorized
- * body of a loop and its scalar remainder differently, and which elements fall in
- * the remainder depends on how the iterator splits the work across threads (seen in
- * the float32 bce and bce-with-logits forwards and the pos_weight backward: last
- * bits differed between 1 and 2 threads). */
-#pragma GCC optimize("no-trapping-math", "fp-contract=off")
+ * Like all of the library these are built with -ffp-contract=off (CMakeLists.txt):
+ * contracted multiply-adds made the float32 bce forwards and the pos_weight backward
+ * differ in the last bits between 1 and 2 threads. */
+#pragma GCC optimize("no-trapping-math")
 #include <stdbool.h>
 #include <string.h>
 
