@@ -97,3 +97,45 @@ TEST(graph_dies_with_its_output_without_backward) {
     ct_release(out);
     CHECK_INT_EQ(ct_memory_allocated(CT_CPU), base);
 }
+
+/* Per-op allocation: a small op's only tensor memory is its output, with and without
+ * graph recording (nodes save inputs by reference, never copies); a number operand
+ * adds its one-element wrapped tensor. */
+static int64_t op_peak(int which, ct_tensor *a, ct_tensor *b) {
+    int64_t base = ct_memory_allocated(CT_CPU), peak = -1;
+    ct_reset_peak_memory_stats(CT_CPU);
+    CT_SCOPE {
+        ct_tensor *r = NULL;
+        switch (which) {
+        case 0: r = ct_add(a, b); break;
+        case 1: r = ct_mul(a, b); break;
+        case 2: r = ct_exp(b); break;
+        case 3: r = ct_relu(b); break;
+        case 4: r = ct_sigmoid(b); break;
+        case 5: r = ct_softmax(b, 0); break;
+        case 6: r = ct_sum(b); break;
+        case 7: r = ct_matmul(a, b); break;
+        case 8: r = ct_view(b, CT_SHAPE(2, 2)); break;
+        case 9: r = ct_mul_scalar(b, 2); break;
+        }
+        CHECK(r != NULL);
+        peak = ct_max_memory_allocated(CT_CPU) - base;
+    }
+    CHECK_INT_EQ(ct_memory_allocated(CT_CPU), base);
+    return peak;
+}
+
+TEST(small_ops_allocate_only_their_output) {
+    ct_tensor *a = ct_full(CT_SHAPE(4), 2.0), *b = ct_full(CT_SHAPE(4), 3.0, .requires_grad = true);
+    const int64_t expect[] = {16, 16, 16, 16, 16, 16, 4, 4, 0, 20};
+    for (int grad = 0; grad <= 1; grad++) {
+        bool prev = ct_set_grad_enabled(grad);
+        for (int op = 0; op < 10; op++) {
+            int64_t got = op_peak(op, a, b);
+            if (got != expect[op])
+                ct_test_fail(__FILE__, __LINE__, "op %d (grad %d): peak %lld bytes, expected %lld",
+                             op, grad, (long long)got, (long long)expect[op]);
+        }
+        ct_set_grad_enabled(prev);
+    }
+}
