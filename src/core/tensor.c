@@ -212,7 +212,6 @@ ct_tensor *ct_tensor_view_of(ct_tensor *src, int ndim, const int64_t *sizes,
     t->storage = ct_retain(src->storage);
     t->offset = offset;
     t->dtype = src->dtype;
-    t->is_view = true;
     t->base = ct_retain(src->base ? src->base : src);
     return t;
 }

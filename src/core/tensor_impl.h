@@ -35,7 +35,6 @@ struct ct_tensor {
     ct_dtype dtype;
     bool requires_grad; /* leaves only; a non-leaf requires grad iff grad_fn != NULL */
     bool retains_grad;
-    bool is_view;       /* shares storage with `base` through a view op */
     bool wrapped_number; /* a C number made a 0-d tensor: promotes like a scalar */
     bool hooks_attached; /* registered with grad_fn's pre-hooks (autograd/hooks.h) */
     uint8_t view_kind;  /* CT_VIEW_* (autograd/node.h): made by a view op; 0: not a view of

@@ -112,8 +112,9 @@ ct_tensor *ct_detach(ct_tensor *t) {
     if (!t) return NULL;
     ct_tensor *d = ct_tensor_view_of(t, t->ndim, t->sizes, t->strides, t->offset);
     if (!d) return NULL;
-    d->is_view = false; /* shares data like a view, but is a fresh leaf */
-    ct_release(d->base); /* and the root of its own views (Note [In-place on views]) */
+    /* shares data like a view, but is a fresh leaf and the root of its own views
+     * (Note [In-place on views]) */
+    ct_release(d->base);
     d->base = NULL;
     return ct_ret(d);
 }

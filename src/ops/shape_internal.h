@@ -6,9 +6,9 @@
 #include "autograd/node.h"
 #include "cpu/shape.h"
 
-/* Records a view op: a new tensor with the given geometry over t's storage (is_view,
- * base t), with a node for op when t requires grad (*node set to it, or NULL).
- * Unregistered; NULL only when out of memory. */
+/* Records a view op: a new tensor with the given geometry over t's storage (base t),
+ * with a node for op when t requires grad (*node set to it, or NULL).  Unregistered;
+ * NULL only when out of memory. */
 ct_tensor *ct_view_make(ct_op_id op, ct_tensor *t, int ndim, const int64_t *sizes,
                         const int64_t *strides, int64_t offset, ct_node **node);
 
