@@ -10,8 +10,14 @@
 #include "ops/op_table.h"
 #include "ops/pointwise.h"
 
+/* x86-64-v3 (AVX2 with FMA, BMI, F16C; Haswell and Zen on) rather than plain "avx2",
+ * so that the explicit fused multiply-adds of cpu/vmath.h are instructions there, as
+ * they are in the AVX-512 clone; the resolver tests the level's feature bits.  The
+ * default clone calls libm's fmaf for them (correctly rounded, so the same bits; slow,
+ * but only pre-2013 x86 runs it). */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(CT_NO_CLONES)
-#define CT_SIMD __attribute__((target_clones("avx512f", "avx2", "default")))
+#define CT_SIMD_CLONES 1
+#define CT_SIMD __attribute__((target_clones("avx512f", "arch=x86-64-v3", "default")))
 #else
 #define CT_SIMD
 #endif
