@@ -279,9 +279,11 @@ int main(int argc, char **argv) {
                    (long long)st.step);
         }
 
-        /* A resumed run's best includes the epochs before it. */
+        /* A run resumed from --out's latest checkpoint keeps that run's best; one resumed
+         * from a file elsewhere starts from that checkpoint's metric. */
         double best = -1, t_start = now();
-        if (c.resume && ct_checkpoint_best_metric(c.out, &best) != 0) best = st.metric;
+        if (c.resume && (strcmp(c.resume, "latest") || ct_checkpoint_best_metric(c.out, &best) != 0))
+            best = st.metric;
         int64_t trained = 0;
         for (int epoch = first_epoch; epoch <= c.epochs; epoch++) {
             ct_loader_set_epoch(train,

@@ -39,6 +39,10 @@ static void corpus_fill(corpus *c, int64_t n, uint64_t seed) {
     c->start = malloc(sizeof(int64_t) * (n + 1));
     c->tokens = malloc(sizeof(int64_t) * n * MAX_LEN);
     c->labels = malloc(sizeof(int64_t) * n);
+    if (!c->start || !c->tokens || !c->labels) {
+        fprintf(stderr, "out of memory for %lld sequences\n", (long long)n);
+        exit(1);
+    }
     int64_t at = 0;
     for (int64_t i = 0; i < n; i++) {
         int64_t len = MIN_LEN + (int64_t)(next_random(&seed) % (MAX_LEN - MIN_LEN + 1)), sum = 0;
@@ -99,7 +103,7 @@ static int pad_collate(int n, const ct_sample *samples, ct_batch *out, void *ctx
     /* mask[b, j] = j < lengths[b] */
     ct_tensor *mask = ct_lt(ct_unsqueeze(ct_arange(longest), 0), ct_unsqueeze(len, 1));
     *out = (ct_batch){.n = 4, .t = {ct_stack(n, padded, 0), len, mask, ct_stack(n, labels, 0)}};
-    return out->t[0] && out->t[2] && out->t[3] ? 0 : -1;
+    return out->t[0] && out->t[1] && out->t[2] && out->t[3] ? 0 : -1;
 }
 
 /* ---- the model: Embedding, masked mean, Linear --------------------------------- */
@@ -139,11 +143,12 @@ int main(int argc, char **argv) {
     int epochs = 6, workers = 2;
     int64_t samples = 4000;
     double min_accuracy = 0.9;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--epochs")) epochs = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--samples")) samples = atoll(argv[i + 1]);
-        else if (!strcmp(argv[i], "--workers")) workers = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--min-accuracy")) min_accuracy = atof(argv[i + 1]);
+    for (int i = 1; i < argc; i += 2) {
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL; /* a flag without a value: usage */
+        if (v && !strcmp(argv[i], "--epochs")) epochs = atoi(v);
+        else if (v && !strcmp(argv[i], "--samples")) samples = atoll(v);
+        else if (v && !strcmp(argv[i], "--workers")) workers = atoi(v);
+        else if (v && !strcmp(argv[i], "--min-accuracy")) min_accuracy = atof(v);
         else {
             fprintf(stderr, "usage: %s [--epochs N] [--samples N] [--workers N] [--min-accuracy A]\n", argv[0]);
             return 2;

@@ -128,6 +128,8 @@ TEST(advanced_indexing_errors_use_pytorch_wording) {
     ct_tensor *l12[] = {ct_reshape(i, CT_SHAPE(3)), i};
     CHECK(ct_index_put_(x, 2, l12, v) == NULL);
     CHECK(ct_last_error() && strstr(ct_last_error(), "shape '[3]' is invalid for input of size 2"));
+    CHECK_ERROR(ct_index(x, 1, NULL), "ct_index: the list of 1 indices is NULL");
+    CHECK_ERROR(ct_index_put_(x, 2, NULL, v), "ct_index_put_: the list of 2 indices is NULL");
     /* CT_ALL outlives any number of releases */
     ct_release(CT_ALL);
     ct_release(CT_ALL);

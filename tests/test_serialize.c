@@ -285,7 +285,8 @@ TEST(keep_last_n_and_the_best) {
     CHECK(ct_checkpoint_best_metric(dir, &metric) == 0);
     CHECK_CLOSE(metric, 0.8, 0);
     CHECK(ct_checkpoint_best_metric(tmp_path("no-such-run"), &metric) == -1);
-    CHECK(ct_last_error() == NULL);
+    CHECK(ct_last_error() == NULL); /* no best yet is not an error */
+    CHECK_ERROR(ct_checkpoint_best_metric(dir, NULL), "a place for the metric are required");
 }
 
 /* Checkpoints are created like any file (mode 0666 less the umask), not private. */

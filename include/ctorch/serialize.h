@@ -79,7 +79,8 @@ typedef struct {
  * best, 0 when not, -1 on error. */
 int ct_checkpoint_keep(const char *dir, const ct_training_state *st, ct_checkpoint_policy p);
 /* The metric saved in dir/best.safetensors into *metric (to resume a run's notion of
- * its best); 0, or -1 when there is no readable best file. */
+ * its best); 0, or -1: with no error when there is no best file yet, with one when it
+ * cannot be read or has no metric. */
 int ct_checkpoint_best_metric(const char *dir, double *metric);
 /* The newest dir/ckpt-*.safetensors written by ct_checkpoint_keep, into path_out
  * (size bytes); 0, or -1 when there is none. */

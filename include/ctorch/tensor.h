@@ -105,7 +105,8 @@ static inline ct_scalar ct__num_scalar(ct_scalar v) { return v; }
 
 /* Wraps external memory without copying (like torch.from_numpy): writes are seen
  * both ways.  strides (in elements) may be NULL for C order.  free_fn(data, ctx),
- * when given, runs once the last tensor viewing the memory is released. */
+ * when given, runs once the last tensor viewing the memory is released.  When the
+ * call fails (NULL) free_fn is not called: the memory stays the caller's. */
 ct_tensor *ct_from_blob(void *data, ct_dtype dtype, ct_shape shape, const int64_t *strides,
                         void (*free_fn)(void *data, void *ctx), void *ctx);
 

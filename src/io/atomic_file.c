@@ -32,7 +32,10 @@ int ct_atomic_open(ct_atomic_file *af, const char *path, const char *op) {
     }
     if (fd < 0 || !(af->f = fdopen(fd, "wb"))) {
         ct_error("%s: cannot create %s: %s", op, af->tmp, strerror(errno));
-        if (fd >= 0) close(fd);
+        if (fd >= 0) {
+            close(fd);
+            unlink(af->tmp);
+        }
         return -1;
     }
     return 0;

@@ -141,11 +141,13 @@ int ct_checkpoint_keep(const char *dir, const ct_training_state *st, ct_checkpoi
         ckpt_path(path, sizeof path, dir, epochs[i]);
         unlink(path);
     }
-    /* The best so far, judged by the metric saved in best.safetensors; an unreadable
-     * best file is simply replaced. */
+    /* The best so far, judged by the metric saved in best.safetensors. */
     double prev;
-    bool better = ct_checkpoint_best_metric(dir, &prev) != 0 ||
-                  (p.lower_is_better ? st->metric < prev : st->metric > prev);
+    bool better = true;
+    if (ct_checkpoint_best_metric(dir, &prev) == 0)
+        better = p.lower_is_better ? st->metric < prev : st->metric > prev;
+    else
+        ct_clear_error(); /* an unreadable best file is simply replaced */
     if (!better) return 0;
     snprintf(path, sizeof path, "%s/best.safetensors", dir);
     return ct_checkpoint_save(path, st) == 0 ? 1 : -1;
@@ -153,9 +155,15 @@ int ct_checkpoint_keep(const char *dir, const ct_training_state *st, ct_checkpoi
 
 int ct_checkpoint_best_metric(const char *dir, double *metric) {
     char path[4096];
-    if (!dir || !metric) return -1;
-    snprintf(path, sizeof path, "%s/best.safetensors", dir);
-    if (access(path, F_OK) != 0) return -1;
+    if (!dir || !metric) {
+        ct_error("ct_checkpoint_best_metric: a directory and a place for the metric are required");
+        return -1;
+    }
+    if (snprintf(path, sizeof path, "%s/best.safetensors", dir) >= (int)sizeof path) {
+        ct_error("ct_checkpoint_best_metric: path too long");
+        return -1;
+    }
+    if (access(path, F_OK) != 0) return -1; /* no best yet: not an error */
     int rc = -1;
     ct_metadata m = {0};
     CT_SCOPE {
@@ -164,10 +172,11 @@ int ct_checkpoint_best_metric(const char *dir, double *metric) {
         if (v) {
             *metric = strtod(v, NULL);
             rc = 0;
+        } else if (best) {
+            ct_error("ct_checkpoint_best_metric: %s has no metric", path);
         }
     }
     ct_metadata_free(&m);
-    if (rc != 0) ct_clear_error();
     return rc;
 }
 

@@ -30,8 +30,6 @@ static ct_tensor *as_additive(ct_tensor *mask, ct_dtype dtype) {
     return ct_masked_fill(ct_zeros_like(mask, .dtype = dtype), mask, -INFINITY);
 }
 
-static bool is_floating(ct_dtype d) { return d == CT_F32 || d == CT_F64 || d == CT_F16 || d == CT_BF16; }
-
 static const char *shape_of(const ct_tensor *t, char buf[CT_SHAPE_STR_MAX]) {
     ct_shape s = ct_shape_of(t);
     return ct_shape_str(s.ndim, s.d, buf);
@@ -68,7 +66,7 @@ static int check_dims(const char *who, ct_tensor *q, ct_tensor *k, ct_tensor *v,
 static ct_tensor *prepare_attn_mask(const char *who, ct_tensor *am, int64_t L, int64_t S, int64_t BH, ct_dtype dt) {
     ct_dtype d = ct_dtype_of(am);
     if (d == CT_U8) am = ct_to(am, .dtype = CT_BOOL);
-    else if (d != CT_BOOL && !is_floating(d)) {
+    else if (d != CT_BOOL && !ct_dtype_is_floating(d)) {
         ct_error("%s: Only float, byte, and bool types are supported for attn_mask, not torch.%s", who, ct_dtype_name(d));
         return NULL;
     }
@@ -90,7 +88,7 @@ static ct_tensor *prepare_attn_mask(const char *who, ct_tensor *am, int64_t L, i
 
 /* key_padding_mask ([B, S] or [S] unbatched) as an additive [B, S] mask, or NULL with an error. */
 static ct_tensor *prepare_kpm(const char *who, ct_tensor *kpm, int64_t B, int64_t S, ct_dtype dt) {
-    if (ct_dtype_of(kpm) != CT_BOOL && !is_floating(ct_dtype_of(kpm))) {
+    if (ct_dtype_of(kpm) != CT_BOOL && !ct_dtype_is_floating(ct_dtype_of(kpm))) {
         ct_error("%s: only bool and floating types of key_padding_mask are supported", who);
         return NULL;
     }
@@ -212,7 +210,7 @@ static ct_attention_result mha_forward_impl(const char *who, ct_tensor *query, c
         kp = ct_transpose(ct_reshape(kp, CT_SHAPE(S, B * H, hd)), 0, 1);
         vp = ct_transpose(ct_reshape(vp, CT_SHAPE(S, B * H, hd)), 0, 1);
         if (o.add_zero_attn) {
-            ct_tensor *zeros = ct_zeros(CT_SHAPE(B * H, 1, hd), .dtype = dt);
+            ct_tensor *zeros = ct_zeros(CT_SHAPE(B * H, 1, hd), .dtype = dt, .device = ct_device_of(kp));
             kp = ct_cat(CT_TENSORS(kp, zeros), 1);
             vp = ct_cat(CT_TENSORS(vp, zeros), 1);
             pad_masks(&am, &kpm);

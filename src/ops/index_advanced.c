@@ -63,6 +63,7 @@ ct_tensor *ct_index_all(void) {
 /* indices as columns (checking dtypes, devices, counts and masks), with B's place. */
 static int make_columns(const char *op, ct_tensor *t, int n, ct_tensor *const *indices,
                         column *cols, int *pos) {
+    ct_tensor *all = CT_ALL;
     int used = 0, nc = 0;
     for (int i = 0; i < n; i++) {
         ct_tensor *ix = indices[i];
@@ -71,7 +72,7 @@ static int make_columns(const char *op, ct_tensor *t, int n, ct_tensor *const *i
                 ct_error("%s: index %d is NULL (use CT_ALL for a whole dim)", op, i);
             return -1;
         }
-        if (ix == CT_ALL) {
+        if (ix == all) {
             used++;
             continue;
         }
@@ -92,7 +93,7 @@ static int make_columns(const char *op, ct_tensor *t, int n, ct_tensor *const *i
     bool gap = false, adjacent = true;
     for (int i = 0; i < n; i++) {
         ct_tensor *ix = indices[i];
-        if (ix == CT_ALL) {
+        if (ix == all) {
             gap = first >= 0;
             d++;
             continue;
@@ -309,7 +310,11 @@ ct_tensor *ct_adv_from_rows(ct_tensor *x, const ct_adv_geom *g, ct_adv_frame to)
 
 ct_tensor *ct_index(ct_tensor *t, int n, ct_tensor *const *indices) {
     static const char *op = "ct_index";
-    if (!t || (n > 0 && !indices)) return NULL;
+    if (!t) return NULL;
+    if (n > 0 && !indices) {
+        ct_error("%s: the list of %d indices is NULL", op, n);
+        return NULL;
+    }
     ct_index_get_fn k = (ct_index_get_fn)ct_kernel_for(CT_OP_index, t->storage->device, t->dtype);
     ct_adv_index p;
     if (!k || !ct_adv_index_plan(op, t, n, indices, &p)) return NULL;
@@ -338,7 +343,7 @@ bool index_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     ct_adv_geom g = ct_adv_geom_of(n, lin);
     ct_tensor *src = ct_adv_to_rows(go[0], &g, CT_ADV_RESULT);
     if (!src) return false;
-    ct_tensor *z = ct_zeros(self_frame(&g).rows, .dtype = go[0]->dtype);
+    ct_tensor *z = ct_zeros(self_frame(&g).rows, .dtype = go[0]->dtype, .device = go[0]->storage->device);
     ct_tensor *sum = ct_index_add(z, 0, ct_reshape(lin, CT_SHAPE(lin->numel)), src, 1);
     return (gi[0] = ct_adv_from_rows(sum, &g, CT_ADV_SELF)) != NULL;
 }

@@ -11,7 +11,11 @@
 ct_tensor *ct_index_put__with(ct_tensor *t, int n_indices, ct_tensor *const *indices,
                               ct_tensor *values, ct_index_put_options o) {
     static const char *op = "ct_index_put_";
-    if (!t || !values || (n_indices > 0 && !indices)) return NULL;
+    if (!t || !values) return NULL;
+    if (n_indices > 0 && !indices) {
+        ct_error("%s: the list of %d indices is NULL", op, n_indices);
+        return NULL;
+    }
     if (!ct_check_same_device(op, t, values)) return NULL;
     if (values->dtype != t->dtype) {
         ct_error("%s: Index put requires the source and destination dtypes match, got %s for "
