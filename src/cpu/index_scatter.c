@@ -100,11 +100,19 @@ CT_IDX_FOREACH(SCATTER_ADD)
         _Pragma("omp parallel for if (par_) num_threads(nt_) schedule(static)")          \
         for (int64_t r_ = 0; r_ < a_->nrows; r_++) {                                     \
             T *row_ = (BASE) + a_->offsets[r_];                                          \
-            int64_t v = r_ * len_, idx_[CT_MAX_DIMS] = {0}, off_ = 0;                    \
+            int64_t v = r_ * len_;                                                       \
+            if (contig_) { /* a plain loop the compiler vectorizes */                    \
+                for (int64_t i_ = 0; i_ < len_; i_++, v++) {                             \
+                    T *e = row_ + i_;                                                    \
+                    BODY;                                                                \
+                }                                                                        \
+                continue;                                                                \
+            }                                                                            \
+            int64_t idx_[CT_MAX_DIMS] = {0}, off_ = 0;                                   \
             for (int64_t i_ = 0; i_ < len_; i_++, v++) {                                 \
-                T *e = row_ + (contig_ ? i_ : off_);                                     \
+                T *e = row_ + off_;                                                      \
                 BODY;                                                                    \
-                for (int k_ = nd_ - 1; k_ >= 0 && !contig_; k_--) {                      \
+                for (int k_ = nd_ - 1; k_ >= 0; k_--) {                                  \
                     off_ += a_->rest_strides[k_];                                        \
                     if (++idx_[k_] < a_->rest_sizes[k_]) break;                          \
                     off_ -= a_->rest_strides[k_] * a_->rest_sizes[k_];                   \
