@@ -1,5 +1,9 @@
 /* Matrix products: values and gradients against PyTorch, dtypes, layouts, errors,
  * and results independent of the thread count. */
+#include <cblas.h>
+#include <stdlib.h>
+#include <strings.h>
+
 #include "ct_test.h"
 #include "fx_case.h"
 
@@ -146,13 +150,19 @@ TEST(results_do_not_depend_on_threads) {
     ct_tensor *ba = fill_pattern(CT_SHAPE(16, 17, 33)), *bb = fill_pattern(CT_SHAPE(16, 33, 9));
     ct_tensor *v = fill_pattern(CT_SHAPE(200000));
     ct_tensor *ad = ct_to(a, .dtype = CT_F64), *bd = ct_to(b, .dtype = CT_F64);
-    ct_tensor *big = fill_pattern(CT_SHAPE(1030, 1030)); /* OpenBLAS-threaded path */
-    ct_tensor *ref[5] = {0};
+    /* Big and long-k products, where OpenBLAS's own blocking differs between core types. */
+    ct_tensor *big = fill_pattern(CT_SHAPE(1030, 1030));
+    ct_tensor *lk = fill_pattern(CT_SHAPE(97, 1500)), *lk2 = fill_pattern(CT_SHAPE(1500, 83));
+    ct_tensor *w = fill_pattern(CT_SHAPE(600, 700)), *w2 = fill_pattern(CT_SHAPE(700, 900));
+    ct_tensor *bigd = ct_to(big, .dtype = CT_F64);
+    enum { N = 8 };
+    ct_tensor *ref[N] = {0};
     for (int nt = 1; nt <= 3; nt++) {
         ct_set_num_threads(nt);
-        ct_tensor *r[5] = {ct_matmul(a, b), ct_matmul(ba, bb), ct_dot(v, v), ct_matmul(ad, bd),
-                           ct_matmul(big, big)};
-        for (int i = 0; i < 5; i++) {
+        ct_tensor *r[N] = {ct_matmul(a, b),   ct_matmul(ba, bb), ct_dot(v, v),
+                           ct_matmul(ad, bd), ct_matmul(big, big), ct_matmul(lk, lk2),
+                           ct_matmul(w, w2),  ct_matmul(bigd, bigd)};
+        for (int i = 0; i < N; i++) {
             if (nt == 1) ref[i] = r[i];
             else if (ct_test_max_diff(r[i], ref[i]) != 0)
                 ct_test_fail(__FILE__, __LINE__, "product %d differs with %d threads by %g", i, nt,
@@ -160,4 +170,24 @@ TEST(results_do_not_depend_on_threads) {
         }
     }
     ct_set_num_threads(saved);
+}
+
+/* tests/openblas_core.sh forces OpenBLAS's core type: check that OpenBLAS took it, or
+ * those runs would test the default kernels again. */
+TEST(forced_openblas_core_type_is_used) {
+    const char *forced = getenv("OPENBLAS_CORETYPE");
+    if (forced && *forced) CHECK(strcasecmp(openblas_get_corename(), forced) == 0);
+}
+
+/* A program's own OpenBLAS thread count survives ctorch's products (which run OpenBLAS
+ * on one thread while they last). */
+TEST(blas_thread_count_is_restored) {
+    int saved = openblas_get_num_threads();
+    openblas_set_num_threads(3);
+    ct_tensor *a = fill_pattern(CT_SHAPE(300, 300));
+    ct_matmul(a, a);
+    ct_tensor *img = ct_to(ct_reshape(a, CT_SHAPE(1, 1, 300, 300)), .dtype = CT_F64);
+    ct_conv2d(img, ct_ones(CT_SHAPE(2, 1, 3, 3), .dtype = CT_F64), NULL); /* im2col + dgemm */
+    CHECK(openblas_get_num_threads() == 3);
+    openblas_set_num_threads(saved);
 }

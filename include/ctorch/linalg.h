@@ -6,7 +6,11 @@
  *
  * float32/float64 run on OpenBLAS (transposed views are passed to it without a
  * copy); integer dtypes use a generic kernel; float16/bfloat16 compute in float32.
- * Results are identical for any ct_set_num_threads.  Both inputs must have the same
+ * Results are identical for any ct_set_num_threads, on every CPU OpenBLAS supports.
+ * While a ctorch product runs, OpenBLAS runs one thread (ctorch parallelizes over
+ * tiles itself); the program's openblas_set_num_threads setting is restored when the
+ * last one ends, so its own cblas calls keep their threads, except those that run
+ * concurrently with a ctorch product.  Both inputs must have the same
  * dtype.  Shape errors name the shapes: "ct_matmul: shapes [64, 784] and [128, 10]
  * cannot be multiplied (784 != 128)". */
 #ifndef CTORCH_LINALG_H

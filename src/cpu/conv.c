@@ -241,7 +241,7 @@ static bool is_pointwise(const ct_conv_geom *g) {
             }                                                                             \
         }                                                                                 \
     }                                                                                     \
-    static void conv_##SFX(const ct_conv_job *job) {                                      \
+    static void conv_run_##SFX(const ct_conv_job *job) {                                  \
         const ct_conv_geom *g = job->g;                                                   \
         if (job->kind == CT_CONV_GRAD_BIAS) {                                             \
             grad_bias_##SFX(job);                                                         \
@@ -254,7 +254,6 @@ static bool is_pointwise(const ct_conv_geom *g) {
         int64_t G = g->groups, K = g->C / G * g->KH * g->KW;                              \
         size_t colsz = sizeof(T) * (size_t)(K * block_rows(g, K) * g->OW + 1);           \
         int nt = ct_get_num_threads();                                                    \
-        ct_blas_set_threads(1);                                                           \
         if (job->kind == CT_CONV_GRAD_WEIGHT) {                                           \
             /* Fixed chunks of the batch, combined in order: Note [Conv determinism]. */  \
             int64_t wn = g->O * K, nc = g->N < 8 ? g->N : 8;                              \
@@ -305,6 +304,11 @@ static bool is_pointwise(const ct_conv_geom *g) {
             }                                                                             \
             free(col);                                                                    \
         }                                                                                 \
+    }                                                                                     \
+    static void conv_##SFX(const ct_conv_job *job) {                                      \
+        ct_blas_single_begin();                                                           \
+        conv_run_##SFX(job);                                                              \
+        ct_blas_single_end();                                                             \
     }
 
 static void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a,

@@ -2,6 +2,7 @@
  * See Note [GEMM determinism] in cpu/gemm.h. */
 #include <cblas.h>
 #include <omp.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "cpu/gemm.h"
@@ -26,9 +27,25 @@ bool ct_blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs, bool *tr
     return false;
 }
 
-void ct_blas_set_threads(int n) {
-    /* Asked of OpenBLAS each time: a program may also set it directly. */
-    if (openblas_get_num_threads() != n) openblas_set_num_threads(n);
+/* OpenBLAS's thread count is process-wide.  ctorch's calls need it at 1 while any of
+ * them runs (Note [GEMM determinism]); the program's own setting comes back when the
+ * last one ends, so its own cblas calls keep their threads. */
+static pthread_mutex_t blas_lock = PTHREAD_MUTEX_INITIALIZER;
+static int blas_users, blas_saved_threads;
+
+void ct_blas_single_begin(void) {
+    pthread_mutex_lock(&blas_lock);
+    if (blas_users++ == 0) {
+        blas_saved_threads = openblas_get_num_threads();
+        if (blas_saved_threads != 1) openblas_set_num_threads(1);
+    }
+    pthread_mutex_unlock(&blas_lock);
+}
+
+void ct_blas_single_end(void) {
+    pthread_mutex_lock(&blas_lock);
+    if (--blas_users == 0 && blas_saved_threads != 1) openblas_set_num_threads(blas_saved_threads);
+    pthread_mutex_unlock(&blas_lock);
 }
 
 #define TR(t) ((t) ? CblasTrans : CblasNoTrans)
@@ -51,11 +68,6 @@ void ct_dgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, c
             for (int64_t j = 0; j < g->n; j++) c[j] = g->beta == 0 ? 0 : (T)(g->beta * c[j]); \
         }
 
-/* See Note [GEMM determinism]. */
-#define CT_GEMM_KC 256
-/* float32 products with at least this many multiply-adds use OpenBLAS's threads. */
-#define CT_GEMM_BIG ((int64_t)1 << 30)
-
 /* The fixed tiles of c that threads compute, a function of the shape only: slices
  * of the longer side (each tile re-packs the operand it shares with the others, so
  * fewer, longer tiles copy less). */
@@ -68,23 +80,20 @@ static void tile_shape(int64_t m, int64_t n, int64_t *tm, int64_t *tn) {
 /* c = alpha * a @ b + beta * c over the batch, as tiles of c computed by
  * single-threaded BLAS calls on OpenMP threads (no OpenBLAS threads at all, so the
  * two thread pools never compete for the cores). */
-#define TILED(T, GEMM, KC)                                                              \
+#define TILED(T, GEMM)                                                                  \
     int64_t tm, tn;                                                                      \
     tile_shape(g->m, g->n, &tm, &tn);                                                    \
     int64_t gm = (g->m + tm - 1) / tm, gn = (g->n + tn - 1) / tn, items = g->batch * gm * gn; \
-    ct_blas_set_threads(1);                                                              \
+    ct_blas_single_begin();                                                              \
     _Pragma("omp parallel for if (items > 1 && nt > 1) num_threads(nt) schedule(dynamic)") \
     for (int64_t it = 0; it < items; it++) {                                             \
         int64_t bi = it / (gm * gn), r0 = it / gn % gm * tm, c0 = it % gn * tn;           \
         int64_t mb = g->m - r0 < tm ? g->m - r0 : tm, nb = g->n - c0 < tn ? g->n - c0 : tn; \
-        for (int64_t p = 0; p < g->k; p += KC) {                                         \
-            int64_t kc = g->k - p < KC ? g->k - p : KC;                                  \
-            GEMM(ta, tb, mb, nb, kc, (T)g->alpha,                                        \
-                 A + bi * g->a_bs + r0 * g->a_rs + p * g->a_cs, lda,                     \
-                 B + bi * g->b_bs + c0 * g->b_cs + p * g->b_rs, ldb, p ? (T)1 : (T)g->beta, \
-                 C + bi * g->c_bs + r0 * g->c_rs + c0, g->c_rs);                         \
-        }                                                                                \
-    }
+        GEMM(ta, tb, mb, nb, g->k, (T)g->alpha, A + bi * g->a_bs + r0 * g->a_rs, lda,      \
+             B + bi * g->b_bs + c0 * g->b_cs, ldb, (T)g->beta,                            \
+             C + bi * g->c_bs + r0 * g->c_rs + c0, g->c_rs);                              \
+    }                                                                                    \
+    ct_blas_single_end();
 
 #define BLAS_PROLOGUE(T)                                                                \
     if (g->m == 0 || g->n == 0 || g->batch == 0) return;                                 \
@@ -102,26 +111,12 @@ static void tile_shape(int64_t m, int64_t n, int64_t *tm, int64_t *tn) {
 
 static void gemm_f32(const ct_gemm_args *g) {
     BLAS_PROLOGUE(float)
-    if (g->m * g->n * g->k < CT_GEMM_BIG) {
-        TILED(float, ct_sgemm, g->k)
-        return;
-    }
-    /* Big products use OpenBLAS's threads, which share its packed panels (fewer
-     * copies than tiles), on k-slices: see Note [GEMM determinism]. */
-    ct_blas_set_threads(nt);
-    for (int64_t bi = 0; bi < g->batch; bi++)
-        for (int64_t p = 0; p < g->k; p += CT_GEMM_KC) {
-            int64_t kc = g->k - p < CT_GEMM_KC ? g->k - p : CT_GEMM_KC;
-            ct_sgemm(ta, tb, g->m, g->n, kc, (float)g->alpha, A + bi * g->a_bs + p * g->a_cs,
-                     lda, B + bi * g->b_bs + p * g->b_rs, ldb, p ? 1.0f : (float)g->beta,
-                     C + bi * g->c_bs, g->c_rs);
-        }
+    TILED(float, ct_sgemm)
 }
 
-/* float64: always tiles (dgemm's threaded results depend on the split). */
 static void gemm_f64(const ct_gemm_args *g) {
     BLAS_PROLOGUE(double)
-    TILED(double, ct_dgemm, g->k)
+    TILED(double, ct_dgemm)
 }
 
 /* Integers: rows of c in parallel, each accumulated over k in order (c row += a[i,p]
