@@ -1,4 +1,5 @@
-/* Anomaly mode: a nan/inf gradient names the node, the forward op and its call site. */
+/* Anomaly mode: a nan gradient (an inf one when asked) names the node, the forward op
+ * and its call site; inf passes by default, as in PyTorch. */
 #include <stdio.h>
 
 #include "ct_test.h"
@@ -27,21 +28,49 @@ static void check_fragments(const char *msg, const char *node, const char *op, i
                      msg, node, op, site);
 }
 
-TEST(log_of_zero_names_log_backward_and_the_call_site) {
+TEST(inf_gradients_pass_as_in_pytorch) {
+    /* log(0)'s gradient is inf: PyTorch's anomaly mode checks for nan only. */
     ct_tensor *x = ct_tensor_f64(((double[]){1, 0}), CT_SHAPE(2), .requires_grad = true);
     CHECK(!ct_is_anomaly_enabled());
     CT_DETECT_ANOMALY {
         CHECK(ct_is_anomaly_enabled());
+        CHECK(ct_backward(model(x)) == 0);
+    }
+    CHECK(!ct_is_anomaly_enabled());
+    CHECK_VALUES(ct_grad(x), 0, 2, INFINITY);
+}
+
+TEST(check_inf_names_log_backward_and_the_call_site) {
+    ct_tensor *x = ct_tensor_f64(((double[]){1, 0}), CT_SHAPE(2), .requires_grad = true);
+    CHECK(ct_set_anomaly_check_inf(true) == false);
+    CT_DETECT_ANOMALY {
         ct_clear_error();
         CHECK(ct_backward(model(x)) == -1);
         check_fragments(ct_last_error(), "Function 'LogBackward0' returned inf values in its 0th "
                                          "output", "The forward op was ct_log", log_line);
         ct_clear_error();
     }
-    CHECK(!ct_is_anomaly_enabled());
-    /* Without anomaly mode the same backward succeeds and the inf reaches .grad. */
+    /* Without anomaly mode the flag checks nothing: the inf reaches .grad. */
     CHECK(ct_backward(model(x)) == 0);
     CHECK_VALUES(ct_grad(x), 0, 2, INFINITY);
+    CHECK(ct_set_anomaly_check_inf(false) == true);
+}
+
+TEST(nan_gradient_fails_with_pytorchs_message) {
+    /* The norm of a zero vector: SqrtBackward0 gives inf (passes), then MulBackward0
+     * (x * x) gives inf * 0 = nan. */
+    ct_tensor *x = ct_zeros(CT_SHAPE(2), .requires_grad = true);
+    CT_DETECT_ANOMALY {
+        ct_tensor *sq = ct_mul(x, x); int line = __LINE__;
+        ct_clear_error();
+        CHECK(ct_backward(ct_sqrt(ct_sum(sq))) == -1);
+        const char *msg = ct_last_error();
+        const char *pytorch = "Function 'MulBackward0' returned nan values in its 0th output.";
+        CHECK(msg && !strncmp(msg, pytorch, strlen(pytorch)));
+        check_fragments(msg, pytorch, "The forward op was ct_mul", line);
+        ct_clear_error();
+    }
+    CHECK(ct_grad(x) == NULL);
 }
 
 TEST(zero_times_inf_names_mul_backward) {

@@ -96,6 +96,73 @@ TEST(param_groups_override_the_defaults) {
     fx_free(f);
 }
 
+/* optimizer.param_groups[g]: its params and every option, as PyTorch lists them. */
+TEST(param_groups_are_inspectable) {
+    ct_tensor *a = start(1), *b = start(2), *c = start(3);
+    ct_tensor *ab[] = {a, b};
+    ct_optim *opt = ct_sgd(ab, 2, .lr = 0.1, .momentum = 0.9, .nesterov = true);
+    CHECK(ct_optim_add_param_group(opt, &c, 1, .lr = 0.01, .weight_decay = 1e-4) == 0);
+    CHECK_INT_EQ(ct_optim_num_groups(opt), 2);
+    ct_param_group_info g0 = ct_optim_param_group(opt, 0), g1 = ct_optim_param_group(opt, 1);
+    CHECK_INT_EQ(g0.num_params, 2);
+    CHECK(g0.params[0] == a && g0.params[1] == b);
+    CHECK_INT_EQ(g1.num_params, 1);
+    CHECK(g1.params[0] == c);
+    CHECK_CLOSE(g0.lr, 0.1, 0);
+    CHECK_CLOSE(g0.momentum, 0.9, 0);
+    CHECK_CLOSE(g0.dampening, 0, 0);
+    CHECK_CLOSE(g0.weight_decay, 0, 0);
+    CHECK(g0.nesterov && !g0.maximize);
+    CHECK(isnan(g0.beta1) && isnan(g0.eps) && isnan(g0.initial_lr));
+    CHECK_CLOSE(g1.lr, 0.01, 0);
+    CHECK_CLOSE(g1.momentum, 0.9, 0); /* not overridden: the constructor's */
+    CHECK_CLOSE(g1.weight_decay, 1e-4, 0);
+    /* A scheduler records initial_lr; setting a group's lr shows and takes effect. */
+    ct_scheduler *sched = ct_step_lr(opt, 10, 0.1);
+    CHECK_CLOSE(ct_optim_param_group(opt, 1).initial_lr, 0.01, 0);
+    ct_optim_set_lr(opt, 1, 0.5);
+    CHECK_CLOSE(ct_optim_param_group(opt, 1).lr, 0.5, 0);
+    CHECK_CLOSE(ct_optim_param_group(opt, 0).lr, 0.1, 0);
+    ct_set_grad(c, ct_ones(CT_SHAPE(3, 4)));
+    ct_tensor *c0 = ct_clone(c);
+    CHECK_INT_EQ(ct_step(opt), 0);
+    /* Nesterov's first step: buf = g, update g + 0.9 * buf = 1.9 g, plus 1e-4 c. */
+    ct_tensor *want = ct_sub(c0, ct_mul_scalar(ct_add(ct_full(CT_SHAPE(3, 4), 1.9),
+                                                      ct_mul_scalar(c0, 1.9e-4)), 0.5));
+    CHECK(ct_test_max_diff(c, want) <= 1e-6);
+    (void)sched;
+    /* Adam, RMSprop, Adagrad: their own options; the others are NAN. */
+    ct_tensor *w = start(1), *v = start(1), *u = start(1);
+    ct_param_group_info ga = ct_optim_param_group(ct_adamw(&w, 1, .beta2 = 0.98, .amsgrad = true), 0);
+    CHECK_CLOSE(ga.lr, 1e-3, 0);
+    CHECK_CLOSE(ga.beta1, 0.9, 0);
+    CHECK_CLOSE(ga.beta2, 0.98, 0);
+    CHECK_CLOSE(ga.eps, 1e-8, 0);
+    CHECK_CLOSE(ga.weight_decay, 1e-2, 0);
+    CHECK(ga.amsgrad && !ga.maximize && isnan(ga.momentum) && isnan(ga.alpha));
+    ct_param_group_info gr = ct_optim_param_group(ct_rmsprop(&v, 1, .centered = true, .momentum = 0.3), 0);
+    CHECK_CLOSE(gr.alpha, 0.99, 0);
+    CHECK_CLOSE(gr.momentum, 0.3, 0);
+    CHECK(gr.centered && isnan(gr.beta1));
+    ct_param_group_info gd = ct_optim_param_group(ct_adagrad(&u, 1, .lr_decay = 0.01,
+                                                             .initial_accumulator_value = 0.2), 0);
+    CHECK_CLOSE(gd.lr_decay, 0.01, 0);
+    CHECK_CLOSE(gd.initial_accumulator_value, 0.2, 0);
+    CHECK_CLOSE(gd.eps, 1e-10, 0);
+    /* Bad groups. */
+    ct_clear_error();
+    ct_param_group_info bad = ct_optim_param_group(opt, 2);
+    CHECK(bad.params == NULL && bad.num_params == -1 && isnan(bad.lr));
+    CHECK(ct_last_error() && strstr(ct_last_error(), "ct_optim_param_group: group 2 out of range (2 groups)"));
+    ct_clear_error();
+    CHECK(isnan(ct_optim_get_lr(opt, -1)));
+    CHECK(ct_last_error() && strstr(ct_last_error(), "ct_optim_get: group -1 out of range"));
+    ct_clear_error();
+    CHECK(ct_optim_param_group(NULL, 0).num_params == -1);
+    CHECK(ct_last_error() && strstr(ct_last_error(), "the optimizer is NULL"));
+    ct_clear_error();
+}
+
 TEST(parameters_without_grad_are_skipped) {
     ct_tensor *a = start(1), *b = start(1);
     ct_tensor *ps[] = {a, b};

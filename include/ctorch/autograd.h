@@ -85,13 +85,18 @@ void ct_grad_mode_end(ct_grad_mode_guard *g);
 
 /* ---- anomaly mode (torch.autograd.set_detect_anomaly) ------------------- */
 
-/* When on, backward checks every gradient a node computes and fails on nan or inf,
- * naming the node, the forward op and where it was called:
- *   "Function 'LogBackward0' returned inf values in its 0th output. The forward op
- *    was ct_log, called at train.c:42."
- * Global (all threads), like PyTorch's; costs a pass over every gradient. */
+/* When on, backward checks every gradient a node computes and fails on NaN, as
+ * PyTorch (1.13 and 2.x) does, with PyTorch's message followed by the forward op and
+ * where it was called:
+ *   "Function 'MulBackward0' returned nan values in its 0th output. The forward op
+ *    was ct_mul, called at train.c:42."
+ * An infinite gradient passes, as in PyTorch (log(0)'s is one), unless
+ * ct_set_anomaly_check_inf(true) asks for infinities to fail too ("returned inf
+ * values"), a ctorch extension.  Global (all threads), like PyTorch's; costs a pass
+ * over every gradient. */
 bool ct_set_detect_anomaly(bool enabled); /* returns the previous mode */
 bool ct_is_anomaly_enabled(void);
+bool ct_set_anomaly_check_inf(bool enabled); /* default false; returns the previous */
 typedef struct { bool prev; int once; } ct_anomaly_guard;
 ct_anomaly_guard ct_anomaly_begin(bool enabled);
 void ct_anomaly_end(ct_anomaly_guard *g);

@@ -70,7 +70,8 @@ ct_module *ct_module_new(const ct_module_class *cls, size_t state_size);
 void *ct_module_state(const ct_module *m);
 const char *ct_module_type(const ct_module *m); /* the class name */
 
-/* Registration (names must be unique within the module and contain no '.'). */
+/* Registration (names must be unique within the module and contain no '.'; a child
+ * must not contain m). */
 ct_module *ct_module_add(ct_module *m, const char *name, ct_module *child);
 /* Makes p a parameter (requires_grad set); returns p. */
 ct_tensor *ct_module_add_parameter(ct_module *m, const char *name, ct_tensor *p);
@@ -81,8 +82,33 @@ ct_tensor *ct_module_add_buffer(ct_module *m, const char *name, ct_tensor *b, bo
 ct_tensor *ct_module_get_parameter(const ct_module *m, const char *name);
 ct_tensor *ct_module_get_buffer(const ct_module *m, const char *name);
 ct_module *ct_module_get_submodule(const ct_module *m, const char *name);
-/* Replaces a registered parameter/buffer tensor (same name) — for init and loading. */
+/* Replaces a registered parameter/buffer tensor (same dotted name) — for init and
+ * loading; retains t (the caller keeps its reference).  Fields of the owner's state
+ * that held the old tensor are re-pointed, as ct_module_set does.  0 or -1. */
 int ct_module_set_tensor(ct_module *m, const char *name, ct_tensor *t);
+/* Replaces the registered child at a dotted path, as `model.fc = nn.Linear(512, 5)`
+ * or `model.layer4[1].conv2 = ...` does (Sequential/ModuleList entries are "0", "1",
+ * ...).  The new child takes the old one's place in the registration order (so in
+ * ct_named_parameters, the state dict, printing, a Sequential's forward, train/eval
+ * and ct_module_to), and the old child is released.  Fields of the owner's state
+ * that held the old child (s->fc = ct_module_add(...)) are re-pointed to the new one;
+ * pointers kept anywhere else (malloc'd arrays, another module's state) are not, so
+ * look such children up by name.  Adopts the caller's reference as ct_module_add does
+ * (setting a child to itself changes nothing).  Returns child, or NULL with an error
+ * leaving m unchanged: a missing path component, a name that is a parameter or buffer
+ * (ct_module_set_tensor replaces those), no child of that name (ct_module_add
+ * registers new ones), a cycle.  Transfer learning:
+ *
+ *     ct_module *model = ct_sequential(CT_MODULES(ct_nn_linear(8, 16), ct_nn_relu(),
+ *                                                  ct_nn_linear(16, 10)));
+ *     ct_module_requires_grad_(model, false);              // freeze the backbone
+ *     ct_module_set(model, "2", ct_nn_linear(16, 5));      // model[2] = nn.Linear(16, 5)
+ *     ct_tensor *head[2];
+ *     int n = ct_parameters(ct_module_get_submodule(model, "2"), head, 2);
+ *     ct_optim *opt = ct_sgd(head, n, .lr = 0.1);          // only the new head trains
+ *     (void)opt;
+ */
+ct_module *ct_module_set(ct_module *m, const char *path, ct_module *child);
 
 /* ---- calling ----------------------------------------------------------- */
 

@@ -94,14 +94,42 @@ int ct_step(ct_optim *opt);
 void ct_zero_grad_with(ct_optim *opt, ct_zero_grad_options o);
 #define ct_zero_grad(opt, ...) ct_zero_grad_with(opt, (ct_zero_grad_options){__VA_ARGS__})
 
-/* Groups and their learning rates (schedulers use these). */
+/* Groups and their learning rates (schedulers use these): len(opt.param_groups),
+ * opt.param_groups[g]["lr"] (NAN with an error for a group out of range) and
+ * opt.param_groups[g]["lr"] = lr. */
 int ct_optim_num_groups(const ct_optim *opt);
 double ct_optim_get_lr(const ct_optim *opt, int group);
 void ct_optim_set_lr(ct_optim *opt, int group, double lr);
 /* Any hyperparameter of a group by PyTorch's name ("lr", "momentum", "beta1", ...);
- * NAN when the optimizer has no such field. */
+ * NAN when the optimizer has no such field.  ct_optim_set returns 0 or -1. */
 double ct_optim_get(const ct_optim *opt, int group, const char *key);
 int ct_optim_set(ct_optim *opt, int group, const char *key, double value);
+
+/* opt.param_groups[g] as a struct: the group's parameters (borrowed from the
+ * optimizer, in the order they were given, valid while it lives) and every option it
+ * holds.  A hyperparameter the optimizer does not have is NAN (SGD has no beta1, Adam
+ * no momentum), a flag it does not have false; initial_lr is NAN until a scheduler
+ * sets it.  Change options with ct_optim_set / ct_optim_set_lr.
+ *
+ *     ct_module *model = ct_nn_linear(3, 2);
+ *     ct_tensor *p[2];
+ *     ct_parameters(model, p, 2);
+ *     ct_optim *opt = ct_adam(p, 1, .lr = 0.01);
+ *     ct_optim_add_param_group(opt, p + 1, 1, .weight_decay = 0.1);
+ *     ct_param_group_info g = ct_optim_param_group(opt, 1);
+ *     // g.num_params == 1, g.params[0] == p[1], g.lr == 0.01, g.weight_decay == 0.1,
+ *     // g.beta2 == 0.999, g.amsgrad == false, isnan(g.momentum)
+ *     if (g.params[0] != p[1] || g.weight_decay != 0.1) return 1;
+ *
+ * On error (a NULL optimizer, a group out of range) params is NULL, num_params -1. */
+typedef struct {
+    ct_tensor *const *params;
+    int num_params;
+    double lr, momentum, dampening, weight_decay, beta1, beta2, eps, alpha, lr_decay,
+        initial_accumulator_value, initial_lr;
+    bool nesterov, maximize, amsgrad, centered;
+} ct_param_group_info;
+ct_param_group_info ct_optim_param_group(const ct_optim *opt, int group);
 const char *ct_optim_type(const ct_optim *opt); /* "Adam" */
 
 /* The optimizer's state (per-parameter buffers and steps, and every group's

@@ -6,7 +6,6 @@
  * Each node's gradients are summed in its buffer; broadcast gradients are reduced to
  * the input's shape (and cast to its dtype) here, once, so formulas never do it.
  * Each node runs in its own scope so that temporaries die as soon as it is done. */
-#include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,40 +108,6 @@ static bool accumulate_grad(ct_node *node, ct_tensor *grad, bool create_graph) {
     return ok;
 }
 
-/* Anomaly mode: a NaN or Inf in a computed gradient names the node, the forward op
- * and where the forward op was called. */
-static bool check_anomaly(ct_node *node, ct_tensor **grad_in) {
-    for (int i = 0; i < node->n_in; i++) {
-        ct_tensor *g = grad_in[i];
-        if (!g || !ct_dtype_is_floating(g->dtype)) continue;
-        double *v = malloc(sizeof(double) * (size_t)(g->numel ? g->numel : 1));
-        if (!v) ct_fatal("out of memory in anomaly mode");
-        ct_copy_to_buffer(g, v, CT_F64, sizeof(double) * (size_t)g->numel);
-        int64_t bad = -1;
-        for (int64_t k = 0; k < g->numel && bad < 0; k++)
-            if (!isfinite(v[k])) bad = k;
-        bool nan = bad >= 0 && isnan(v[bad]);
-        free(v);
-        if (bad >= 0) {
-            /* PyTorch's wording (it checks only for nan; an inf gradient is as much a bug).
-             * A custom function's forward is its node's name less "Backward". */
-            const char *op = ct_ops[node->op].name;
-            int op_len = (int)strlen(op);
-            if (node->name) {
-                op = node->name;
-                op_len = (int)strlen(op);
-                if (op_len > 8 && !strcmp(op + op_len - 8, "Backward")) op_len -= 8;
-            }
-            ct_error("Function '%s' returned %s values in its %dth output. The forward op was "
-                     "%s%.*s, called at %s:%d.", ct_node_grad_name(node), nan ? "nan" : "inf", i,
-                     node->name ? "" : "ct_", op_len, op, node->file ? node->file : "?",
-                     node->line);
-            return false;
-        }
-    }
-    return true;
-}
-
 /* Runs one node with its buffer filled; sends its input gradients along its edges. */
 static bool run_node(ct_node *node, node_vec *ready) {
     bool ok = true;
@@ -159,7 +124,7 @@ static bool run_node(ct_node *node, node_vec *ready) {
                 ct_error("%s: backward failed without a message (internal error)",
                          ct_node_grad_name(node));
         }
-        if (ok && ct_anomaly_enabled) ok = check_anomaly(node, grad_in);
+        if (ok && ct_anomaly_enabled) ok = ct_anomaly_check(node, grad_in);
         for (int i = 0; ok && i < node->n_in; i++) {
             ct_node *next = node->next[i].fn;
             if (!next || !grad_in[i] || !(next->flags & CT_NODE_NEEDED)) continue;

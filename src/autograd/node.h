@@ -136,5 +136,8 @@ ct_node *ct_grad_accumulator(ct_tensor *leaf);
 
 /* Anomaly mode flag (set via the public API in autograd/anomaly.c). */
 extern _Atomic bool ct_anomaly_enabled;
+/* Anomaly mode's check of the gradients node computed (n_in of them, NULL allowed):
+ * false with PyTorch's message when one holds a NaN (or an Inf, when asked for). */
+bool ct_anomaly_check(ct_node *node, ct_tensor **grad_in);
 
 #endif

@@ -117,13 +117,8 @@ ct_module *ct_module_dict(void) { return ct_module_new(&MODULE_DICT, 0); }
 
 ct_module *ct_module_dict_set(ct_module *dict, const char *key, ct_module *m) {
     if (!is(dict, &MODULE_DICT, "ct_module_dict_set") || !m) return NULL;
-    slot *s = find_slot(&dict->children, key);
-    if (!s) return ct_module_add(dict, key, m);
     /* Replacing keeps the key's position, as assigning into a dict does. */
-    ct_scope_unregister(m);
-    ct_release(s->obj);
-    s->obj = m;
-    return m;
+    return find_slot(&dict->children, key) ? ct_module_set(dict, key, m) : ct_module_add(dict, key, m);
 }
 
 ct_module *ct_module_dict_get(ct_module *dict, const char *key) {

@@ -45,6 +45,7 @@ ct_module *ct_module_new(const ct_module_class *cls, size_t state_size) {
     ct_object_init(&m->obj, module_destroy);
     m->cls = cls;
     m->training = true;
+    m->state_size = state_size;
     return ct_scope_register(m);
 }
 
@@ -59,13 +60,22 @@ static slot *find(const slot_vec *v, const char *name) {
     return NULL;
 }
 
+/* Whether m is tree or lies inside it (a registration must not make a cycle). */
+static bool inside(const ct_module *tree, const ct_module *m) {
+    if (tree == m) return true;
+    for (int i = 0; i < tree->children.len; i++)
+        if (inside(tree->children.items[i].obj, m)) return true;
+    return false;
+}
+
 static bool valid_name(const char *op, const ct_module *m, const char *name) {
     if (!name || !*name || strchr(name, '.')) {
         ct_error("%s: name \"%s\" must be a non-empty string without '.'", op, name ? name : "(null)");
         return false;
     }
     if (find(&m->params, name) || find(&m->buffers, name) || find(&m->children, name)) {
-        ct_error("%s: attribute '%s' already exists in %s", op, name, m->cls->name);
+        ct_error("%s: attribute '%s' already exists in %s (ct_module_set replaces a child, "
+                 "ct_module_set_tensor a parameter or buffer)", op, name, m->cls->name);
         return false;
     }
     return true;
@@ -95,6 +105,10 @@ static void *adopt(void *obj) {
 ct_module *ct_module_add(ct_module *m, const char *name, ct_module *child) {
     if (!m || !child) return NULL;
     if (!valid_name("ct_module_add", m, name)) return NULL;
+    if (inside(child, m)) {
+        ct_error("ct_module_add: cannot register %s '%s' inside itself", child->cls->name, name);
+        return NULL;
+    }
     if (!push(&m->children, name, adopt(child), true)) {
         ct_error("ct_module_add: out of memory");
         return NULL;
@@ -133,33 +147,51 @@ ct_tensor *ct_module_add_buffer(ct_module *m, const char *name, ct_tensor *b, bo
     return b;
 }
 
-/* Walks a dotted path to the module owning its last component. */
-static const ct_module *owner_of(const ct_module *m, const char *path, const char **leaf) {
-    const char *dot;
-    while (m && (dot = strchr(path, '.'))) {
+/* What `name` is in m, for messages: "a parameter", "a buffer" or NULL. */
+static const char *kind_of(const ct_module *m, const char *name) {
+    return find(&m->params, name) ? "a parameter" : find(&m->buffers, name) ? "a buffer" : NULL;
+}
+
+/* Walks a dotted path to the module owning its last component.  op NULL: a missing
+ * component gives NULL silently (the getters); else an error naming op. */
+static ct_module *owner_of(const ct_module *m, const char *path, const char **leaf, const char *op) {
+    const char *full = path, *dot;
+    while ((dot = strchr(path, '.'))) {
         char part[256];
         size_t n = (size_t)(dot - path);
-        if (n >= sizeof part) return NULL;
-        memcpy(part, path, n);
-        part[n] = 0;
-        slot *s = find(&m->children, part);
-        m = s ? s->obj : NULL;
+        slot *s = NULL;
+        if (n < sizeof part) {
+            memcpy(part, path, n);
+            part[n] = 0;
+            s = find(&m->children, part);
+        }
+        if (!s) {
+            const char *what = n < sizeof part ? kind_of(m, part) : NULL;
+            if (op && what)
+                ct_error("%s: '%s' in '%s' is %s of %s, not a module", op, part, full, what,
+                         m->cls->name);
+            else if (op)
+                ct_error("%s: %s has no submodule '%.*s' (in '%s')", op, m->cls->name, (int)n,
+                         path, full);
+            return NULL;
+        }
+        m = s->obj;
         path = dot + 1;
     }
     *leaf = path;
-    return m;
+    return (ct_module *)m;
 }
 
 ct_tensor *ct_module_get_parameter(const ct_module *m, const char *name) {
     const char *leaf;
-    const ct_module *o = m && name ? owner_of(m, name, &leaf) : NULL;
+    const ct_module *o = m && name ? owner_of(m, name, &leaf, NULL) : NULL;
     slot *s = o ? find(&o->params, leaf) : NULL;
     return s ? s->obj : NULL;
 }
 
 ct_tensor *ct_module_get_buffer(const ct_module *m, const char *name) {
     const char *leaf;
-    const ct_module *o = m && name ? owner_of(m, name, &leaf) : NULL;
+    const ct_module *o = m && name ? owner_of(m, name, &leaf, NULL) : NULL;
     slot *s = o ? find(&o->buffers, leaf) : NULL;
     return s ? s->obj : NULL;
 }
@@ -168,15 +200,59 @@ ct_module *ct_module_get_submodule(const ct_module *m, const char *name) {
     if (!m || !name) return NULL;
     if (!*name) return (ct_module *)m;
     const char *leaf;
-    const ct_module *o = owner_of(m, name, &leaf);
+    const ct_module *o = owner_of(m, name, &leaf, NULL);
     slot *s = o ? find(&o->children, leaf) : NULL;
     return s ? s->obj : NULL;
 }
 
-int ct_module_set_tensor(ct_module *m, const char *name, ct_tensor *t) {
-    if (!m || !t) return -1;
+/* Puts obj (a reference the slot takes over) in slot s of o and releases the old
+ * object, after re-pointing every field of o's state that held the old one: the
+ * pointers a class kept from registration (s->fc = ct_module_add(...)) then see the
+ * new object, as attribute lookups in PyTorch do. */
+static void replace(ct_module *o, slot *s, void *obj) {
+    void *old = s->obj;
+    for (size_t off = 0; off + sizeof old <= o->state_size; off += alignof(void *)) {
+        void *p;
+        memcpy(&p, o->state + off, sizeof p);
+        if (p == old) memcpy(o->state + off, &obj, sizeof obj);
+    }
+    s->obj = obj;
+    ct_release(old);
+}
+
+ct_module *ct_module_set(ct_module *m, const char *path, ct_module *child) {
+    if (!m || !path || !child) {
+        if (!ct_last_error())
+            ct_error("ct_module_set: %s is NULL", !m ? "the module" : !path ? "the path" : "the child");
+        return NULL;
+    }
     const char *leaf;
-    ct_module *o = (ct_module *)owner_of(m, name, &leaf);
+    ct_module *o = owner_of(m, path, &leaf, "ct_module_set");
+    if (!o) return NULL;
+    slot *s = find(&o->children, leaf);
+    if (!s) {
+        const char *what = kind_of(o, leaf);
+        if (what)
+            ct_error("ct_module_set: '%s' is %s of %s, not a module (ct_module_set_tensor "
+                     "replaces it)", path, what, o->cls->name);
+        else
+            ct_error("ct_module_set: %s has no child module '%s' (in '%s'; ct_module_add "
+                     "registers a new one)", o->cls->name, leaf, path);
+        return NULL;
+    }
+    if (s->obj == child) return child; /* model.fc = model.fc */
+    if (inside(child, o)) {
+        ct_error("ct_module_set: cannot put %s '%s' inside itself", child->cls->name, path);
+        return NULL;
+    }
+    replace(o, s, adopt(child));
+    return child;
+}
+
+int ct_module_set_tensor(ct_module *m, const char *name, ct_tensor *t) {
+    if (!m || !name || !t) return -1;
+    const char *leaf;
+    ct_module *o = owner_of(m, name, &leaf, NULL);
     slot *s = o ? find(&o->params, leaf) : NULL;
     bool is_param = s != NULL;
     if (!s && o) s = find(&o->buffers, leaf);
@@ -185,9 +261,7 @@ int ct_module_set_tensor(ct_module *m, const char *name, ct_tensor *t) {
                  m->cls->name, name);
         return -1;
     }
-    ct_retain(t);
-    ct_release(s->obj);
-    s->obj = t;
+    if (s->obj != t) replace(o, s, ct_retain(t));
     if (is_param) ct_set_requires_grad(t, true);
     return 0;
 }

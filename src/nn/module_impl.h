@@ -41,6 +41,7 @@ struct ct_module {
     ct_module_hook *hooks;
     int n_hooks, next_handle;
     name_cache names[NAME_CACHES];
+    size_t state_size; /* bytes of state[] (ct_module_set re-points its fields) */
     alignas(max_align_t) char state[];
 };
 

@@ -192,18 +192,21 @@ static int key_index(const char *key) {
     return -1;
 }
 
+/* Group g, or NULL with an error naming op. */
+static const ct_param_group *group_at(const char *op, const ct_optim *opt, int g) {
+    if (g >= 0 && g < opt->n_groups) return &opt->groups[g];
+    ct_error("%s: group %d out of range (%d groups)", op, g, opt->n_groups);
+    return NULL;
+}
+
 double ct_optim_get(const ct_optim *opt, int group, const char *key) {
-    if (!opt || !key || group < 0 || group >= opt->n_groups) return NAN;
+    if (!opt || !key || !group_at("ct_optim_get", opt, group)) return NAN;
     int k = key_index(key);
     return k < 0 ? NAN : opt->groups[group].h[k];
 }
 
 int ct_optim_set(ct_optim *opt, int group, const char *key, double value) {
-    if (!opt || !key) return -1;
-    if (group < 0 || group >= opt->n_groups) {
-        ct_error("ct_optim_set: group %d out of range (%d groups)", group, opt->n_groups);
-        return -1;
-    }
+    if (!opt || !key || !group_at("ct_optim_set", opt, group)) return -1;
     int k = key_index(key);
     if (k < 0 || (isnan(opt->groups[group].h[k]) && k != H_INITIAL_LR)) {
         ct_error("ct_optim_set: %s has no hyperparameter '%s'", opt->kind->name, key);
@@ -215,6 +218,23 @@ int ct_optim_set(ct_optim *opt, int group, const char *key, double value) {
 
 double ct_optim_get_lr(const ct_optim *opt, int group) { return ct_optim_get(opt, group, "lr"); }
 void ct_optim_set_lr(ct_optim *opt, int group, double lr) { ct_optim_set(opt, group, "lr", lr); }
+
+ct_param_group_info ct_optim_param_group(const ct_optim *opt, int group) {
+    const ct_param_group *g = opt ? group_at("ct_optim_param_group", opt, group) : NULL;
+    if (!g) {
+        if (!opt && !ct_last_error()) ct_error("ct_optim_param_group: the optimizer is NULL");
+        return (ct_param_group_info){NULL, -1, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN};
+    }
+    const double *h = g->h;
+    return (ct_param_group_info){
+        .params = g->params, .num_params = g->n, .lr = h[H_LR], .momentum = h[H_MOMENTUM],
+        .dampening = h[H_DAMPENING], .weight_decay = h[H_WEIGHT_DECAY], .beta1 = h[H_BETA1],
+        .beta2 = h[H_BETA2], .eps = h[H_EPS], .alpha = h[H_ALPHA], .lr_decay = h[H_LR_DECAY],
+        .initial_accumulator_value = h[H_INITIAL_ACCUMULATOR], .initial_lr = h[H_INITIAL_LR],
+        /* Flags are 0 or 1, NAN where the optimizer has none. */
+        .nesterov = h[H_NESTEROV] == 1, .maximize = h[H_MAXIMIZE] == 1,
+        .amsgrad = h[H_AMSGRAD] == 1, .centered = h[H_CENTERED] == 1};
+}
 
 /* ---- state dicts ------------------------------------------------------------- */
 
