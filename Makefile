@@ -37,7 +37,7 @@ test: build
 test-sanitize: deps
 	cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DCTORCH_SANITIZE=ON
 	cmake --build $(BUILD_ASAN) -j $(JOBS)
-	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS) -LE 'slow|openblas'
+	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS) -LE 'slow|openblas|isa'
 
 # The threads test under ThreadSanitizer.  libgomp is not instrumented, so OpenMP runs
 # one thread (the test also calls ct_set_num_threads(1)).

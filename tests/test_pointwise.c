@@ -2,6 +2,7 @@
  * float32, gradients, result dtypes; numerics at large magnitudes; in-place forms;
  * error messages. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "ct_test.h"
 #include "fixtures.h"
@@ -116,6 +117,15 @@ static const struct {
     {"clamp_min", u_clamp_min, 1.2e-7},   {"clamp_max", u_clamp_max, 0},
     {"clamp_crossed", u_clamp_crossed, 0},
 };
+
+/* tests/force_isa.sh forces the kernels' instruction set: check that it took, or those
+ * runs would test the default path again. */
+TEST(forced_cpu_capability_is_used) {
+    const char *forced = getenv("CT_CPU_CAPABILITY");
+    if (forced && *forced) CHECK(strcmp(ct_cpu_capability(), forced) == 0);
+    const char *cap = ct_cpu_capability();
+    CHECK(!strcmp(cap, "default") || !strcmp(cap, "avx2") || !strcmp(cap, "avx512"));
+}
 
 TEST(unary_values_and_gradients_match_pytorch) {
     fx_file *f = fixtures();

@@ -172,6 +172,10 @@ typedef struct { struct ct_tensor *values, *indices; } ct_values_indices;
 
 void ct_set_num_threads(int n); /* intra-op threads; results are identical for any n */
 int ct_get_num_threads(void);
+/* The instruction set the cpu kernels use, as torch.backends.cpu.get_cpu_capability():
+ * "avx512", "avx2" or "default" — the best this CPU has, or a lower one forced with
+ * the environment variable CT_CPU_CAPABILITY (read once, at the first op). */
+const char *ct_cpu_capability(void);
 
 #ifdef __cplusplus
 }

@@ -42,9 +42,9 @@ static bool is_pointwise(const ct_conv_geom *g) {
     /* One im2col row when stride_w is 1 and OW == W: the input rows that are inside   \
      * the image are one contiguous run shifted by `shift`; then the columns that       \
      * wrapped around a row end are zeroed. */                                           \
-    CT_SIMD static void im2col_same_##SFX(const ct_conv_geom *g, const T *x, T *row,      \
+    CT_SIMD_PROC(im2col_same_##SFX, (const ct_conv_geom *g, const T *x, T *row,      \
                                           int64_t oh0, int64_t oh1, int64_t kh,           \
-                                          int64_t shift, int64_t wlo, int64_t whi) {      \
+                                          int64_t shift, int64_t wlo, int64_t whi), (g, x, row, oh0, oh1, kh, shift, wlo, whi), {      \
         int64_t W = g->W, a = oh0, b = oh1;                                               \
         /* rows oh with ih = oh * sh - ph + kh * dh inside [0, H), for sh == 1 only */    \
         if (g->sh != 1) {                                                                 \
@@ -81,10 +81,10 @@ static bool is_pointwise(const ct_conv_geom *g) {
             for (int64_t ow = 0; ow < wlo; ow++) rr[ow] = 0;                              \
             for (int64_t ow = whi; ow < W; ow++) rr[ow] = 0;                              \
         }                                                                                 \
-    }                                                                                     \
+    })                                                                                     \
     /* col [Cg*KH*KW, (oh1-oh0)*OW] <- x [Cg, H, W], output rows [oh0, oh1) */           \
-    CT_SIMD static void im2col_##SFX(const ct_conv_geom *g, int64_t Cg, const T *x, T *col,       \
-                             int64_t oh0, int64_t oh1) {                                  \
+    CT_SIMD_PROC(im2col_##SFX, (const ct_conv_geom *g, int64_t Cg, const T *x, T *col,       \
+                             int64_t oh0, int64_t oh1), (g, Cg, x, col, oh0, oh1), {                                  \
         int64_t P = (oh1 - oh0) * g->OW;                                                  \
         for (int64_t c = 0; c < Cg; c++)                                                  \
             for (int64_t kh = 0; kh < g->KH; kh++)                                        \
@@ -113,10 +113,10 @@ static bool is_pointwise(const ct_conv_geom *g) {
                         for (int64_t ow = whi; ow < g->OW; ow++) r[ow] = 0;               \
                     }                                                                     \
                 }                                                                         \
-    }                                                                                     \
+    })                                                                                     \
     /* x [Cg, H, W] += col [Cg*KH*KW, (oh1-oh0)*OW] (x zeroed by the caller) */          \
-    CT_SIMD static void col2im_##SFX(const ct_conv_geom *g, int64_t Cg, const T *col, T *x,       \
-                             int64_t oh0, int64_t oh1) {                                  \
+    CT_SIMD_PROC(col2im_##SFX, (const ct_conv_geom *g, int64_t Cg, const T *col, T *x,       \
+                             int64_t oh0, int64_t oh1), (g, Cg, col, x, oh0, oh1), {                                  \
         int64_t P = (oh1 - oh0) * g->OW;                                                  \
         for (int64_t c = 0; c < Cg; c++)                                                  \
             for (int64_t kh = 0; kh < g->KH; kh++)                                        \
@@ -135,7 +135,7 @@ static bool is_pointwise(const ct_conv_geom *g) {
                             for (int64_t ow = wlo; ow < whi; ow++) xr[ow * g->sw] += r[ow]; \
                     }                                                                     \
                 }                                                                         \
-    }                                                                                     \
+    })                                                                                     \
     /* One work item of the forward: sample n, group gi, output rows block blk:       \
      * y[n, group rows, block] = w_g @ im2col(x[n]_g, block) + bias */                   \
     static void forward_##SFX(const ct_conv_geom *g, const T *x, const T *w, const T *bias, \
@@ -204,7 +204,7 @@ static bool is_pointwise(const ct_conv_geom *g) {
         }                                                                                 \
     }                                                                                     \
     /* gb[c] = sum of gy[n, c, :] over n in a fixed order, accumulated in double */             \
-    CT_SIMD static void grad_bias_##SFX(const ct_conv_job *job) {                         \
+    CT_SIMD_PROC(grad_bias_##SFX, (const ct_conv_job *job), (job), {                         \
         const T *gy = job->a;                                                             \
         T *gb = job->out;                                                                 \
         int64_t C = job->channels, Pn = job->plane, N = job->g->N;                        \
@@ -223,7 +223,7 @@ static bool is_pointwise(const ct_conv_geom *g) {
             }                                                                             \
             gb[c] = (T)acc;                                                               \
         }                                                                                 \
-    }                                                                                     \
+    })                                                                                     \
     /* unfold / fold (F.unfold, F.fold): whole samples in parallel */                    \
     static void fold_##SFX(const ct_conv_job *job) {                                      \
         const ct_conv_geom *g = job->g;                                                   \

@@ -16,9 +16,10 @@
 #include <string.h>
 
 #include "cpu/conv.h"
+#include "cpu/isa.h"
 #include "cpu/kernel_util.h"
 
-/* A target attribute and a run-time check (not target_clones): also under the sanitizers. */
+/* A target attribute and a run-time check of ct_cpu_isa() (hand-written AVX-512). */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #include <immintrin.h>
 
@@ -363,7 +364,7 @@ bool ct_conv_direct_f32(const ct_conv_job *job) {
     if (job->kind != CT_CONV_FORWARD && job->kind != CT_CONV_GRAD_INPUT &&
         job->kind != CT_CONV_GRAD_WEIGHT)
         return false;
-    if (g->sh != 1 || g->sw != 1 || g->KH * g->KW > 64 || !__builtin_cpu_supports("avx512f"))
+    if (g->sh != 1 || g->sw != 1 || g->KH * g->KW > 64 || ct_cpu_isa() != CT_ISA_AVX512)
         return false;
     if (g->N <= 0 || g->C <= 0 || g->O <= 0 || g->H <= 0 || g->W <= 0 || g->OH <= 0 || g->OW <= 0)
         return false;

@@ -2,7 +2,7 @@
 #include "cpu/kernel_util.h"
 
 #define FILL(DT, T, SFX)                                                                 \
-    CT_SIMD static void fill_##SFX(char **d, const int64_t *s, int64_t n, const void *ctx) { \
+    CT_SIMD_PROC(fill_##SFX, (char **d, const int64_t *s, int64_t n, const void *ctx), (d, s, n, ctx), { \
         T v;                                                                             \
         ct_store_f64(&v, DT, ((const ct_pw_args *)ctx)->a);                              \
         if (DT == CT_I64 && ((const ct_pw_args *)ctx)->has_b)                            \
@@ -13,7 +13,7 @@
         } else {                                                                         \
             for (int64_t i = 0; i < n; i++) memcpy(d[0] + i * s[0], &v, sizeof v);       \
         }                                                                                \
-    }
+    })
 CT_FOREACH_DTYPE_SFX(FILL)
 
 #define ENTRY(DT, T, SFX) {CT_OP_fill, DT, (ct_kernel)fill_##SFX},

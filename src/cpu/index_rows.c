@@ -65,12 +65,12 @@ CT_IDX_FOREACH(INDEX_ADD)
 
 /* Any of v[0..n) outside [lo, hi)?  Branch-free and vectorized: one unsigned
  * compare per value (v - lo wraps to a huge number below lo). */
-CT_SIMD static bool any_out_of_range(const int64_t *restrict v, int64_t n, int64_t lo,
-                                     int64_t hi) {
+CT_SIMD_FN(bool, any_out_of_range, (const int64_t *restrict v, int64_t n, int64_t lo,
+                                     int64_t hi), (v, n, lo, hi), {
     uint64_t span = (uint64_t)hi - (uint64_t)lo, bad = 0;
     for (int64_t i = 0; i < n; i++) bad |= (uint64_t)v[i] - (uint64_t)lo >= span;
     return bad != 0;
-}
+})
 
 int64_t ct_cpu_find_out_of_range(const int64_t *v, int64_t n, int64_t lo, int64_t hi) {
     if (hi <= lo) return n > 0 ? 0 : -1;

@@ -13,7 +13,7 @@
 
 /* out[i] = self[i + index[i] * self_stride]   (operands out, index, self) */
 #define GATHER(T, N)                                                                     \
-    CT_SIMD static void gather_##N(char **d, const int64_t *s, int64_t n, const void *ctx) { \
+    CT_SIMD_PROC(gather_##N, (char **d, const int64_t *s, int64_t n, const void *ctx), (d, s, n, ctx), { \
         const ct_scatter_args *p = ctx;                                                  \
         if (s[0] == sizeof(T) && s[1] == sizeof(int64_t) && s[2] == 0) {                 \
             /* along the innermost dim: a vector gather from one row */                  \
@@ -27,7 +27,7 @@
             int64_t k = *(const int64_t *)(d[1] + i * s[1]);                             \
             *(T *)(d[0] + i * s[0]) = *(const T *)(d[2] + i * s[2] + k * p->self_stride); \
         }                                                                                \
-    }
+    })
 MOVE_SIZES(GATHER)
 
 /* One column along dim per iterator element (operands out, index[, src]): for j in
@@ -57,8 +57,8 @@ MOVE_SIZES(SCATTER)
 
 /* out = mask ? value : self   (operands out, self, mask; mask bytes are bool/uint8) */
 #define MASKED_FILL(T, N)                                                                \
-    CT_SIMD static void masked_fill_##N(char **d, const int64_t *s, int64_t n,           \
-                                        const void *ctx) {                               \
+    CT_SIMD_PROC(masked_fill_##N, (char **d, const int64_t *s, int64_t n,           \
+                                        const void *ctx), (d, s, n, ctx), {                               \
         const ct_scatter_args *p = ctx;                                                  \
         T v;                                                                             \
         memcpy(&v, p->value, sizeof v);                                                  \
@@ -72,7 +72,7 @@ MOVE_SIZES(SCATTER)
         for (int64_t i = 0; i < n; i++)                                                  \
             if (*(const uint8_t *)(d[2] + i * s[2])) *(T *)(d[0] + i * s[0]) = v;        \
             else *(T *)(d[0] + i * s[0]) = *(const T *)(d[1] + i * s[1]);                \
-    }
+    })
 MOVE_SIZES(MASKED_FILL)
 
 /* out[index[j]] += src[j], j in order */

@@ -1,30 +1,52 @@
 /* Building blocks for cpu kernels: typed pointwise loops with contiguous and
- * broadcast-scalar fast paths that the compiler vectorizes, cloned per instruction
- * set (AVX-512, AVX2, baseline) and picked at load time by the dynamic linker. */
+ * broadcast-scalar fast paths that the compiler vectorizes, compiled per instruction
+ * set (AVX-512, AVX2, baseline) and picked at run time (cpu/isa.h). */
 #ifndef CT_CPU_KERNEL_UTIL_H
 #define CT_CPU_KERNEL_UTIL_H
 
 #include <math.h>
 
+#include "cpu/isa.h"
 #include "cpu/iter.h"
 #include "ops/op_table.h"
 #include "ops/pointwise.h"
 
-/* x86-64-v3 (AVX2 with FMA, BMI, F16C; Haswell and Zen on) rather than plain "avx2",
- * so that the explicit fused multiply-adds of cpu/vmath.h are instructions there, as
- * they are in the AVX-512 clone; the resolver tests the level's feature bits.  The
- * default clone calls libm's fmaf for them (correctly rounded, so the same bits; slow,
- * but only pre-2013 x86 runs it). */
+/* Kernels that vectorize are compiled once per instruction set (AVX-512, x86-64-v3
+ * and the baseline) and called through a dispatcher of their own name, which runs the
+ * variant of ct_cpu_isa(): the best this CPU has, or the one CT_CPU_CAPABILITY forces,
+ * so that one machine tests every path it can run (cpu/isa.h).  x86-64-v3 (AVX2 with
+ * FMA, BMI, F16C; Haswell and Zen on) rather than plain "avx2", so that the explicit
+ * fused multiply-adds of cpu/vmath.h are instructions there, as they are in the
+ * AVX-512 variant.  The baseline calls libm's fmaf for them (correctly rounded, so the
+ * same bits; slow, but only pre-2013 x86 runs it).
+ *
+ *     CT_SIMD_FN(ret, name, (params), (argument names), { body })
+ *     CT_SIMD_PROC(name, (params), (argument names), { body })      returns void
+ */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(CT_NO_CLONES)
 #define CT_SIMD_CLONES 1
-#define CT_SIMD __attribute__((target_clones("avx512f", "arch=x86-64-v3", "default")))
+#define CT_SIMD_VARIANTS(RET, NAME, PARAMS, ...)                                        \
+    __attribute__((target("avx512f"))) static RET NAME##_avx512 PARAMS __VA_ARGS__        \
+    __attribute__((target("arch=x86-64-v3"))) static RET NAME##_avx2 PARAMS __VA_ARGS__   \
+    static RET NAME##_default PARAMS __VA_ARGS__
+#define CT_SIMD_PICK(NAME)                                                              \
+    (ct_cpu_isa() == CT_ISA_AVX512 ? NAME##_avx512                                       \
+     : ct_cpu_isa() == CT_ISA_AVX2 ? NAME##_avx2                                         \
+                                   : NAME##_default)
+#define CT_SIMD_FN(RET, NAME, PARAMS, ARGS, ...)                                        \
+    CT_SIMD_VARIANTS(RET, NAME, PARAMS, __VA_ARGS__)                                     \
+    static RET NAME PARAMS { return CT_SIMD_PICK(NAME) ARGS; }
+#define CT_SIMD_PROC(NAME, PARAMS, ARGS, ...)                                           \
+    CT_SIMD_VARIANTS(void, NAME, PARAMS, __VA_ARGS__)                                    \
+    static void NAME PARAMS { CT_SIMD_PICK(NAME) ARGS; }
 #else
-#define CT_SIMD
+#define CT_SIMD_FN(RET, NAME, PARAMS, ARGS, ...) static RET NAME PARAMS __VA_ARGS__
+#define CT_SIMD_PROC(NAME, PARAMS, ARGS, ...) static void NAME PARAMS __VA_ARGS__
 #endif
 
 /* A unary loop: out (T) = EXPR(x), x read as T, with ctx `p` (const ct_pw_args *). */
 #define CT_UNARY_LOOP(NAME, T, TO, EXPR)                                                 \
-    CT_SIMD static void NAME(char **d, const int64_t *s, int64_t n, const void *ctx) {   \
+    CT_SIMD_PROC(NAME, (char **d, const int64_t *s, int64_t n, const void *ctx), (d, s, n, ctx), {   \
         const ct_pw_args *p = ctx;                                                       \
         (void)p;                                                                         \
         if (s[0] == sizeof(TO) && s[1] == sizeof(T)) {                                   \
@@ -40,11 +62,11 @@
                 *(TO *)(d[0] + i * s[0]) = (TO)(EXPR);                                   \
             }                                                                            \
         }                                                                                \
-    }
+    })
 
 /* A binary loop: out (TO) = EXPR(x, y) with x, y of type T. */
 #define CT_BINARY_LOOP(NAME, T, TO, EXPR)                                                \
-    CT_SIMD static void NAME(char **d, const int64_t *s, int64_t n, const void *ctx) {   \
+    CT_SIMD_PROC(NAME, (char **d, const int64_t *s, int64_t n, const void *ctx), (d, s, n, ctx), {   \
         const ct_pw_args *p = ctx;                                                       \
         (void)p;                                                                         \
         TO *restrict o = (TO *)d[0];                                                     \
@@ -72,7 +94,7 @@
                 *(TO *)(d[0] + i * s[0]) = (TO)(EXPR);                                   \
             }                                                                            \
         }                                                                                \
-    }
+    })
 
 /* Dtype lists for generating one loop per type: X(dtype enum, C type, suffix). */
 #define CT_FLOAT_TYPES(X) X(CT_F32, float, f32) X(CT_F64, double, f64)

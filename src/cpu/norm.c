@@ -24,8 +24,8 @@ typedef double vd8 __attribute__((vector_size(64)));
  * [K] sum per chunk (Note [Norm determinism]). */
 #define LN_CHUNK_ROWS 32
 
-/* Helpers are inlined into the per-channel / per-row functions, which are cloned per
- * instruction set (CT_SIMD): one target for all the arithmetic of a channel or row. */
+/* Helpers are inlined into the per-channel / per-row functions, which are compiled per
+ * instruction set (CT_SIMD_PROC): one target for all the arithmetic of a channel or row. */
 #define INLINE static inline __attribute__((always_inline))
 
 /* The L lanes of one reduction (a0: lanes 0-7, a1: 8-15) combined as a fixed tree. */
@@ -213,7 +213,7 @@ static void *scratch(size_t bytes) {
         *b = bb - ((const T *)j->mean)[c] * *a;                                          \
     }                                                                                    \
     /* [N, C, S], S > 1: channel c's planes */                                           \
-    CT_SIMD static void bn_fwd_plane_##SFX(const ct_norm_job *j, int64_t c) {                    \
+    CT_SIMD_PROC(bn_fwd_plane_##SFX, (const ct_norm_job *j, int64_t c), (j, c), {                    \
         const int64_t N = j->N, C = j->C, S = j->S;                                      \
         const T *x = (const T *)j->x + c * S;                                            \
         T *y = (T *)j->y + c * S;                                                        \
@@ -226,10 +226,10 @@ static void *scratch(size_t bytes) {
         T a, b;                                                                          \
         bn_alpha_beta_##SFX(j, c, &a, &b);                                               \
         for (int64_t i = 0; i < N; i++) axpb_##SFX(y + i * C * S, x + i * C * S, S, a, b); \
-    }                                                                                    \
+    })                                                                                    \
     /* [N, C] (S == 1): columns [c0, c0 + nc), each summed over the rows in order */     \
-    CT_SIMD static void bn_fwd_cols_##SFX(const ct_norm_job *j, int64_t c0, int64_t nc,  \
-                                          double *restrict acc, T *restrict tmp) {       \
+    CT_SIMD_PROC(bn_fwd_cols_##SFX, (const ct_norm_job *j, int64_t c0, int64_t nc,  \
+                                          double *restrict acc, T *restrict tmp), (j, c0, nc, acc, tmp), {       \
         const int64_t N = j->N, C = j->C;                                                \
         const T *x = (const T *)j->x + c0;                                               \
         T *y = (T *)j->y + c0;                                                           \
@@ -252,8 +252,8 @@ static void *scratch(size_t bytes) {
         for (int64_t k = 0; k < nc; k++) bn_alpha_beta_##SFX(j, c0 + k, &a[k], &b[k]);   \
         for (int64_t i = 0; i < N; i++)                                                  \
             for (int64_t k = 0; k < nc; k++) y[i * C + k] = x[i * C + k] * a[k] + b[k];  \
-    }                                                                                    \
-    CT_SIMD static void bn_bwd_plane_##SFX(const ct_norm_job *j, int64_t c) {                    \
+    })                                                                                    \
+    CT_SIMD_PROC(bn_bwd_plane_##SFX, (const ct_norm_job *j, int64_t c), (j, c), {                    \
         const int64_t N = j->N, C = j->C, S = j->S;                                      \
         const T *x = (const T *)j->x + c * S, *g = (const T *)j->gy + c * S;             \
         const T m = ((const T *)j->mean)[c], is = ((const T *)j->rstd)[c];               \
@@ -273,9 +273,9 @@ static void *scratch(size_t bytes) {
         }                                                                                \
         if (j->gw) ((T *)j->gw)[c] = (T)(dotp * is);                                     \
         if (j->gb) ((T *)j->gb)[c] = (T)sum;                                             \
-    }                                                                                    \
-    CT_SIMD static void bn_bwd_cols_##SFX(const ct_norm_job *j, int64_t c0, int64_t nc,  \
-                                          double *restrict acc, T *restrict tmp) {       \
+    })                                                                                    \
+    CT_SIMD_PROC(bn_bwd_cols_##SFX, (const ct_norm_job *j, int64_t c0, int64_t nc,  \
+                                          double *restrict acc, T *restrict tmp), (j, c0, nc, acc, tmp), {       \
         const int64_t N = j->N, C = j->C;                                                \
         const T *x = (const T *)j->x + c0, *g = (const T *)j->gy + c0;                   \
         const T *m = (const T *)j->mean + c0, *is = (const T *)j->rstd + c0;             \
@@ -309,7 +309,7 @@ static void *scratch(size_t bytes) {
             if (j->gw) ((T *)j->gw)[c0 + k] = (T)(dotp[k] * is[k]);                      \
             if (j->gb) ((T *)j->gb)[c0 + k] = (T)sum[k];                                 \
         }                                                                                \
-    }                                                                                    \
+    })                                                                                    \
     static void batch_norm_##SFX(const ct_norm_job *j) {                                 \
         const int64_t C = j->C, S = j->S;                                                \
         int nt = ct_get_num_threads();                                                   \
@@ -346,7 +346,7 @@ static void *scratch(size_t bytes) {
         ((T *)j->mean)[r] = *mean;                                                       \
         ((T *)j->rstd)[r] = *rstd;                                                       \
     }                                                                                    \
-    CT_SIMD static void row_fwd_##SFX(const ct_norm_job *j, int64_t r, const T *ones, const T *zeros) { \
+    CT_SIMD_PROC(row_fwd_##SFX, (const ct_norm_job *j, int64_t r, const T *ones, const T *zeros), (j, r, ones, zeros), { \
         const int64_t K = j->C / j->G, S = j->S, n = K * S;                              \
         const T *x = (const T *)j->x + r * n;                                            \
         T *y = (T *)j->y + r * n;                                                        \
@@ -366,11 +366,11 @@ static void *scratch(size_t bytes) {
             T scale = rstd * w[c];                                                       \
             axpb_##SFX(y + k * S, x + k * S, S, scale, -scale * mean + b[c]);            \
         }                                                                                \
-    }                                                                                    \
+    })                                                                                    \
     /* dx of row r; layer_norm (S == 1) also adds its weight / bias gradient terms to    \
      * pw, pb; group_norm writes the per-channel sums to ds, db [K]. */                  \
-    CT_SIMD static void row_bwd_##SFX(const ct_norm_job *j, int64_t r, const T *ones, double *pw, \
-                              double *pb, double *ds, double *db) {                      \
+    CT_SIMD_PROC(row_bwd_##SFX, (const ct_norm_job *j, int64_t r, const T *ones, double *pw, \
+                              double *pb, double *ds, double *db), (j, r, ones, pw, pb, ds, db), {                      \
         const int64_t K = j->C / j->G, S = j->S, n = K * S;                              \
         const T *x = (const T *)j->x + r * n, *g = (const T *)j->gy + r * n;             \
         const T m = ((const T *)j->mean)[r], rs = ((const T *)j->rstd)[r];               \
@@ -398,7 +398,7 @@ static void *scratch(size_t bytes) {
         }                                                                                \
         for (int64_t k = 0; k < K; k++)                                                  \
             gn_dx_##SFX(dx + k * S, g + k * S, x + k * S, S, rs * w[k], (T)b, (T)c);     \
-    }                                                                                    \
+    })                                                                                    \
     static void row_norm_##SFX(const ct_norm_job *j) {                                   \
         const int64_t R = j->N * j->G, K = j->C / j->G, S = j->S, C = j->C;              \
         int nt = ct_get_num_threads();                                                   \

@@ -67,7 +67,7 @@ static inline void flush_denormals_end(unsigned old) { (void)old; }
 
 /* One Adam/AdamW update over [0, n): the body is specialised per (mode, amsgrad) so
  * every variant is a branch-free loop over restrict pointers that the compiler
- * vectorizes (and clones per instruction set).  The arithmetic is the scalar one, op
+ * vectorizes (and is compiled per instruction set).  The arithmetic is the scalar one, op
  * for op (no FMA contraction in these targets), so results are unchanged by the
  * vectorization.  mode: 0 plain, 1 L2 weight decay, 2 decoupled (AdamW). */
 typedef struct {
@@ -99,10 +99,10 @@ typedef struct {
             p[i] = pi + neg_step * mi / denom;                                          \
         }                                                                               \
     }                                                                                   \
-    CT_SIMD static void adam_range_##SFX(T *restrict p, const T *restrict g,            \
+    CT_SIMD_PROC(adam_range_##SFX, (T *restrict p, const T *restrict g,            \
                                          T *restrict m, T *restrict v, T *restrict vmax, \
                                          int64_t n, const adam_consts *k, int mode,     \
-                                         bool amsgrad) {                                \
+                                         bool amsgrad), (p, g, m, v, vmax, n, k, mode, amsgrad), {                                \
         if (amsgrad) {                                                                  \
             if (mode == 0) adam_body_##SFX(p, g, m, v, vmax, n, k, 0, true);            \
             else if (mode == 1) adam_body_##SFX(p, g, m, v, vmax, n, k, 1, true);       \
@@ -112,7 +112,7 @@ typedef struct {
             else if (mode == 1) adam_body_##SFX(p, g, m, v, NULL, n, k, 1, false);      \
             else adam_body_##SFX(p, g, m, v, NULL, n, k, 2, false);                     \
         }                                                                               \
-    }                                                                                   \
+    })                                                                                   \
     static void adam_##SFX(char **d, int64_t n, const double *a) {                     \
         T *p = (T *)d[0], *m = (T *)d[2], *v = (T *)d[3], *vmax = (T *)d[4];            \
         const T *g = (const T *)d[1];                                                   \

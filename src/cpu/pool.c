@@ -30,7 +30,7 @@ static bool is_pairs(const ct_pool_geom *g) { return pairs_dim(g->wh, g->OH) && 
         bi = take_ ? (i) : bi;                                                           \
     }
 
-/* A target attribute and a run-time check (not target_clones): also under the sanitizers. */
+/* A target attribute and a run-time check of ct_cpu_isa() (hand-written AVX-512). */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #include <immintrin.h>
 #define HAVE_PAIRS_AVX512 1
@@ -78,7 +78,7 @@ __attribute__((target("avx512f"))) static int64_t max_pairs_row_avx512(
 static int64_t pairs_row_f32(const float *r0, const float *r1, int64_t W, int64_t OW,
                              int64_t base, float *y, int64_t *ix) {
 #ifdef HAVE_PAIRS_AVX512
-    if (__builtin_cpu_supports("avx512f")) return max_pairs_row_avx512(r0, r1, W, OW, base, y, ix);
+    if (ct_cpu_isa() == CT_ISA_AVX512) return max_pairs_row_avx512(r0, r1, W, OW, base, y, ix);
 #endif
     (void)r0, (void)r1, (void)W, (void)OW, (void)base, (void)y, (void)ix;
     return 0;

@@ -15,7 +15,7 @@
  * contiguous, and c, x contiguous with y broadcast (the where(mask, g, 0) of
  * backward formulas); others strided. */
 #define CT_TERNARY_LOOP(NAME, TC, T, TO, EXPR)                                           \
-    CT_SIMD static void NAME(char **d, const int64_t *s, int64_t n, const void *ctx) {   \
+    CT_SIMD_PROC(NAME, (char **d, const int64_t *s, int64_t n, const void *ctx), (d, s, n, ctx), {   \
         const ct_pw_args *p = ctx;                                                       \
         (void)p;                                                                         \
         TO *restrict o = (TO *)d[0];                                                     \
@@ -43,12 +43,12 @@
                 *(TO *)(d[0] + i * s[0]) = (TO)(EXPR);                                   \
             }                                                                            \
         }                                                                                \
-    }
+    })
 
 /* out (T) = EXPR(x, y, z, w), all of type T.  Fast paths: all contiguous, and all
  * contiguous but w broadcast (a loss backward's reduced gradient); others strided. */
 #define CT_QUATERNARY_LOOP(NAME, T, EXPR)                                                \
-    CT_SIMD static void NAME(char **d, const int64_t *s, int64_t n, const void *ctx) {   \
+    CT_SIMD_PROC(NAME, (char **d, const int64_t *s, int64_t n, const void *ctx), (d, s, n, ctx), {   \
         const ct_pw_args *p = ctx;                                                       \
         (void)p;                                                                         \
         T *restrict o = (T *)d[0];                                                       \
@@ -75,6 +75,6 @@
                 *(T *)(d[0] + i * s[0]) = (EXPR);                                        \
             }                                                                            \
         }                                                                                \
-    }
+    })
 
 #endif

@@ -37,8 +37,8 @@ static void run_parts(part_fn part, void *out, int64_t n, const ct_rng_args *a) 
 /* PART(NAME, T, BODY): a vectorizable loop setting o[i] (T) from block `blk`, and the
  * kernel NAME that runs it over all n elements. */
 #define PART(NAME, T, BODY)                                                              \
-    CT_SIMD static void NAME##_part(void *out, int64_t begin, int64_t end,               \
-                                    const ct_rng_args *a) {                              \
+    CT_SIMD_PROC(NAME##_part, (void *out, int64_t begin, int64_t end,               \
+                                    const ct_rng_args *a), (out, begin, end, a), {                              \
         T *restrict o = out;                                                             \
         const uint64_t seed = a->seed, offset = a->offset;                               \
         const uint32_t t = threshold(a->a);                                              \
@@ -52,7 +52,7 @@ static void run_parts(part_fn part, void *out, int64_t n, const ct_rng_args *a) 
             ct_philox_block blk = ct_philox(seed, offset + (uint64_t)i);                 \
             BODY;                                                                        \
         }                                                                                \
-    }                                                                                    \
+    })                                                                                    \
     static void NAME(void *o, int64_t n, const ct_rng_args *a) { run_parts(NAME##_part, o, n, a); }
 
 /* Uniform with as many random mantissa bits as the type holds (PyTorch's rule), so

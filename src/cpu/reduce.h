@@ -34,7 +34,7 @@ typedef void (*ct_reduce_fn)(const char *in, char *out, int64_t M1, int64_t R, i
 
 /* NAME##_chunk: one row chunk in CT_REDUCE_LANES accumulators, combined as a tree. */
 #define CT_DEFINE_REDUCE_CHUNK(NAME, T, ACC, INIT, STEP, COMB)                             \
-    CT_SIMD static ACC NAME##_chunk(const T *restrict x, int64_t n, const void *ctx) {     \
+    CT_SIMD_FN(ACC, NAME##_chunk, (const T *restrict x, int64_t n, const void *ctx), (x, n, ctx), {     \
         (void)ctx;                                                                         \
         ACC l[CT_REDUCE_LANES];                                                            \
         for (int j = 0; j < CT_REDUCE_LANES; j++) l[j] = (INIT);                           \
@@ -45,16 +45,16 @@ typedef void (*ct_reduce_fn)(const char *in, char *out, int64_t M1, int64_t R, i
         for (int w = CT_REDUCE_LANES / 2; w > 0; w /= 2)                                   \
             for (int j = 0; j < w; j++) l[j] = COMB(l[j], l[j + w]);                       \
         return l[0];                                                                       \
-    }
+    })
 
 /* NAME: the kernel over [M1, R, M2], given NAME##_chunk. */
 #define CT_DEFINE_REDUCE_DRIVER(NAME, T, ACC, TO, INIT, STEP, COMB, FIN)                   \
     /* Rows [r0, r1) of columns [0, nc) of a [*, ld] block, into acc[0, nc).  Rows are    \
      * read whole (sequential memory); narrow blocks take k rows at once into k * nc      \
      * lanes, folded at the end (a fixed order that depends only on the shape). */        \
-    CT_SIMD static void NAME##_colchunk(const T *restrict x, ACC *restrict acc, int64_t r0, \
+    CT_SIMD_PROC(NAME##_colchunk, (const T *restrict x, ACC *restrict acc, int64_t r0, \
                                         int64_t r1, int64_t ld, int64_t nc,               \
-                                        const void *ctx) {                                \
+                                        const void *ctx), (x, acc, r0, r1, ld, nc, ctx), {                                \
         (void)ctx;                                                                         \
         if (nc >= CT_REDUCE_COLBLOCK / 2 || nc != ld) {                                    \
             for (int64_t c = 0; c < nc; c++) acc[c] = (INIT);                              \
@@ -78,7 +78,7 @@ typedef void (*ct_reduce_fn)(const char *in, char *out, int64_t M1, int64_t R, i
             for (int64_t j = 1; j < k; j++) a = COMB(a, l[j * nc + c]);                    \
             acc[c] = a;                                                                    \
         }                                                                                  \
-    }                                                                                      \
+    })                                                                                      \
     static void NAME(const char *in, char *out, int64_t M1, int64_t R, int64_t M2,         \
                      const void *ctx) {                                                    \
         const T *x = (const T *)in;                                                        \
@@ -148,7 +148,7 @@ typedef void (*ct_reduce_fn)(const char *in, char *out, int64_t M1, int64_t R, i
 /* NAME##_chunk for float max / min (OP: > or <) with GCC vector extensions: the
  * compare-and-select as bit masks vectorizes where the scalar ?: does not. */
 #define CT_DEFINE_EXTREME_CHUNK(NAME, T, IT, INIT, OP)                                     \
-    CT_SIMD static T NAME##_chunk(const T *restrict x, int64_t n, const void *ctx) {       \
+    CT_SIMD_FN(T, NAME##_chunk, (const T *restrict x, int64_t n, const void *ctx), (x, n, ctx), {       \
         (void)ctx;                                                                         \
         typedef T vt __attribute__((vector_size(32)));                                     \
         typedef IT vi __attribute__((vector_size(32)));                                    \
@@ -171,7 +171,7 @@ typedef void (*ct_reduce_fn)(const char *in, char *out, int64_t M1, int64_t R, i
         }                                                                                  \
         for (; i < n; i++) r = (((x[i] OP r) | (x[i] != x[i])) ? x[i] : r);                \
         return r;                                                                          \
-    }
+    })
 
 /* Value + index reductions (max/min along a dim, argmax/argmin): for each of the
  * M1*M2 outputs the first best element over R > 0; vals may be NULL. */

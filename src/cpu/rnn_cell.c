@@ -10,8 +10,8 @@
 #define RNN_CELL_KERNELS(T, SFX)                                                         \
     /* w = (ig + bi) + (hg + bh) over n gates, the biases optional (as the module       \
      * composes it: two linear layers added) */                                          \
-    CT_SIMD static void pre_##SFX(T *restrict w, const T *restrict ig, const T *restrict hg, \
-                                  const T *restrict bi, const T *restrict bh, int64_t n) { \
+    CT_SIMD_PROC(pre_##SFX, (T *restrict w, const T *restrict ig, const T *restrict hg, \
+                                  const T *restrict bi, const T *restrict bh, int64_t n), (w, ig, hg, bi, bh, n), { \
         if (bi && bh)                                                                    \
             for (int64_t k = 0; k < n; k++) w[k] = (ig[k] + bi[k]) + (hg[k] + bh[k]);    \
         else if (bi)                                                                     \
@@ -20,36 +20,36 @@
             for (int64_t k = 0; k < n; k++) w[k] = ig[k] + (hg[k] + bh[k]);              \
         else                                                                             \
             for (int64_t k = 0; k < n; k++) w[k] = ig[k] + hg[k];                        \
-    }                                                                                    \
+    })                                                                                    \
     /* w = a (+ b) */                                                                    \
-    CT_SIMD static void add_##SFX(T *restrict w, const T *restrict a, const T *restrict b, \
-                                  int64_t n) {                                           \
+    CT_SIMD_PROC(add_##SFX, (T *restrict w, const T *restrict a, const T *restrict b, \
+                                  int64_t n), (w, a, b, n), {                                           \
         if (b)                                                                           \
             for (int64_t k = 0; k < n; k++) w[k] = a[k] + b[k];                          \
         else                                                                             \
             for (int64_t k = 0; k < n; k++) w[k] = a[k];                                 \
-    }                                                                                    \
-    CT_SIMD static void sigmoid_##SFX(T *restrict w, int64_t n) {                        \
+    })                                                                                    \
+    CT_SIMD_PROC(sigmoid_##SFX, (T *restrict w, int64_t n), (w, n), {                        \
         for (int64_t k = 0; k < n; k++) w[k] = CT_VSIGMOID(w[k]);                        \
-    }                                                                                    \
-    CT_SIMD static void tanh_##SFX(T *restrict w, int64_t n) {                           \
+    })                                                                                    \
+    CT_SIMD_PROC(tanh_##SFX, (T *restrict w, int64_t n), (w, n), {                           \
         for (int64_t k = 0; k < n; k++) w[k] = CT_VTANH(w[k]);                           \
-    }                                                                                    \
+    })                                                                                    \
     /* cy = f cx + i g, hy = o tanh(cy); w: one row of activated gates i, f, g, o */     \
-    CT_SIMD static void lstm_out_##SFX(const T *restrict w, const T *restrict cx,        \
-                                       T *restrict cy, T *restrict hy, int64_t H) {      \
+    CT_SIMD_PROC(lstm_out_##SFX, (const T *restrict w, const T *restrict cx,        \
+                                       T *restrict cy, T *restrict hy, int64_t H), (w, cx, cy, hy, H), {      \
         for (int64_t j = 0; j < H; j++) {                                                \
             T c = w[H + j] * cx[j] + w[j] * w[2 * H + j];                                \
             cy[j] = c;                                                                   \
             hy[j] = w[3 * H + j] * CT_VTANH(c);                                          \
         }                                                                                \
-    }                                                                                    \
+    })                                                                                    \
     /* dc = gcy + ghy o (1 - tanh(cy)^2); the pre-activations' gradients: di g i (1 - i), \
      * dc cx f (1 - f), dc i (1 - g^2), ghy tanh(cy) o (1 - o); gcx = dc f */            \
-    CT_SIMD static void lstm_bwd_##SFX(const T *restrict w, const T *restrict cx,        \
+    CT_SIMD_PROC(lstm_bwd_##SFX, (const T *restrict w, const T *restrict cx,        \
                                        const T *restrict cy, const T *restrict ghy,      \
                                        const T *restrict gcy, T *restrict g,             \
-                                       T *restrict gcx, int64_t H) {                     \
+                                       T *restrict gcx, int64_t H), (w, cx, cy, ghy, gcy, g, gcx, H), {                     \
         for (int64_t j = 0; j < H; j++) {                                                \
             T i = w[j], f = w[H + j], c = w[2 * H + j], o = w[3 * H + j];                \
             T tc = CT_VTANH(cy[j]);                                                      \
@@ -60,21 +60,21 @@
             g[3 * H + j] = ghy[j] * tc * o * ((T)1 - o);                                 \
             gcx[j] = dc * f;                                                             \
         }                                                                                \
-    }                                                                                    \
+    })                                                                                    \
     /* n = tanh(w_n + r hn) in place (w_n = ig_n + bi_n); hy = n + z (hx - n) */         \
-    CT_SIMD static void gru_out_##SFX(T *restrict w, const T *restrict hx, T *restrict hy, \
-                                      int64_t H) {                                       \
+    CT_SIMD_PROC(gru_out_##SFX, (T *restrict w, const T *restrict hx, T *restrict hy, \
+                                      int64_t H), (w, hx, hy, H), {                                       \
         for (int64_t j = 0; j < H; j++) {                                                \
             T n = CT_VTANH(w[2 * H + j] + w[j] * w[3 * H + j]);                          \
             w[2 * H + j] = n;                                                            \
             hy[j] = n + w[H + j] * (hx[j] - n);                                          \
         }                                                                                \
-    }                                                                                    \
+    })                                                                                    \
     /* dn = ghy (1 - z) (1 - n^2) (n's pre-activation); dz = ghy (hx - n) z (1 - z);     \
      * dr = dn hn r (1 - r); igates get (dr, dz, dn), hgates (dr, dz, dn r); ghx = ghy z */ \
-    CT_SIMD static void gru_bwd_##SFX(const T *restrict w, const T *restrict hx,         \
+    CT_SIMD_PROC(gru_bwd_##SFX, (const T *restrict w, const T *restrict hx,         \
                                       const T *restrict ghy, T *restrict gi,             \
-                                      T *restrict gh, T *restrict ghx, int64_t H) {      \
+                                      T *restrict gh, T *restrict ghx, int64_t H), (w, hx, ghy, gi, gh, ghx, H), {      \
         for (int64_t j = 0; j < H; j++) {                                                \
             T r = w[j], z = w[H + j], n = w[2 * H + j], hn = w[3 * H + j], go = ghy[j];  \
             T dn = go * ((T)1 - z) * ((T)1 - n * n);                                     \
@@ -86,7 +86,7 @@
             gh[2 * H + j] = dn * r;                                                      \
             ghx[j] = go * z;                                                             \
         }                                                                                \
-    }                                                                                    \
+    })                                                                                    \
     static void lstm_##SFX(bool backward, const ct_rnn_cell_args *a) {                   \
         const int64_t B = a->B, H = a->H, G = 4 * H;                                     \
         const T *ig = (const T *)a->ig, *hg = (const T *)a->hg, *bi = (const T *)a->bi;  \

@@ -8,8 +8,8 @@
 #define MUL_STEP(a, x) ((a) *= (__typeof__(a))(x))
 
 #define SCAN_KERNEL(NAME, T, ACC, TO, INIT, STEP)                                        \
-    CT_SIMD static void NAME##_block(const T *restrict x, TO *restrict o, int64_t L,     \
-                                     int64_t M2, int64_t nc, bool rev, bool excl) {      \
+    CT_SIMD_PROC(NAME##_block, (const T *restrict x, TO *restrict o, int64_t L,     \
+                                     int64_t M2, int64_t nc, bool rev, bool excl), (x, o, L, M2, nc, rev, excl), {      \
         if (nc == 1 && M2 == 1 && !rev) { /* a contiguous row: one running value */     \
             ACC a = (INIT);                                                              \
             if (excl)                                                                    \
@@ -42,7 +42,7 @@
                 }                                                                        \
             }                                                                            \
         }                                                                                \
-    }                                                                                    \
+    })                                                                                    \
     static void NAME(const char *in, char *out, int64_t M1, int64_t L, int64_t M2,       \
                      const void *ctx) {                                                  \
         const ct_scan_args *a = ctx;                                                     \

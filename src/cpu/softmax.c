@@ -10,8 +10,8 @@
 
 /* Lane sums in double (a fixed tree, so the value never depends on threads). */
 #define LANE_SUM(T, SFX)                                                                 \
-    CT_SIMD static void lanes_add_##SFX(double *restrict l, const T *restrict a,         \
-                                        const T *restrict b, int64_t n) {                \
+    CT_SIMD_PROC(lanes_add_##SFX, (double *restrict l, const T *restrict a,         \
+                                        const T *restrict b, int64_t n), (l, a, b, n), {                \
         int64_t i = 0;                                                                   \
         if (b) {                                                                         \
             for (; i + CT_REDUCE_LANES <= n; i += CT_REDUCE_LANES)                       \
@@ -23,7 +23,7 @@
                 for (int j = 0; j < CT_REDUCE_LANES; j++) l[j] += (double)a[i + j];      \
             for (int j = 0; i < n; i++, j++) l[j] += (double)a[i];                       \
         }                                                                                \
-    }                                                                                    \
+    })                                                                                    \
     /* sum of a (or of a * b) over n elements */                                         \
     static double rowsum_##SFX(const T *a, const T *b, int64_t n) {                      \
         double l[CT_REDUCE_LANES] = {0};                                                 \
@@ -37,25 +37,25 @@ LANE_SUM(double, f64)
 
 /* Elementwise maps, vectorized when EXP is (float: ct_expf_fast). */
 #define MAPS(T, SFX, EXP)                                                                \
-    CT_SIMD static void map_exp_##SFX(T *restrict o, const T *restrict x, int64_t n, T m) { \
+    CT_SIMD_PROC(map_exp_##SFX, (T *restrict o, const T *restrict x, int64_t n, T m), (o, x, n, m), { \
         for (int64_t i = 0; i < n; i++) o[i] = EXP(x[i] - m);                            \
-    }                                                                                    \
-    CT_SIMD static void map_scale_##SFX(T *restrict o, int64_t n, T s) {                 \
+    })                                                                                    \
+    CT_SIMD_PROC(map_scale_##SFX, (T *restrict o, int64_t n, T s), (o, n, s), {                 \
         for (int64_t i = 0; i < n; i++) o[i] *= s;                                       \
-    }                                                                                    \
+    })                                                                                    \
     /* log_softmax as PyTorch rounds it: (x - max) - log(sum), not x - (max + log(sum)), \
      * which loses the small result next to a large max. */                             \
-    CT_SIMD static void map_shift_##SFX(T *restrict o, const T *restrict x, int64_t n, T m, T ls) { \
+    CT_SIMD_PROC(map_shift_##SFX, (T *restrict o, const T *restrict x, int64_t n, T m, T ls), (o, x, n, m, ls), { \
         for (int64_t i = 0; i < n; i++) o[i] = (x[i] - m) - ls;                          \
-    }                                                                                    \
-    CT_SIMD static void map_sm_bwd_##SFX(T *restrict o, const T *restrict y,             \
-                                         const T *restrict g, int64_t n, T s) {          \
+    })                                                                                    \
+    CT_SIMD_PROC(map_sm_bwd_##SFX, (T *restrict o, const T *restrict y,             \
+                                         const T *restrict g, int64_t n, T s), (o, y, g, n, s), {          \
         for (int64_t i = 0; i < n; i++) o[i] = y[i] * (g[i] - s);                        \
-    }                                                                                    \
-    CT_SIMD static void map_lsm_bwd_##SFX(T *restrict o, const T *restrict y,            \
-                                          const T *restrict g, int64_t n, T s) {         \
+    })                                                                                    \
+    CT_SIMD_PROC(map_lsm_bwd_##SFX, (T *restrict o, const T *restrict y,            \
+                                          const T *restrict g, int64_t n, T s), (o, y, g, n, s), {         \
         for (int64_t i = 0; i < n; i++) o[i] = g[i] - EXP(y[i]) * s;                     \
-    }                                                                                    \
+    })                                                                                    \
     /* sum of exp(x - m) in blocks through a small buffer (e: where to keep the exps,    \
      * or NULL) */                                                                       \
     static double expsum_##SFX(const T *x, T *e, int64_t n, T m) {                       \
@@ -79,10 +79,10 @@ CT_DEFINE_EXTREME_CHUNK(rowmax_f64, double, int64_t, -INFINITY, >)
 /* Columns [0, nc) of x, g, o seen as [L, M2]: each pass streams whole rows.
  * mx, s: nc scratch values. */
 #define COLS(T, SFX, EXP, LOG)                                                           \
-    CT_SIMD static void cols_##SFX(ct_softmax_kind kind, const T *restrict x,            \
+    CT_SIMD_PROC(cols_##SFX, (ct_softmax_kind kind, const T *restrict x,            \
                                    const T *restrict g, T *restrict o, int64_t L,        \
                                    int64_t M2, int64_t nc, T *restrict mx,               \
-                                   double *restrict s) {                                 \
+                                   double *restrict s), (kind, x, g, o, L, M2, nc, mx, s), {                                 \
         for (int64_t c = 0; c < nc; c++) {                                               \
             mx[c] = -INFINITY;                                                           \
             s[c] = 0;                                                                    \
@@ -136,7 +136,7 @@ CT_DEFINE_EXTREME_CHUNK(rowmax_f64, double, int64_t, -INFINITY, >)
                     o[l * M2 + c] = g[l * M2 + c] - EXP(x[l * M2 + c]) * (T)s[c];        \
             return;                                                                      \
         }                                                                                \
-    }
+    })
 COLS(float, f32, ct_expf_fast, log)
 COLS(double, f64, exp, log)
 

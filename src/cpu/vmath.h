@@ -24,9 +24,9 @@
 
 #include "cpu/kernel_util.h"
 
-/* fmaf(a, b, c), correctly rounded.  In the cloned kernels (CT_SIMD_CLONES) an
- * instruction in the AVX-512 and x86-64-v3 clones and a libm call in the baseline one:
- * the preprocessor cannot tell clones apart.  Without clones (sanitizer builds, other
+/* fmaf(a, b, c), correctly rounded.  In the per-ISA kernels (CT_SIMD_CLONES) an
+ * instruction in the AVX-512 and x86-64-v3 variants and a libm call in the baseline
+ * one: the preprocessor cannot tell variants apart.  Without variants (other
  * compilers), a hardware fma when the target has one, else the plain product and sum:
  * unfused, but the same in every path, so deterministic too. */
 #if defined(CT_SIMD_CLONES) || defined(__FP_FAST_FMAF)

@@ -223,7 +223,10 @@ ct_param_group_info ct_optim_param_group(const ct_optim *opt, int group) {
     const ct_param_group *g = opt ? group_at("ct_optim_param_group", opt, group) : NULL;
     if (!g) {
         if (!opt && !ct_last_error()) ct_error("ct_optim_param_group: the optimizer is NULL");
-        return (ct_param_group_info){NULL, -1, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN};
+        return (ct_param_group_info){.num_params = -1, .lr = NAN, .momentum = NAN, .dampening = NAN,
+                                     .weight_decay = NAN, .beta1 = NAN, .beta2 = NAN, .eps = NAN,
+                                     .alpha = NAN, .lr_decay = NAN,
+                                     .initial_accumulator_value = NAN, .initial_lr = NAN};
     }
     const double *h = g->h;
     return (ct_param_group_info){
