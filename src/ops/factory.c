@@ -6,6 +6,7 @@
 #include "ops/internal.h"
 #include "cpu/range.h"
 #include "ops/pointwise.h"
+#include "ops/trace.h"
 
 static ct_dtype pick_dtype(ct_dtype given, ct_dtype fallback) {
     return given != CT_DTYPE_UNSET ? given : fallback;
@@ -124,6 +125,7 @@ ct_tensor *ct_fill_(ct_tensor *t, double value) {
         ct_rebase_history(n, t);
         ct_release(n);
     }
+    CT_TRACE(CT_OP_fill, 1, &t, 1, &t, CT_V_SCALAR(value));
     return ct_ret(ct_retain(t));
 }
 
