@@ -148,3 +148,114 @@ TEST(printer_must_be_innermost_to_end) {
     CHECK_ERROR(ct_trace_print_begin(NULL), "ct_trace_print_begin: f is NULL");
     fclose(f);
 }
+
+/* The op a call reported last, with its attribute count checked against its schema
+ * (ct_trace_emit already refuses a mismatch). */
+typedef struct {
+    const char *last;
+    int calls;
+} last_call;
+
+static void remember(const ct_op_call *c, void *ctx) {
+    last_call *l = ctx;
+    l->last = c->schema->name;
+    l->calls++;
+}
+
+#define REPORTS(op, expr)                                                          \
+    do {                                                                           \
+        seen.last = NULL;                                                          \
+        CHECK(expr);                                                               \
+        if (!seen.last || strcmp(seen.last, op))                                   \
+            ct_test_fail(__FILE__, __LINE__, "%s reported %s, expected %s", #expr, \
+                         seen.last ? seen.last : "nothing", op);                   \
+    } while (0)
+
+TEST(ops_report_themselves_with_their_schemas) {
+    ct_tensor *x = ct_tensor_f32(((float[]){0.5, -1, 2, 0.25, 3, -2}), CT_SHAPE(2, 3),
+                                 .requires_grad = true);
+    ct_tensor *y = ct_ones(CT_SHAPE(2, 3));
+    ct_tensor *idx = ct_tensor_i64(((int64_t[]){1, 0}), CT_SHAPE(2));
+    ct_tensor *idx2 = ct_tensor_i64(((int64_t[]){0, 2, 1, 0, 1, 2}), CT_SHAPE(2, 3));
+    ct_tensor *mask = ct_gt_scalar(y, 0);
+    ct_tensor *img = ct_ones(CT_SHAPE(1, 2, 4, 4));
+    last_call seen = {0};
+    CHECK(ct_trace_push(remember, &seen) == 0);
+    REPORTS("sub", ct_sub(x, y));
+    REPORTS("mul", ct_mul_scalar(x, 2));
+    REPORTS("div", ct_div(x, y));
+    REPORTS("pow", ct_pow(y, x));
+    REPORTS("pow_scalar", ct_pow_scalar(x, 2));
+    REPORTS("rpow_scalar", ct_rpow_scalar(x, 2));
+    REPORTS("maximum", ct_maximum(x, y));
+    REPORTS("where", ct_where(mask, x, y));
+    REPORTS("lerp", ct_lerp(x, y, 0.5));
+    REPORTS("lerp_tensor", ct_lerp_tensor(x, y, y));
+    REPORTS("clamp", ct_clamp(x, .min = CT_SOME(0)));
+    REPORTS("clamp_tensor", ct_clamp_tensor(x, y, NULL));
+    REPORTS("lt", ct_lt(x, y));
+    REPORTS("logical_not", ct_logical_not(mask));
+    REPORTS("isnan", ct_isnan(x));
+    REPORTS("exp", ct_exp(x));
+    REPORTS("gelu", ct_gelu(x, .approximate = CT_GELU_TANH));
+    REPORTS("elu", ct_elu(x, 1));
+    REPORTS("softplus", ct_softplus(x, 1, 20));
+    REPORTS("hardtanh", ct_hardtanh(x, -1, 1));
+    REPORTS("nan_to_num", ct_nan_to_num(x));
+    REPORTS("mean", ct_mean(x));
+    REPORTS("prod", ct_prod(x, .dims = CT_DIMS(1)));
+    REPORTS("amax", ct_amax(x, .dims = CT_DIMS(0)));
+    REPORTS("max", ct_max(x));
+    REPORTS("max_dim", ct_max_dim(x, 1, false).values);
+    REPORTS("argmax", ct_argmax(x));
+    REPORTS("all", ct_all(mask));
+    REPORTS("var", ct_var(x, .dims = CT_DIMS(1)));
+    REPORTS("norm", ct_norm(x));
+    REPORTS("logsumexp", ct_logsumexp(x, .dims = CT_DIMS(1)));
+    REPORTS("cumsum", ct_cumsum(x, 1));
+    REPORTS("softmax", ct_softmax(x, 1));
+    REPORTS("log_softmax", ct_log_softmax(x, 1));
+    REPORTS("view", ct_view(x, CT_SHAPE(3, 2)));
+    REPORTS("expand", ct_expand(ct_ones(CT_SHAPE(1, 3)), CT_SHAPE(2, 3)));
+    REPORTS("permute", ct_permute(x, CT_DIMS(1, 0)));
+    REPORTS("slice", ct_slice(x, 1, 0, 2, 1));
+    REPORTS("select", ct_select(x, 0, 1));
+    REPORTS("squeeze", ct_squeeze(x));
+    REPORTS("unsqueeze", ct_unsqueeze(x, 0));
+    REPORTS("as_strided", ct_as_strided(x, CT_SHAPE(3), CT_SHAPE(1), 0));
+    REPORTS("mm", ct_mm(x, ct_t(y)));
+    REPORTS("mv", ct_mv(x, ct_ones(CT_SHAPE(3))));
+    REPORTS("cat", ct_cat(CT_TENSORS(x, y), 0));
+    REPORTS("stack", ct_stack(CT_TENSORS(x, y), 0));
+    ct_tensor *parts[3];
+    seen.last = NULL;
+    CHECK(ct_split(x, 1, 1, parts, 3) == 3 && seen.last && !strcmp(seen.last, "split"));
+    CHECK(ct_unbind(x, 0, parts, 3) == 2 && !strcmp(seen.last, "unbind"));
+    REPORTS("repeat", ct_repeat(x, CT_SHAPE(2, 1)));
+    REPORTS("flip", ct_flip(x, CT_DIMS(0)));
+    REPORTS("roll", ct_roll(x, CT_DIMS(1), CT_DIMS(1)));
+    REPORTS("tril", ct_tril(x, 0));
+    REPORTS("constant_pad_nd", ct_pad(x, CT_DIMS(1, 1)));
+    REPORTS("reflection_pad", ct_pad(img, CT_DIMS(1, 1, 1, 1), .mode = CT_PAD_REFLECT));
+    REPORTS("index_select", ct_index_select(x, 0, idx));
+    REPORTS("gather", ct_gather(x, 1, idx2));
+    REPORTS("scatter_add", ct_scatter_add(x, 1, idx2, y));
+    REPORTS("masked_fill", ct_masked_fill(x, mask, 0));
+    REPORTS("masked_select", ct_masked_select(x, mask));
+    REPORTS("topk", ct_topk(x, 2, 1).values);
+    REPORTS("sort", ct_sort(x, 1).values);
+    REPORTS("clone", ct_clone(x));
+    REPORTS("to_copy", ct_to(x, .dtype = CT_F64));
+    REPORTS("mse_loss", ct_mse_loss(x, y));
+    REPORTS("huber_loss", ct_huber_loss(x, y));
+    REPORTS("binary_cross_entropy_with_logits", ct_binary_cross_entropy_with_logits(x, y));
+    REPORTS("nll_loss", ct_nll_loss(ct_log_softmax(x, 1), idx));
+    REPORTS("layer_norm", ct_layer_norm(x, CT_SHAPE(3)));
+    REPORTS("avg_pool2d", ct_avg_pool2d(img, .kernel_size = CT_DIMS(2)));
+    REPORTS("adaptive_avg_pool2d", ct_adaptive_avg_pool2d(img, CT_DIMS(1)));
+    REPORTS("dropout", ct_dropout(x, 0.5, true));
+    REPORTS("normal", ct_normal_(ct_zeros(CT_SHAPE(3)), 0, 1));
+    REPORTS("fill", ct_fill_(ct_zeros(CT_SHAPE(3)), 2));
+    REPORTS("copy", ct_copy_(ct_zeros(CT_SHAPE(2, 3)), x));
+    CHECK(ct_trace_pop() == 0);
+}

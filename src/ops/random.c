@@ -8,6 +8,7 @@
 #include "core/generator.h"
 #include "ops/internal.h"
 #include "ops/pointwise.h"
+#include "ops/trace.h"
 #include "ops/sample.h"
 
 /* The kernel writes contiguous memory: a strided t is filled through a copy, so
@@ -184,6 +185,7 @@ ct_tensor *ct_bernoulli_with(ct_tensor *p, ct_random_options o) {
     }
     ct_release(pd);
     ct_record1(CT_OP_bernoulli, out, 1, &p);
+    CT_TRACE(CT_OP_bernoulli, 1, &p, 1, &out, CT_V_NONE(CT_ARG_GENERATOR));
     return ct_ret(out);
 }
 
@@ -288,6 +290,15 @@ static ct_tensor *sample_inplace(const char *name, ct_op_id kernel, ct_op_id op,
     if (n) {
         ct_rebase_history(n, t);
         ct_release(n);
+    }
+    if (__builtin_expect(ct_trace_active != 0, 0)) {
+        const ct_value gen = CT_V_NONE(CT_ARG_GENERATOR); /* the generator is not shown */
+        if (op == CT_OP_uniform || op == CT_OP_normal)
+            CT_TRACE(op, 1, &t, 1, &t, CT_V_FLOAT(a.a), CT_V_FLOAT(a.b), gen);
+        else if (op == CT_OP_random)
+            CT_TRACE(op, 1, &t, 1, &t, CT_V_INT(a.low), CT_V_INT(a.low + (int64_t)a.range), gen);
+        else
+            CT_TRACE(op, 1, &t, 1, &t, CT_V_FLOAT(a.a), gen); /* bernoulli_(p), exponential_ */
     }
     return ct_ret(ct_retain(t));
 }
