@@ -257,5 +257,14 @@ TEST(ops_report_themselves_with_their_schemas) {
     REPORTS("normal", ct_normal_(ct_zeros(CT_SHAPE(3)), 0, 1));
     REPORTS("fill", ct_fill_(ct_zeros(CT_SHAPE(3)), 2));
     REPORTS("copy", ct_copy_(ct_zeros(CT_SHAPE(2, 3)), x));
+    REPORTS("index", ct_index(x, 1, (ct_tensor *[]){idx}));
+    REPORTS("index_put", ct_index_put_(ct_zeros(CT_SHAPE(2, 3)), 1, (ct_tensor *[]){idx}, y));
+    REPORTS("im2col", ct_im2col(img, .kernel_size = CT_DIMS(2)));
+    REPORTS("upsample_bilinear2d", ct_interpolate(img, .size = CT_DIMS(8, 8),
+                                                  .mode = CT_INTERP_BILINEAR));
+    REPORTS("upsample_nearest2d", ct_interpolate(img, .scale_factor = {2}));
+    REPORTS("thnn_fused_gru_cell", ct_thnn_fused_gru_cell(ct_ones(CT_SHAPE(2, 6)),
+                                                          ct_ones(CT_SHAPE(2, 6)),
+                                                          ct_ones(CT_SHAPE(2, 2)), NULL, NULL).hy);
     CHECK(ct_trace_pop() == 0);
 }

@@ -108,7 +108,19 @@ typedef void (*ct_trace_fn)(const ct_op_call *call, void *ctx);
 /* Pushes fn on this thread's hook stack: every op call this thread makes then reaches
  * every hook on the stack, innermost first — with or without grad mode, differentiable
  * or not, forward or backward.  Ops another thread runs (DataLoader workers) are not
- * seen.  Returns 0, or -1 with an error when the stack (8 deep) is full. */
+ * seen.  Returns 0, or -1 with an error when the stack (8 deep) is full.
+ *
+ * What is reported: each call of an op of the table, once, as itself, after its
+ * outputs exist; an op built of other ops (var, the losses' weighting and reduction)
+ * reports itself only.  Functions that are not ops of the table (linear,
+ * cross_entropy, flatten, reshape) appear as the ops they run (transpose + addmm,
+ * log_softmax + nll_loss, view).  Factories (zeros, ones, rand, arange) are not op
+ * calls: their tensors first appear as inputs.  Ops a hook runs are not reported.  Not
+ * reported yet: autograd's own nodes (AccumulateGrad, CopySlices, custom functions,
+ * checkpoints), the fused backward kernels of the elementwise losses, of convolution
+ * and of upsampling, optimizer steps, strided_scatter, nonzero, one_hot, randint,
+ * randperm, multinomial, arange, linspace, reduce_mask and cumprod_grad.  With no hook
+ * pushed, an op pays one predictable branch on a thread-local counter. */
 int ct_trace_push(ct_trace_fn fn, void *ctx);
 /* Pops the innermost hook; -1 with an error when there is none. */
 int ct_trace_pop(void);

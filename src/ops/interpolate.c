@@ -7,6 +7,7 @@
 
 #include "autograd/node.h"
 #include "ops/pool_impl.h"
+#include "ops/trace.h"
 
 /* Source index tables of one dim; scale is the given scale factor (0: none). */
 static void upsample_tables(bool bilinear, bool align, int64_t I, int64_t O, double sf,
@@ -116,6 +117,16 @@ ct_tensor *ct_interpolate_with(ct_tensor *x, ct_interpolate_options o) {
         n->iargs[0] = o.align_corners;
         ct_node_set_output(n, out, 0);
         ct_release(n);
+    }
+    if (__builtin_expect(ct_trace_active != 0, 0)) {
+        const int64_t osz[2] = {OH, OW};
+        const double scales[2] = {sf[0], sf[1]};
+        int ns = sf[0] != 0 ? 2 : -1; /* scale factors given, or None */
+        if (id == CT_OP_upsample_bilinear2d)
+            CT_TRACE(id, 1, &x, 1, &out, CT_V_INTS(2, osz), CT_V_BOOL(o.align_corners),
+                     CT_V_FLOATS(ns, scales));
+        else
+            CT_TRACE(id, 1, &x, 1, &out, CT_V_INTS(2, osz), CT_V_FLOATS(ns, scales));
     }
     return ct_ret(out);
 }

@@ -103,6 +103,10 @@ static void print_call(const ct_op_call *c, void *ctx) {
     for (int i = 0; i < c->n_outputs; i++) {
         char shape[CT_SHAPE_STR_MAX];
         ct_tensor *t = c->outputs[i];
+        if (!t) {
+            fprintf(p->f, "%sNone", i ? ", " : "");
+            continue;
+        }
         fprintf(p->f, "%s%%%" PRId64 ": %s%s", i ? ", " : "", name_of(p, t, true),
                 ct_dtype_name(t->dtype), ct_shape_str(t->ndim, t->sizes, shape));
     }
