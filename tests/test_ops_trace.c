@@ -266,5 +266,28 @@ TEST(ops_report_themselves_with_their_schemas) {
     REPORTS("thnn_fused_gru_cell", ct_thnn_fused_gru_cell(ct_ones(CT_SHAPE(2, 6)),
                                                           ct_ones(CT_SHAPE(2, 6)),
                                                           ct_ones(CT_SHAPE(2, 2)), NULL, NULL).hy);
+    REPORTS("nonzero", ct_nonzero(mask));
+    REPORTS("one_hot", ct_one_hot(idx, 3));
+    REPORTS("arange", ct_arange(5));
+    REPORTS("linspace", ct_linspace(0, 1, 5));
+    REPORTS("randint", ct_randint(0, 3, CT_SHAPE(4)));
+    REPORTS("randperm", ct_randperm(4));
+    REPORTS("multinomial", ct_multinomial(ct_ones(CT_SHAPE(3)), 2));
     CHECK(ct_trace_pop() == 0);
+}
+
+/* Backward formulas that run fused ops report them, marked as backward. */
+TEST(fused_backward_ops_report_themselves) {
+    ct_tensor *x = ct_tensor_f32(((float[]){0.2f, 0.7f, 0.4f, 0.9f}), CT_SHAPE(1, 1, 2, 2),
+                                 .requires_grad = true);
+    ct_tensor *y = ct_ones(CT_SHAPE(1, 1, 2, 2));
+    names seen = {0};
+    CHECK(ct_trace_push(collect, &seen) == 0);
+    CHECK(ct_backward(ct_mse_loss(x, y)) == 0);
+    CHECK(ct_backward(ct_binary_cross_entropy(x, ct_zeros(CT_SHAPE(1, 1, 2, 2)))) == 0);
+    CHECK(ct_backward(ct_sum(ct_interpolate(x, .scale_factor = {2}))) == 0);
+    CHECK(ct_trace_pop() == 0);
+    CHECK(strstr(seen.text, "mse_loss_backward (backward)\n"));
+    CHECK(strstr(seen.text, "binary_cross_entropy_backward (backward)\n"));
+    CHECK(strstr(seen.text, "upsample_nearest2d_backward (backward)\n"));
 }

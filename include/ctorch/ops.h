@@ -114,12 +114,11 @@ typedef void (*ct_trace_fn)(const ct_op_call *call, void *ctx);
  * outputs exist; an op built of other ops (var, the losses' weighting and reduction)
  * reports itself only.  Functions that are not ops of the table (linear,
  * cross_entropy, flatten, reshape) appear as the ops they run (transpose + addmm,
- * log_softmax + nll_loss, view).  Factories (zeros, ones, rand, arange) are not op
- * calls: their tensors first appear as inputs.  Ops a hook runs are not reported.  Not
- * reported yet: autograd's own nodes (AccumulateGrad, CopySlices, custom functions,
- * checkpoints), the fused backward kernels of the elementwise losses, of convolution
- * and of upsampling, optimizer steps, strided_scatter, nonzero, one_hot, randint,
- * randperm, multinomial, arange, linspace, reduce_mask and cumprod_grad.  With no hook
+ * log_softmax + nll_loss, view).  Factories that are not ops of the table (zeros, ones,
+ * full, rand, randn) are not op calls: their tensors first appear as inputs.  Ops a
+ * hook runs are not reported.  Not reported yet: autograd's own nodes (AccumulateGrad,
+ * CopySlices, custom functions, checkpoints), convolution's backward (kernels, no op of
+ * its own), the fused optimizer steps, reduce_mask and cumprod_grad.  With no hook
  * pushed, an op pays one predictable branch on a thread-local counter. */
 int ct_trace_push(ct_trace_fn fn, void *ctx);
 /* Pops the innermost hook; -1 with an error when there is none. */

@@ -74,6 +74,20 @@ ct_tensor *ct_pw_loss_grad(ct_node *n, ct_tensor *g) {
     return g;
 }
 
+/* Reports a fused loss backward: g arrives scaled by the reduction (and weighted), so
+ * the op itself is elementwise: reduction None (0). */
+static void trace_loss_backward(ct_op_id op, ct_tensor *x, ct_tensor *y, ct_tensor *pw,
+                                ct_tensor *g, double p, ct_tensor *out) {
+    ct_tensor *in[5] = {g, x, y, NULL, pw};
+    const ct_value none = CT_V_INT(0);
+    switch (op) {
+    case CT_OP_binary_cross_entropy_backward: CT_TRACE(op, 4, in, 1, &out, none); break;
+    case CT_OP_binary_cross_entropy_with_logits_backward: CT_TRACE(op, 5, in, 1, &out, none); break;
+    case CT_OP_mse_loss_backward: CT_TRACE(op, 3, in, 1, &out, none); break;
+    default: CT_TRACE(op, 3, in, 1, &out, none, CT_V_FLOAT(p)); break; /* beta, delta */
+    }
+}
+
 ct_tensor *ct_pw_loss_backward(const ct_pw_spec *spec, ct_tensor *x, ct_tensor *y, ct_tensor *pw,
                                ct_tensor *g, double p) {
     if (!x || !y || !g) return NULL;
@@ -89,6 +103,7 @@ ct_tensor *ct_pw_loss_backward(const ct_pw_spec *spec, ct_tensor *x, ct_tensor *
         n->args[0] = p;
         ct_node_give_output(n, out, 0);
     }
+    if (__builtin_expect(ct_trace_active != 0, 0)) trace_loss_backward(spec->op, x, y, pw, g, p, out);
     return ct_ret(out);
 }
 

@@ -124,7 +124,12 @@ ct_tensor *ct_randint_with(int64_t low, int64_t high, ct_shape shape, ct_tensor_
     if (o.dtype == CT_DTYPE_UNSET) o.dtype = CT_I64;
     if (!check_int_range("ct_randint", low, high, o.dtype)) return NULL;
     ct_rng_args a = {.low = low, .range = (uint64_t)high - (uint64_t)low};
-    return random_factory("ct_randint", CT_OP_randint, shape, o, a);
+    ct_tensor *out = random_factory("ct_randint", CT_OP_randint, shape, o, a);
+    if (out)
+        CT_TRACE(CT_OP_randint, 0, NULL, 1, &out, CT_V_INT(low), CT_V_INT(high),
+                 CT_V_INTS(shape.ndim, shape.d), CT_V_NONE(CT_ARG_GENERATOR), CT_V_DTYPE(o.dtype),
+                 CT_V_DEVICE(o.device));
+    return out;
 }
 
 ct_tensor *ct_randperm_with(int64_t n, ct_tensor_options o) {
@@ -148,7 +153,11 @@ ct_tensor *ct_randperm_with(int64_t n, ct_tensor_options o) {
         if (t) ct_copy_into(t, perm);
         ct_release(perm);
     }
-    return ct_factory_finish("ct_randperm", t, o.requires_grad);
+    ct_tensor *out = ct_factory_finish("ct_randperm", t, o.requires_grad);
+    if (out)
+        CT_TRACE(CT_OP_randperm, 0, NULL, 1, &out, CT_V_INT(n), CT_V_NONE(CT_ARG_GENERATOR),
+                 CT_V_DTYPE(o.dtype), CT_V_DEVICE(o.device));
+    return out;
 }
 
 ct_tensor *ct_rand_like_with(const ct_tensor *t, ct_tensor_options o) {
@@ -276,6 +285,9 @@ ct_tensor *ct_multinomial_with(ct_tensor *probs, int64_t n, ct_multinomial_optio
         k((int64_t *)ct_tensor_data(out), &a);
     }
     ct_release(pd);
+    if (out)
+        CT_TRACE(CT_OP_multinomial, 1, &probs, 1, &out, CT_V_INT(n), CT_V_BOOL(o.replacement),
+                 CT_V_NONE(CT_ARG_GENERATOR));
     return ct_ret(out);
 }
 

@@ -442,6 +442,9 @@ ct_tensor *ct_strided_scatter(ct_tensor *src, int ndim, const int64_t *sizes, co
     ct_release(view);
     ct_node *n = ct_record1(CT_OP_strided_scatter, out, 1, &src);
     if (n) copy_extra(n, g, sizeof *g);
+    /* zeros of `sizes` with src scattered in: self is the (unmaterialised) zeros, None */
+    CT_TRACE(CT_OP_strided_scatter, 2, ((ct_tensor *[]){NULL, src}), 1, &out,
+             CT_V_INTS(g->ndim, g->sizes), CT_V_INTS(g->ndim, g->strides), CT_V_INT(g->offset));
     return ct_ret(out);
 }
 
