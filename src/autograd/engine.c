@@ -14,6 +14,7 @@
 #include "autograd/hooks.h"
 #include "autograd/node.h"
 #include "ops/internal.h"
+#include "ops/trace.h"
 
 typedef struct {
     ct_node **items;
@@ -292,6 +293,7 @@ static int run_backward(int n_roots, ct_tensor *const *roots, ct_tensor *const *
     while (ready.len && rc == 0) {
         ct_node *node = heap_pop(&ready);
         bool ok = true, ran = false;
+        ct_trace_backward_depth++; /* the ops run for a node are reported as backward */
         CT_SCOPE {
             ok = ct_node_run_pre_hooks(node);
             if (ok && cap) capture(node, cap);
@@ -303,6 +305,7 @@ static int run_backward(int n_roots, ct_tensor *const *roots, ct_tensor *const *
                 ran = true;
             }
         }
+        ct_trace_backward_depth--;
         if (!ok) rc = -1;
         if (!keep_graph && ran) ct_node_release_saved(node);
     }

@@ -3,6 +3,7 @@
 #include <float.h>
 #include <math.h>
 
+#include "ops/trace.h"
 #include "ops/unary.h"
 
 static const ct_unary_spec RELU = {CT_OP_relu, CT_PW_PROMOTE, CT_SAVE_OUTPUT};
@@ -87,6 +88,7 @@ static ct_tensor *threshold_backward(ct_tensor *g, ct_tensor *y, double threshol
         ct_node_save(n, 0, y, false);
         ct_node_give_output(n, out, 0);
     }
+    CT_TRACE(CT_OP_threshold_backward, 2, in, 1, &out, CT_V_SCALAR(threshold));
     return ct_ret(out);
 }
 bool relu_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {

@@ -2,6 +2,19 @@
 #include "autograd/node.h"
 #include "ops/internal.h"
 #include "ops/pointwise.h"
+#include "ops/trace.h"
+
+/* Reports a call of add, sub, mul or div (its rounding mode as PyTorch's string). */
+static void trace_binary(ct_op_id op, ct_tensor **in, ct_tensor *out, double alpha, int64_t mode) {
+    if (op == CT_OP_mul) {
+        CT_TRACE(op, 2, in, 1, &out);
+    } else if (op == CT_OP_div) {
+        const char *m = mode == CT_ROUND_TRUNC ? "trunc" : mode == CT_ROUND_FLOOR ? "floor" : NULL;
+        CT_TRACE(op, 2, in, 1, &out, CT_V_STR(m));
+    } else {
+        CT_TRACE(op, 2, in, 1, &out, CT_V_SCALAR(alpha));
+    }
+}
 
 /* The forward shared by all forms.  `self` is both input 0 and the output of an
  * in-place form.  Returns an unregistered tensor (self retained when in place). */
@@ -81,6 +94,7 @@ static ct_tensor *binary(ct_op_id op, ct_tensor *a, ct_tensor *b, bool inplace, 
         }
     }
     ct_release(a_before);
+    if (__builtin_expect(ct_trace_active != 0, 0)) trace_binary(op, in, out, alpha, mode);
     return out;
 #undef NAME
 }

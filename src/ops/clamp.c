@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "ops/trace.h"
 #include "ops/unary.h"
 
 /* The range of an integer dtype, as doubles. */
@@ -125,6 +126,7 @@ ct_tensor *ct_clamp_tensor(ct_tensor *x, ct_tensor *min, ct_tensor *max) {
         ct_node_set_output(n, out, 0);
         ct_release(n);
     }
+    CT_TRACE(CT_OP_clamp_tensor, 3, rec, 1, &out);
     return ct_ret(out);
 }
 

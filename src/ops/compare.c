@@ -1,5 +1,6 @@
 /* Comparisons, logical ops and isnan/isinf/isfinite (bool results, no graph), and
  * maximum/minimum (differentiable, ties split the gradient). */
+#include "ops/trace.h"
 #include "ops/unary.h"
 
 /* A bool-valued op of two tensors; the result is registered. */
@@ -7,7 +8,9 @@ static ct_tensor *bool_binary(ct_op_id op, ct_tensor *a, ct_tensor *b) {
     if (!a || !b) return NULL;
     ct_pw_spec spec = {op, CT_PW_BOOL, 0};
     ct_tensor *in[2] = {a, b};
-    return ct_ret(ct_pointwise(&spec, 2, in, NULL, NULL));
+    ct_tensor *out = ct_pointwise(&spec, 2, in, NULL, NULL);
+    if (out) CT_TRACE(op, 2, in, 1, &out);
+    return ct_ret(out);
 }
 
 /* The scalar forms compare with a wrapped number (promotes like a Python number). */
@@ -39,7 +42,9 @@ ct_tensor *ct_logical_xor(ct_tensor *a, ct_tensor *b) { return bool_binary(CT_OP
 static ct_tensor *bool_unary(ct_op_id op, ct_tensor *x) {
     if (!x) return NULL;
     ct_pw_spec spec = {op, CT_PW_BOOL, 0};
-    return ct_ret(ct_pointwise(&spec, 1, &x, NULL, NULL));
+    ct_tensor *out = ct_pointwise(&spec, 1, &x, NULL, NULL);
+    if (out) CT_TRACE(op, 1, &x, 1, &out);
+    return ct_ret(out);
 }
 ct_tensor *ct_logical_not(ct_tensor *x) { return bool_unary(CT_OP_logical_not, x); }
 ct_tensor *ct_isnan(ct_tensor *x) { return bool_unary(CT_OP_isnan, x); }
@@ -61,6 +66,7 @@ static ct_tensor *extremum(ct_op_id op, ct_tensor *a, ct_tensor *b) {
         ct_node_set_output(n, out, 0);
         ct_release(n);
     }
+    CT_TRACE(op, 2, in, 1, &out);
     return ct_ret(out);
 }
 ct_tensor *ct_maximum(ct_tensor *a, ct_tensor *b) { return extremum(CT_OP_maximum, a, b); }

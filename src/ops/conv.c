@@ -8,6 +8,7 @@
 #include "cpu/conv.h"
 #include "ops/conv_impl.h"
 #include "ops/internal.h"
+#include "ops/trace.h"
 
 /* Geometry and options after defaults; iargs of the node, in this order. */
 typedef struct {
@@ -297,6 +298,9 @@ static ct_tensor *convolution(const char *op, conv_params *p, ct_tensor *x, ct_t
         ct_node_set_output(n, out, 0);
         ct_release(n);
     }
+    CT_TRACE(CT_OP_convolution, 3, in, 1, &out, CT_V_INTS(p->nd, p->stride),
+             CT_V_INTS(p->nd, p->pad), CT_V_INTS(p->nd, p->dil), CT_V_BOOL(p->transposed),
+             CT_V_INTS(p->nd, p->out_pad), CT_V_INT(p->groups));
     return out;
 }
 

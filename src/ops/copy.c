@@ -6,6 +6,7 @@
 #include "autograd/node.h"
 #include "ops/internal.h"
 #include "ops/pointwise.h"
+#include "ops/trace.h"
 
 ct_tensor *ct_cast_new(const char *op, const ct_tensor *t, ct_dtype dtype) {
     ct_tensor *out = ct_tensor_new(op, ct_shape_of(t), dtype, t->storage->device);
@@ -21,6 +22,10 @@ static ct_tensor *copy_as(const char *name, ct_op_id op, ct_tensor *t, ct_dtype 
     if (!out) return NULL;
     ct_copy_into(out, t);
     if (ct_dtype_is_floating(dtype)) ct_record1(op, out, 1, &t);
+    if (op == CT_OP_to_copy)
+        CT_TRACE(op, 1, &t, 1, &out, CT_V_DTYPE(dtype), CT_V_DEVICE(dev), CT_V_BOOL(false));
+    else
+        CT_TRACE(op, 1, &t, 1, &out);
     return ct_ret(out);
 }
 
@@ -98,6 +103,7 @@ ct_tensor *ct_copy_(ct_tensor *dst, ct_tensor *src) {
         ct_rebase_history(n, dst);
         ct_release(n);
     }
+    CT_TRACE(CT_OP_copy, 2, in, 1, &dst, CT_V_BOOL(false));
     return ct_ret(ct_retain(dst));
 }
 

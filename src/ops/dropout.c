@@ -11,6 +11,7 @@
 #include "autograd/node.h"
 #include "ops/internal.h"
 #include "ops/pointwise.h"
+#include "ops/trace.h"
 #include "ops/sample.h"
 
 /* lead: how many leading dims draw independently (0: all of them). */
@@ -72,7 +73,11 @@ static ct_tensor *dropout(const dropout_kind *k, ct_tensor *x, double p, bool tr
         ct_error("%s: dropout probability has to be between 0 and 1, but got %g", name, p);
         return NULL;
     }
-    if (!training || p == 0 || x->numel == 0) return ct_ret(ct_retain(x));
+    bool plain = k->lead == 0 && !k->alpha; /* the op dropout (the others are composites) */
+    if (!training || p == 0 || x->numel == 0) {
+        if (plain) CT_TRACE(CT_OP_dropout, 1, &x, 1, &x, CT_V_FLOAT(p), CT_V_BOOL(training));
+        return ct_ret(ct_retain(x));
+    }
     if (!ct_dtype_is_floating(x->dtype)) {
         ct_error("%s: expected a floating point tensor (got %s)", name, ct_dtype_name(x->dtype));
         return NULL;
@@ -89,6 +94,7 @@ static ct_tensor *dropout(const dropout_kind *k, ct_tensor *x, double p, bool tr
     if (!mask) return NULL;
     ct_tensor *out = alpha ? apply_alpha(x, mask, p, o.inplace) : apply_mask(x, mask, o.inplace);
     ct_release(mask);
+    if (out && plain) CT_TRACE(CT_OP_dropout, 1, &x, 1, &out, CT_V_FLOAT(p), CT_V_BOOL(training));
     return out;
 }
 

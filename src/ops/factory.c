@@ -6,6 +6,7 @@
 #include "ops/internal.h"
 #include "cpu/range.h"
 #include "ops/pointwise.h"
+#include "ops/trace.h"
 
 static ct_dtype pick_dtype(ct_dtype given, ct_dtype fallback) {
     return given != CT_DTYPE_UNSET ? given : fallback;
@@ -124,6 +125,7 @@ ct_tensor *ct_fill_(ct_tensor *t, double value) {
         ct_rebase_history(n, t);
         ct_release(n);
     }
+    CT_TRACE(CT_OP_fill, 1, &t, 1, &t, CT_V_SCALAR(value));
     return ct_ret(ct_retain(t));
 }
 
@@ -186,8 +188,13 @@ ct_tensor *ct_arange_with(ct_scalar start, ct_scalar end, ct_scalar step, ct_ten
         a.istart = start.i; /* exact beyond 2^53 */
         a.istep = step.i;
     }
-    return finish_range("ct_arange", CT_OP_arange,
-                        ct_factory_new("ct_arange", CT_SHAPE((int64_t)n), o), &a, o.requires_grad);
+    ct_tensor *out = finish_range("ct_arange", CT_OP_arange,
+                                  ct_factory_new("ct_arange", CT_SHAPE((int64_t)n), o), &a,
+                                  o.requires_grad);
+    if (out)
+        CT_TRACE(CT_OP_arange, 0, NULL, 1, &out, CT_V_SCALAR(s), CT_V_SCALAR(e), CT_V_SCALAR(st),
+                 CT_V_DTYPE(o.dtype), CT_V_DEVICE(o.device));
+    return out;
 }
 
 ct_tensor *ct_linspace_with(double start, double end, int64_t steps, ct_tensor_options o) {
@@ -197,8 +204,13 @@ ct_tensor *ct_linspace_with(double start, double end, int64_t steps, ct_tensor_o
     }
     /* one step is [start] (PyTorch fills it), not the formula's [end] */
     ct_range_args a = {.start = start, .end = steps == 1 ? start : end};
-    return finish_range("ct_linspace", CT_OP_linspace,
-                        ct_factory_new("ct_linspace", CT_SHAPE(steps), o), &a, o.requires_grad);
+    ct_tensor *out = finish_range("ct_linspace", CT_OP_linspace,
+                                  ct_factory_new("ct_linspace", CT_SHAPE(steps), o), &a,
+                                  o.requires_grad);
+    if (out)
+        CT_TRACE(CT_OP_linspace, 0, NULL, 1, &out, CT_V_SCALAR(start), CT_V_SCALAR(end),
+                 CT_V_INT(steps), CT_V_DTYPE(o.dtype), CT_V_DEVICE(o.device));
+    return out;
 }
 
 ct_tensor *ct_eye_with(int64_t n, int64_t m, ct_tensor_options o) {

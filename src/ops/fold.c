@@ -3,6 +3,7 @@
  * on them (src/ops/conv.c). */
 #include "autograd/node.h"
 #include "ops/conv_impl.h"
+#include "ops/trace.h"
 
 /* Node iargs: kernel, dilation, padding, stride (2 each), then the image H, W. */
 enum { IA_K = 0, IA_D = 2, IA_P = 4, IA_S = 6, IA_H = 8, IA_W = 9 };
@@ -99,6 +100,8 @@ ct_tensor *ct_im2col_with(ct_tensor *x, ct_fold_options o) {
     if (!out) return NULL;
     ct_node *n = ct_record1(CT_OP_im2col, out, 1, &x);
     if (n) save(n, &p, g.H, g.W);
+    CT_TRACE(CT_OP_im2col, 1, &x, 1, &out, CT_V_INTS(2, p.k), CT_V_INTS(2, p.d), CT_V_INTS(2, p.p),
+             CT_V_INTS(2, p.s));
     return ct_ret(out);
 }
 
@@ -135,6 +138,8 @@ ct_tensor *ct_col2im_with(ct_tensor *cols, ct_dims output_size, ct_fold_options 
     if (!out) return NULL;
     ct_node *n = ct_record1(CT_OP_col2im, out, 1, &cols);
     if (n) save(n, &p, g.H, g.W);
+    CT_TRACE(CT_OP_col2im, 1, &cols, 1, &out, CT_V_INTS(2, hw), CT_V_INTS(2, p.k),
+             CT_V_INTS(2, p.d), CT_V_INTS(2, p.p), CT_V_INTS(2, p.s));
     return ct_ret(out);
 }
 

@@ -10,6 +10,7 @@
 #include "autograd/node.h"
 #include "cpu/index.h"
 #include "ops/index_util.h"
+#include "ops/trace.h"
 
 /* PyTorch's checks of gather/scatter arguments; src NULL for gather and the value
  * form.  `py` is PyTorch's op name used in its messages ("gather", "scatter"). */
@@ -101,6 +102,7 @@ ct_tensor *ct_gather(ct_tensor *t, int64_t dim, ct_tensor *index) {
         n->iargs[0] = ct_wrap_dim("ct_gather", dim, t->ndim);
         ct_node_save(n, 0, index, false);
     }
+    CT_TRACE(CT_OP_gather, 2, ((ct_tensor *[]){t, index}), 1, &out, CT_V_INT(dim), CT_V_BOOL(false));
     return ct_ret(out);
 }
 
@@ -139,9 +141,9 @@ static ct_tensor *scatter_impl(ct_op_id opid, const char *op, const char *py, ct
     return out;
 }
 
-/* Records a scatter-type node (inputs self, index, src). */
+/* Records a scatter-type node (inputs self, index, src; scatter_value: value). */
 static ct_tensor *scatter_record(ct_op_id opid, ct_tensor *out, ct_tensor *t, int64_t dim,
-                                 ct_tensor *index, ct_tensor *src) {
+                                 ct_tensor *index, ct_tensor *src, double value) {
     if (!out) return NULL;
     ct_tensor *in[3] = {t, NULL, src};
     ct_node *n = ct_record1(opid, out, src ? 3 : 2, in);
@@ -149,27 +151,29 @@ static ct_tensor *scatter_record(ct_op_id opid, ct_tensor *out, ct_tensor *t, in
         n->iargs[0] = ct_wrap_dim("ct_scatter", dim, t->ndim);
         ct_node_save(n, 0, index, false);
     }
+    if (src) CT_TRACE(opid, 3, ((ct_tensor *[]){t, index, src}), 1, &out, CT_V_INT(dim));
+    else CT_TRACE(opid, 2, ((ct_tensor *[]){t, index}), 1, &out, CT_V_INT(dim), CT_V_SCALAR(value));
     return ct_ret(out);
 }
 
 ct_tensor *ct_scatter(ct_tensor *t, int64_t dim, ct_tensor *index, ct_tensor *src) {
     if (!t || !index || !src) return NULL;
     ct_tensor *out = scatter_impl(CT_OP_scatter, "ct_scatter", "scatter", t, dim, index, src, 0);
-    return scatter_record(CT_OP_scatter, out, t, dim, index, src);
+    return scatter_record(CT_OP_scatter, out, t, dim, index, src, 0);
 }
 
 ct_tensor *ct_scatter_value(ct_tensor *t, int64_t dim, ct_tensor *index, double value) {
     if (!t || !index) return NULL;
     ct_tensor *out = scatter_impl(CT_OP_scatter_value, "ct_scatter_value", "scatter", t, dim,
                                   index, NULL, value);
-    return scatter_record(CT_OP_scatter_value, out, t, dim, index, NULL);
+    return scatter_record(CT_OP_scatter_value, out, t, dim, index, NULL, value);
 }
 
 ct_tensor *ct_scatter_add(ct_tensor *t, int64_t dim, ct_tensor *index, ct_tensor *src) {
     if (!t || !index || !src) return NULL;
     ct_tensor *out = scatter_impl(CT_OP_scatter_add, "ct_scatter_add", "scatter_add", t, dim,
                                   index, src, 0);
-    return scatter_record(CT_OP_scatter_add, out, t, dim, index, src);
+    return scatter_record(CT_OP_scatter_add, out, t, dim, index, src, 0);
 }
 
 /* ---- backward formulas ------------------------------------------------- */

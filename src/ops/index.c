@@ -3,6 +3,7 @@
 
 #include "cpu/index.h"
 #include "ops/index_util.h"
+#include "ops/trace.h"
 
 ct_tensor *ct_nonzero_new(ct_tensor *t) {
     ct_tensor *m = t->dtype == CT_BOOL ? ct_index_contig("ct_nonzero", t)
@@ -19,6 +20,7 @@ ct_tensor *ct_nonzero_new(ct_tensor *t) {
 
 ct_tensor *ct_nonzero(ct_tensor *t) {
     ct_tensor *out = t ? ct_nonzero_new(t) : NULL;
+    if (out) CT_TRACE(CT_OP_nonzero, 1, &t, 1, &out);
     return out ? ct_ret(out) : NULL;
 }
 
@@ -36,6 +38,7 @@ ct_tensor *ct_one_hot(ct_tensor *t, int64_t num_classes) {
     }
     ct_tensor *idx = ct_index_contig("ct_one_hot", t);
     if (!idx) return NULL;
+    const int64_t given = num_classes; /* as passed (-1: inferred), for the record hook */
     const int64_t *v = (const int64_t *)ct_tensor_data(idx);
     ct_tensor *out = NULL;
     if (num_classes == -1) {
@@ -65,5 +68,6 @@ ct_tensor *ct_one_hot(ct_tensor *t, int64_t num_classes) {
     if (out) ct_cpu_one_hot(v, idx->numel, num_classes, (int64_t *)ct_tensor_data(out));
 done:
     ct_release(idx);
+    if (out) CT_TRACE(CT_OP_one_hot, 1, &t, 1, &out, CT_V_INT(given));
     return out; /* registered by ct_zeros */
 }

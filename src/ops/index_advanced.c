@@ -332,6 +332,7 @@ ct_tensor *ct_index(ct_tensor *t, int n, ct_tensor *const *indices) {
     ct_node *node = out ? ct_record1(CT_OP_index, out, 1, &t) : NULL;
     if (node) ct_adv_save(node, &p);
     ct_adv_index_free(&p);
+    ct_index_trace(CT_OP_index, t, n, indices, NULL, out, false);
     return out ? ct_ret(out) : NULL;
 }
 

@@ -53,6 +53,7 @@ ct_tensor *ct_index_put__with(ct_tensor *t, int n_indices, ct_tensor *const *ind
         ct_release(n);
     }
     result = ct_retain(t);
+    ct_index_trace(CT_OP_index_put, t, n_indices, indices, values, t, o.accumulate);
 done:
     ct_release(vals);
     ct_adv_index_free(&p);

@@ -4,6 +4,7 @@
 #include "autograd/node.h"
 #include "cpu/index.h"
 #include "ops/index_util.h"
+#include "ops/trace.h"
 
 /* The [outer, n, inner] geometry of a (contiguous) tensor around dim. */
 static void rows_geometry(const ct_tensor *t, int dim, ct_rows_args *a) {
@@ -69,6 +70,7 @@ ct_tensor *ct_index_select(ct_tensor *t, int64_t dim, ct_tensor *index) {
         out = select_rows(CT_OP_index_select, t, d, idx, s, d);
     }
     ct_release(idx);
+    if (out) CT_TRACE(CT_OP_index_select, 2, ((ct_tensor *[]){t, index}), 1, &out, CT_V_INT(dim));
     return out;
 }
 
@@ -148,6 +150,8 @@ ct_tensor *ct_index_add(ct_tensor *t, int64_t dim, ct_tensor *index, ct_tensor *
         n->args[0] = alpha;
         ct_node_save(n, 0, idx, false);
     }
+    CT_TRACE(CT_OP_index_add, 3, ((ct_tensor *[]){t, index, source}), 1, &out, CT_V_INT(dim),
+             CT_V_SCALAR(alpha));
 done:
     ct_release(src);
     ct_release(idx);
@@ -235,6 +239,10 @@ ct_tensor *(ct_embedding_with)(ct_tensor *weight, ct_tensor *indices, ct_embeddi
         if (out && out->grad_fn) out->grad_fn->iargs[1] = o.scale_grad_by_freq;
     }
     ct_release(idx);
+    if (out)
+        CT_TRACE(CT_OP_embedding, 2, ((ct_tensor *[]){weight, indices}), 1, &out,
+                 CT_V_INT(padding_idx == CT_PADDING_NONE ? -1 : padding_idx),
+                 CT_V_BOOL(o.scale_grad_by_freq), CT_V_BOOL(false));
     return out;
 }
 

@@ -4,6 +4,7 @@
 #include "autograd/node.h"
 #include "cpu/index.h"
 #include "ops/index_util.h"
+#include "ops/trace.h"
 
 ct_tensor *ct_index_i64(const char *op, ct_tensor *index, bool allow_int32, const char *expect) {
     if (index->dtype != CT_I64 && !(allow_int32 && index->dtype == CT_I32)) {
@@ -66,4 +67,17 @@ ct_shape ct_index_input_shape(const ct_node *n, int i) {
     ct_shape s = {.ndim = n->in_meta[i].ndim};
     memcpy(s.d, n->in_meta[i].sizes, sizeof(int64_t) * (size_t)s.ndim);
     return s;
+}
+
+void ct_index_trace(ct_op_id op, ct_tensor *t, int n, ct_tensor *const *indices,
+                    ct_tensor *values, ct_tensor *out, bool accumulate) {
+    if (!ct_trace_active || !out || n < 0 || n > CT_MAX_DIMS) return;
+    ct_tensor *in[CT_MAX_DIMS + 2] = {t};
+    for (int i = 0; i < n; i++) in[1 + i] = indices[i];
+    if (values) {
+        in[1 + n] = values;
+        CT_TRACE(op, n + 2, in, 1, &out, CT_V_BOOL(accumulate));
+    } else {
+        CT_TRACE(op, n + 1, in, 1, &out);
+    }
 }

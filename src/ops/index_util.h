@@ -7,6 +7,11 @@
 #include "cpu/index.h"
 #include "ops/internal.h"
 
+/* Reports index (values NULL) or index_put (values, accumulate) to the record hook:
+ * inputs self, the n indices, then values. */
+void ct_index_trace(ct_op_id op, ct_tensor *t, int n, ct_tensor *const *indices,
+                    ct_tensor *values, ct_tensor *out, bool accumulate);
+
 /* Size of t along dim, a 0-d tensor counting as [1]. */
 static inline int64_t ct_index_dim_size(const ct_tensor *t, int dim) {
     return t->ndim ? t->sizes[dim] : 1;

@@ -7,6 +7,7 @@
 
 #include "autograd/node.h"
 #include "ops/pool_impl.h"
+#include "ops/trace.h"
 
 /* Source index tables of one dim; scale is the given scale factor (0: none). */
 static void upsample_tables(bool bilinear, bool align, int64_t I, int64_t O, double sf,
@@ -117,6 +118,16 @@ ct_tensor *ct_interpolate_with(ct_tensor *x, ct_interpolate_options o) {
         ct_node_set_output(n, out, 0);
         ct_release(n);
     }
+    if (__builtin_expect(ct_trace_active != 0, 0)) {
+        const int64_t osz[2] = {OH, OW};
+        const double scales[2] = {sf[0], sf[1]};
+        int ns = sf[0] != 0 ? 2 : -1; /* scale factors given, or None */
+        if (id == CT_OP_upsample_bilinear2d)
+            CT_TRACE(id, 1, &x, 1, &out, CT_V_INTS(2, osz), CT_V_BOOL(o.align_corners),
+                     CT_V_FLOATS(ns, scales));
+        else
+            CT_TRACE(id, 1, &x, 1, &out, CT_V_INTS(2, osz), CT_V_FLOATS(ns, scales));
+    }
     return ct_ret(out);
 }
 
@@ -126,6 +137,18 @@ static bool upsample_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     ct_tensor *gx = upsample(n->op, gy, &xs, gy->sizes[2], gy->sizes[3], n->iargs[0] != 0,
                              n->args, true);
     if (gx) ct_pool_record_backward(n, gy, gx, NULL);
+    if (gx && __builtin_expect(ct_trace_active != 0, 0)) {
+        ct_op_id op = n->op == CT_OP_upsample_bilinear2d ? CT_OP_upsample_bilinear2d_backward
+                                                         : CT_OP_upsample_nearest2d_backward;
+        const int64_t osz[2] = {gy->sizes[2], gy->sizes[3]};
+        int ns = n->args[0] != 0 ? 2 : -1;
+        if (op == CT_OP_upsample_bilinear2d_backward)
+            CT_TRACE(op, 1, &gy, 1, &gx, CT_V_INTS(2, osz), CT_V_INTS(xs.ndim, xs.d),
+                     CT_V_BOOL(n->iargs[0] != 0), CT_V_FLOATS(ns, n->args));
+        else
+            CT_TRACE(op, 1, &gy, 1, &gx, CT_V_INTS(2, osz), CT_V_INTS(xs.ndim, xs.d),
+                     CT_V_FLOATS(ns, n->args));
+    }
     return (gi[0] = ct_ret(gx)) != NULL;
 }
 

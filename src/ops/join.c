@@ -10,6 +10,7 @@
 #include "cpu/shape.h"
 #include "ops/internal.h"
 #include "ops/shape_internal.h"
+#include "ops/trace.h"
 
 /* Copies src into dst's region [start, start + src.size(dim)) along dim (or into
  * dst.select(dim, start) when `drop`). */
@@ -65,6 +66,7 @@ ct_tensor *ct_cat(int n, ct_tensor *const *ts, int64_t dim) {
     if (ref < 0) { /* only skipped tensors: an empty 1-D result */
         ct_tensor *out = ct_tensor_new("ct_cat", CT_SHAPE(0), dt, dev);
         if (out && ct_dtype_is_floating(dt)) ct_record1(CT_OP_cat, out, n, ts);
+        if (out) CT_TRACE(CT_OP_cat, n, ts, 1, &out, CT_V_INT(dim));
         return ct_ret(out);
     }
     const ct_tensor *r = ts[ref];
@@ -106,6 +108,7 @@ ct_tensor *ct_cat(int n, ct_tensor *const *ts, int64_t dim) {
         ct_node *node = ct_record1(CT_OP_cat, out, n, ts);
         if (node) node->iargs[0] = d;
     }
+    CT_TRACE(CT_OP_cat, n, ts, 1, &out, CT_V_INT(dim));
     return ct_ret(out);
 }
 
@@ -155,6 +158,7 @@ ct_tensor *ct_stack(int n, ct_tensor *const *ts, int64_t dim) {
         ct_node *node = ct_record1(CT_OP_stack, out, n, ts);
         if (node) node->iargs[0] = d;
     }
+    CT_TRACE(CT_OP_stack, n, ts, 1, &out, CT_V_INT(dim));
     return ct_ret(out);
 }
 
@@ -226,6 +230,7 @@ static int split_equal(ct_op_id op, const char *name, ct_tensor *t, int d, int64
         node->iargs[1] = step;
     }
     free(se);
+    if (r >= 0) CT_TRACE(op, 1, &t, r, out, CT_V_INT(step), CT_V_INT(d));
     return r;
 }
 
@@ -332,6 +337,7 @@ int ct_split_with_sizes(ct_tensor *t, int n, const int64_t *sizes, int64_t dim, 
     } else {
         free(starts);
     }
+    if (r >= 0) CT_TRACE(CT_OP_split_with_sizes, 1, &t, r, out, CT_V_INTS(n, sizes), CT_V_INT(dim));
     return r;
 }
 
@@ -386,6 +392,7 @@ int ct_unbind(ct_tensor *t, int64_t dim, ct_tensor **out, int max_out) {
     ct_node *node;
     int r = make_pieces(CT_OP_unbind, t, d, count, NULL, NULL, true, out, &node);
     if (node) node->iargs[0] = d;
+    if (r >= 0) CT_TRACE(CT_OP_unbind, 1, &t, r, out, CT_V_INT(dim));
     return r;
 }
 

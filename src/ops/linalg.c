@@ -7,6 +7,7 @@
 #include "cpu/gemm.h"
 #include "cpu/iter.h"
 #include "ops/internal.h"
+#include "ops/trace.h"
 
 /* Which dims of a tensor are a GEMM operand's batch, rows and cols (-1: absent,
  * size 1). */
@@ -86,9 +87,13 @@ static bool check_pair(const char *op, const ct_tensor *a, const ct_tensor *b) {
     return a && b && ct_check_same_device(op, a, b) && same_dtype(op, a, b);
 }
 
-/* Records a node over inputs, saving the inputs a formula needs. */
+/* Records a node over inputs, saving the inputs a formula needs; reports the call. */
 static void record(ct_op_id op, ct_tensor *out, int n_in, ct_tensor *const *in, int ia, int ib,
                    double beta, double alpha) {
+    if (op == CT_OP_addmm || op == CT_OP_baddbmm)
+        CT_TRACE(op, n_in, in, 1, &out, CT_V_SCALAR(beta), CT_V_SCALAR(alpha));
+    else
+        CT_TRACE(op, n_in, in, 1, &out);
     ct_node *n = ct_node_record(op, n_in, in, 1);
     if (!n) return;
     n->args[0] = beta;

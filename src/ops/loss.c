@@ -43,6 +43,7 @@ ct_tensor *ct_pw_loss_forward(const char *fn, const ct_pw_spec *spec, int n, ct_
     ct_tensor *l = ct_pointwise(spec, n, in, NULL, args), *r = NULL;
     if (!l) return NULL;
     *numel = (double)l->numel;
+    ct_trace_mute(); /* the loss op reports itself, not its weighting and reduction */
     CT_SCOPE {
         CT_NO_GRAD {
             ct_ret(l);
@@ -52,6 +53,7 @@ ct_tensor *ct_pw_loss_forward(const char *fn, const ct_pw_spec *spec, int n, ct_
             r = ct_keep(l);
         }
     }
+    ct_trace_unmute();
     return r;
 }
 
@@ -72,6 +74,20 @@ ct_tensor *ct_pw_loss_grad(ct_node *n, ct_tensor *g) {
     return g;
 }
 
+/* Reports a fused loss backward: g arrives scaled by the reduction (and weighted), so
+ * the op itself is elementwise: reduction None (0). */
+static void trace_loss_backward(ct_op_id op, ct_tensor *x, ct_tensor *y, ct_tensor *pw,
+                                ct_tensor *g, double p, ct_tensor *out) {
+    ct_tensor *in[5] = {g, x, y, NULL, pw};
+    const ct_value none = CT_V_INT(0);
+    switch (op) {
+    case CT_OP_binary_cross_entropy_backward: CT_TRACE(op, 4, in, 1, &out, none); break;
+    case CT_OP_binary_cross_entropy_with_logits_backward: CT_TRACE(op, 5, in, 1, &out, none); break;
+    case CT_OP_mse_loss_backward: CT_TRACE(op, 3, in, 1, &out, none); break;
+    default: CT_TRACE(op, 3, in, 1, &out, none, CT_V_FLOAT(p)); break; /* beta, delta */
+    }
+}
+
 ct_tensor *ct_pw_loss_backward(const ct_pw_spec *spec, ct_tensor *x, ct_tensor *y, ct_tensor *pw,
                                ct_tensor *g, double p) {
     if (!x || !y || !g) return NULL;
@@ -87,6 +103,7 @@ ct_tensor *ct_pw_loss_backward(const ct_pw_spec *spec, ct_tensor *x, ct_tensor *
         n->args[0] = p;
         ct_node_give_output(n, out, 0);
     }
+    if (__builtin_expect(ct_trace_active != 0, 0)) trace_loss_backward(spec->op, x, y, pw, g, p, out);
     return ct_ret(out);
 }
 
@@ -283,6 +300,8 @@ ct_tensor *ct_nll_loss_op(const char *op, ct_tensor *x, ct_tensor *t, ct_tensor 
     ct_node *n = ct_record1(CT_OP_nll_loss, out, 3, in);
     if (n) nll_save(n, t, w, red, ignore_index, total);
     if (n && x->ndim >= 3) n->name = "NllLoss2DBackward0";
+    CT_TRACE(CT_OP_nll_loss, 3, ((ct_tensor *[]){x, t, w}), 1, &out,
+             CT_V_INT(ct_reduction_aten(red)), CT_V_INT(ignore_index));
     ct_ret(out);
     return nll_viewed(x, red) ? ct_view(out, ct_shape_of(t)) : out;
 }
@@ -321,6 +340,8 @@ static ct_tensor *nll_backward_op(ct_tensor *g, ct_tensor *t, ct_tensor *w, cons
     ct_node *n = ct_record1(CT_OP_nll_loss_backward, gi, 1, &g);
     if (n) nll_save(n, t, w, red, ignore_index, total);
     if (n && m->ndim >= 3) n->name = "NllLoss2DBackwardBackward0";
+    CT_TRACE(CT_OP_nll_loss_backward, 4, ((ct_tensor *[]){g, NULL, t, w}), 1, &gi,
+             CT_V_INT(ct_reduction_aten(red)), CT_V_INT(ignore_index));
     return ct_ret(gi);
 }
 

@@ -34,12 +34,14 @@ static bool bce_check(const char *op, ct_tensor *x, ct_tensor *y) {
     }
     if (x->numel == 0) return true;
     double lo = NAN, hi = NAN;
+    ct_trace_mute(); /* a check, not part of the op's graph */
     CT_SCOPE {
         CT_NO_GRAD {
             lo = ct_item(ct_amin(x));
             hi = ct_item(ct_amax(x));
         }
     }
+    ct_trace_unmute();
     if (!(lo >= 0 && hi <= 1)) { /* NaN fails too, as in PyTorch */
         ct_error("%s: all elements of input should be between 0 and 1", op);
         return false;
@@ -62,6 +64,8 @@ ct_tensor *(ct_binary_cross_entropy_with)(ct_tensor *x, ct_tensor *y, ct_bce_opt
         ct_node_save(n, 1, y, false);
         ct_pw_loss_save(n, o.weight, o.reduction, numel);
     }
+    CT_TRACE(CT_OP_binary_cross_entropy, 3, ((ct_tensor *[]){x, y, o.weight}), 1, &l,
+             CT_V_INT(ct_reduction_aten(o.reduction)));
     return l;
 }
 
@@ -141,6 +145,8 @@ ct_tensor *(ct_binary_cross_entropy_with_logits_with)(ct_tensor *x, ct_tensor *y
         n->iargs[2] = pw != NULL;
         ct_pw_loss_save(n, o.weight, o.reduction, numel);
     }
+    CT_TRACE(CT_OP_binary_cross_entropy_with_logits, 4, ((ct_tensor *[]){x, y, o.weight, pw}), 1,
+             &l, CT_V_INT(ct_reduction_aten(o.reduction)));
     return l;
 }
 

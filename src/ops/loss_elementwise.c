@@ -26,6 +26,8 @@ static ct_tensor *regression_loss(const char *fn, const ct_pw_spec *spec, ct_ten
         ct_pw_loss_save(n, NULL, red, numel);
         n->args[1] = p;
     }
+    if (spec->op == CT_OP_mse_loss) CT_TRACE(spec->op, 2, in, 1, &l, CT_V_INT(ct_reduction_aten(red)));
+    else CT_TRACE(spec->op, 2, in, 1, &l, CT_V_INT(ct_reduction_aten(red)), CT_V_FLOAT(p));
     return l;
 }
 

@@ -16,6 +16,12 @@
 #include "autograd/node.h"
 #include "ops/internal.h"
 #include "ops/pointwise.h"
+#include "ops/trace.h"
+
+/* A reduction as PyTorch's schemas pass it (at::Reduction: None 0, Mean 1, Sum 2). */
+static inline int64_t ct_reduction_aten(ct_reduction r) {
+    return r == CT_REDUCTION_MEAN ? 1 : r == CT_REDUCTION_SUM ? 2 : 0;
+}
 
 /* The node slot holding the weight (the inputs use the first ones). */
 #define CT_PW_LOSS_WEIGHT 5

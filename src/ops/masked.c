@@ -6,6 +6,7 @@
 #include "cpu/index.h"
 #include "ops/index_util.h"
 #include "ops/pointwise.h"
+#include "ops/trace.h"
 
 /* Checks mask (device, dtype with PyTorch's message for masked_fill or
  * masked_select) and the shape t and mask broadcast to; false with the error set. */
@@ -78,6 +79,8 @@ static ct_tensor *masked_fill_impl(const char *op, ct_tensor *t, ct_tensor *mask
         else ct_node_set_output(n, out, 0);
         ct_release(n);
     }
+    if (value_t) CT_TRACE(opid, 3, ((ct_tensor *[]){t, mask, value_t}), 1, &out);
+    else CT_TRACE(opid, 2, ((ct_tensor *[]){t, mask}), 1, &out, CT_V_SCALAR(value));
     return ct_ret(inplace ? ct_retain(t) : out);
 }
 
@@ -141,6 +144,7 @@ ct_tensor *ct_masked_select(ct_tensor *t, ct_tensor *mask) {
         n->iargs[0] = nd;
         memcpy(&n->iargs[1], shape, sizeof(int64_t) * (size_t)nd);
     }
+    CT_TRACE(CT_OP_masked_select, 2, ((ct_tensor *[]){t, mask}), 1, &out);
     return ct_ret(out);
 }
 

@@ -8,6 +8,7 @@
 #include "autograd/node.h"
 #include "cpu/norm.h"
 #include "ops/internal.h"
+#include "ops/trace.h"
 
 /* Saved tensors and integer arguments of the nodes. */
 enum { SV_X, SV_W, SV_MEAN, SV_RSTD };
@@ -24,6 +25,25 @@ static ct_norm_job job_of(const ct_node *n) {
     return (ct_norm_job){.N = n->iargs[IA_N], .C = n->iargs[IA_C], .S = n->iargs[IA_S],
                          .G = n->iargs[IA_G], .training = n->iargs[IA_TRAINING] != 0,
                          .eps = n->args[0]};
+}
+
+/* Reports a normalization call (outputs: y and the saved statistics). */
+static void trace_norm(ct_op_id op, const ct_norm_job *j, ct_tensor *x, ct_tensor *w,
+                       ct_tensor *b, ct_tensor *rm, ct_tensor *rv, ct_tensor *y, ct_tensor *mean,
+                       ct_tensor *rstd) {
+    ct_tensor *out[3] = {y, mean, rstd};
+    if (op == CT_OP_batch_norm) {
+        CT_TRACE(op, 5, ((ct_tensor *[]){x, w, b, rm, rv}), 3, out, CT_V_BOOL(j->training),
+                 CT_V_FLOAT(j->momentum), CT_V_FLOAT(j->eps));
+    } else if (op == CT_OP_layer_norm) { /* normalized_shape: x's last dims, j->C elements */
+        int first = x->ndim;
+        for (int64_t k = 1; first > 0 && k < j->C;) k *= x->sizes[--first];
+        CT_TRACE(op, 3, ((ct_tensor *[]){x, w, b}), 3, out,
+                 CT_V_INTS(x->ndim - first, x->sizes + first), CT_V_FLOAT(j->eps));
+    } else {
+        CT_TRACE(op, 3, ((ct_tensor *[]){x, w, b}), 3, out, CT_V_INT(j->N), CT_V_INT(j->C),
+                 CT_V_INT(j->S), CT_V_INT(j->G), CT_V_FLOAT(j->eps));
+    }
 }
 
 /* Runs the forward of op for job j (geometry and options set) on x, w, b (and the
@@ -93,6 +113,7 @@ static ct_tensor *norm_forward(ct_op_id op, ct_norm_job *j, ct_tensor *x, ct_ten
         ct_node_set_output(n, y, 0);
         ct_release(n);
     }
+    if (__builtin_expect(ct_trace_active != 0, 0)) trace_norm(op, j, x, w, b, rm, rv, y, mean, rstd);
     ct_release(mean);
     ct_release(rstd);
     return ct_ret(y);

@@ -11,6 +11,7 @@
 #include "cpu/shape.h"
 #include "ops/internal.h"
 #include "ops/shape_internal.h"
+#include "ops/trace.h"
 
 static void save_pad(ct_node *n, ct_dims pad, ct_pad_mode mode) {
     ct_dims *p = malloc(sizeof *p);
@@ -61,6 +62,7 @@ static ct_tensor *constant_pad(ct_tensor *t, ct_dims pad, double value) {
         ct_copy_region(k, out, doff, dst_strides, t, soff, t->strides, t->ndim, sizes);
     ct_node *n = ct_record1(CT_OP_constant_pad_nd, out, 1, &t);
     if (n) save_pad(n, pad, CT_PAD_CONSTANT);
+    CT_TRACE(CT_OP_constant_pad_nd, 1, &t, 1, &out, CT_V_INTS(pad.n, pad.d), CT_V_SCALAR(value));
     return out;
 }
 
@@ -89,6 +91,7 @@ static void record_pad(ct_op_id op, ct_tensor *out, ct_tensor *in, ct_dims pad, 
         save_pad(n, pad, mode);
         n->name = pad_names[backward][mode == CT_PAD_REPLICATE][pad.n / 2 - 1];
     }
+    CT_TRACE(op, 1 + backward, ((ct_tensor *[]){in, NULL}), 1, &out, CT_V_INTS(pad.n, pad.d));
 }
 
 /* The input element that output index j (along a dim of size n padded by l on the

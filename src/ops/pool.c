@@ -8,6 +8,7 @@
 
 #include "autograd/node.h"
 #include "ops/pool_impl.h"
+#include "ops/trace.h"
 
 /* Node iargs: kernel, stride, padding, dilation (2 each), ceil_mode, count_include_pad,
  * divisor; upsampling: align_corners.  args: the scale factors given (0: none). */
@@ -18,6 +19,27 @@ typedef struct {
     bool ceil_mode, count_include_pad;
     int64_t divisor;
 } pool_params;
+
+/* Reports a pooling call to the record hook, with its schema's attributes. */
+static void trace_pool(ct_op_id op, ct_tensor *x, ct_tensor *out, ct_tensor *idx,
+                       const pool_params *p, const int64_t *adaptive_out) {
+    ct_tensor *outs[2] = {out, idx};
+    switch (op) {
+    case CT_OP_max_pool2d:
+        CT_TRACE(op, 1, &x, 2, outs, CT_V_INTS(2, p->k), CT_V_INTS(2, p->s), CT_V_INTS(2, p->p),
+                 CT_V_INTS(2, p->d), CT_V_BOOL(p->ceil_mode));
+        break;
+    case CT_OP_avg_pool2d: {
+        ct_value div = CT_V_INT(p->divisor);
+        div.none = p->divisor == 0;
+        CT_TRACE(op, 1, &x, 1, outs, CT_V_INTS(2, p->k), CT_V_INTS(2, p->s), CT_V_INTS(2, p->p),
+                 CT_V_BOOL(p->ceil_mode), CT_V_BOOL(p->count_include_pad), div);
+        break;
+    }
+    case CT_OP_adaptive_max_pool2d: CT_TRACE(op, 1, &x, 2, outs, CT_V_INTS(2, adaptive_out)); break;
+    default: CT_TRACE(op, 1, &x, 1, outs, CT_V_INTS(2, adaptive_out)); break;
+    }
+}
 
 /* Window tables of one dim (I inputs, O outputs) for pooling with p's dim i. */
 static void pool_windows(const pool_params *p, int i, bool is_max, int64_t I, int64_t O,
@@ -259,6 +281,7 @@ static ct_tensor *pool(ct_op_id op, const char *name, ct_tensor *x, const pool_p
         ct_node_set_output(n, out, 0);
         ct_release(n);
     }
+    if (__builtin_expect(ct_trace_active != 0, 0)) trace_pool(op, x, out, idx, p, adaptive_out);
     if (indices) *indices = ct_ret(idx);
     else ct_release(idx);
     return ct_ret(out);
@@ -340,6 +363,28 @@ ct_shape ct_meta_shape(const ct_input_meta *m) {
     return s;
 }
 
+/* Reports a pooling backward (gx from gy; the input itself is not kept: None). */
+static void trace_pool_backward(ct_op_id fwd, ct_tensor *gy, ct_tensor *gx, ct_tensor *idx,
+                                const pool_params *p) {
+    ct_tensor *in[3] = {gy, NULL, idx};
+    ct_op_id op = backward_op(fwd);
+    switch (fwd) {
+    case CT_OP_max_pool2d:
+        CT_TRACE(op, 3, in, 1, &gx, CT_V_INTS(2, p->k), CT_V_INTS(2, p->s), CT_V_INTS(2, p->p),
+                 CT_V_INTS(2, p->d), CT_V_BOOL(p->ceil_mode));
+        break;
+    case CT_OP_avg_pool2d: {
+        ct_value div = CT_V_INT(p->divisor);
+        div.none = p->divisor == 0;
+        CT_TRACE(op, 2, in, 1, &gx, CT_V_INTS(2, p->k), CT_V_INTS(2, p->s), CT_V_INTS(2, p->p),
+                 CT_V_BOOL(p->ceil_mode), CT_V_BOOL(p->count_include_pad), div);
+        break;
+    }
+    case CT_OP_adaptive_max_pool2d: CT_TRACE(op, 3, in, 1, &gx); break;
+    default: CT_TRACE(op, 2, in, 1, &gx); break;
+    }
+}
+
 /* Backward of the pools: gx from gy with the forward's windows (or indices). */
 static bool pool_backward(ct_node *n, ct_tensor **go, ct_tensor **gi, bool is_max,
                           bool adaptive) {
@@ -352,6 +397,7 @@ static bool pool_backward(ct_node *n, ct_tensor **go, ct_tensor **gi, bool is_ma
     ct_tensor *gx = ct_pool_run(n->op, &g, CT_POOL_BACKWARD, gy, idx, xs, gy->dtype, NULL);
     if (!is_max) free_windows(&g);
     if (gx) ct_pool_record_backward(n, gy, gx, idx);
+    if (gx && __builtin_expect(ct_trace_active != 0, 0)) trace_pool_backward(n->op, gy, gx, idx, &p);
     return (gi[0] = ct_ret(gx)) != NULL;
 }
 

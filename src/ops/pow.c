@@ -3,6 +3,7 @@
  * PyTorch (see the formulas below). */
 #include <math.h>
 
+#include "ops/trace.h"
 #include "ops/unary.h"
 
 ct_tensor *ct_pow(ct_tensor *x, ct_tensor *e) {
@@ -19,6 +20,7 @@ ct_tensor *ct_pow(ct_tensor *x, ct_tensor *e) {
         ct_node_set_output(n, out, 0);
         ct_release(n);
     }
+    CT_TRACE(CT_OP_pow, 2, in, 1, &out);
     return ct_ret(out);
 }
 

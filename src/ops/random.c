@@ -8,6 +8,7 @@
 #include "core/generator.h"
 #include "ops/internal.h"
 #include "ops/pointwise.h"
+#include "ops/trace.h"
 #include "ops/sample.h"
 
 /* The kernel writes contiguous memory: a strided t is filled through a copy, so
@@ -123,7 +124,12 @@ ct_tensor *ct_randint_with(int64_t low, int64_t high, ct_shape shape, ct_tensor_
     if (o.dtype == CT_DTYPE_UNSET) o.dtype = CT_I64;
     if (!check_int_range("ct_randint", low, high, o.dtype)) return NULL;
     ct_rng_args a = {.low = low, .range = (uint64_t)high - (uint64_t)low};
-    return random_factory("ct_randint", CT_OP_randint, shape, o, a);
+    ct_tensor *out = random_factory("ct_randint", CT_OP_randint, shape, o, a);
+    if (out)
+        CT_TRACE(CT_OP_randint, 0, NULL, 1, &out, CT_V_INT(low), CT_V_INT(high),
+                 CT_V_INTS(shape.ndim, shape.d), CT_V_NONE(CT_ARG_GENERATOR), CT_V_DTYPE(o.dtype),
+                 CT_V_DEVICE(o.device));
+    return out;
 }
 
 ct_tensor *ct_randperm_with(int64_t n, ct_tensor_options o) {
@@ -147,7 +153,11 @@ ct_tensor *ct_randperm_with(int64_t n, ct_tensor_options o) {
         if (t) ct_copy_into(t, perm);
         ct_release(perm);
     }
-    return ct_factory_finish("ct_randperm", t, o.requires_grad);
+    ct_tensor *out = ct_factory_finish("ct_randperm", t, o.requires_grad);
+    if (out)
+        CT_TRACE(CT_OP_randperm, 0, NULL, 1, &out, CT_V_INT(n), CT_V_NONE(CT_ARG_GENERATOR),
+                 CT_V_DTYPE(o.dtype), CT_V_DEVICE(o.device));
+    return out;
 }
 
 ct_tensor *ct_rand_like_with(const ct_tensor *t, ct_tensor_options o) {
@@ -184,6 +194,7 @@ ct_tensor *ct_bernoulli_with(ct_tensor *p, ct_random_options o) {
     }
     ct_release(pd);
     ct_record1(CT_OP_bernoulli, out, 1, &p);
+    CT_TRACE(CT_OP_bernoulli, 1, &p, 1, &out, CT_V_NONE(CT_ARG_GENERATOR));
     return ct_ret(out);
 }
 
@@ -274,6 +285,9 @@ ct_tensor *ct_multinomial_with(ct_tensor *probs, int64_t n, ct_multinomial_optio
         k((int64_t *)ct_tensor_data(out), &a);
     }
     ct_release(pd);
+    if (out)
+        CT_TRACE(CT_OP_multinomial, 1, &probs, 1, &out, CT_V_INT(n), CT_V_BOOL(o.replacement),
+                 CT_V_NONE(CT_ARG_GENERATOR));
     return ct_ret(out);
 }
 
@@ -288,6 +302,15 @@ static ct_tensor *sample_inplace(const char *name, ct_op_id kernel, ct_op_id op,
     if (n) {
         ct_rebase_history(n, t);
         ct_release(n);
+    }
+    if (__builtin_expect(ct_trace_active != 0, 0)) {
+        const ct_value gen = CT_V_NONE(CT_ARG_GENERATOR); /* the generator is not shown */
+        if (op == CT_OP_uniform || op == CT_OP_normal)
+            CT_TRACE(op, 1, &t, 1, &t, CT_V_FLOAT(a.a), CT_V_FLOAT(a.b), gen);
+        else if (op == CT_OP_random)
+            CT_TRACE(op, 1, &t, 1, &t, CT_V_INT(a.low), CT_V_INT(a.low + (int64_t)a.range), gen);
+        else
+            CT_TRACE(op, 1, &t, 1, &t, CT_V_FLOAT(a.a), gen); /* bernoulli_(p), exponential_ */
     }
     return ct_ret(ct_retain(t));
 }

@@ -9,6 +9,7 @@
 #include "cpu/shape.h"
 #include "ops/internal.h"
 #include "ops/shape_internal.h"
+#include "ops/trace.h"
 
 void ct_copy_region(ct_copy_kernel k, ct_tensor *dst, int64_t doff, const int64_t *dstrides, ct_tensor *src,
                         int64_t soff, const int64_t *sstrides, int ndim, const int64_t *sizes) {
@@ -101,6 +102,7 @@ ct_tensor *ct_repeat(ct_tensor *t, ct_shape repeats) {
         node->iargs[0] = repeats.ndim;
         memcpy(node->iargs + 1, repeats.d, sizeof(int64_t) * (size_t)repeats.ndim);
     }
+    CT_TRACE(CT_OP_repeat, 1, &t, 1, &out, CT_V_INTS(repeats.ndim, repeats.d));
     return ct_ret(out);
 }
 
@@ -173,6 +175,7 @@ ct_tensor *ct_flip(ct_tensor *t, ct_dims dims) {
         n->iargs[0] = dims.n;
         for (int i = 0; i < dims.n; i++) n->iargs[1 + i] = ds[i];
     }
+    CT_TRACE(CT_OP_flip, 1, &t, 1, &out, CT_V_INTS(dims.n, dims.d));
     return ct_ret(out);
 }
 
@@ -264,6 +267,7 @@ ct_tensor *ct_roll(ct_tensor *t, ct_dims shifts, ct_dims dims) {
         n->extra = saved;
         n->extra_free = free;
     }
+    CT_TRACE(CT_OP_roll, 1, &t, 1, &out, CT_V_INTS(shifts.n, shifts.d), CT_V_INTS(dims.n, dims.d));
     return ct_ret(out);
 }
 
@@ -294,6 +298,7 @@ static ct_tensor *band(ct_op_id op, const char *name, ct_tensor *t, int64_t k, b
     ct_release(src);
     ct_node *n = ct_record1(op, out, 1, &t);
     if (n) n->iargs[0] = k;
+    CT_TRACE(op, 1, &t, 1, &out, CT_V_INT(k));
     return ct_ret(out);
 }
 

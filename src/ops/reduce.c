@@ -4,6 +4,7 @@
 #include "autograd/node.h"
 #include "cpu/reduce.h"
 #include "ops/reduce_plan.h"
+#include "ops/trace.h"
 
 /* Kernel input / output dtypes of sum and prod for result dtype out_dt: floats
  * compute in their own (or float32) dtype; integer results accumulate in int64 from
@@ -44,6 +45,8 @@ ct_tensor *ct_sum_with(ct_tensor *t, ct_reduce_options o) {
     if (!out) return NULL;
     if (ct_dtype_is_floating(out_dt))
         name_all_dims(ct_reduce_record(CT_OP_sum, out, t, &p, o.keepdim), o, "SumBackward0");
+    if (__builtin_expect(ct_trace_active != 0, 0))
+        ct_reduce_trace(CT_OP_sum, t, out, o.dims, o.keepdim, o.dtype);
     return ct_ret(out);
 }
 
@@ -70,6 +73,8 @@ ct_tensor *ct_mean_with(ct_tensor *t, ct_reduce_options o) {
     ct_node *n = ct_reduce_record(CT_OP_mean, out, t, &p, o.keepdim);
     name_all_dims(n, o, "MeanBackward0");
     if (n) n->args[0] = (double)p.R;
+    if (__builtin_expect(ct_trace_active != 0, 0))
+        ct_reduce_trace(CT_OP_mean, t, out, o.dims, o.keepdim, o.dtype);
     return ct_ret(out);
 }
 
@@ -91,6 +96,8 @@ ct_tensor *ct_prod_with(ct_tensor *t, ct_reduce_options o) {
             ct_node_save(n, 1, out, true);
         }
     }
+    if (__builtin_expect(ct_trace_active != 0, 0))
+        ct_reduce_trace(CT_OP_prod, t, out, o.dims, o.keepdim, o.dtype);
     return ct_ret(out);
 }
 
@@ -134,7 +141,10 @@ static ct_tensor *logical(ct_op_id op, const char *name, ct_tensor *t, ct_reduce
     ct_reduce_plan p;
     if (!ct_reduce_plan_make(name, t, o.dims, o.keepdim, &p)) return NULL;
     ct_dtype out_dt = t->dtype == CT_U8 ? CT_U8 : CT_BOOL;
-    return ct_ret(ct_reduce_run(op, t, &p, ct_compute_dtype(t->dtype), CT_BOOL, out_dt, NULL));
+    ct_tensor *out = ct_reduce_run(op, t, &p, ct_compute_dtype(t->dtype), CT_BOOL, out_dt, NULL);
+    if (__builtin_expect(ct_trace_active != 0, 0))
+        ct_reduce_trace(op, t, out, o.dims, o.keepdim, CT_DTYPE_UNSET);
+    return ct_ret(out);
 }
 ct_tensor *ct_all_with(ct_tensor *t, ct_reduce_options o) { return logical(CT_OP_all, "ct_all", t, o); }
 ct_tensor *ct_any_with(ct_tensor *t, ct_reduce_options o) { return logical(CT_OP_any, "ct_any", t, o); }

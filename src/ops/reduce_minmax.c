@@ -6,6 +6,7 @@
 #include "cpu/reduce.h"
 #include "cpu/reduce_mask.h"
 #include "ops/reduce_plan.h"
+#include "ops/trace.h"
 
 /* A max/min over an empty dim has no value: PyTorch refuses it. */
 static bool check_nonempty(const char *name, const char *torch, const ct_tensor *t,
@@ -40,6 +41,10 @@ static ct_tensor *extreme(ct_op_id op, ct_op_id kop, const char *name, const cha
         ct_node_save(n, 0, t, false);
         ct_node_save(n, 1, out, true);
     }
+    if (op == CT_OP_amax || op == CT_OP_amin)
+        CT_TRACE(op, 1, &t, 1, &out, CT_V_INTS(o.dims.n, o.dims.d), CT_V_BOOL(o.keepdim));
+    else
+        CT_TRACE(op, 1, &t, 1, &out);
     return ct_ret(out);
 }
 
@@ -114,6 +119,7 @@ static ct_values_indices extreme_dim(ct_op_id op, ct_op_id kop, const char *name
         ct_node_save(n, 0, i, false);
         n->iargs[2] = ct_wrap_dim(name, dim, t->ndim);
     }
+    CT_TRACE(op, 1, &t, 2, ((ct_tensor *[]){v, i}), CT_V_INT(dim), CT_V_BOOL(keepdim));
     r.values = ct_ret(v);
     r.indices = ct_ret(i);
     return r;
@@ -157,6 +163,12 @@ static ct_tensor *argext(ct_op_id kop, const char *name, const char *torch, ct_t
     ct_tensor *i;
     if (!arg_extreme(kop, t, &p, false, NULL, &i)) return NULL;
     /* No dim: the index into the flattened input (reduced dims in C order). */
+    if (__builtin_expect(ct_trace_active != 0, 0)) {
+        ct_value dim = CT_V_INT(o.dims.d[0]);
+        dim.none = o.dims.n == 0;
+        CT_TRACE(kop == CT_OP_max_dim ? CT_OP_argmax : CT_OP_argmin, 1, &t, 1, &i, dim,
+                 CT_V_BOOL(o.keepdim));
+    }
     return ct_ret(i);
 }
 

@@ -5,6 +5,7 @@
 #include "cpu/reduce_mask.h"
 #include "ops/pointwise.h"
 #include "ops/reduce_plan.h"
+#include "ops/trace.h"
 
 bool ct_reduce_plan_make(const char *op, const ct_tensor *t, ct_dims dims, bool keepdim,
                          ct_reduce_plan *p) {
@@ -125,6 +126,16 @@ ct_tensor *ct_reduce_run(ct_op_id op, ct_tensor *t, const ct_reduce_plan *p, ct_
     if (out) k(ct_tensor_data(x), ct_tensor_data(out), M1, p->R, M2, ctx);
     ct_release(x);
     return ct_cast_result(ct_ops[op].fn, out, out_dt);
+}
+
+void ct_reduce_trace(ct_op_id op, ct_tensor *t, ct_tensor *out, ct_dims dims, bool keepdim,
+                     ct_dtype dtype) {
+    if (!out) return;
+    if (ct_schema_of(op)->n_attrs == 3) /* sum, mean, prod: dim, keepdim, dtype */
+        CT_TRACE(op, 1, &t, 1, &out, CT_V_INTS(dims.n ? dims.n : -1, dims.d), CT_V_BOOL(keepdim),
+                 CT_V_DTYPE(dtype));
+    else
+        CT_TRACE(op, 1, &t, 1, &out, CT_V_INTS(dims.n ? dims.n : -1, dims.d), CT_V_BOOL(keepdim));
 }
 
 ct_node *ct_reduce_record(ct_op_id op, ct_tensor *out, ct_tensor *t, const ct_reduce_plan *p,

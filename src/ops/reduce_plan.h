@@ -37,6 +37,10 @@ ct_shape ct_reduce_out_shape(const ct_reduce_plan *p);
  * plan's output shape, or NULL with the error set. */
 ct_tensor *ct_reduce_run(ct_op_id op, ct_tensor *t, const ct_reduce_plan *p, ct_dtype kin,
                          ct_dtype kout, ct_dtype out_dt, const void *ctx);
+/* Reports out = op(t) to the record hook with the attributes of sum/mean/prod (dim,
+ * keepdim, dtype) or of all/any/amax/amin (dim, keepdim); no dims given: dim=None. */
+void ct_reduce_trace(ct_op_id op, ct_tensor *t, ct_tensor *out, ct_dims dims, bool keepdim,
+                     ct_dtype dtype);
 /* Records op's node for out = op(t) over plan (iargs[0] = mask, iargs[1] = keepdim). */
 ct_node *ct_reduce_record(ct_op_id op, ct_tensor *out, ct_tensor *t, const ct_reduce_plan *p,
                           bool keepdim);

@@ -7,6 +7,7 @@
 #include "cpu/reduce_mask.h"
 #include "cpu/softmax.h"
 #include "ops/reduce_plan.h"
+#include "ops/trace.h"
 
 /* ---- var / std -------------------------------------------------------- */
 
@@ -24,6 +25,7 @@ static ct_tensor *var_std(ct_op_id op, const char *name, ct_tensor *t, ct_var_op
     double c = (o.has_correction || o.correction != 0) ? o.correction : 1;
     double denom = fmax(0.0, (double)p.R - c);
     ct_tensor *out = NULL;
+    ct_trace_mute(); /* var and std report themselves, not the ops they are made of */
     CT_SCOPE {
         CT_NO_GRAD {
             /* sqrt(sum d^2) by the norm kernel (squared for var: 2 ulp). */
@@ -36,6 +38,7 @@ static ct_tensor *var_std(ct_op_id op, const char *name, ct_tensor *t, ct_var_op
             ct_retain(out);
         }
     }
+    ct_trace_unmute();
     if (!out) return NULL;
     ct_node *n = ct_reduce_record(op, out, t, &p, o.keepdim);
     if (n) {
@@ -43,6 +46,8 @@ static ct_tensor *var_std(ct_op_id op, const char *name, ct_tensor *t, ct_var_op
         ct_node_save(n, 0, t, false);
         if (op == CT_OP_std) ct_node_save(n, 1, out, true);
     }
+    CT_TRACE(op, 1, &t, 1, &out, CT_V_INTS(o.dims.n ? o.dims.n : -1, o.dims.d), CT_V_SCALAR(c),
+             CT_V_BOOL(o.keepdim));
     return ct_ret(out);
 }
 
@@ -107,6 +112,9 @@ ct_tensor *ct_norm_with(ct_tensor *t, ct_norm_options o) {
         ct_node_save(n, 0, t, false);
         ct_node_save(n, 1, out, true);
     }
+    CT_TRACE(CT_OP_norm, 1, &t, 1, &out, CT_V_SCALAR(pv),
+             CT_V_INTS(o.dims.n ? o.dims.n : -1, o.dims.d), CT_V_BOOL(o.keepdim),
+             CT_V_DTYPE(CT_DTYPE_UNSET));
     return ct_ret(out);
 }
 
@@ -161,6 +169,7 @@ ct_tensor *ct_logsumexp_with(ct_tensor *t, ct_reduce_options o) {
         ct_node_save(n, 0, t, false);
         ct_node_save(n, 1, out, true);
     }
+    CT_TRACE(CT_OP_logsumexp, 1, &t, 1, &out, CT_V_INTS(o.dims.n, o.dims.d), CT_V_BOOL(o.keepdim));
     return ct_ret(out);
 }
 

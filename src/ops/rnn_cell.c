@@ -12,6 +12,7 @@
 #include "cpu/rnn_cell.h"
 #include "ops/internal.h"
 #include "ops/reduce_plan.h"
+#include "ops/trace.h"
 
 typedef struct {
     ct_op_id op;
@@ -137,6 +138,7 @@ static bool forward(const cell_kind *k, ct_tensor *const *in, ct_tensor **out, i
         for (int i = 1; i < n_out; i++) ct_node_save(n, i, out[i], true); /* [cy,] workspace */
         ct_release(n);
     }
+    CT_TRACE(k->op, 5, in, n_out, out);
     for (int i = 0; i < n_out; i++) ct_ret(out[i]);
     return true;
 }

@@ -5,6 +5,7 @@
 #include "autograd/node.h"
 #include "cpu/scan.h"
 #include "ops/reduce_plan.h"
+#include "ops/trace.h"
 
 /* t's data as a contiguous [M1, L, M2] block around dim (a copy when t is not
  * contiguous or not of dtype k); unregistered. */
@@ -57,6 +58,8 @@ ct_tensor *ct_scan(ct_op_id op, ct_tensor *t, int64_t dim, bool reverse, bool ex
             }
         }
     }
+    /* (the reversed and exclusive scans of backward formulas report as the op too) */
+    CT_TRACE(op, 1, &t, 1, &out, CT_V_INT(dim), CT_V_DTYPE(dtype));
     return ct_ret(out);
 }
 

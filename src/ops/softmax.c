@@ -5,6 +5,7 @@
 #include "autograd/node.h"
 #include "cpu/softmax.h"
 #include "ops/reduce_plan.h"
+#include "ops/trace.h"
 
 /* Runs kind along dim over x (and g); a new unregistered tensor of dtype out_dt. */
 static ct_tensor *run(ct_softmax_kind kind, ct_tensor *x, ct_tensor *g, int dim, ct_dtype out_dt) {
@@ -51,6 +52,7 @@ static ct_tensor *forward(ct_op_id op, const char *name, ct_tensor *t, int64_t d
         n->iargs[0] = d;
         ct_node_save(n, 0, out, true);
     }
+    CT_TRACE(op, 1, &t, 1, &out, CT_V_INT(dim), CT_V_DTYPE(CT_DTYPE_UNSET));
     return ct_ret(out);
 }
 
@@ -80,6 +82,7 @@ static ct_tensor *backward_data(ct_op_id op, ct_tensor *g, ct_tensor *y, int dim
         ct_node_set_output(n, out, 0);
         ct_release(n);
     }
+    CT_TRACE(op, 2, in, 1, &out, CT_V_INT(dim), CT_V_DTYPE(y->dtype));
     return ct_ret(out);
 }
 

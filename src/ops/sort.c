@@ -5,6 +5,7 @@
 #include "autograd/node.h"
 #include "cpu/index.h"
 #include "ops/index_util.h"
+#include "ops/trace.h"
 
 static const ct_values_indices NONE = {NULL, NULL};
 
@@ -43,6 +44,11 @@ static ct_values_indices sort_rows(ct_op_id opid, const char *op, ct_tensor *t, 
         node->iargs[0] = d;
         ct_node_save(node, 0, idx, false);
     }
+    if (opid == CT_OP_sort)
+        CT_TRACE(opid, 1, &t, 2, ((ct_tensor *[]){vals, idx}), CT_V_INT(d), CT_V_BOOL(descending));
+    else
+        CT_TRACE(opid, 1, &t, 2, ((ct_tensor *[]){vals, idx}), CT_V_INT(k), CT_V_INT(d),
+                 CT_V_BOOL(descending), CT_V_BOOL(true));
     return (ct_values_indices){ct_ret(vals), ct_ret(idx)};
 }
 

@@ -1,4 +1,5 @@
 /* where(cond, a, b) and lerp(start, end, weight). */
+#include "ops/trace.h"
 #include "ops/unary.h"
 
 ct_tensor *ct_where(ct_tensor *cond, ct_tensor *a, ct_tensor *b) {
@@ -18,6 +19,7 @@ ct_tensor *ct_where(ct_tensor *cond, ct_tensor *a, ct_tensor *b) {
         ct_node_set_output(n, out, 0);
         ct_release(n);
     }
+    CT_TRACE(CT_OP_where, 3, in, 1, &out);
     return ct_ret(out);
 }
 
@@ -59,6 +61,7 @@ ct_tensor *ct_lerp(ct_tensor *start, ct_tensor *end, double weight) {
         ct_node_set_output(n, out, 0);
         ct_release(n);
     }
+    CT_TRACE(CT_OP_lerp, 2, in, 1, &out, CT_V_SCALAR(weight));
     return ct_ret(out);
 }
 
@@ -75,6 +78,7 @@ ct_tensor *ct_lerp_tensor(ct_tensor *start, ct_tensor *end, ct_tensor *weight) {
         ct_node_set_output(n, out, 0);
         ct_release(n);
     }
+    CT_TRACE(CT_OP_lerp_tensor, 3, in, 1, &out);
     return ct_ret(out);
 }
 

@@ -1,7 +1,32 @@
 /* Unary math ops: forward through ct_pointwise, backward in terms of ops. */
 #include <math.h>
 
+#include "ops/trace.h"
 #include "ops/unary.h"
+
+/* Reports a call of u to the record hook: args decoded into u's schema attributes. */
+static void trace_unary(ct_op_id op, ct_tensor *x, ct_tensor *out, const ct_pw_args *a) {
+    switch (op) {
+    case CT_OP_leaky_relu: CT_TRACE(op, 1, &x, 1, &out, CT_V_SCALAR(a->a)); break;
+    case CT_OP_elu: CT_TRACE(op, 1, &x, 1, &out, CT_V_SCALAR(a->a), CT_V_SCALAR(1), CT_V_SCALAR(1)); break;
+    case CT_OP_gelu: CT_TRACE(op, 1, &x, 1, &out, CT_V_STR(a->i ? "tanh" : "none")); break;
+    case CT_OP_softplus:
+    case CT_OP_hardtanh: CT_TRACE(op, 1, &x, 1, &out, CT_V_SCALAR(a->a), CT_V_SCALAR(a->b)); break;
+    case CT_OP_nan_to_num:
+        CT_TRACE(op, 1, &x, 1, &out, CT_V_FLOAT(a->a), CT_V_FLOAT(a->b), CT_V_FLOAT(a->c));
+        break;
+    case CT_OP_clamp: {
+        ct_value lo = CT_V_SCALAR(a->a), hi = CT_V_SCALAR(a->b);
+        lo.none = !a->has_a;
+        hi.none = !a->has_b;
+        CT_TRACE(op, 1, &x, 1, &out, lo, hi);
+        break;
+    }
+    case CT_OP_pow_scalar:
+    case CT_OP_rpow_scalar: CT_TRACE(op, 1, &x, 1, &out, CT_V_SCALAR(a->a)); break;
+    default: CT_TRACE(op, 1, &x, 1, &out); break;
+    }
+}
 
 ct_tensor *ct_unary_op(const ct_unary_spec *u, ct_tensor *x, const ct_pw_args *args,
                        bool inplace) {
@@ -34,6 +59,7 @@ ct_tensor *ct_unary_op(const ct_unary_spec *u, ct_tensor *x, const ct_pw_args *a
         ct_release(n);
     }
     ct_release(before);
+    if (__builtin_expect(ct_trace_active != 0, 0)) trace_unary(u->op, x, out, args);
     return ct_ret(out);
 }
 

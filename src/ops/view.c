@@ -4,6 +4,7 @@
 #include "autograd/node.h"
 #include "ops/internal.h"
 #include "ops/shape_internal.h"
+#include "ops/trace.h"
 
 ct_tensor *ct_view_make(ct_op_id op, ct_tensor *t, int ndim, const int64_t *sizes,
                             const int64_t *strides, int64_t offset, ct_node **node) {
@@ -12,6 +13,10 @@ ct_tensor *ct_view_make(ct_op_id op, ct_tensor *t, int ndim, const int64_t *size
     ct_view_mark(out, t, CT_VIEW_DEFAULT);
     ct_node *n = ct_record1(op, out, 1, &t);
     if (node) *node = n;
+    /* view and expand report their size here; the other view ops where their
+     * attributes are known */
+    if (op == CT_OP_view) CT_TRACE(op, 1, &t, 1, &out, CT_V_INTS(ndim, sizes));
+    else if (op == CT_OP_expand) CT_TRACE(op, 1, &t, 1, &out, CT_V_INTS(ndim, sizes), CT_V_BOOL(false));
     return out;
 }
 
@@ -181,6 +186,7 @@ ct_tensor *ct_transpose(ct_tensor *t, int64_t dim0, int64_t dim1) {
         n->iargs[0] = d0;
         n->iargs[1] = d1;
     }
+    if (out) CT_TRACE(CT_OP_transpose, 1, &t, 1, &out, CT_V_INT(dim0), CT_V_INT(dim1));
     return ct_ret(out);
 }
 
@@ -223,6 +229,7 @@ ct_tensor *ct_permute(ct_tensor *t, ct_dims dims) {
     ct_tensor *out = ct_view_make(CT_OP_permute, t, t->ndim, sizes, strides, t->offset, &n);
     if (n)
         for (int i = 0; i < dims.n; i++) n->iargs[i] = perm[i];
+    if (out) CT_TRACE(CT_OP_permute, 1, &t, 1, &out, CT_V_INTS(dims.n, dims.d));
     return ct_ret(out);
 }
 

@@ -7,6 +7,7 @@
 #include "cpu/shape.h"
 #include "ops/internal.h"
 #include "ops/shape_internal.h"
+#include "ops/trace.h"
 
 static ct_shape meta_shape(const ct_input_meta *m) {
     ct_shape s = {.ndim = m->ndim};
@@ -76,6 +77,9 @@ static ct_tensor *slice_clamped(ct_tensor *t, int d, int64_t start, int64_t end,
         n->iargs[1] = start;
         n->iargs[2] = step;
     }
+    if (out)
+        CT_TRACE(CT_OP_slice, 1, &t, 1, &out, CT_V_INT(d), CT_V_INT(start), CT_V_INT(end),
+                 CT_V_INT(step));
     return ct_ret(out);
 }
 
@@ -155,6 +159,7 @@ ct_tensor *ct_select(ct_tensor *t, int64_t dim, int64_t index) {
         node->iargs[0] = d;
         node->iargs[1] = index;
     }
+    if (out) CT_TRACE(CT_OP_select, 1, &t, 1, &out, CT_V_INT(dim), CT_V_INT(index));
     return ct_ret(out);
 }
 
@@ -174,7 +179,9 @@ ct_tensor *ct_squeeze(ct_tensor *t) {
     ct_geom g = geom_of(t);
     for (int d = g.ndim - 1; d >= 0; d--)
         if (g.sizes[d] == 1) geom_drop_dim(&g, d);
-    return ct_ret(view_geom(CT_OP_squeeze, t, &g, NULL));
+    ct_tensor *out = view_geom(CT_OP_squeeze, t, &g, NULL);
+    if (out) CT_TRACE(CT_OP_squeeze, 1, &t, 1, &out);
+    return ct_ret(out);
 }
 
 ct_tensor *ct_squeeze_dim(ct_tensor *t, int64_t dim) {
@@ -183,7 +190,9 @@ ct_tensor *ct_squeeze_dim(ct_tensor *t, int64_t dim) {
     if (d < 0) return NULL;
     ct_geom g = geom_of(t);
     if (g.ndim > 0 && g.sizes[d] == 1) geom_drop_dim(&g, d);
-    return ct_ret(view_geom(CT_OP_squeeze_dim, t, &g, NULL));
+    ct_tensor *out = view_geom(CT_OP_squeeze_dim, t, &g, NULL);
+    if (out) CT_TRACE(CT_OP_squeeze_dim, 1, &t, 1, &out, CT_V_INT(dim));
+    return ct_ret(out);
 }
 
 ct_tensor *ct_unsqueeze(ct_tensor *t, int64_t dim) {
@@ -202,7 +211,9 @@ ct_tensor *ct_unsqueeze(ct_tensor *t, int64_t dim) {
     g.sizes[d] = 1;
     g.strides[d] = d >= t->ndim ? 1 : t->sizes[d] * t->strides[d];
     g.ndim++;
-    return ct_ret(view_geom(CT_OP_unsqueeze, t, &g, NULL));
+    ct_tensor *out = view_geom(CT_OP_unsqueeze, t, &g, NULL);
+    if (out) CT_TRACE(CT_OP_unsqueeze, 1, &t, 1, &out, CT_V_INT(dim));
+    return ct_ret(out);
 }
 
 /* The three only add or drop size-1 dims: the gradient is reshaped back. */
@@ -341,6 +352,9 @@ ct_tensor *ct_as_strided(ct_tensor *t, ct_shape size, ct_shape stride, int64_t s
         ct_geom *gs = copy_extra(n, (ct_geom[2]){geom_of(t), y}, 2 * sizeof(ct_geom));
         (void)gs;
     }
+    if (out)
+        CT_TRACE(CT_OP_as_strided, 1, &t, 1, &out, CT_V_INTS(size.ndim, size.d),
+                 CT_V_INTS(stride.ndim, stride.d), CT_V_INT(y.offset));
     return ct_ret(out);
 }
 
@@ -428,6 +442,9 @@ ct_tensor *ct_strided_scatter(ct_tensor *src, int ndim, const int64_t *sizes, co
     ct_release(view);
     ct_node *n = ct_record1(CT_OP_strided_scatter, out, 1, &src);
     if (n) copy_extra(n, g, sizeof *g);
+    /* zeros of `sizes` with src scattered in: self is the (unmaterialised) zeros, None */
+    CT_TRACE(CT_OP_strided_scatter, 2, ((ct_tensor *[]){NULL, src}), 1, &out,
+             CT_V_INTS(g->ndim, g->sizes), CT_V_INTS(g->ndim, g->strides), CT_V_INT(g->offset));
     return ct_ret(out);
 }
 

@@ -1,0 +1,147 @@
+/* ctorch/ops.h — ops as data: each op's schema, and the record hook that sees every
+ * op call (the base of tracing, export and profiling).
+ *
+ *     const ct_schema *s = ct_op_schema_find("add");
+ *     printf("%s: %s\n", s->signature, s->grad_fn);
+ *     // add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor: AddBackward0
+ *     printf("%s=%s\n", s->attrs[0].name, s->attrs[0].default_value);   // alpha=1
+ *
+ *     ct_trace_printer *p = ct_trace_print_begin(stdout);  // this thread's op calls
+ *     ct_relu(x);                // %1: float32[3] = relu(%0)
+ *     ct_trace_print_end(p);
+ *
+ * Schemas are written in PyTorch's schema language (native_functions.yaml's `func:`
+ * lines) in src/ops/schema.def, one row per op of the op table: PyTorch's argument
+ * names, types, order and defaults, for the arguments ctorch implements.  Arguments of
+ * type Tensor, Tensor? and Tensor[] are the op's inputs; all others its attributes.
+ */
+#ifndef CTORCH_OPS_H
+#define CTORCH_OPS_H
+
+#include <stdio.h>
+
+#include "tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- schemas ------------------------------------------------------------ */
+
+/* The type of a schema argument (PyTorch's spelling in the comments). */
+typedef enum {
+    CT_ARG_TENSOR,      /* Tensor, Tensor? */
+    CT_ARG_TENSOR_LIST, /* Tensor[], Tensor?[] */
+    CT_ARG_INT,         /* int, SymInt */
+    CT_ARG_INT_LIST,    /* int[], int[2], SymInt[] */
+    CT_ARG_FLOAT,       /* float */
+    CT_ARG_FLOAT_LIST,  /* float[] */
+    CT_ARG_BOOL,        /* bool */
+    CT_ARG_SCALAR,      /* Scalar: a number */
+    CT_ARG_DTYPE,       /* ScalarType */
+    CT_ARG_STR,         /* str */
+    CT_ARG_DEVICE,      /* Device */
+    CT_ARG_GENERATOR,   /* Generator */
+} ct_arg_type;
+
+typedef struct {
+    const char *name;          /* "alpha"; outputs may have none: "" */
+    const char *type;          /* as written: "Scalar", "int[1]?", "Tensor(a!)" */
+    ct_arg_type kind;
+    bool optional;             /* T?: may be None */
+    int list_len;              /* int[2]: 2; 0 for other lists and non-lists */
+    const char *default_value; /* as written: "1", "None", "[]", "'none'"; NULL: none */
+    bool kwarg_only;           /* after `*` */
+    bool is_mutable;           /* Tensor(a!): written in place */
+} ct_schema_arg;
+
+typedef struct {
+    int op;                /* index in [0, ct_num_ops()) */
+    const char *name;      /* ctorch's op name: "add", "max_pool2d" */
+    const char *aten_name; /* PyTorch's name and overload: "add.Tensor" */
+    const char *signature; /* the whole schema text */
+    const char *grad_fn;   /* "AddBackward0"; NULL when not differentiable */
+    int n_inputs, n_attrs, n_outputs;
+    const ct_schema_arg *inputs, *attrs, *outputs;
+} ct_schema;
+
+/* The number of ops in the op table. */
+int ct_num_ops(void);
+/* The schema of op 0 <= op < ct_num_ops() (static storage); NULL with an error otherwise. */
+const ct_schema *ct_op_schema(int op);
+/* The schema of the op named name ("add"); NULL with an error when there is none. */
+const ct_schema *ct_op_schema_find(const char *name);
+
+/* ---- the record hook ------------------------------------------------------ */
+
+/* An attribute's value as an op call passed it (kind follows the schema's). */
+typedef struct {
+    ct_arg_type kind;
+    bool none; /* an optional attribute given as None */
+    union {
+        int64_t i;          /* INT */
+        double f;           /* FLOAT, SCALAR */
+        bool b;             /* BOOL */
+        ct_dtype dtype;     /* DTYPE */
+        const char *s;      /* STR */
+        ct_device device;   /* DEVICE */
+        struct { int n; const int64_t *v; } ints;  /* INT_LIST */
+        struct { int n; const double *v; } floats; /* FLOAT_LIST */
+    };
+} ct_value;
+
+/* One op call.  inputs are the tensors of the schema's inputs in order (a Tensor[]
+ * argument contributes each of its tensors; an absent Tensor? is NULL); outputs the
+ * results; attrs one value per schema attribute, in the schema's order.  Everything is
+ * borrowed for the duration of the hook. */
+typedef struct {
+    const ct_schema *schema;
+    int n_inputs, n_outputs;
+    ct_tensor *const *inputs;
+    ct_tensor *const *outputs;
+    const ct_value *attrs;  /* schema->n_attrs values */
+    bool in_backward;       /* run by the autograd engine (a backward formula's op) */
+} ct_op_call;
+
+typedef void (*ct_trace_fn)(const ct_op_call *call, void *ctx);
+
+/* Pushes fn on this thread's hook stack: every op call this thread makes then reaches
+ * every hook on the stack, innermost first — with or without grad mode, differentiable
+ * or not, forward or backward.  Ops another thread runs (DataLoader workers) are not
+ * seen.  Returns 0, or -1 with an error when the stack (8 deep) is full.
+ *
+ * What is reported: each call of an op of the table, once, as itself, after its
+ * outputs exist; an op built of other ops (var, the losses' weighting and reduction)
+ * reports itself only.  Functions that are not ops of the table (linear,
+ * cross_entropy, flatten, reshape) appear as the ops they run (transpose + addmm,
+ * log_softmax + nll_loss, view).  Factories that are not ops of the table (zeros, ones,
+ * full, rand, randn) are not op calls: their tensors first appear as inputs.  Ops a
+ * hook runs are not reported.  Not reported yet: autograd's own nodes (AccumulateGrad,
+ * CopySlices, custom functions, checkpoints), convolution's backward (kernels, no op of
+ * its own), the fused optimizer steps, reduce_mask and cumprod_grad.  With no hook
+ * pushed, an op pays one predictable branch on a thread-local counter. */
+int ct_trace_push(ct_trace_fn fn, void *ctx);
+/* Pops the innermost hook; -1 with an error when there is none. */
+int ct_trace_pop(void);
+
+/* A printer of this thread's op calls, one line each (output, op, inputs, attributes),
+ * as torch.fx's print_tabular: "%3: float32[64, 32, 28, 28] = convolution(%0, %1, %2,
+ * stride=[1, 1], ...)".  Tensors are named %0, %1, ... in the order the printer first
+ * meets them; one it meets first as an input gets a line "%0: float32[...] = input".
+ * It keeps a reference to each until it ends, so that names stay unique.  Every
+ * attribute is shown with its value; a call made by the autograd engine ends in
+ * "# backward".
+ * ct_trace_print_begin pushes its hook and returns it (NULL with an error);
+ * ct_trace_print_end pops it (it must be the innermost hook) and frees it: 0 or -1. */
+typedef struct ct_trace_printer ct_trace_printer;
+ct_trace_printer *ct_trace_print_begin(FILE *f);
+int ct_trace_print_end(ct_trace_printer *p);
+/* Writes v as PyTorch prints it (1, 0.5, True, [1, 1], None, 'mean', torch.float32)
+ * into buf (NUL-terminated, truncated to size); returns snprintf's count. */
+int ct_value_format(const ct_value *v, char *buf, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
