@@ -7,8 +7,7 @@
 #include <math.h>
 
 #include "cpu/iter.h"
-#include "ops/op_table.h"
-#include "ops/pointwise.h"
+#include "kernels/kernel.h"
 
 /* x86-64-v3 (AVX2 with FMA, BMI, F16C; Haswell and Zen on) rather than plain "avx2",
  * so that the explicit fused multiply-adds of cpu/vmath.h are instructions there, as

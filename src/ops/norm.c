@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "autograd/node.h"
-#include "cpu/norm.h"
+#include "kernels/norm.h"
 #include "ops/internal.h"
 
 /* Saved tensors and integer arguments of the nodes. */
@@ -32,7 +32,7 @@ static ct_norm_job job_of(const ct_node *n) {
 static ct_tensor *norm_forward(ct_op_id op, ct_norm_job *j, ct_tensor *x, ct_tensor *w,
                                ct_tensor *b, ct_tensor *rm, ct_tensor *rv, int64_t nstat) {
     ct_dtype kd = ct_compute_dtype(x->dtype);
-    ct_norm_fn fn = (ct_norm_fn)ct_compute_kernel(op, x->storage->device, x->dtype);
+    ct_norm_fn fn = ct_compute_norm_kernel(op, x->storage->device, x->dtype);
     if (!fn) return NULL;
     const char *name = ct_ops[op].fn;
     ct_device dev = x->storage->device;
@@ -101,7 +101,7 @@ static ct_tensor *norm_forward(ct_op_id op, ct_norm_job *j, ct_tensor *x, ct_ten
 /* The fused backward: gradients of x, weight and bias by op's kernel. */
 static bool fused_backward(ct_node *n, ct_tensor *x, ct_tensor *w, ct_tensor *gy, ct_tensor **gi) {
     ct_dtype kd = ct_compute_dtype(x->dtype);
-    ct_norm_fn fn = (ct_norm_fn)ct_compute_kernel(n->op, x->storage->device, x->dtype);
+    ct_norm_fn fn = ct_compute_norm_kernel(n->op, x->storage->device, x->dtype);
     if (!fn) return false;
     const char *name = ct_ops[n->op].fn;
     ct_device dev = x->storage->device;

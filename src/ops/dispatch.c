@@ -1,0 +1,85 @@
+/* The dispatch slots, filled from the backends' kernel tables on the first lookup. */
+#include <pthread.h>
+
+#include "ops/op_table.h"
+
+const ct_kernel_family ct_op_family[CT_NUM_OPS] = {
+#define CT_OP(name, grad, family) [CT_OP_##name] = CT_FAMILY_##family,
+#define CT_OP_ND(name, family) [CT_OP_##name] = CT_FAMILY_##family,
+#include "ops/ops.def"
+#undef CT_OP
+#undef CT_OP_ND
+};
+
+static const char *const family_names[CT_NUM_FAMILIES] = {
+    [CT_FAMILY_NONE] = "NONE",
+#define CT_FAMILY_NAME_(F, f, T) [CT_FAMILY_##F] = #F,
+    CT_KERNEL_FAMILIES(CT_FAMILY_NAME_)
+#undef CT_FAMILY_NAME_
+};
+
+const char *ct_kernel_family_name(ct_kernel_family f) {
+    return (unsigned)f < CT_NUM_FAMILIES ? family_names[f] : "(invalid)";
+}
+
+bool ct_kernel_table_check(const char *backend, const ct_kernel_entry *table) {
+    for (const ct_kernel_entry *e = table; e->family != CT_FAMILY_NONE; e++) {
+        long i = (long)(e - table);
+        if ((unsigned)e->op >= CT_NUM_OPS || (unsigned)e->dtype >= CT_NUM_DTYPES ||
+            (unsigned)e->family >= CT_NUM_FAMILIES) {
+            ct_error("kernel table of backend %s: entry %ld has an invalid op, dtype or family",
+                     backend, i);
+            return false;
+        }
+        if (e->family != ct_op_family[e->op]) {
+            ct_error("kernel table of backend %s: the %s kernel of ct_%s is registered as a %s "
+                     "kernel, but ops.def gives ct_%s the family %s",
+                     backend, ct_dtype_name(e->dtype), ct_ops[e->op].name,
+                     ct_kernel_family_name(e->family), ct_ops[e->op].name,
+                     ct_kernel_family_name(ct_op_family[e->op]));
+            return false;
+        }
+        if (!e->fn.LOOP) { /* every member is a function pointer: any one tests NULL */
+            ct_error("kernel table of backend %s: the %s kernel of ct_%s is NULL", backend,
+                     ct_dtype_name(e->dtype), ct_ops[e->op].name);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Backends list their kernels in tables; the cpu's is ct_cpu_kernel_tables. */
+extern const ct_kernel_entry *const ct_cpu_kernel_tables[];
+
+static const ct_kernel_entry *slots[CT_NUM_OPS][CT_NUM_DEVICE_TYPES][CT_NUM_DTYPES];
+static pthread_once_t slots_once = PTHREAD_ONCE_INIT;
+
+static void fill_slots(void) {
+    for (int f = 0; ct_cpu_kernel_tables[f]; f++) {
+        const ct_kernel_entry *table = ct_cpu_kernel_tables[f];
+        if (!ct_kernel_table_check("cpu", table)) ct_fatal("%s", ct_last_error());
+        for (const ct_kernel_entry *e = table; e->family != CT_FAMILY_NONE; e++) {
+            if (slots[e->op][CT_DEV_CPU][e->dtype])
+                ct_fatal("kernel table of backend cpu: two %s kernels for ct_%s",
+                         ct_dtype_name(e->dtype), ct_ops[e->op].name);
+            slots[e->op][CT_DEV_CPU][e->dtype] = e;
+        }
+    }
+}
+
+const ct_kernel_entry *ct_kernel_entry_for(ct_kernel_family family, ct_op_id op,
+                                           ct_device dev, ct_dtype dtype) {
+    pthread_once(&slots_once, fill_slots);
+    const ct_kernel_entry *e = slots[op][dev.type][dtype];
+    if (e && e->family == family) return e; /* registered entries have their op's family */
+    if (ct_op_family[op] != family) {
+        ct_error("ct_%s: internal error: a %s kernel was looked up, but the op's family is %s",
+                 ct_ops[op].name, ct_kernel_family_name(family),
+                 ct_kernel_family_name(ct_op_family[op]));
+        return NULL;
+    }
+    char buf[16];
+    ct_error("ct_%s: not implemented for %s on %s", ct_ops[op].name, ct_dtype_name(dtype),
+             ct_device_str(dev, buf));
+    return NULL;
+}
