@@ -1,6 +1,7 @@
-/* The dispatch slots, filled from the backends' kernel tables on the first lookup. */
+/* The dispatch slots, filled from the registered backends' kernel tables at start-up. */
 #include <pthread.h>
 
+#include "core/backend.h"
 #include "ops/op_table.h"
 
 const ct_kernel_family ct_op_family[CT_NUM_OPS] = {
@@ -48,23 +49,32 @@ bool ct_kernel_table_check(const char *backend, const ct_kernel_entry *table) {
     return true;
 }
 
-/* Backends list their kernels in tables; the cpu's is ct_cpu_kernel_tables. */
-extern const ct_kernel_entry *const ct_cpu_kernel_tables[];
-
 static const ct_kernel_entry *slots[CT_NUM_OPS][CT_NUM_DEVICE_TYPES][CT_NUM_DTYPES];
 static pthread_once_t slots_once = PTHREAD_ONCE_INIT;
 
-static void fill_slots(void) {
-    for (int f = 0; ct_cpu_kernel_tables[f]; f++) {
-        const ct_kernel_entry *table = ct_cpu_kernel_tables[f];
-        if (!ct_kernel_table_check("cpu", table)) ct_fatal("%s", ct_last_error());
+static void fill_from(const ct_backend *b) {
+    for (int f = 0; b->kernel_tables[f]; f++) {
+        const ct_kernel_entry *table = b->kernel_tables[f];
+        if (!ct_kernel_table_check(b->name, table)) ct_fatal("%s", ct_last_error());
         for (const ct_kernel_entry *e = table; e->family != CT_FAMILY_NONE; e++) {
-            if (slots[e->op][CT_DEV_CPU][e->dtype])
-                ct_fatal("kernel table of backend cpu: two %s kernels for ct_%s",
+            if (slots[e->op][b->type][e->dtype])
+                ct_fatal("kernel table of backend %s: two %s kernels for ct_%s", b->name,
                          ct_dtype_name(e->dtype), ct_ops[e->op].name);
-            slots[e->op][CT_DEV_CPU][e->dtype] = e;
+            slots[e->op][b->type][e->dtype] = e;
         }
     }
+}
+
+static void fill_slots(void) {
+    for (int t = 0; t < CT_NUM_DEVICE_TYPES; t++) {
+        const ct_backend *b = ct_backend_for_type((ct_device_type)t);
+        if (b) fill_from(b);
+    }
+}
+
+/* At load time, so that a bad table stops the program at start-up. */
+__attribute__((constructor)) static void fill_at_start_up(void) {
+    pthread_once(&slots_once, fill_slots);
 }
 
 const ct_kernel_entry *ct_kernel_entry_for(ct_kernel_family family, ct_op_id op,
