@@ -43,11 +43,16 @@ static void storage_destroy(ct_object *o) {
 
 bool ct_device_available(ct_device device) { return ct_backend_for_type(device.type) != NULL; }
 
-bool ct_check_device(const char *op, ct_device device) { return ct_backend_of(op, device); }
+bool ct_check_device(const char *op, ct_device device) {
+    return ct_backend_for_type(device.type) || ct_backend_of(op, device);
+}
 
 static ct_storage *storage_new(const char *op, size_t nbytes, ct_device device) {
-    const ct_backend *b = ct_backend_of(op, device);
-    if (!b) return NULL;
+    const ct_backend *b = ct_backend_for_type(device.type);
+    if (!b) {
+        ct_backend_of(op, device); /* sets the error */
+        return NULL;
+    }
     ct_storage *s;
     bool small = device.type == CT_DEV_CPU && nbytes <= SMALL_BYTES;
     if (small && nbytes <= POOL_BYTES) {

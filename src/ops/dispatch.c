@@ -1,5 +1,6 @@
 /* The dispatch slots, filled from the registered backends' kernel tables at start-up. */
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "core/backend.h"
 #include "ops/op_table.h"
@@ -51,6 +52,7 @@ bool ct_kernel_table_check(const char *backend, const ct_kernel_entry *table) {
 
 static const ct_kernel_entry *slots[CT_NUM_OPS][CT_NUM_DEVICE_TYPES][CT_NUM_DTYPES];
 static pthread_once_t slots_once = PTHREAD_ONCE_INIT;
+static atomic_bool slots_ready; /* a load on every lookup, cheaper than pthread_once */
 
 static void fill_from(const ct_backend *b) {
     for (int f = 0; b->kernel_tables[f]; f++) {
@@ -70,6 +72,7 @@ static void fill_slots(void) {
         const ct_backend *b = ct_backend_for_type((ct_device_type)t);
         if (b) fill_from(b);
     }
+    atomic_store_explicit(&slots_ready, true, memory_order_release);
 }
 
 /* At load time, so that a bad table stops the program at start-up. */
@@ -79,7 +82,8 @@ __attribute__((constructor)) static void fill_at_start_up(void) {
 
 const ct_kernel_entry *ct_kernel_entry_for(ct_kernel_family family, ct_op_id op,
                                            ct_device dev, ct_dtype dtype) {
-    pthread_once(&slots_once, fill_slots);
+    if (!atomic_load_explicit(&slots_ready, memory_order_acquire))
+        pthread_once(&slots_once, fill_slots);
     const ct_kernel_entry *e = slots[op][dev.type][dtype];
     if (e && e->family == family) return e; /* registered entries have their op's family */
     if (ct_op_family[op] != family) {
