@@ -3,7 +3,7 @@
 
 #include "ctorch/memory.h"
 #include "core/allocator.h"
-#include "core/block_cache.h"
+#include "core/backend.h"
 
 typedef struct {
     atomic_llong now, peak;
@@ -39,9 +39,19 @@ void ct_reset_peak_memory_stats(ct_device d) {
     if (s) atomic_store(&s->peak, atomic_load(&s->now));
 }
 
-/* 64-byte aligned (AVX-512 loads; tensors off shared cache lines), large blocks cached. */
-static const ct_allocator cpu_allocator = {ct_block_alloc, ct_block_free};
+/* The backend's cache, if it has one (the cpu's large-block cache). */
+int64_t ct_memory_reserved(ct_device d) {
+    const ct_backend *b = ct_backend_for_type(d.type);
+    int64_t cached = b && b->cached_bytes ? b->cached_bytes(d) : 0;
+    return ct_memory_allocated(d) + cached;
+}
 
-const ct_allocator *ct_allocator_for(ct_device d) {
-    return d.type == CT_DEV_CPU ? &cpu_allocator : NULL;
+void ct_empty_cache(ct_device d) {
+    const ct_backend *b = ct_backend_for_type(d.type);
+    if (b && b->empty_cache) b->empty_cache(d);
+}
+
+void ct_set_cache_limit(ct_device d, int64_t bytes) {
+    const ct_backend *b = ct_backend_for_type(d.type);
+    if (b && b->set_cache_limit) b->set_cache_limit(d, bytes);
 }

@@ -4,13 +4,14 @@
 #include <string.h>
 
 #include "core/allocator.h"
+#include "core/backend.h"
 #include "core/pool.h"
 #include "core/tensor_impl.h"
 #include "autograd/hooks.h"
 
 /* On the cpu a small storage's header and data share one malloc (its alignment is
- * plenty for them); larger data comes from the device allocator, 64-byte aligned
- * for vector loads and cached (core/block_cache.h). */
+ * plenty for them); larger data comes from the device's backend, 64-byte aligned
+ * for vector loads (on the cpu: cached, cpu/block_cache.h). */
 #define SMALL_HEADER ((sizeof(ct_storage) + 15) & ~(size_t)15)
 #define SMALL_BYTES 256
 /* Storages of up to POOL_BYTES (scalars, losses, small vectors) come from the
@@ -35,25 +36,21 @@ static void storage_destroy(ct_object *o) {
             free(s);
     } else {
         ct_alloc_stats_add(s->device, -(int64_t)s->nbytes);
-        ct_allocator_for(s->device)->free(s->data, s->nbytes);
+        ct_backend_for_type(s->device.type)->free(s->device, s->data, s->nbytes);
         free(s);
     }
 }
 
-bool ct_device_available(ct_device device) { return ct_allocator_for(device) != NULL; }
+bool ct_device_available(ct_device device) { return ct_backend_for_type(device.type) != NULL; }
 
 bool ct_check_device(const char *op, ct_device device) {
-    if (ct_device_available(device)) return true;
-    char buf[16];
-    ct_error("%s: no backend for device %s in this build of ctorch", op,
-             ct_device_str(device, buf));
-    return false;
+    return ct_backend_for_type(device.type) || ct_backend_of(op, device);
 }
 
 static ct_storage *storage_new(const char *op, size_t nbytes, ct_device device) {
-    const ct_allocator *a = ct_allocator_for(device);
-    if (!a) {
-        ct_check_device(op, device); /* sets the error */
+    const ct_backend *b = ct_backend_for_type(device.type);
+    if (!b) {
+        ct_backend_of(op, device); /* sets the error */
         return NULL;
     }
     ct_storage *s;
@@ -66,7 +63,7 @@ static ct_storage *storage_new(const char *op, size_t nbytes, ct_device device) 
         if (s) s->data = (char *)s + SMALL_HEADER;
     } else {
         s = malloc(sizeof *s);
-        if (s && !(s->data = a->alloc(nbytes ? nbytes : 1))) {
+        if (s && !(s->data = b->alloc(device, nbytes ? nbytes : 1))) {
             free(s);
             s = NULL;
         }

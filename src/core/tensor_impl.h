@@ -99,8 +99,9 @@ static inline unsigned ct_version(const ct_tensor *t) {
     return atomic_load_explicit(&t->storage->version, memory_order_relaxed);
 }
 
-/* Copies src into dst elementwise (shapes equal or src broadcastable; dtypes may
- * differ).  Cannot fail once checked. */
+/* Copies src into dst elementwise (shapes equal or src broadcastable; dtypes and
+ * devices may differ) with the devices' backend (core/backend.c).  Cannot fail once
+ * checked. */
 void ct_copy_into(ct_tensor *dst, const ct_tensor *src);
 
 /* Makes t show src's data: storage, offset, dtype and geometry (module.to(), loading

@@ -65,19 +65,23 @@ CT_INT_TYPES(INT_KERNELS)
 CT_UNARY_LOOP(nan_to_num_b8, bool, bool, x)
 
 #define FLOAT_ENTRIES(DT, T, SFX)                                                        \
-    {CT_OP_relu, DT, (ct_kernel)relu_##SFX},                                             \
-    {CT_OP_threshold_backward, DT, (ct_kernel)threshold_backward_##SFX},                 \
-    {CT_OP_leaky_relu, DT, (ct_kernel)leaky_relu_##SFX},                                 \
-    {CT_OP_elu, DT, (ct_kernel)elu_##SFX}, {CT_OP_gelu, DT, (ct_kernel)gelu_##SFX},      \
-    {CT_OP_silu, DT, (ct_kernel)silu_##SFX}, {CT_OP_softplus, DT, (ct_kernel)softplus_##SFX}, \
-    {CT_OP_hardtanh, DT, (ct_kernel)hardtanh_##SFX}, {CT_OP_clamp, DT, (ct_kernel)clamp_##SFX}, \
-    {CT_OP_nan_to_num, DT, (ct_kernel)nan_to_num_##SFX},
+    CT_KERNEL(LOOP, CT_OP_relu, DT, relu_##SFX),                                         \
+    CT_KERNEL(LOOP, CT_OP_threshold_backward, DT, threshold_backward_##SFX),             \
+    CT_KERNEL(LOOP, CT_OP_leaky_relu, DT, leaky_relu_##SFX),                             \
+    CT_KERNEL(LOOP, CT_OP_elu, DT, elu_##SFX),                                           \
+    CT_KERNEL(LOOP, CT_OP_gelu, DT, gelu_##SFX),                                         \
+    CT_KERNEL(LOOP, CT_OP_silu, DT, silu_##SFX),                                         \
+    CT_KERNEL(LOOP, CT_OP_softplus, DT, softplus_##SFX),                                 \
+    CT_KERNEL(LOOP, CT_OP_hardtanh, DT, hardtanh_##SFX),                                 \
+    CT_KERNEL(LOOP, CT_OP_clamp, DT, clamp_##SFX),                                       \
+    CT_KERNEL(LOOP, CT_OP_nan_to_num, DT, nan_to_num_##SFX),
 #define INT_ENTRIES(DT, T, SFX)                                                          \
-    {CT_OP_relu, DT, (ct_kernel)relu_##SFX}, {CT_OP_hardtanh, DT, (ct_kernel)hardtanh_##SFX}, \
-    {CT_OP_clamp, DT, (ct_kernel)clamp_##SFX},                                           \
-    {CT_OP_nan_to_num, DT, (ct_kernel)nan_to_num_##SFX},
+    CT_KERNEL(LOOP, CT_OP_relu, DT, relu_##SFX),                                         \
+    CT_KERNEL(LOOP, CT_OP_hardtanh, DT, hardtanh_##SFX),                                 \
+    CT_KERNEL(LOOP, CT_OP_clamp, DT, clamp_##SFX),                                       \
+    CT_KERNEL(LOOP, CT_OP_nan_to_num, DT, nan_to_num_##SFX),
 const ct_kernel_entry ct_cpu_activation_kernels[] = {
     CT_FLOAT_TYPES(FLOAT_ENTRIES) CT_INT_TYPES(INT_ENTRIES)
-    {CT_OP_nan_to_num, CT_BOOL, (ct_kernel)nan_to_num_b8},
-    {0, 0, NULL},
+    CT_KERNEL(LOOP, CT_OP_nan_to_num, CT_BOOL, nan_to_num_b8),
+    CT_KERNEL_END,
 };

@@ -65,11 +65,13 @@ static void div_any_f64(char **d, const int64_t *s, int64_t n, const void *ctx) 
 }
 
 #define ENTRIES(DT, T, SFX)                                                              \
-    {CT_OP_add, DT, (ct_kernel)add_##SFX}, {CT_OP_sub, DT, (ct_kernel)sub_##SFX},        \
-        {CT_OP_mul, DT, (ct_kernel)mul_##SFX}, {CT_OP_div, DT, (ct_kernel)div_any_##SFX},
+    CT_KERNEL(LOOP, CT_OP_add, DT, add_##SFX),                                           \
+    CT_KERNEL(LOOP, CT_OP_sub, DT, sub_##SFX),                                           \
+    CT_KERNEL(LOOP, CT_OP_mul, DT, mul_##SFX),                                           \
+    CT_KERNEL(LOOP, CT_OP_div, DT, div_any_##SFX),
 const ct_kernel_entry ct_cpu_binary_kernels[] = {
     CT_FLOAT_TYPES(ENTRIES) CT_INT_TYPES(ENTRIES)
-    {CT_OP_add, CT_BOOL, (ct_kernel)add_b8},
-    {CT_OP_mul, CT_BOOL, (ct_kernel)mul_b8},
-    {0, 0, NULL},
+    CT_KERNEL(LOOP, CT_OP_add, CT_BOOL, add_b8),
+    CT_KERNEL(LOOP, CT_OP_mul, CT_BOOL, mul_b8),
+    CT_KERNEL_END,
 };

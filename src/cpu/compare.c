@@ -36,18 +36,22 @@ CT_INT_TYPES(INT_CLASS)
 CT_BOOL_TYPE(INT_CLASS)
 
 #define ENTRIES(DT, T, SFX)                                                              \
-    {CT_OP_eq, DT, (ct_kernel)eq_##SFX}, {CT_OP_ne, DT, (ct_kernel)ne_##SFX},            \
-    {CT_OP_lt, DT, (ct_kernel)lt_##SFX}, {CT_OP_le, DT, (ct_kernel)le_##SFX},            \
-    {CT_OP_gt, DT, (ct_kernel)gt_##SFX}, {CT_OP_ge, DT, (ct_kernel)ge_##SFX},            \
-    {CT_OP_logical_and, DT, (ct_kernel)logical_and_##SFX},                               \
-    {CT_OP_logical_or, DT, (ct_kernel)logical_or_##SFX},                                 \
-    {CT_OP_logical_xor, DT, (ct_kernel)logical_xor_##SFX},                               \
-    {CT_OP_logical_not, DT, (ct_kernel)logical_not_##SFX},                               \
-    {CT_OP_maximum, DT, (ct_kernel)maximum_##SFX},                                       \
-    {CT_OP_minimum, DT, (ct_kernel)minimum_##SFX},                                       \
-    {CT_OP_isnan, DT, (ct_kernel)isnan_##SFX}, {CT_OP_isinf, DT, (ct_kernel)isinf_##SFX}, \
-    {CT_OP_isfinite, DT, (ct_kernel)isfinite_##SFX},
+    CT_KERNEL(LOOP, CT_OP_eq, DT, eq_##SFX),                                             \
+    CT_KERNEL(LOOP, CT_OP_ne, DT, ne_##SFX),                                             \
+    CT_KERNEL(LOOP, CT_OP_lt, DT, lt_##SFX),                                             \
+    CT_KERNEL(LOOP, CT_OP_le, DT, le_##SFX),                                             \
+    CT_KERNEL(LOOP, CT_OP_gt, DT, gt_##SFX),                                             \
+    CT_KERNEL(LOOP, CT_OP_ge, DT, ge_##SFX),                                             \
+    CT_KERNEL(LOOP, CT_OP_logical_and, DT, logical_and_##SFX),                           \
+    CT_KERNEL(LOOP, CT_OP_logical_or, DT, logical_or_##SFX),                             \
+    CT_KERNEL(LOOP, CT_OP_logical_xor, DT, logical_xor_##SFX),                           \
+    CT_KERNEL(LOOP, CT_OP_logical_not, DT, logical_not_##SFX),                           \
+    CT_KERNEL(LOOP, CT_OP_maximum, DT, maximum_##SFX),                                   \
+    CT_KERNEL(LOOP, CT_OP_minimum, DT, minimum_##SFX),                                   \
+    CT_KERNEL(LOOP, CT_OP_isnan, DT, isnan_##SFX),                                       \
+    CT_KERNEL(LOOP, CT_OP_isinf, DT, isinf_##SFX),                                       \
+    CT_KERNEL(LOOP, CT_OP_isfinite, DT, isfinite_##SFX),
 const ct_kernel_entry ct_cpu_compare_kernels[] = {
     CT_FLOAT_TYPES(ENTRIES) CT_INT_TYPES(ENTRIES) CT_BOOL_TYPE(ENTRIES)
-    {0, 0, NULL},
+    CT_KERNEL_END,
 };

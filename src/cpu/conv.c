@@ -340,11 +340,11 @@ static void conv_f32_direct(const ct_conv_job *job) {
 }
 
 const ct_kernel_entry ct_cpu_conv_kernels[] = {
-    {CT_OP_convolution, CT_F32, (ct_kernel)conv_f32_direct},
-    {CT_OP_convolution, CT_F64, (ct_kernel)conv_f64},
-    {CT_OP_im2col, CT_F32, (ct_kernel)conv_f32},
-    {CT_OP_im2col, CT_F64, (ct_kernel)conv_f64},
-    {CT_OP_col2im, CT_F32, (ct_kernel)conv_f32},
-    {CT_OP_col2im, CT_F64, (ct_kernel)conv_f64},
-    {0, 0, NULL},
+    CT_KERNEL(CONV, CT_OP_convolution, CT_F32, conv_f32_direct),
+    CT_KERNEL(CONV, CT_OP_convolution, CT_F64, conv_f64),
+    CT_KERNEL(CONV, CT_OP_im2col, CT_F32, conv_f32),
+    CT_KERNEL(CONV, CT_OP_im2col, CT_F64, conv_f64),
+    CT_KERNEL(CONV, CT_OP_col2im, CT_F32, conv_f32),
+    CT_KERNEL(CONV, CT_OP_col2im, CT_F64, conv_f64),
+    CT_KERNEL_END,
 };

@@ -1,4 +1,5 @@
 /* Strided copy with dtype conversion: every (source, destination) dtype pair. */
+#include "cpu/backend.h"
 #include "cpu/iter.h"
 
 /* Each dtype's value as a C arithmetic type, and back.  bfloat16 goes through float. */
@@ -74,7 +75,7 @@ static void copy_bytes(char **data, const int64_t *st, int64_t n, const void *ct
     for (int64_t i = 0; i < n; i++) memcpy(data[0] + i * st[0], data[1] + i * st[1], es);
 }
 
-void ct_copy_into(ct_tensor *dst, const ct_tensor *src) {
+void ct_cpu_copy(ct_tensor *dst, const ct_tensor *src) {
     ct_iter it;
     ct_tensor *ops[2] = {dst, (ct_tensor *)src};
     ct_iter_init(&it, 2, ops, dst->ndim, dst->sizes);

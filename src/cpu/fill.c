@@ -16,5 +16,5 @@
     })
 CT_FOREACH_DTYPE_SFX(FILL)
 
-#define ENTRY(DT, T, SFX) {CT_OP_fill, DT, (ct_kernel)fill_##SFX},
-const ct_kernel_entry ct_cpu_fill_kernels[] = {CT_FOREACH_DTYPE_SFX(ENTRY){0, 0, NULL}};
+#define ENTRY(DT, T, SFX) CT_KERNEL(LOOP, CT_OP_fill, DT, fill_##SFX),
+const ct_kernel_entry ct_cpu_fill_kernels[] = {CT_FOREACH_DTYPE_SFX(ENTRY) CT_KERNEL_END};

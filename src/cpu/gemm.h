@@ -26,18 +26,10 @@
 #ifndef CT_CPU_GEMM_H
 #define CT_CPU_GEMM_H
 
-#include "ops/op_table.h"
+#include <stdbool.h>
 
-typedef struct {
-    int64_t batch, m, n, k;
-    const char *a, *b;
-    char *c;
-    int64_t a_bs, a_rs, a_cs; /* element strides; batch strides may be 0 (broadcast) */
-    int64_t b_bs, b_rs, b_cs;
-    int64_t c_bs, c_rs;       /* c's column stride is 1 */
-    double alpha, beta;       /* beta == 0: c is written without being read */
-} ct_gemm_args;
-typedef void (*ct_gemm_fn)(const ct_gemm_args *g);
+#include "kernels/gemm.h"
+
 
 /* Can a rows x cols operand with element strides (rs, cs) go to BLAS as it is?  Sets
  * *trans (pass CblasTrans) and *ld (the leading dimension) when it can. */

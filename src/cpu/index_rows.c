@@ -145,10 +145,10 @@ void ct_cpu_nonzero_coords(const uint8_t *m, int ndim, const int64_t *sizes, int
     }
 }
 
-#define ADD_ENTRY(DT, T, SFX) {CT_OP_index_add, DT, (ct_kernel)index_add_##SFX},
-#define SELECT_ENTRY(DT, T, SFX) {CT_OP_index_select, DT, (ct_kernel)index_select_rows},
+#define ADD_ENTRY(DT, T, SFX) CT_KERNEL(ROWS, CT_OP_index_add, DT, index_add_##SFX),
+#define SELECT_ENTRY(DT, T, SFX) CT_KERNEL(ROWS, CT_OP_index_select, DT, index_select_rows),
 const ct_kernel_entry ct_cpu_index_rows_kernels[] = {
     CT_IDX_FOREACH(ADD_ENTRY)
     CT_IDX_FOREACH(SELECT_ENTRY)
-    {0, 0, NULL},
+    CT_KERNEL_END,
 };

@@ -143,18 +143,22 @@ CT_IDX_FOREACH(INDEX_PUT)
 MOVE_SIZES(INDEX_GET)
 
 /* Element-moving kernels are registered for every dtype of their size. */
-#define BY_SIZE(OP, PREFIX, DT, T)                                                       \
-    {OP, DT, sizeof(T) == 1 ? (ct_kernel)PREFIX##1 : sizeof(T) == 2 ? (ct_kernel)PREFIX##2 \
-             : sizeof(T) == 4 ? (ct_kernel)PREFIX##4 : (ct_kernel)PREFIX##8},
+#define BY_SIZE(FAMILY, OP, PREFIX, DT, T)                                               \
+    CT_KERNEL(FAMILY, OP, DT,                                                            \
+              sizeof(T) == 1   ? PREFIX##1                                               \
+              : sizeof(T) == 2 ? PREFIX##2                                               \
+              : sizeof(T) == 4 ? PREFIX##4                                               \
+                               : PREFIX##8),
 #define MOVE_ENTRIES(DT, T, SFX)                                                         \
-    BY_SIZE(CT_OP_gather, gather_, DT, T) BY_SIZE(CT_OP_scatter, scatter_, DT, T)        \
-    BY_SIZE(CT_OP_scatter_value, scatter_value_, DT, T)                                  \
-    BY_SIZE(CT_OP_masked_fill, masked_fill_, DT, T) BY_SIZE(CT_OP_index, index_get_, DT, T)
+    BY_SIZE(LOOP, CT_OP_gather, gather_, DT, T) BY_SIZE(LOOP, CT_OP_scatter, scatter_, DT, T) \
+    BY_SIZE(LOOP, CT_OP_scatter_value, scatter_value_, DT, T)                            \
+    BY_SIZE(LOOP, CT_OP_masked_fill, masked_fill_, DT, T)                                \
+    BY_SIZE(INDEX_GET, CT_OP_index, index_get_, DT, T)
 #define TYPED_ENTRIES(DT, T, SFX)                                                        \
-    {CT_OP_scatter_add, DT, (ct_kernel)scatter_add_##SFX},                               \
-    {CT_OP_index_put, DT, (ct_kernel)index_put_##SFX},
+    CT_KERNEL(LOOP, CT_OP_scatter_add, DT, scatter_add_##SFX),                           \
+    CT_KERNEL(INDEX_PUT, CT_OP_index_put, DT, index_put_##SFX),
 const ct_kernel_entry ct_cpu_index_scatter_kernels[] = {
     CT_IDX_FOREACH(MOVE_ENTRIES)
     CT_IDX_FOREACH(TYPED_ENTRIES)
-    {0, 0, NULL},
+    CT_KERNEL_END,
 };

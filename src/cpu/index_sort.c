@@ -7,6 +7,7 @@
 
 #include "cpu/index.h"
 #include "cpu/index_types.h"
+#include "kernels/kernel.h"
 
 /* Runs shorter than this are insertion sorted before merging. */
 #define RUN 16
@@ -124,8 +125,8 @@
     }
 CT_IDX_FOREACH(SORT_KERNEL)
 
-#define ENTRY(DT, T, SFX) {CT_OP_sort, DT, (ct_kernel)sort_##SFX},
+#define ENTRY(DT, T, SFX) CT_KERNEL(SORT, CT_OP_sort, DT, sort_##SFX),
 const ct_kernel_entry ct_cpu_index_sort_kernels[] = {
     CT_IDX_FOREACH(ENTRY)
-    {0, 0, NULL},
+    CT_KERNEL_END,
 };

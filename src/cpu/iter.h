@@ -3,20 +3,13 @@
  * An op lists its operands (outputs first), all broadcast to one shape.  The iterator
  * turns strides into byte strides (0 on broadcast dims), orders dims so the fastest
  * moving one is innermost, merges dims that are contiguous with each other, and
- * splits the work across threads.  A kernel is only the inner loop:
- *
- *     void loop(char **data, const int64_t *strides, int64_t n, const void *ctx)
- *
- * where data[k] points at operand k's first element of the run, strides[k] is its
- * byte stride and n the run length.  Fast paths test strides[k] == sizeof(elem). */
+ * splits the work across threads.  A kernel is only the inner loop (ct_loop_fn,
+ * kernels/loop.h). */
 #ifndef CT_CPU_ITER_H
 #define CT_CPU_ITER_H
 
 #include "core/tensor_impl.h"
-
-#define CT_ITER_MAX_OPERANDS 5
-
-typedef void (*ct_loop_fn)(char **data, const int64_t *strides, int64_t n, const void *ctx);
+#include "kernels/loop.h"
 
 typedef struct {
     int noperands;

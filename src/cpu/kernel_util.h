@@ -8,8 +8,7 @@
 
 #include "cpu/isa.h"
 #include "cpu/iter.h"
-#include "ops/op_table.h"
-#include "ops/pointwise.h"
+#include "kernels/kernel.h"
 
 /* Kernels that vectorize are compiled once per instruction set (AVX-512, x86-64-v3
  * and the baseline) and called through a dispatcher of their own name, which runs the

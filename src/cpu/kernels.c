@@ -1,5 +1,5 @@
 /* The cpu backend's kernel tables, one per kernel family (src/cpu/<family>.c). */
-#include "ops/op_table.h"
+#include "cpu/backend.h"
 
 extern const ct_kernel_entry ct_cpu_binary_kernels[];
 extern const ct_kernel_entry ct_cpu_unary_kernels[];

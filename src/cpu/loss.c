@@ -11,7 +11,7 @@
 
 #include "cpu/kernel_util.h"
 #include "cpu/pw_loops.h"
-#include "cpu/loss.h"
+#include "kernels/loss.h"
 #include "cpu/vmath.h"
 
 /* The fixed number of blocks the reduced forward sums separately, then adds in
@@ -175,28 +175,28 @@ LOSS_BWD_KERNELS(float, f32)
 LOSS_BWD_KERNELS(double, f64)
 
 #define LOSS_BWD_ENTRIES(DT, SFX)                                                        \
-    {CT_OP_mse_loss_backward, DT, (ct_kernel)mse_bwd_##SFX},                             \
-    {CT_OP_smooth_l1_loss_backward, DT, (ct_kernel)sl1_bwd_loop_##SFX},                  \
-    {CT_OP_huber_loss_backward, DT, (ct_kernel)huber_bwd_loop_##SFX},                    \
-    {CT_OP_binary_cross_entropy_backward, DT, (ct_kernel)bce_bwd_loop_##SFX},            \
-    {CT_OP_binary_cross_entropy_with_logits_backward, DT, (ct_kernel)bcel_bwd_loop_##SFX},
+    CT_KERNEL(LOOP, CT_OP_mse_loss_backward, DT, mse_bwd_##SFX),                         \
+    CT_KERNEL(LOOP, CT_OP_smooth_l1_loss_backward, DT, sl1_bwd_loop_##SFX),              \
+    CT_KERNEL(LOOP, CT_OP_huber_loss_backward, DT, huber_bwd_loop_##SFX),                \
+    CT_KERNEL(LOOP, CT_OP_binary_cross_entropy_backward, DT, bce_bwd_loop_##SFX),        \
+    CT_KERNEL(LOOP, CT_OP_binary_cross_entropy_with_logits_backward, DT, bcel_bwd_loop_##SFX),
 
 const ct_kernel_entry ct_cpu_loss_kernels[] = {
     LOSS_BWD_ENTRIES(CT_F32, f32)
     LOSS_BWD_ENTRIES(CT_F64, f64)
-    {CT_OP_nll_loss, CT_F32, (ct_kernel)nll_fwd_f32},
-    {CT_OP_nll_loss, CT_F64, (ct_kernel)nll_fwd_f64},
-    {CT_OP_nll_loss_backward, CT_F32, (ct_kernel)nll_bwd_f32},
-    {CT_OP_nll_loss_backward, CT_F64, (ct_kernel)nll_bwd_f64},
-    {CT_OP_binary_cross_entropy, CT_F32, (ct_kernel)bce_f32},
-    {CT_OP_binary_cross_entropy, CT_F64, (ct_kernel)bce_f64},
-    {CT_OP_binary_cross_entropy_with_logits, CT_F32, (ct_kernel)bcel_loop_f32},
-    {CT_OP_binary_cross_entropy_with_logits, CT_F64, (ct_kernel)bcel_loop_f64},
-    {CT_OP_mse_loss, CT_F32, (ct_kernel)mse_f32},
-    {CT_OP_mse_loss, CT_F64, (ct_kernel)mse_f64},
-    {CT_OP_smooth_l1_loss, CT_F32, (ct_kernel)smooth_l1_f32},
-    {CT_OP_smooth_l1_loss, CT_F64, (ct_kernel)smooth_l1_f64},
-    {CT_OP_huber_loss, CT_F32, (ct_kernel)huber_loop_f32},
-    {CT_OP_huber_loss, CT_F64, (ct_kernel)huber_loop_f64},
-    {0, 0, NULL},
+    CT_KERNEL(NLL, CT_OP_nll_loss, CT_F32, nll_fwd_f32),
+    CT_KERNEL(NLL, CT_OP_nll_loss, CT_F64, nll_fwd_f64),
+    CT_KERNEL(NLL_BACKWARD, CT_OP_nll_loss_backward, CT_F32, nll_bwd_f32),
+    CT_KERNEL(NLL_BACKWARD, CT_OP_nll_loss_backward, CT_F64, nll_bwd_f64),
+    CT_KERNEL(LOOP, CT_OP_binary_cross_entropy, CT_F32, bce_f32),
+    CT_KERNEL(LOOP, CT_OP_binary_cross_entropy, CT_F64, bce_f64),
+    CT_KERNEL(LOOP, CT_OP_binary_cross_entropy_with_logits, CT_F32, bcel_loop_f32),
+    CT_KERNEL(LOOP, CT_OP_binary_cross_entropy_with_logits, CT_F64, bcel_loop_f64),
+    CT_KERNEL(LOOP, CT_OP_mse_loss, CT_F32, mse_f32),
+    CT_KERNEL(LOOP, CT_OP_mse_loss, CT_F64, mse_f64),
+    CT_KERNEL(LOOP, CT_OP_smooth_l1_loss, CT_F32, smooth_l1_f32),
+    CT_KERNEL(LOOP, CT_OP_smooth_l1_loss, CT_F64, smooth_l1_f64),
+    CT_KERNEL(LOOP, CT_OP_huber_loss, CT_F32, huber_loop_f32),
+    CT_KERNEL(LOOP, CT_OP_huber_loss, CT_F64, huber_loop_f64),
+    CT_KERNEL_END,
 };

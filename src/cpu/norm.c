@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu/norm.h"
+#include "kernels/norm.h"
 #include "cpu/reduce.h"
 
 enum { L = CT_REDUCE_LANES }; /* the lane sums below are written for 16 */
@@ -466,11 +466,11 @@ NORM_KERNELS(float, f32, sqrtf, vf8, F32_TO_VD8)
 NORM_KERNELS(double, f64, sqrt, vd8, F64_TO_VD8)
 
 const ct_kernel_entry ct_cpu_norm_kernels[] = {
-    {CT_OP_batch_norm, CT_F32, (ct_kernel)batch_norm_f32},
-    {CT_OP_batch_norm, CT_F64, (ct_kernel)batch_norm_f64},
-    {CT_OP_layer_norm, CT_F32, (ct_kernel)row_norm_f32},
-    {CT_OP_layer_norm, CT_F64, (ct_kernel)row_norm_f64},
-    {CT_OP_group_norm, CT_F32, (ct_kernel)row_norm_f32},
-    {CT_OP_group_norm, CT_F64, (ct_kernel)row_norm_f64},
-    {0, 0, NULL},
+    CT_KERNEL(NORM, CT_OP_batch_norm, CT_F32, batch_norm_f32),
+    CT_KERNEL(NORM, CT_OP_batch_norm, CT_F64, batch_norm_f64),
+    CT_KERNEL(NORM, CT_OP_layer_norm, CT_F32, row_norm_f32),
+    CT_KERNEL(NORM, CT_OP_layer_norm, CT_F64, row_norm_f64),
+    CT_KERNEL(NORM, CT_OP_group_norm, CT_F32, row_norm_f32),
+    CT_KERNEL(NORM, CT_OP_group_norm, CT_F64, row_norm_f64),
+    CT_KERNEL_END,
 };

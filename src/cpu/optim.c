@@ -9,8 +9,6 @@
 enum { A_LR, A_MOMENTUM, A_DAMPENING, A_WD, A_NESTEROV, A_MAXIMIZE, A_BETA1, A_BETA2, A_EPS,
        A_STEP_SIZE, A_BC2_SQRT, A_AMSGRAD, A_DECOUPLED, A_ALPHA, A_CENTERED, A_FIRST };
 
-typedef void (*ct_optim_kernel)(char **data, int64_t n, const double *args);
-
 /* Splits [0, n) into fixed chunks across threads; elementwise, so any split gives the
  * same result. */
 #define PARALLEL_CHUNKS(n, BODY)                                                        \
@@ -179,7 +177,10 @@ RMSPROP(float, f32) RMSPROP(double, f64)
 ADAGRAD(float, f32) ADAGRAD(double, f64)
 
 #define ENTRIES(SFX, DT)                                                                \
-    {CT_OP_sgd_step, DT, (ct_kernel)sgd_##SFX}, {CT_OP_adam_step, DT, (ct_kernel)adam_##SFX}, \
-        {CT_OP_rmsprop_step, DT, (ct_kernel)rmsprop_##SFX},                             \
-        {CT_OP_adagrad_step, DT, (ct_kernel)adagrad_##SFX},
-const ct_kernel_entry ct_cpu_optim_kernels[] = {ENTRIES(f32, CT_F32) ENTRIES(f64, CT_F64){0, 0, NULL}};
+    CT_KERNEL(OPTIM, CT_OP_sgd_step, DT, sgd_##SFX),                                     \
+    CT_KERNEL(OPTIM, CT_OP_adam_step, DT, adam_##SFX),                                   \
+    CT_KERNEL(OPTIM, CT_OP_rmsprop_step, DT, rmsprop_##SFX),                             \
+    CT_KERNEL(OPTIM, CT_OP_adagrad_step, DT, adagrad_##SFX),
+const ct_kernel_entry ct_cpu_optim_kernels[] = {
+    ENTRIES(f32, CT_F32) ENTRIES(f64, CT_F64) CT_KERNEL_END,
+};

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "cpu/kernel_util.h"
-#include "cpu/pool.h"
+#include "kernels/pool.h"
 
 /* Planes in parallel when the work is large enough. */
 #define PLANES_PARALLEL(g, work)                                                         \
@@ -259,18 +259,18 @@ POOL_KERNELS(float, f32)
 POOL_KERNELS(double, f64)
 
 #define ENTRIES(DT, SFX)                                                                 \
-    {CT_OP_max_pool2d, DT, (ct_kernel)max_##SFX},                                        \
-        {CT_OP_max_pool2d_backward, DT, (ct_kernel)max_##SFX},                           \
-        {CT_OP_adaptive_max_pool2d_backward, DT, (ct_kernel)max_##SFX},                  \
-        {CT_OP_avg_pool2d_backward, DT, (ct_kernel)avg_##SFX},                           \
-        {CT_OP_adaptive_avg_pool2d_backward, DT, (ct_kernel)avg_##SFX},                  \
-        {CT_OP_upsample_nearest2d_backward, DT, (ct_kernel)nearest_##SFX},               \
-        {CT_OP_upsample_bilinear2d_backward, DT, (ct_kernel)bilinear_##SFX},             \
-        {CT_OP_adaptive_max_pool2d, DT, (ct_kernel)max_##SFX},                           \
-        {CT_OP_avg_pool2d, DT, (ct_kernel)avg_##SFX},                                    \
-        {CT_OP_adaptive_avg_pool2d, DT, (ct_kernel)avg_##SFX},                           \
-        {CT_OP_upsample_nearest2d, DT, (ct_kernel)nearest_##SFX},                        \
-        {CT_OP_upsample_bilinear2d, DT, (ct_kernel)bilinear_##SFX},
+    CT_KERNEL(POOL, CT_OP_max_pool2d, DT, max_##SFX),                                    \
+    CT_KERNEL(POOL, CT_OP_max_pool2d_backward, DT, max_##SFX),                           \
+    CT_KERNEL(POOL, CT_OP_adaptive_max_pool2d_backward, DT, max_##SFX),                  \
+    CT_KERNEL(POOL, CT_OP_avg_pool2d_backward, DT, avg_##SFX),                           \
+    CT_KERNEL(POOL, CT_OP_adaptive_avg_pool2d_backward, DT, avg_##SFX),                  \
+    CT_KERNEL(POOL, CT_OP_upsample_nearest2d_backward, DT, nearest_##SFX),               \
+    CT_KERNEL(POOL, CT_OP_upsample_bilinear2d_backward, DT, bilinear_##SFX),             \
+    CT_KERNEL(POOL, CT_OP_adaptive_max_pool2d, DT, max_##SFX),                           \
+    CT_KERNEL(POOL, CT_OP_avg_pool2d, DT, avg_##SFX),                                    \
+    CT_KERNEL(POOL, CT_OP_adaptive_avg_pool2d, DT, avg_##SFX),                           \
+    CT_KERNEL(POOL, CT_OP_upsample_nearest2d, DT, nearest_##SFX),                        \
+    CT_KERNEL(POOL, CT_OP_upsample_bilinear2d, DT, bilinear_##SFX),
 const ct_kernel_entry ct_cpu_pool_kernels[] = {
-    ENTRIES(CT_F32, f32) ENTRIES(CT_F64, f64){0, 0, NULL},
+    ENTRIES(CT_F32, f32) ENTRIES(CT_F64, f64) CT_KERNEL_END,
 };

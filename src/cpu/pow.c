@@ -43,9 +43,10 @@ CT_FLOAT_TYPES(FLOAT_KERNELS)
 CT_INT_TYPES(INT_KERNELS)
 
 #define ENTRIES(DT, T, SFX)                                                              \
-    {CT_OP_pow, DT, (ct_kernel)pow_##SFX}, {CT_OP_pow_scalar, DT, (ct_kernel)pow_scalar_##SFX}, \
-    {CT_OP_rpow_scalar, DT, (ct_kernel)rpow_scalar_##SFX},
+    CT_KERNEL(LOOP, CT_OP_pow, DT, pow_##SFX),                                           \
+    CT_KERNEL(LOOP, CT_OP_pow_scalar, DT, pow_scalar_##SFX),                             \
+    CT_KERNEL(LOOP, CT_OP_rpow_scalar, DT, rpow_scalar_##SFX),
 const ct_kernel_entry ct_cpu_pow_kernels[] = {
     CT_FLOAT_TYPES(ENTRIES) CT_INT_TYPES(ENTRIES)
-    {0, 0, NULL},
+    CT_KERNEL_END,
 };

@@ -19,7 +19,7 @@
 
 #include "core/philox.h"
 #include "cpu/kernel_util.h"
-#include "cpu/random.h"
+#include "kernels/random.h"
 
 #define CHUNK 8192
 
@@ -267,14 +267,15 @@ static void multinomial_f64(int64_t *out, const ct_multinomial_args *a) {
 }
 
 #define FLOAT_ENTRY(DT, T, SFX)                                                          \
-    {CT_OP_uniform, DT, (ct_kernel)uniform_##SFX}, {CT_OP_normal, DT, (ct_kernel)normal_##SFX}, \
-        {CT_OP_bernoulli, DT, (ct_kernel)bernoulli_##SFX},                              \
-        {CT_OP_exponential, DT, (ct_kernel)exponential_##SFX},
+    CT_KERNEL(RANDOM, CT_OP_uniform, DT, uniform_##SFX),                                 \
+    CT_KERNEL(RANDOM, CT_OP_normal, DT, normal_##SFX),                                   \
+    CT_KERNEL(RANDOM, CT_OP_bernoulli, DT, bernoulli_##SFX),                             \
+    CT_KERNEL(RANDOM, CT_OP_exponential, DT, exponential_##SFX),
 #define ALL_ENTRY(DT, T, SFX)                                                            \
-    {CT_OP_randint, DT, (ct_kernel)randint_##SFX},                                       \
-        {CT_OP_bernoulli_scalar, DT, (ct_kernel)bernoulli_scalar_##SFX},
+    CT_KERNEL(RANDOM, CT_OP_randint, DT, randint_##SFX),                                 \
+    CT_KERNEL(RANDOM, CT_OP_bernoulli_scalar, DT, bernoulli_scalar_##SFX),
 const ct_kernel_entry ct_cpu_random_kernels[] = {
     CT_FLOAT_TYPES(FLOAT_ENTRY) CT_REDUCED_TYPES(FLOAT_ENTRY) CT_FOREACH_DTYPE_SFX(ALL_ENTRY)
-    {CT_OP_randperm, CT_I64, (ct_kernel)randperm_i64},
-    {CT_OP_multinomial, CT_F64, (ct_kernel)multinomial_f64},
-    {0, 0, NULL}};
+    CT_KERNEL(RANDOM, CT_OP_randperm, CT_I64, randperm_i64),
+    CT_KERNEL(MULTINOMIAL, CT_OP_multinomial, CT_F64, multinomial_f64),
+    CT_KERNEL_END};

@@ -5,7 +5,7 @@
 #include <omp.h>
 
 #include "cpu/kernel_util.h"
-#include "cpu/range.h"
+#include "kernels/range.h"
 
 #define PAR_FOR(n) \
     _Pragma("omp parallel for schedule(static) num_threads(ct_get_num_threads()) if((n) > CT_GRAIN)") \
@@ -61,6 +61,7 @@ CT_REDUCED_TYPES(REDUCED_KERNELS)
 CT_INT_TYPES(INT_KERNELS)
 
 #define ENTRY(DT, T, SFX) \
-    {CT_OP_arange, DT, (ct_kernel)arange_##SFX}, {CT_OP_linspace, DT, (ct_kernel)linspace_##SFX},
+    CT_KERNEL(RANGE, CT_OP_arange, DT, arange_##SFX),                                    \
+    CT_KERNEL(RANGE, CT_OP_linspace, DT, linspace_##SFX),
 const ct_kernel_entry ct_cpu_range_kernels[] = {
-    CT_FLOAT_TYPES(ENTRY) CT_REDUCED_TYPES(ENTRY) CT_INT_TYPES(ENTRY){0, 0, NULL}};
+    CT_FLOAT_TYPES(ENTRY) CT_REDUCED_TYPES(ENTRY) CT_INT_TYPES(ENTRY) CT_KERNEL_END};

@@ -74,13 +74,13 @@ INT_TYPES(INT_CHUNKS)
 MINMAX_TYPES(KERNELS)
 
 #define ENTRIES(DT, T, SFX, LO, HI)                                                          \
-    {CT_OP_amax, DT, (ct_kernel)amax_##SFX},                                       \
-        {CT_OP_amin, DT, (ct_kernel)amin_##SFX},                                   \
-        {CT_OP_all, DT, (ct_kernel)all_##SFX},                                     \
-        {CT_OP_any, DT, (ct_kernel)any_##SFX},                                     \
-        {CT_OP_max_dim, DT, (ct_kernel)max_dim_##SFX},                             \
-        {CT_OP_min_dim, DT, (ct_kernel)min_dim_##SFX},
+    CT_KERNEL(REDUCE, CT_OP_amax, DT, amax_##SFX),                                       \
+    CT_KERNEL(REDUCE, CT_OP_amin, DT, amin_##SFX),                                       \
+    CT_KERNEL(REDUCE, CT_OP_all, DT, all_##SFX),                                         \
+    CT_KERNEL(REDUCE, CT_OP_any, DT, any_##SFX),                                         \
+    CT_KERNEL(ARGREDUCE, CT_OP_max_dim, DT, max_dim_##SFX),                              \
+    CT_KERNEL(ARGREDUCE, CT_OP_min_dim, DT, min_dim_##SFX),
 const ct_kernel_entry ct_cpu_reduce_minmax_kernels[] = {
     MINMAX_TYPES(ENTRIES)
-    {0, 0, NULL},
+    CT_KERNEL_END,
 };

@@ -31,7 +31,7 @@
 CT_FLOAT_TYPES(NORM_KERNELS)
 
 const ct_kernel_entry ct_cpu_reduce_norm_kernels[] = {
-    {CT_OP_norm, CT_F32, (ct_kernel)norm_f32},
-    {CT_OP_norm, CT_F64, (ct_kernel)norm_f64},
-    {0, 0, NULL},
+    CT_KERNEL(REDUCE, CT_OP_norm, CT_F32, norm_f32),
+    CT_KERNEL(REDUCE, CT_OP_norm, CT_F64, norm_f64),
+    CT_KERNEL_END,
 };

@@ -27,9 +27,11 @@ ARITH_KERNELS(int8_t, i8, uint64_t, int64_t)
 ARITH_KERNELS(bool, b8, uint64_t, int64_t)
 
 #define ENTRIES(DT, T, SFX) \
-    {CT_OP_sum, DT, (ct_kernel)sum_##SFX}, {CT_OP_prod, DT, (ct_kernel)prod_##SFX},
+    CT_KERNEL(REDUCE, CT_OP_sum, DT, sum_##SFX),                                         \
+    CT_KERNEL(REDUCE, CT_OP_prod, DT, prod_##SFX),
 const ct_kernel_entry ct_cpu_reduce_sum_kernels[] = {
     CT_FLOAT_TYPES(ENTRIES) CT_INT_TYPES(ENTRIES) CT_BOOL_TYPE(ENTRIES)
-    {CT_OP_mean, CT_F32, (ct_kernel)mean_f32}, {CT_OP_mean, CT_F64, (ct_kernel)mean_f64},
-    {0, 0, NULL},
+    CT_KERNEL(REDUCE, CT_OP_mean, CT_F32, mean_f32),                                     \
+    CT_KERNEL(REDUCE, CT_OP_mean, CT_F64, mean_f64),
+    CT_KERNEL_END,
 };

@@ -4,7 +4,7 @@
  * cpu/vmath.h, as the sigmoid and tanh ops compute them).  Rows are independent, so
  * the split across threads never changes a value.  Layouts: cpu/rnn_cell.h. */
 #include "cpu/kernel_util.h"
-#include "cpu/rnn_cell.h"
+#include "kernels/rnn_cell.h"
 #include "cpu/vmath.h"
 
 #define RNN_CELL_KERNELS(T, SFX)                                                         \
@@ -139,9 +139,9 @@ RNN_CELL_KERNELS(float, f32)
 RNN_CELL_KERNELS(double, f64)
 
 const ct_kernel_entry ct_cpu_rnn_cell_kernels[] = {
-    {CT_OP_thnn_fused_lstm_cell, CT_F32, (ct_kernel)lstm_f32},
-    {CT_OP_thnn_fused_lstm_cell, CT_F64, (ct_kernel)lstm_f64},
-    {CT_OP_thnn_fused_gru_cell, CT_F32, (ct_kernel)gru_f32},
-    {CT_OP_thnn_fused_gru_cell, CT_F64, (ct_kernel)gru_f64},
-    {0, 0, NULL},
+    CT_KERNEL(RNN_CELL, CT_OP_thnn_fused_lstm_cell, CT_F32, lstm_f32),
+    CT_KERNEL(RNN_CELL, CT_OP_thnn_fused_lstm_cell, CT_F64, lstm_f64),
+    CT_KERNEL(RNN_CELL, CT_OP_thnn_fused_gru_cell, CT_F32, gru_f32),
+    CT_KERNEL(RNN_CELL, CT_OP_thnn_fused_gru_cell, CT_F64, gru_f64),
+    CT_KERNEL_END,
 };

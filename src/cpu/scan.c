@@ -2,7 +2,7 @@
  * in the middle, contiguous).  ctx: ct_scan_args (reverse / exclusive scans serve
  * the backward formulas).  Floats accumulate in double, integers in int64. */
 #include "cpu/reduce.h"
-#include "cpu/scan.h"
+#include "kernels/scan.h"
 
 #define ADD_STEP(a, x) ((a) += (__typeof__(a))(x))
 #define MUL_STEP(a, x) ((a) *= (__typeof__(a))(x))
@@ -116,10 +116,11 @@ CUMPROD_GRAD(float, f32)
 CUMPROD_GRAD(double, f64)
 
 #define ENTRIES(DT, T, SFX) \
-    {CT_OP_cumsum, DT, (ct_kernel)cumsum_##SFX}, {CT_OP_cumprod, DT, (ct_kernel)cumprod_##SFX},
+    CT_KERNEL(SCAN, CT_OP_cumsum, DT, cumsum_##SFX),                                     \
+    CT_KERNEL(SCAN, CT_OP_cumprod, DT, cumprod_##SFX),
 const ct_kernel_entry ct_cpu_scan_kernels[] = {
     CT_FLOAT_TYPES(ENTRIES) CT_INT_TYPES(ENTRIES) CT_BOOL_TYPE(ENTRIES)
-    {CT_OP_cumprod_grad, CT_F32, (ct_kernel)cumprod_grad_f32},
-    {CT_OP_cumprod_grad, CT_F64, (ct_kernel)cumprod_grad_f64},
-    {0, 0, NULL},
+    CT_KERNEL(CUMPROD_GRAD, CT_OP_cumprod_grad, CT_F32, cumprod_grad_f32),
+    CT_KERNEL(CUMPROD_GRAD, CT_OP_cumprod_grad, CT_F64, cumprod_grad_f64),
+    CT_KERNEL_END,
 };

@@ -4,7 +4,7 @@
 
 #include "cpu/iter.h"
 #include "cpu/kernel_util.h"
-#include "cpu/shape.h"
+#include "kernels/shape.h"
 
 /* One inner run of a same-dtype copy: data[0] the destination, data[1] the source.
  * Typed by element size so that strided moves are single loads and stores. */
@@ -128,15 +128,20 @@ SCATTER_ADD(float)
 SCATTER_ADD(double)
 
 #define ENTRIES(DT, T)                                                                   \
-    {CT_OP_cat, DT, (ct_kernel)copy_same}, {CT_OP_stack, DT, (ct_kernel)copy_same},      \
-    {CT_OP_repeat, DT, (ct_kernel)copy_same}, {CT_OP_flip, DT, (ct_kernel)copy_same},    \
-    {CT_OP_roll, DT, (ct_kernel)copy_same}, {CT_OP_constant_pad_nd, DT, (ct_kernel)copy_same}, \
-    {CT_OP_strided_scatter, DT, (ct_kernel)copy_same}, {CT_OP_tril, DT, (ct_kernel)band}, \
-    {CT_OP_triu, DT, (ct_kernel)band}, {CT_OP_reflection_pad, DT, (ct_kernel)pad_gather}, \
-    {CT_OP_replication_pad, DT, (ct_kernel)pad_gather},
+    CT_KERNEL(COPY, CT_OP_cat, DT, copy_same),                                           \
+    CT_KERNEL(COPY, CT_OP_stack, DT, copy_same),                                         \
+    CT_KERNEL(COPY, CT_OP_repeat, DT, copy_same),                                        \
+    CT_KERNEL(COPY, CT_OP_flip, DT, copy_same),                                          \
+    CT_KERNEL(COPY, CT_OP_roll, DT, copy_same),                                          \
+    CT_KERNEL(COPY, CT_OP_constant_pad_nd, DT, copy_same),                               \
+    CT_KERNEL(COPY, CT_OP_strided_scatter, DT, copy_same),                               \
+    CT_KERNEL(BAND, CT_OP_tril, DT, band),                                               \
+    CT_KERNEL(BAND, CT_OP_triu, DT, band),                                               \
+    CT_KERNEL(PAD_GATHER, CT_OP_reflection_pad, DT, pad_gather),                         \
+    CT_KERNEL(PAD_GATHER, CT_OP_replication_pad, DT, pad_gather),
 const ct_kernel_entry ct_cpu_shape_kernels[] = {
     CT_FOREACH_DTYPE(ENTRIES)
-    {CT_OP_pad_backward, CT_F32, (ct_kernel)scatter_add_float},
-    {CT_OP_pad_backward, CT_F64, (ct_kernel)scatter_add_double},
-    {0, 0, NULL},
+    CT_KERNEL(PAD_SCATTER, CT_OP_pad_backward, CT_F32, scatter_add_float),
+    CT_KERNEL(PAD_SCATTER, CT_OP_pad_backward, CT_F64, scatter_add_double),
+    CT_KERNEL_END,
 };

@@ -6,7 +6,7 @@
  * small terms.  Every row / column is computed by one thread in a fixed order. */
 #include "cpu/fast_math.h"
 #include "cpu/reduce.h"
-#include "cpu/softmax.h"
+#include "kernels/softmax.h"
 
 /* Lane sums in double (a fixed tree, so the value never depends on threads). */
 #define LANE_SUM(T, SFX)                                                                 \
@@ -199,7 +199,7 @@ SOFTMAX_KERNELS(float, f32, ct_expf_fast, log)
 SOFTMAX_KERNELS(double, f64, exp, log)
 
 const ct_kernel_entry ct_cpu_softmax_kernels[] = {
-    {CT_OP_softmax, CT_F32, (ct_kernel)softmax_f32},
-    {CT_OP_softmax, CT_F64, (ct_kernel)softmax_f64},
-    {0, 0, NULL},
+    CT_KERNEL(SOFTMAX, CT_OP_softmax, CT_F32, softmax_f32),
+    CT_KERNEL(SOFTMAX, CT_OP_softmax, CT_F64, softmax_f64),
+    CT_KERNEL_END,
 };

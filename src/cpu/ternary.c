@@ -26,12 +26,13 @@ CT_BOOL_TYPE(ALL_KERNELS)
 CT_FLOAT_TYPES(FLOAT_KERNELS)
 
 #define ALL_ENTRIES(DT, T, SFX)                                                          \
-    {CT_OP_where, DT, (ct_kernel)where_##SFX},                                           \
-    {CT_OP_clamp_tensor, DT, (ct_kernel)clamp_tensor_##SFX},
+    CT_KERNEL(LOOP, CT_OP_where, DT, where_##SFX),                                       \
+    CT_KERNEL(LOOP, CT_OP_clamp_tensor, DT, clamp_tensor_##SFX),
 #define FLOAT_ENTRIES(DT, T, SFX)                                                        \
-    {CT_OP_lerp, DT, (ct_kernel)lerp_##SFX}, {CT_OP_lerp_tensor, DT, (ct_kernel)lerp_tensor_##SFX},
+    CT_KERNEL(LOOP, CT_OP_lerp, DT, lerp_##SFX),                                         \
+    CT_KERNEL(LOOP, CT_OP_lerp_tensor, DT, lerp_tensor_##SFX),
 const ct_kernel_entry ct_cpu_ternary_kernels[] = {
     CT_FLOAT_TYPES(ALL_ENTRIES) CT_INT_TYPES(ALL_ENTRIES) CT_BOOL_TYPE(ALL_ENTRIES)
     CT_FLOAT_TYPES(FLOAT_ENTRIES)
-    {0, 0, NULL},
+    CT_KERNEL_END,
 };

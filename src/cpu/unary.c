@@ -43,20 +43,28 @@ CT_UNARY_LOOP(sign_u8, uint8_t, uint8_t, x != 0)
 CT_UNARY_LOOP(sign_b8, bool, bool, x)
 
 #define FLOAT_ENTRIES(DT, T, SFX)                                                        \
-    {CT_OP_neg, DT, (ct_kernel)neg_##SFX}, {CT_OP_exp, DT, (ct_kernel)exp_##SFX},        \
-    {CT_OP_log, DT, (ct_kernel)log_##SFX},                                               \
-    {CT_OP_reciprocal, DT, (ct_kernel)reciprocal_##SFX},                                 \
-    {CT_OP_expm1, DT, (ct_kernel)expm1_##SFX}, {CT_OP_log1p, DT, (ct_kernel)log1p_##SFX}, \
-    {CT_OP_log2, DT, (ct_kernel)log2_##SFX}, {CT_OP_sqrt, DT, (ct_kernel)sqrt_##SFX},    \
-    {CT_OP_rsqrt, DT, (ct_kernel)rsqrt_##SFX}, {CT_OP_abs, DT, (ct_kernel)abs_##SFX},    \
-    {CT_OP_sign, DT, (ct_kernel)sign_##SFX}, {CT_OP_sin, DT, (ct_kernel)sin_##SFX},      \
-    {CT_OP_cos, DT, (ct_kernel)cos_##SFX}, {CT_OP_tanh, DT, (ct_kernel)tanh_##SFX},      \
-    {CT_OP_sigmoid, DT, (ct_kernel)sigmoid_##SFX}, {CT_OP_erf, DT, (ct_kernel)erf_##SFX},
+    CT_KERNEL(LOOP, CT_OP_neg, DT, neg_##SFX),                                           \
+    CT_KERNEL(LOOP, CT_OP_exp, DT, exp_##SFX),                                           \
+    CT_KERNEL(LOOP, CT_OP_log, DT, log_##SFX),                                           \
+    CT_KERNEL(LOOP, CT_OP_reciprocal, DT, reciprocal_##SFX),                             \
+    CT_KERNEL(LOOP, CT_OP_expm1, DT, expm1_##SFX),                                       \
+    CT_KERNEL(LOOP, CT_OP_log1p, DT, log1p_##SFX),                                       \
+    CT_KERNEL(LOOP, CT_OP_log2, DT, log2_##SFX),                                         \
+    CT_KERNEL(LOOP, CT_OP_sqrt, DT, sqrt_##SFX),                                         \
+    CT_KERNEL(LOOP, CT_OP_rsqrt, DT, rsqrt_##SFX),                                       \
+    CT_KERNEL(LOOP, CT_OP_abs, DT, abs_##SFX),                                           \
+    CT_KERNEL(LOOP, CT_OP_sign, DT, sign_##SFX),                                         \
+    CT_KERNEL(LOOP, CT_OP_sin, DT, sin_##SFX),                                           \
+    CT_KERNEL(LOOP, CT_OP_cos, DT, cos_##SFX),                                           \
+    CT_KERNEL(LOOP, CT_OP_tanh, DT, tanh_##SFX),                                         \
+    CT_KERNEL(LOOP, CT_OP_sigmoid, DT, sigmoid_##SFX),                                   \
+    CT_KERNEL(LOOP, CT_OP_erf, DT, erf_##SFX),
 #define INT_ENTRIES(DT, T, SFX)                                                          \
-    {CT_OP_neg, DT, (ct_kernel)neg_##SFX}, {CT_OP_abs, DT, (ct_kernel)abs_##SFX},        \
-    {CT_OP_sign, DT, (ct_kernel)sign_##SFX},
+    CT_KERNEL(LOOP, CT_OP_neg, DT, neg_##SFX),                                           \
+    CT_KERNEL(LOOP, CT_OP_abs, DT, abs_##SFX),                                           \
+    CT_KERNEL(LOOP, CT_OP_sign, DT, sign_##SFX),
 const ct_kernel_entry ct_cpu_unary_kernels[] = {
     CT_FLOAT_TYPES(FLOAT_ENTRIES) CT_INT_TYPES(INT_ENTRIES)
-    {CT_OP_sign, CT_BOOL, (ct_kernel)sign_b8},
-    {0, 0, NULL},
+    CT_KERNEL(LOOP, CT_OP_sign, CT_BOOL, sign_b8),
+    CT_KERNEL_END,
 };

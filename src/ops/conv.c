@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "autograd/node.h"
-#include "cpu/conv.h"
+#include "kernels/conv.h"
 #include "ops/conv_impl.h"
 #include "ops/internal.h"
 #include "ops/trace.h"
@@ -71,7 +71,7 @@ static ct_conv_geom geometry(const conv_params *p, const ct_tensor *x, const ct_
 static ct_tensor *conv_run(ct_conv_kind kind, const ct_conv_geom *g, ct_tensor *a, ct_tensor *b,
                            ct_tensor *bias, ct_shape shape, ct_dtype dt, ct_tensor **gb) {
     ct_dtype kd = ct_compute_dtype(dt);
-    ct_conv_fn k = (ct_conv_fn)ct_compute_kernel(CT_OP_convolution, a->storage->device, dt);
+    ct_conv_fn k = ct_compute_conv_kernel(CT_OP_convolution, a->storage->device, dt);
     if (!k) return NULL;
     const char *name = ct_ops[CT_OP_convolution].fn;
     ct_tensor *A = ct_contiguous_as(name, a, kd), *B = A ? ct_contiguous_as(name, b, kd) : NULL;

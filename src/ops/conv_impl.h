@@ -2,7 +2,7 @@
 #ifndef CT_OPS_CONV_IMPL_H
 #define CT_OPS_CONV_IMPL_H
 
-#include "cpu/conv.h"
+#include "kernels/conv.h"
 #include "ops/internal.h"
 
 /* Runs one convolution-kernel job (cpu/conv.h) on contiguous copies of a, b (and

@@ -4,7 +4,7 @@
 
 #include "autograd/node.h"
 #include "ops/internal.h"
-#include "cpu/range.h"
+#include "kernels/range.h"
 #include "ops/pointwise.h"
 #include "ops/trace.h"
 
@@ -17,7 +17,7 @@ static ct_device pick_device(ct_device given, ct_device fallback) {
 
 /* Writes value into every element of t (any dtype, any strides). */
 void ct_fill_raw(ct_tensor *t, double value) {
-    ct_loop_fn k = (ct_loop_fn)ct_kernel_for(CT_OP_fill, t->storage->device, t->dtype);
+    ct_loop_fn k = ct_kernel_loop_for(CT_OP_fill, t->storage->device, t->dtype);
     CT_ASSERT(k);
     ct_pw_args args = {.a = value};
     if (value == (double)(int64_t)value) {
@@ -144,7 +144,7 @@ ct_tensor *ct_zero_(ct_tensor *t) {
 
 /* Runs a range kernel (arange, linspace) over a fresh contiguous t. */
 static bool run_range(ct_op_id op, ct_tensor *t, const ct_range_args *a) {
-    ct_range_kernel k = (ct_range_kernel)ct_kernel_for(op, t->storage->device, t->dtype);
+    ct_range_kernel k = ct_kernel_range_for(op, t->storage->device, t->dtype);
     if (k) k(ct_tensor_data(t), t->numel, a);
     return k != NULL;
 }

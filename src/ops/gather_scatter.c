@@ -69,7 +69,7 @@ static ct_tensor *gather_impl(ct_tensor *t, int64_t dim, ct_tensor *index) {
     static const char *op = "ct_gather";
     int d = ct_wrap_dim(op, dim, t->ndim);
     if (d < 0 || !check_args(op, "gather", t, d, index, NULL, true)) return NULL;
-    ct_loop_fn k = (ct_loop_fn)ct_kernel_for(CT_OP_gather, t->storage->device, t->dtype);
+    ct_loop_fn k = ct_kernel_loop_for(CT_OP_gather, t->storage->device, t->dtype);
     ct_tensor *out =
         k ? ct_tensor_new("ct_gather", ct_shape_of(index), t->dtype, t->storage->device) : NULL;
     if (!out) return NULL;
@@ -111,7 +111,7 @@ static ct_tensor *scatter_impl(ct_op_id opid, const char *op, const char *py, ct
                                int64_t dim, ct_tensor *index, ct_tensor *src, double value) {
     int d = ct_wrap_dim(op, dim, t->ndim);
     if (d < 0 || !check_args(op, py, t, d, index, src, false)) return NULL;
-    ct_loop_fn k = (ct_loop_fn)ct_kernel_for(opid, t->storage->device, t->dtype);
+    ct_loop_fn k = ct_kernel_loop_for(opid, t->storage->device, t->dtype);
     ct_tensor *out = k ? ct_cast_new(op, t, t->dtype) : NULL;
     if (!out || index->numel == 0) return out;
     ct_tensor *o1 = ct_index_at_least_1d(out), *i1 = ct_index_at_least_1d(index);

@@ -315,7 +315,7 @@ ct_tensor *ct_index(ct_tensor *t, int n, ct_tensor *const *indices) {
         ct_error("%s: the list of %d indices is NULL", op, n);
         return NULL;
     }
-    ct_index_get_fn k = (ct_index_get_fn)ct_kernel_for(CT_OP_index, t->storage->device, t->dtype);
+    ct_index_get_fn k = ct_kernel_index_get_for(CT_OP_index, t->storage->device, t->dtype);
     ct_adv_index p;
     if (!k || !ct_adv_index_plan(op, t, n, indices, &p)) return NULL;
     int64_t front[CT_MAX_DIMS];

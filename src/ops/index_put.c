@@ -24,7 +24,7 @@ ct_tensor *ct_index_put__with(ct_tensor *t, int n_indices, ct_tensor *const *ind
         return NULL;
     }
     if (!ct_check_inplace_of(op, t, 1, &values)) return NULL;
-    ct_put_fn k = (ct_put_fn)ct_kernel_for(CT_OP_index_put, t->storage->device, t->dtype);
+    ct_put_fn k = ct_kernel_index_put_for(CT_OP_index_put, t->storage->device, t->dtype);
     ct_adv_index p;
     if (!k || !ct_adv_index_plan(op, t, n_indices, indices, &p)) return NULL;
     ct_tensor *vals = NULL, *result = NULL;

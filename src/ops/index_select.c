@@ -22,7 +22,7 @@ static void rows_geometry(const ct_tensor *t, int dim, ct_rows_args *a) {
  * Registered result or NULL. */
 static ct_tensor *select_rows(ct_op_id opid, ct_tensor *t, int dim, ct_tensor *idx, ct_shape s,
                               int64_t iarg) {
-    ct_rows_fn k = (ct_rows_fn)ct_kernel_for(CT_OP_index_select, t->storage->device, t->dtype);
+    ct_rows_fn k = ct_kernel_rows_for(CT_OP_index_select, t->storage->device, t->dtype);
     ct_tensor *src = k ? ct_index_contig(ct_ops[opid].fn, t) : NULL;
     ct_tensor *out = src ? ct_tensor_new(ct_ops[opid].fn, s, t->dtype, t->storage->device) : NULL;
     if (out && out->numel) {
@@ -119,7 +119,7 @@ ct_tensor *ct_index_add(ct_tensor *t, int64_t dim, ct_tensor *index, ct_tensor *
             return NULL;
         }
     }
-    ct_rows_fn kern = (ct_rows_fn)ct_kernel_for(CT_OP_index_add, t->storage->device, t->dtype);
+    ct_rows_fn kern = ct_kernel_rows_for(CT_OP_index_add, t->storage->device, t->dtype);
     if (!kern) return NULL;
     ct_tensor *idx = ct_index_i64(op, index, true,
                                   "index_add_(): Expected dtype int32/int64 for index");

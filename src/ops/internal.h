@@ -35,9 +35,18 @@ ct_tensor *ct_nll_loss_op(const char *op, ct_tensor *x, ct_tensor *t, ct_tensor 
 ct_tensor *ct_loss_grad_fn_as(ct_tensor *t, const char *name);
 /* The dtype nn kernels compute in: float16/bfloat16 go through float32. */
 ct_dtype ct_compute_dtype(ct_dtype t);
-/* The kernel of op for dtype dt, computed in ct_compute_dtype(dt); NULL with the
- * error naming dt itself when there is none. */
-ct_kernel ct_compute_kernel(ct_op_id op, ct_device dev, ct_dtype dt);
+/* The kernel entry of op (of family `family`) for dtype dt, computed in
+ * ct_compute_dtype(dt); NULL with the error naming dt itself when there is none.
+ * Typed forms, one per family: ct_compute_conv_kernel(op, dev, dt), ... */
+const ct_kernel_entry *ct_compute_kernel(ct_kernel_family family, ct_op_id op, ct_device dev,
+                                         ct_dtype dt);
+#define CT_COMPUTE_KERNEL_(F, f, T)                                                      \
+    static inline T ct_compute_##f##_kernel(ct_op_id op, ct_device dev, ct_dtype dt) {   \
+        const ct_kernel_entry *e = ct_compute_kernel(CT_FAMILY_##F, op, dev, dt);        \
+        return e ? e->fn.F : NULL;                                                       \
+    }
+CT_KERNEL_FAMILIES(CT_COMPUTE_KERNEL_)
+#undef CT_COMPUTE_KERNEL_
 /* A kernel's result (unregistered, compute dtype) as dtype dt: out itself, or a
  * converted copy (out released).  NULL stays NULL. */
 ct_tensor *ct_cast_result(const char *op, ct_tensor *out, ct_dtype dt);

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu/shape.h"
+#include "kernels/shape.h"
 #include "ops/internal.h"
 #include "ops/shape_internal.h"
 #include "ops/trace.h"
@@ -95,7 +95,7 @@ ct_tensor *ct_cat(int n, ct_tensor *const *ts, int64_t dim) {
             return NULL;
         }
     }
-    ct_copy_kernel k = (ct_copy_kernel)ct_kernel_for(CT_OP_cat, dev, dt);
+    ct_copy_kernel k = ct_kernel_copy_for(CT_OP_cat, dev, dt);
     ct_tensor *out = k ? ct_tensor_new("ct_cat", shape, dt, dev) : NULL;
     if (!out) return NULL;
     int64_t at = 0;
@@ -150,7 +150,7 @@ ct_tensor *ct_stack(int n, ct_tensor *const *ts, int64_t dim) {
     ct_shape shape = {.ndim = r->ndim + 1};
     for (int k = 0, j = 0; k < shape.ndim; k++) shape.d[k] = k == d ? n : r->sizes[j++];
     ct_dtype dt = promoted(n, ts);
-    ct_copy_kernel k = (ct_copy_kernel)ct_kernel_for(CT_OP_stack, r->storage->device, dt);
+    ct_copy_kernel k = ct_kernel_copy_for(CT_OP_stack, r->storage->device, dt);
     ct_tensor *out = k ? ct_tensor_new("ct_stack", shape, dt, r->storage->device) : NULL;
     if (!out) return NULL;
     for (int i = 0; i < n; i++) copy_into_region(k, out, ts[i], d, i, true);

@@ -34,7 +34,7 @@ static ct_tensor *gemm(ct_op_id op, ct_tensor *a, mat_dims ad, ct_tensor *b, mat
                        ct_tensor *init, double beta, double alpha, ct_shape shape) {
     ct_dtype dt = a->dtype, kd = ct_compute_dtype(dt);
     ct_device dev = a->storage->device;
-    ct_gemm_fn k = (ct_gemm_fn)ct_compute_kernel(op, dev, dt);
+    ct_gemm_fn k = ct_compute_gemm_kernel(op, dev, dt);
     if (!k) return NULL;
     const char *name = ct_ops[op].fn;
     ct_tensor *A = gemm_operand(name, a, ad, kd), *B = A ? gemm_operand(name, b, bd, kd) : NULL;

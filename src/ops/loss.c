@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "autograd/node.h"
-#include "cpu/loss.h"
+#include "kernels/loss.h"
 #include "ops/internal.h"
 #include "ops/loss_impl.h"
 #include "ops/reduce_plan.h"
@@ -248,7 +248,7 @@ static ct_tensor *nll_forward(const char *op, ct_tensor *x, ct_tensor *t, ct_ten
                               ct_reduction red, int64_t ignore_index, double *total) {
     if (!nll_check(op, x, t, w, red)) return NULL;
     ct_dtype k = ct_compute_dtype(x->dtype);
-    ct_nll_fwd_fn fn = (ct_nll_fwd_fn)ct_kernel_for(CT_OP_nll_loss, x->storage->device, k);
+    ct_nll_fwd_fn fn = ct_kernel_nll_for(CT_OP_nll_loss, x->storage->device, k);
     if (!fn) return NULL;
     ct_nll_dims d = nll_dims(x->ndim, x->sizes, ignore_index);
     ct_tensor *tc = as_contig(op, t, CT_I64), *xc = NULL, *wc = NULL, *out = NULL;
@@ -316,7 +316,7 @@ static ct_tensor *nll_backward_op(ct_tensor *g, ct_tensor *t, ct_tensor *w, cons
                                   ct_reduction red, int64_t ignore_index, double total) {
     ct_dtype k = ct_compute_dtype(m->dtype);
     ct_device dev = g->storage->device;
-    ct_nll_bwd_fn fn = (ct_nll_bwd_fn)ct_kernel_for(CT_OP_nll_loss_backward, dev, k);
+    ct_nll_bwd_fn fn = ct_kernel_nll_backward_for(CT_OP_nll_loss_backward, dev, k);
     if (!fn) return NULL;
     const char *op = ct_ops[CT_OP_nll_loss_backward].fn;
     ct_shape shape = {.ndim = m->ndim};

@@ -52,7 +52,7 @@ static ct_tensor *masked_fill_impl(const char *op, ct_tensor *t, ct_tensor *mask
                  ct_shape_str(t->ndim, t->sizes, sb));
         return NULL;
     }
-    ct_loop_fn k = (ct_loop_fn)ct_kernel_for(CT_OP_masked_fill, t->storage->device, t->dtype);
+    ct_loop_fn k = ct_kernel_loop_for(CT_OP_masked_fill, t->storage->device, t->dtype);
     if (!k) return NULL;
     ct_scatter_args a = {0};
     if (value_t && !ct_dtype_is_floating(value_t->dtype))

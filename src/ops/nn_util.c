@@ -4,14 +4,15 @@
 
 ct_dtype ct_compute_dtype(ct_dtype t) { return t == CT_F16 || t == CT_BF16 ? CT_F32 : t; }
 
-ct_kernel ct_compute_kernel(ct_op_id op, ct_device dev, ct_dtype dt) {
+const ct_kernel_entry *ct_compute_kernel(ct_kernel_family family, ct_op_id op, ct_device dev,
+                                         ct_dtype dt) {
     ct_dtype kd = ct_compute_dtype(dt);
-    ct_kernel k = ct_kernel_for(op, dev, kd);
-    if (!k && kd != dt) { /* report the user's dtype, not the internal float32 */
+    const ct_kernel_entry *e = ct_kernel_entry_for(family, op, dev, kd);
+    if (!e && kd != dt) { /* report the user's dtype, not the internal float32 */
         ct_clear_error();
-        ct_kernel_for(op, dev, dt);
+        ct_kernel_entry_for(family, op, dev, dt);
     }
-    return k;
+    return e;
 }
 
 ct_tensor *ct_cast_result(const char *op, ct_tensor *out, ct_dtype dt) {

@@ -1,17 +1,10 @@
-/* The op enum, names and dispatch slots generated from ops.def. */
+/* The op names and backward table generated from ops.def (the op enum, ct_op_id, is in
+ * kernels/op_id.h; the kernel lookups are in ops/dispatch.h). */
 #ifndef CT_OPS_OP_TABLE_H
 #define CT_OPS_OP_TABLE_H
 
 #include "core/tensor_impl.h"
-
-typedef enum {
-#define CT_OP(name, grad) CT_OP_##name,
-#define CT_OP_ND(name) CT_OP_##name,
-#include "ops/ops.def"
-#undef CT_OP
-#undef CT_OP_ND
-    CT_NUM_OPS
-} ct_op_id;
+#include "kernels/op_id.h"
 
 typedef struct ct_node ct_node;
 /* A backward formula: reads node's saved state and the gradients of its outputs
@@ -31,17 +24,6 @@ typedef struct {
 
 extern const ct_op_info ct_ops[CT_NUM_OPS];
 
-/* Kernels: per (op, device type, dtype) a function pointer whose signature is fixed
- * by the op's family (ct_loop_fn for pointwise ops, ...). */
-typedef void (*ct_kernel)(void);
-typedef struct {
-    ct_op_id op;
-    ct_dtype dtype;
-    ct_kernel fn;
-} ct_kernel_entry;
-
-/* The kernel for (op, device of t, dtype); NULL with "ct_<op>: not implemented for
- * float16 on cpu" when the slot is empty. */
-ct_kernel ct_kernel_for(ct_op_id op, ct_device dev, ct_dtype dtype);
+#include "ops/dispatch.h"
 
 #endif

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu/shape.h"
+#include "kernels/shape.h"
 #include "ops/internal.h"
 #include "ops/shape_internal.h"
 #include "ops/trace.h"
@@ -43,7 +43,7 @@ static ct_tensor *constant_pad(ct_tensor *t, ct_dims pad, double value) {
         sizes[d] = n - cut_l - cut_r > 0 ? n - cut_l - cut_r : 0;
         soff += cut_l * t->strides[d];
     }
-    ct_copy_kernel k = (ct_copy_kernel)ct_kernel_for(CT_OP_constant_pad_nd, t->storage->device,
+    ct_copy_kernel k = ct_kernel_copy_for(CT_OP_constant_pad_nd, t->storage->device,
                                                      t->dtype);
     if (!k) return NULL;
     ct_tensor *out = NULL;
@@ -180,7 +180,7 @@ static bool check_gather_pad(ct_tensor *t, ct_dims pad, ct_pad_mode mode) {
 static ct_tensor *gather_pad(ct_tensor *t, ct_dims pad, ct_pad_mode mode) {
     if (!check_gather_pad(t, pad, mode)) return NULL;
     ct_op_id op = mode == CT_PAD_REFLECT ? CT_OP_reflection_pad : CT_OP_replication_pad;
-    ct_pad_gather_kernel k = (ct_pad_gather_kernel)ct_kernel_for(op, t->storage->device, t->dtype);
+    ct_pad_gather_kernel k = ct_kernel_pad_gather_for(op, t->storage->device, t->dtype);
     if (!k) return NULL;
     ct_pad_geom g;
     int64_t *maps;
@@ -218,7 +218,7 @@ ct_tensor *ct_pad_backward(ct_tensor *grad, int ndim, const int64_t *in_sizes, c
     memcpy(in_shape.d, in_sizes, sizeof(int64_t) * (size_t)ndim);
     /* accumulate in float32 or float64 */
     ct_dtype acc = grad->dtype == CT_F64 ? CT_F64 : CT_F32;
-    ct_pad_scatter_kernel k = (ct_pad_scatter_kernel)ct_kernel_for(CT_OP_pad_backward,
+    ct_pad_scatter_kernel k = ct_kernel_pad_scatter_for(CT_OP_pad_backward,
                                                                    grad->storage->device, acc);
     if (!k) return NULL;
     const char *op = ct_ops[CT_OP_pad_backward].fn;

@@ -105,7 +105,7 @@ static bool same_shape_small(const ct_pw_spec *spec, int n_in, ct_tensor *const 
             return false;
     }
     *res = NULL;
-    ct_loop_fn kernel = (ct_loop_fn)ct_kernel_for(spec->op, CT_CPU, dt);
+    ct_loop_fn kernel = ct_kernel_loop_for(spec->op, CT_CPU, dt);
     if (!kernel) return true;
     ct_tensor *out = ct_tensor_new_dims(ct_ops[spec->op].fn, a->ndim, a->sizes,
                                         spec->result == CT_PW_BOOL ? CT_BOOL : dt, CT_CPU);
@@ -199,12 +199,12 @@ ct_tensor *ct_pointwise(const ct_pw_spec *spec, int n_in, ct_tensor *const *inpu
     }
     ct_dtype kdtype = is_reduced(compute) ? CT_F32 : compute;
     ct_device dev = first ? first->storage->device : CT_CPU;
-    ct_loop_fn kernel = (ct_loop_fn)ct_kernel_for(spec->op, dev, kdtype);
+    ct_loop_fn kernel = ct_kernel_loop_for(spec->op, dev, kdtype);
     if (!kernel) {
         /* Report the user's dtype, not the internal float32 one. */
         if (kdtype != compute) {
             ct_clear_error();
-            ct_kernel_for(spec->op, dev, compute);
+            ct_kernel_loop_for(spec->op, dev, compute);
         }
         return NULL;
     }

@@ -14,6 +14,7 @@
 #define CT_OPS_POINTWISE_H
 
 #include "cpu/iter.h"
+#include "kernels/loop.h"
 #include "ops/op_table.h"
 
 /* How an op's result dtype follows from its inputs. */
@@ -23,13 +24,6 @@ typedef enum {
     CT_PW_BOOL,          /* computed in the promoted dtype, output bool (eq, lt, isnan) */
     CT_PW_FIRST,         /* the first input's dtype; others cast to it (where: see ops) */
 } ct_pw_result;
-
-/* Scalar arguments handed to kernels as their ctx. */
-typedef struct {
-    double a, b, c; /* alpha, negative_slope, min/max, ... */
-    int64_t i;      /* integer alpha, rounding mode, ... */
-    bool has_a, has_b;
-} ct_pw_args;
 
 typedef struct {
     ct_op_id op;

@@ -3,7 +3,7 @@
 #define CT_OPS_POOL_IMPL_H
 
 #include "autograd/node.h"
-#include "cpu/pool.h"
+#include "kernels/pool.h"
 #include "ops/internal.h"
 
 typedef enum { CT_POOL_FORWARD, CT_POOL_BACKWARD, CT_POOL_GATHER } ct_pool_mode;

@@ -14,7 +14,7 @@
 /* The kernel writes contiguous memory: a strided t is filled through a copy, so
  * element i (in C order) always draws from counter offset + i. */
 bool ct_draw_random(ct_op_id op, ct_tensor *t, ct_rng_args *a, ct_generator *g) {
-    ct_rng_kernel k = (ct_rng_kernel)ct_kernel_for(op, t->storage->device, t->dtype);
+    ct_rng_kernel k = ct_kernel_random_for(op, t->storage->device, t->dtype);
     if (!k) return false;
     a->offset = ct_generator_reserve(ct_generator_or_default(g), (uint64_t)t->numel, &a->seed);
     if (ct_tensor_is_contiguous(t)) {
@@ -268,7 +268,7 @@ ct_tensor *ct_multinomial_with(ct_tensor *probs, int64_t n, ct_multinomial_optio
         return NULL;
     }
     ct_multinomial_kernel k =
-        (ct_multinomial_kernel)ct_kernel_for(CT_OP_multinomial, probs->storage->device, CT_F64);
+        ct_kernel_multinomial_for(CT_OP_multinomial, probs->storage->device, CT_F64);
     ct_tensor *pd = k ? ct_cast_new("ct_multinomial", probs, CT_F64) : NULL;
     if (!pd) return NULL;
     const double *pv = (const double *)ct_tensor_data(pd);

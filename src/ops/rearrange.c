@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu/shape.h"
+#include "kernels/shape.h"
 #include "ops/internal.h"
 #include "ops/shape_internal.h"
 #include "ops/trace.h"
@@ -92,7 +92,7 @@ ct_tensor *ct_repeat(ct_tensor *t, ct_shape repeats) {
                  "internally", t->ndim, repeats.ndim, CT_MAX_DIMS);
         return NULL;
     }
-    ct_copy_kernel k = (ct_copy_kernel)ct_kernel_for(CT_OP_repeat, t->storage->device, t->dtype);
+    ct_copy_kernel k = ct_kernel_copy_for(CT_OP_repeat, t->storage->device, t->dtype);
     ct_tensor *out = k ? ct_tensor_new("ct_repeat", shape, t->dtype, t->storage->device) : NULL;
     if (!out) return NULL;
     ct_contiguous_strides(n, ssz, dst_st);
@@ -156,7 +156,7 @@ ct_tensor *ct_flip(ct_tensor *t, ct_dims dims) {
         return NULL;
     }
     if (!wrap_unique_dims("ct_flip", dims, t->ndim, ds)) return NULL;
-    ct_copy_kernel k = (ct_copy_kernel)ct_kernel_for(CT_OP_flip, t->storage->device, t->dtype);
+    ct_copy_kernel k = ct_kernel_copy_for(CT_OP_flip, t->storage->device, t->dtype);
     ct_tensor *out =
         k ? ct_tensor_new("ct_flip", ct_shape_of(t), t->dtype, t->storage->device) : NULL;
     if (!out) return NULL;
@@ -231,7 +231,7 @@ ct_tensor *ct_roll(ct_tensor *t, ct_dims shifts, ct_dims dims) {
         if (d < 0) return NULL;
         total[d] += shifts.d[i];
     }
-    ct_copy_kernel k = (ct_copy_kernel)ct_kernel_for(CT_OP_roll, t->storage->device, t->dtype);
+    ct_copy_kernel k = ct_kernel_copy_for(CT_OP_roll, t->storage->device, t->dtype);
     ct_tensor *out =
         k ? ct_tensor_new("ct_roll", ct_shape_of(t), t->dtype, t->storage->device) : NULL;
     if (!out) return NULL;
@@ -283,7 +283,7 @@ bool roll_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 static ct_tensor *band(ct_op_id op, const char *name, ct_tensor *t, int64_t k, bool upper) {
     if (!t) return NULL;
     if (ct_wrap_dim(name, -2, t->ndim) < 0) return NULL; /* PyTorch's message for 1-D input */
-    ct_band_kernel kern = (ct_band_kernel)ct_kernel_for(op, t->storage->device, t->dtype);
+    ct_band_kernel kern = ct_kernel_band_for(op, t->storage->device, t->dtype);
     if (!kern) return NULL;
     ct_tensor *src = ct_tensor_is_contiguous(t) ? ct_retain(t) : ct_cast_new(name, t, t->dtype);
     ct_tensor *out = src ? ct_tensor_new(name, ct_shape_of(t), t->dtype, t->storage->device) : NULL;

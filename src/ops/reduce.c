@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "autograd/node.h"
-#include "cpu/reduce.h"
+#include "kernels/reduce.h"
 #include "ops/reduce_plan.h"
 #include "ops/trace.h"
 

@@ -3,8 +3,8 @@
 #include <string.h>
 
 #include "autograd/node.h"
-#include "cpu/reduce.h"
-#include "cpu/reduce_mask.h"
+#include "kernels/reduce.h"
+#include "kernels/reduce_mask.h"
 #include "ops/reduce_plan.h"
 #include "ops/trace.h"
 
@@ -81,7 +81,7 @@ bool min_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) { return extreme_b
 static bool arg_extreme(ct_op_id kop, ct_tensor *t, const ct_reduce_plan *p, bool want_values,
                         ct_tensor **values, ct_tensor **indices) {
     ct_dtype k = ct_compute_dtype(t->dtype);
-    ct_argreduce_fn fn = (ct_argreduce_fn)ct_kernel_for(kop, t->storage->device, k);
+    ct_argreduce_fn fn = ct_kernel_argreduce_for(kop, t->storage->device, k);
     if (!fn) return false;
     int64_t M1 = 0, M2 = 0;
     ct_tensor *x = ct_reduce_block(ct_ops[kop].fn, t, p, k, &M1, &M2);

@@ -1,8 +1,8 @@
 #include <string.h>
 
 #include "autograd/node.h"
-#include "cpu/reduce.h"
-#include "cpu/reduce_mask.h"
+#include "kernels/reduce.h"
+#include "kernels/reduce_mask.h"
 #include "ops/pointwise.h"
 #include "ops/reduce_plan.h"
 #include "ops/trace.h"
@@ -117,7 +117,7 @@ ct_shape ct_reduce_out_shape(const ct_reduce_plan *p) {
 
 ct_tensor *ct_reduce_run(ct_op_id op, ct_tensor *t, const ct_reduce_plan *p, ct_dtype kin,
                          ct_dtype kout, ct_dtype out_dt, const void *ctx) {
-    ct_reduce_fn k = (ct_reduce_fn)ct_kernel_for(op, t->storage->device, kin);
+    ct_reduce_fn k = ct_kernel_reduce_for(op, t->storage->device, kin);
     if (!k) return NULL;
     int64_t M1, M2;
     ct_tensor *x = ct_reduce_block(ct_ops[op].fn, t, p, kin, &M1, &M2);

@@ -3,9 +3,10 @@
 #include <string.h>
 
 #include "autograd/node.h"
-#include "cpu/reduce.h"
-#include "cpu/reduce_mask.h"
-#include "cpu/softmax.h"
+#include "kernels/reduce.h"
+#include "kernels/reduce_mask.h"
+#include "kernels/softmax.h"
+#include "ops/pointwise.h"
 #include "ops/reduce_plan.h"
 #include "ops/trace.h"
 
@@ -154,7 +155,7 @@ ct_tensor *ct_logsumexp_with(ct_tensor *t, ct_reduce_options o) {
     if (!ct_reduce_plan_make("ct_logsumexp", t, o.dims, o.keepdim, &p)) return NULL;
     ct_dtype out_dt = ct_dtype_is_floating(t->dtype) ? t->dtype : ct_get_default_dtype();
     ct_dtype k = ct_compute_dtype(out_dt);
-    ct_softmax_fn fn = (ct_softmax_fn)ct_kernel_for(CT_OP_softmax, t->storage->device, k);
+    ct_softmax_fn fn = ct_kernel_softmax_for(CT_OP_softmax, t->storage->device, k);
     if (!fn) return NULL;
     int64_t M1 = 0, M2 = 0;
     ct_tensor *x = ct_reduce_block("ct_logsumexp", t, &p, k, &M1, &M2);

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "autograd/node.h"
-#include "cpu/rnn_cell.h"
+#include "kernels/rnn_cell.h"
 #include "ops/internal.h"
 #include "ops/reduce_plan.h"
 #include "ops/trace.h"
@@ -95,7 +95,7 @@ typedef struct {
 
 static bool run(const cell_kind *k, bool backward, ct_rnn_cell_args *a, ct_dtype dt,
                 ct_device dev, int n_use, const use_slot *use, int n_make, const make_slot *make) {
-    ct_rnn_cell_fn fn = (ct_rnn_cell_fn)ct_compute_kernel(k->op, dev, dt);
+    ct_rnn_cell_fn fn = ct_compute_rnn_cell_kernel(k->op, dev, dt);
     if (!fn) return false;
     ct_dtype kd = ct_compute_dtype(dt);
     ct_tensor *conv[8] = {0};

@@ -3,7 +3,7 @@
 #ifndef CT_OPS_SAMPLE_H
 #define CT_OPS_SAMPLE_H
 
-#include "cpu/random.h"
+#include "kernels/random.h"
 #include "ops/op_table.h"
 
 /* Runs op's random kernel over every element of t (any strides) with t->numel

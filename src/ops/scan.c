@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "autograd/node.h"
-#include "cpu/scan.h"
+#include "kernels/scan.h"
 #include "ops/reduce_plan.h"
 #include "ops/trace.h"
 
@@ -35,7 +35,7 @@ ct_tensor *ct_scan(ct_op_id op, ct_tensor *t, int64_t dim, bool reverse, bool ex
         kin = ct_dtype_is_floating(t->dtype) ? out_dt : t->dtype;
         kout = CT_I64;
     }
-    ct_scan_fn fn = (ct_scan_fn)ct_kernel_for(op, t->storage->device, kin);
+    ct_scan_fn fn = ct_kernel_scan_for(op, t->storage->device, kin);
     if (!fn) return NULL;
     int64_t M1, L, M2;
     ct_tensor *x = scan_block(ct_ops[op].fn, t, d, kin, &M1, &L, &M2);
@@ -97,7 +97,7 @@ bool cumprod_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
         return gi[0] != NULL;
     }
     ct_dtype k = ct_compute_dtype(x->dtype);
-    ct_cumprod_grad_fn fn = (ct_cumprod_grad_fn)ct_kernel_for(CT_OP_cumprod_grad,
+    ct_cumprod_grad_fn fn = ct_kernel_cumprod_grad_for(CT_OP_cumprod_grad,
                                                               x->storage->device, k);
     if (!fn) return false;
     int64_t M1, L, M2;

@@ -4,7 +4,7 @@
 #define CT_OPS_SHAPE_INTERNAL_H
 
 #include "autograd/node.h"
-#include "cpu/shape.h"
+#include "kernels/shape.h"
 
 /* Records a view op: a new tensor with the given geometry over t's storage (base t),
  * with a node for op when t requires grad (*node set to it, or NULL).  Unregistered;

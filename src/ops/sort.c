@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "autograd/node.h"
-#include "cpu/index.h"
+#include "kernels/index.h"
 #include "ops/index_util.h"
 #include "ops/trace.h"
 
@@ -20,7 +20,7 @@ static ct_values_indices sort_rows(ct_op_id opid, const char *op, ct_tensor *t, 
                  (long long)k, (long long)n, d);
         return NONE;
     }
-    ct_sort_fn kern = (ct_sort_fn)ct_kernel_for(CT_OP_sort, t->storage->device, t->dtype);
+    ct_sort_fn kern = ct_kernel_sort_for(CT_OP_sort, t->storage->device, t->dtype);
     if (!kern) return NONE;
     ct_shape s = ct_shape_of(t);
     if (s.ndim) s.d[d] = k;

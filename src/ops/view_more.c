@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu/shape.h"
+#include "kernels/shape.h"
 #include "ops/internal.h"
 #include "ops/shape_internal.h"
 #include "ops/trace.h"
@@ -424,7 +424,7 @@ ct_tensor *ct_strided_scatter(ct_tensor *src, int ndim, const int64_t *sizes, co
     if (!src) return NULL;
     ct_shape s = {.ndim = ndim};
     memcpy(s.d, sizes, sizeof(int64_t) * (size_t)ndim);
-    ct_copy_kernel k = (ct_copy_kernel)ct_kernel_for(CT_OP_strided_scatter, src->storage->device,
+    ct_copy_kernel k = ct_kernel_copy_for(CT_OP_strided_scatter, src->storage->device,
                                                      src->dtype);
     const char *op = ct_ops[CT_OP_strided_scatter].fn;
     ct_tensor *out = k ? ct_tensor_new(op, s, src->dtype, src->storage->device) : NULL;

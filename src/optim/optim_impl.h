@@ -52,9 +52,6 @@ struct ct_optim {
     int n_states;
 };
 
-/* Kernel signature: data = {param, grad, buf0, buf1, buf2} (contiguous, the param's
- * dtype), n elements, scalar args as the optimizer's kernel_args wrote them. */
-typedef void (*ct_optim_kernel)(char **data, int64_t n, const double *args);
 
 /* Creates an optimizer with one group of params and hyperparameters h. */
 ct_optim *ct_optim_create(const ct_optim_kind *kind, ct_tensor *const *params, int n,

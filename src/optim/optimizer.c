@@ -141,7 +141,7 @@ int ct_step(ct_optim *opt) {
                     rc = -1;
                     break;
                 }
-                ct_optim_kernel k = (ct_optim_kernel)ct_kernel_for(opt->kind->kernel_op,
+                ct_optim_kernel k = ct_kernel_optim_for(opt->kind->kernel_op,
                                                                    ct_device_of(p), ct_dtype_of(p));
                 if (!k || !init_state(opt, g, st)) {
                     rc = -1;

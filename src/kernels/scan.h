@@ -1,6 +1,6 @@
 /* Scan kernels (cumsum, cumprod) see a contiguous input as [M1, L, M2], scanning L. */
-#ifndef CT_CPU_SCAN_H
-#define CT_CPU_SCAN_H
+#ifndef CT_KERNELS_SCAN_H
+#define CT_KERNELS_SCAN_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,7 +1,7 @@
 /* Random kernels: fill a contiguous output from Philox blocks; see Note [Random
  * counters] in core/generator.h.  Element i uses block (seed, offset + i). */
-#ifndef CT_CPU_RANDOM_H
-#define CT_CPU_RANDOM_H
+#ifndef CT_KERNELS_RANDOM_H
+#define CT_KERNELS_RANDOM_H
 
 #include <stdbool.h>
 #include <stdint.h>

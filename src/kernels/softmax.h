@@ -1,6 +1,6 @@
 /* The fused softmax-family kernel (cpu/softmax.c), registered under CT_OP_softmax. */
-#ifndef CT_CPU_SOFTMAX_H
-#define CT_CPU_SOFTMAX_H
+#ifndef CT_KERNELS_SOFTMAX_H
+#define CT_KERNELS_SOFTMAX_H
 
 #include <stdint.h>
 

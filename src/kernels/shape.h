@@ -1,13 +1,13 @@
 /* Data-movement kernels of the shaping ops (cat, stack, repeat, flip, roll, pad,
  * tril/triu).  They move elements without looking at their values, so they depend
  * only on the element size, never on the dtype: one kernel serves every dtype. */
-#ifndef CT_CPU_SHAPE_H
-#define CT_CPU_SHAPE_H
+#ifndef CT_KERNELS_SHAPE_H
+#define CT_KERNELS_SHAPE_H
 
 #include "core/tensor_impl.h"
 
-/* The kernels are looked up per (op, device, dtype) with ct_kernel_for (listed in
- * ct_cpu_shape_kernels); their signatures: */
+/* The kernels are looked up per (op, device, dtype) with the typed lookups of
+ * ops/op_table.h (families COPY, BAND, PAD_GATHER, PAD_SCATTER); their signatures: */
 
 /* Copy (cat, stack, repeat, flip, roll, constant_pad_nd, strided_scatter):
  * dst = src for tensors of one shape (src may broadcast: strides zero or negative).

@@ -10,8 +10,8 @@
  * by one thread in an order fixed by the shape (rows or planes in order, each summed
  * in CT_REDUCE_LANES double lanes; layer_norm's weight gradient in fixed row chunks
  * combined in chunk order), so results never depend on the thread count. */
-#ifndef CT_CPU_NORM_H
-#define CT_CPU_NORM_H
+#ifndef CT_KERNELS_NORM_H
+#define CT_KERNELS_NORM_H
 
 #include <stdbool.h>
 #include <stdint.h>

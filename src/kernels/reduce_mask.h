@@ -1,6 +1,6 @@
 /* Kinds of the reduce_mask op (ctx i of its kernels). */
-#ifndef CT_CPU_REDUCE_MASK_H
-#define CT_CPU_REDUCE_MASK_H
+#ifndef CT_KERNELS_REDUCE_MASK_H
+#define CT_KERNELS_REDUCE_MASK_H
 
 typedef enum {
     CT_MASK_EQ,     /* a == b */

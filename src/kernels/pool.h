@@ -1,4 +1,4 @@
-/* Pooling and upsampling kernels on the cpu.
+/* The pooling and upsampling kernel ABI (family POOL; the cpu's are cpu/pool.c).
  *
  * Input [planes, H, W] -> output [planes, OH, OW] (planes = N * C).  The window of
  * each output row/column is tabulated once per dim (ct_pool_win), so one kernel per
@@ -6,10 +6,11 @@
  * adaptive variants.  Planes run in parallel; each output (forward) or each input
  * plane (backward) is written by one thread in a fixed order, so results never
  * depend on the thread count. */
-#ifndef CT_CPU_POOL_H
-#define CT_CPU_POOL_H
+#ifndef CT_KERNELS_POOL_H
+#define CT_KERNELS_POOL_H
 
-#include "ops/op_table.h"
+#include <stdbool.h>
+#include <stdint.h>
 
 /* Input positions lo, lo + step, ... < hi of one output index; `size` is the
  * divisor's share of this dim for count_include_pad (window clipped to the padded

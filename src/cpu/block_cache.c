@@ -5,8 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "ctorch/memory.h"
-#include "core/block_cache.h"
+#include "cpu/block_cache.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define CACHE_OFF 1
@@ -53,7 +52,7 @@ void *ct_block_alloc(size_t size) {
         void *p = take_cached(c, rounded);
         if (p) return p;
         if ((p = aligned_alloc(64, rounded))) return p;
-        ct_empty_cache(CT_CPU);
+        ct_block_cache_trim(0);
         return aligned_alloc(64, rounded);
     }
 #endif
@@ -81,8 +80,7 @@ void ct_block_free(void *p, size_t size) {
     free(p);
 }
 
-/* Frees the cached blocks beyond `keep` bytes (smallest classes first). */
-static void shrink_to(size_t keep) {
+void ct_block_cache_trim(size_t keep) {
     pthread_mutex_lock(&cache.lock);
     for (int c = 0; c < NCLASSES && cache.held > keep; c++) {
         size_t rounded = ((size_t)(SUBCLASSES + c % SUBCLASSES)) << (c / SUBCLASSES - 3);
@@ -96,23 +94,16 @@ static void shrink_to(size_t keep) {
     pthread_mutex_unlock(&cache.lock);
 }
 
-void ct_empty_cache(ct_device d) {
-    if (d.type == CT_DEV_CPU) shrink_to(0);
-}
-
-int64_t ct_memory_reserved(ct_device d) {
-    if (d.type != CT_DEV_CPU) return ct_memory_allocated(d);
+size_t ct_block_cache_held(void) {
     pthread_mutex_lock(&cache.lock);
     size_t held = cache.held;
     pthread_mutex_unlock(&cache.lock);
-    return ct_memory_allocated(d) + (int64_t)held;
+    return held;
 }
 
-void ct_set_cache_limit(ct_device d, int64_t bytes) {
-    if (d.type != CT_DEV_CPU) return;
-    size_t limit = bytes > 0 ? (size_t)bytes : 0;
+void ct_block_cache_set_limit(size_t limit) {
     pthread_mutex_lock(&cache.lock);
     cache.limit = limit;
     pthread_mutex_unlock(&cache.lock);
-    shrink_to(limit);
+    ct_block_cache_trim(limit);
 }

@@ -1,6 +1,6 @@
 /* Loss kernels (cpu/loss.c): nll_loss forward and backward. */
-#ifndef CT_CPU_LOSS_H
-#define CT_CPU_LOSS_H
+#ifndef CT_KERNELS_LOSS_H
+#define CT_KERNELS_LOSS_H
 
 #include <stdint.h>
 

@@ -6,12 +6,12 @@
  * forward+backward.  Freed large blocks are kept instead, per size class (sizes
  * rounded up to 1/8 of their power of two), and handed out again for the same class.
  *
- * The cache holds at most ct_set_block_cache_limit bytes (256 MiB by default; 0 turns
- * it off); a block that does not fit is freed.  ct_empty_cache frees every cached
- * block; an allocation that fails empties the cache and tries once more.  Under
+ * The cache holds at most ct_block_cache_set_limit bytes (256 MiB by default; 0 turns
+ * it off); a block that does not fit is freed.  ct_block_cache_trim(0) frees every
+ * cached block; an allocation that fails empties the cache and tries once more.  Under
  * AddressSanitizer the cache is off, so every block is a malloc/free ASan sees. */
-#ifndef CT_CORE_BLOCK_CACHE_H
-#define CT_CORE_BLOCK_CACHE_H
+#ifndef CT_CPU_BLOCK_CACHE_H
+#define CT_CPU_BLOCK_CACHE_H
 
 #include <stddef.h>
 
@@ -21,5 +21,12 @@
  * Give it back with ct_block_free and the same size. */
 void *ct_block_alloc(size_t size);
 void ct_block_free(void *p, size_t size);
+
+/* Frees the cached blocks beyond `keep` bytes (smallest size classes first). */
+void ct_block_cache_trim(size_t keep);
+/* Bytes held by the cache. */
+size_t ct_block_cache_held(void);
+/* The most bytes the cache holds from now on; trims it to that. */
+void ct_block_cache_set_limit(size_t bytes);
 
 #endif

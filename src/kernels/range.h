@@ -1,6 +1,6 @@
 /* Range kernels (arange, linspace): out (n) contiguous, of the kernel's dtype. */
-#ifndef CT_CPU_RANGE_H
-#define CT_CPU_RANGE_H
+#ifndef CT_KERNELS_RANGE_H
+#define CT_KERNELS_RANGE_H
 
 #include <stdint.h>
 

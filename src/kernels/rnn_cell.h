@@ -1,7 +1,7 @@
 /* The fused recurrent cell kernels (cpu/rnn_cell.c), registered under
  * CT_OP_thnn_fused_lstm_cell and CT_OP_thnn_fused_gru_cell. */
-#ifndef CT_CPU_RNN_CELL_H
-#define CT_CPU_RNN_CELL_H
+#ifndef CT_KERNELS_RNN_CELL_H
+#define CT_KERNELS_RNN_CELL_H
 
 #include <stdbool.h>
 #include <stdint.h>
