@@ -82,17 +82,17 @@ TEST(param_groups_override_the_defaults) {
     fx_file *f = fx_load("optim");
     ct_tensor *a = start(1), *b = start(2);
     ct_optim *opt = ct_sgd(&a, 1, .lr = 0.1, .momentum = 0.9);
-    CHECK(ct_optim_add_param_group(opt, &b, 1, .lr = 0.01, .momentum = 0.5) == 0);
+    CHECK(ct_optim_add_param_group(opt, &b, 1, .lr = CT_SOME(0.01), .momentum = CT_SOME(0.5)) == 0);
     CHECK_CLOSE(ct_optim_get(opt, 1, "dampening"), 0, 0);
     run_groups(f, "groups", opt, a, b);
     CHECK_ERROR(ct_optim_add_param_group(opt, &a, 1), "more than one parameter group");
     /* Adam whose second group turns weight decay off. */
     ct_tensor *wa = start(1), *wb = start(2);
     ct_optim *adam = ct_adam(&wa, 1, .lr = 1e-2, .weight_decay = 0.1);
-    CHECK(ct_optim_add_param_group(adam, &wb, 1, .weight_decay = 0) == 0);
+    CHECK(ct_optim_add_param_group(adam, &wb, 1, .weight_decay = CT_SOME(0)) == 0);
     run_groups(f, "groups_wd", adam, wa, wb);
     ct_tensor *c = start(1);
-    CHECK_ERROR(ct_optim_add_param_group(opt, &c, 1, .beta1 = 0.5), "has no hyperparameter 'beta1'");
+    CHECK_ERROR(ct_optim_add_param_group(opt, &c, 1, .beta1 = CT_SOME(0.5)), "has no hyperparameter 'beta1'");
     fx_free(f);
 }
 

@@ -148,9 +148,57 @@ typedef struct { double f; int64_t i; int8_t is_int; } ct_scalar;
 #define CT_INT(v) ((ct_scalar){.f = (double)(v), .i = (int64_t)(v), .is_int = 1})
 #define CT_FLOAT(v) ((ct_scalar){.f = (double)(v), .i = (int64_t)(v), .is_int = 0})
 
-/* Options with non-zero defaults: CT_DEFAULTS(type, defaults..., user values...)
- * builds the struct with the user's designated initializers overriding the defaults
- * (a GNU statement expression; the override warning is silenced for this use). */
+/* ---- the options convention ------------------------------------------ */
+
+/* Every call with options takes them as designated initializers behind its macro,
+ * with PyTorch's names:
+ *
+ *     ct_leaky_relu(x);                           // F.leaky_relu(x), slope 0.01
+ *     ct_leaky_relu(x, .negative_slope = 0.2);
+ *     ct_var(t, .dims = CT_DIMS(1), .correction = CT_SOME(0));  // unbiased=False
+ *     ct_module *act = ct_nn_leaky_relu(.negative_slope = 0.2);  // same struct
+ *
+ * - An option not written takes PyTorch's default.
+ * - Zero means PyTorch's default: the function reads a zero field as the default, so
+ *   the `_with` form given `(ct_x_options){0}` is the macro given nothing.
+ * - Where zero is itself a value one may ask for and not the default (var's
+ *   correction, embedding's padding_idx, clamp's bounds, addmm's beta and alpha,
+ *   hardtanh's bounds, batch norm's momentum, a per-group lr ...) the field is a
+ *   ct_opt_f64 written CT_SOME(v); left out it is PyTorch's default (or None).
+ *   CT_NONE is an explicit None where PyTorch's default is not None (BatchNorm's
+ *   momentum=None).  Integer options held in a ct_opt_f64 must be integral.
+ * - A layer's functional and module forms share one options struct (F.leaky_relu
+ *   and nn.LeakyReLU: ct_leaky_relu_options); each layer has its own struct.
+ * - A bool whose PyTorch default is True (bias, affine, train, shuffle ...) keeps
+ *   PyTorch's name; the macro sets it true (CT_DEFAULTS below), so `.bias = false`
+ *   reads as in Python.  Called through `_with`, such a bool is given explicitly.
+ *
+ * Return conventions, on failure (ct_last_error() then holds the message and the
+ * error handler has been called with the user's file:line):
+ * - a function returning an object (tensor, module, optimizer, ...) returns NULL;
+ *   one returning a pair of tensors returns both NULL;
+ * - a function that acts (an in-place op, ct_backward, ct_step, a save or load)
+ *   returns int: 0 on success, -1 on failure;
+ * - a question or an iterator (ct_loader_next, ct_is_contiguous ...) returns bool:
+ *   false on failure too, which ct_last_error() tells apart;
+ * - a function returning a number (ct_item, ct_get_lr, ct_clip_grad_norm ...)
+ *   returns NaN (an integer count: -1);
+ * - functions returning void cannot fail.
+ * Every public function is wrapped by a macro of its name that records the call
+ * site (CT_AT below), so the handler prints the caller's file:line. */
+
+/* An optional number: zero-initialised means "not given" (PyTorch's default). */
+typedef struct { bool set; bool none; double v; } ct_opt_f64;
+#define CT_SOME(value) ((ct_opt_f64){.set = true, .v = (double)(value)})
+#define CT_NONE ((ct_opt_f64){.set = true, .none = true})
+
+/* CT_ARG_OPTS_(T, x, opts..., ) -> x, (T){opts...}: one argument, then options. */
+#define CT_ARG_OPTS_(T, x, ...) x, (T){__VA_ARGS__}
+
+/* Options with defaults the macro fills in (bools whose PyTorch default is True):
+ * CT_DEFAULTS(type, defaults..., user values...) builds the struct with the user's
+ * designated initializers overriding the defaults (a GNU statement expression; the
+ * override warning is silenced for this use). */
 #define CT_DEFAULTS(T, ...)                                                            \
     ({                                                                                 \
         _Pragma("GCC diagnostic push")                                                 \

@@ -143,30 +143,28 @@ ct_tensor *ct_index_put_with(ct_tensor *t, int n_indices, ct_tensor *const *indi
 ct_tensor *ct_one_hot(ct_tensor *t, int64_t num_classes);
 #define ct_one_hot(t, num_classes) CT_AT(ct_one_hot(t, num_classes))
 
-/* padding_idx value meaning "no padding row". */
-#define CT_PADDING_NONE INT64_MIN
+/* F.embedding and nn.Embedding's options (one struct for both). */
 typedef struct {
-    int64_t padding_idx;     /* given positionally: ct_embedding(w, idx, CT_PADDING_NONE) */
+    ct_opt_f64 padding_idx;  /* not given: None; CT_SOME(i), negative counts from the end */
     double max_norm;         /* 0: None; else the rows looked up are renormalized in place */
-    double norm_type;        /* the p of max_norm's norm; 0 means 2 */
+    double norm_type;        /* the p of max_norm's norm; 0: PyTorch's default 2 */
     bool scale_grad_by_freq; /* each row's gradient divided by its index's count in indices */
     bool sparse;             /* refused: ctorch has no sparse tensors (the gradient is dense) */
-} ct_embedding_fn_options;
-/* F.embedding(indices, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq,
- * sparse) with weight first, as torch.embedding: rows of weight [num, dim] picked by
- * indices (int64 or int32, any shape), result indices.shape + [dim].  The gradient of
- * row padding_idx (negative counts from the end, as in PyTorch) stays zero;
- * CT_PADDING_NONE for none.  Options follow padding_idx:
+    ct_dtype dtype;          /* nn.Embedding's weight dtype; F.embedding refuses it */
+} ct_embedding_options;
+/* F.embedding(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq,
+ * sparse): rows of weight [num, dim] picked by input (int64 or int32 indices, any
+ * shape), result input.shape + [dim].  The gradient of row padding_idx stays zero.
  *
  *     ct_tensor *w = ct_randn(CT_SHAPE(10, 4), .requires_grad = true);
  *     ct_tensor *ids = ct_tensor_i64(((int64_t[]){1, 1, 7}), CT_SHAPE(3));
- *     ct_tensor *e = ct_embedding(w, ids, CT_PADDING_NONE, .scale_grad_by_freq = true);
+ *     ct_tensor *e = ct_embedding(ids, w, .scale_grad_by_freq = true);
  *     ct_backward(ct_sum(e));   // rows 1 and 7 of w's grad: 1 (2 / 2 and 1 / 1)
+ *     ct_tensor *p = ct_embedding(ids, w, .padding_idx = CT_SOME(0));
  */
-ct_tensor *ct_embedding_with(ct_tensor *weight, ct_tensor *indices, ct_embedding_fn_options o);
-#define ct_embedding(weight, indices, pad, ...)                                            \
-    CT_AT(ct_embedding_with(weight, indices,                                               \
-                            (ct_embedding_fn_options){.padding_idx = (pad), __VA_ARGS__}))
+ct_tensor *ct_embedding_with(ct_tensor *input, ct_tensor *weight, ct_embedding_options o);
+#define ct_embedding(input, weight, ...) \
+    CT_AT(ct_embedding_with(input, weight, (ct_embedding_options){__VA_ARGS__}))
 
 /* ---- sorting ------------------------------------------------------------ */
 

@@ -21,7 +21,7 @@
  *     ct_tensor *p[4];
  *     ct_parameters(model, p, 4);       // weight_ih_l0, weight_hh_l0, bias_ih_l0, bias_hh_l0
  *     ct_optim *opt = ct_sgd(p, 2, .lr = 0.1, .momentum = 0.9);
- *     ct_optim_add_param_group(opt, p + 2, 2, .lr = 0.001);
+ *     ct_optim_add_param_group(opt, p + 2, 2, .lr = CT_SOME(0.001));
  */
 #ifndef CTORCH_OPTIM_H
 #define CTORCH_OPTIM_H
@@ -58,9 +58,8 @@ ct_optim *ct_adam_with(ct_tensor *const *params, int n, ct_adam_options o);
 ct_optim *ct_adamw_with(ct_tensor *const *params, int n, ct_adam_options o);
 ct_optim *ct_rmsprop_with(ct_tensor *const *params, int n, ct_rmsprop_options o);
 ct_optim *ct_adagrad_with(ct_tensor *const *params, int n, ct_adagrad_options o);
-/* SGD has no default lr in PyTorch: .lr is required (an error when missing). */
-#define ct_sgd(params, n, ...) \
-    CT_AT(ct_sgd_with(params, n, CT_DEFAULTS(ct_sgd_options, .lr = NAN, __VA_ARGS__)))
+/* SGD has no default lr in PyTorch: .lr is required (0, not given, is an error). */
+#define ct_sgd(params, n, ...) CT_AT(ct_sgd_with(params, n, (ct_sgd_options){__VA_ARGS__}))
 #define ct_adam(params, n, ...)                                                            \
     CT_AT(ct_adam_with(params, n, CT_DEFAULTS(ct_adam_options, .lr = 1e-3, .beta1 = 0.9,   \
                                               .beta2 = 0.999, .eps = 1e-8, __VA_ARGS__)))
@@ -75,17 +74,15 @@ ct_optim *ct_adagrad_with(ct_tensor *const *params, int n, ct_adagrad_options o)
     CT_AT(ct_adagrad_with(params, n, CT_DEFAULTS(ct_adagrad_options, .lr = 1e-2,           \
                                                  .eps = 1e-10, __VA_ARGS__)))
 
-/* Per-group overrides; a field left NAN takes the optimizer's value. */
+/* Per-group overrides, CT_SOME(v); a field not given takes the optimizer's value.
+ * Returns 0 or -1. */
 typedef struct {
-    double lr, momentum, dampening, weight_decay, beta1, beta2, eps, alpha, lr_decay;
+    ct_opt_f64 lr, momentum, dampening, weight_decay, beta1, beta2, eps, alpha, lr_decay;
 } ct_group_options;
 int ct_optim_add_param_group_with(ct_optim *opt, ct_tensor *const *params, int n,
                                   ct_group_options o);
-#define ct_optim_add_param_group(opt, params, n, ...)                                      \
-    ct_optim_add_param_group_with(opt, params, n,                                          \
-        CT_DEFAULTS(ct_group_options, .lr = NAN, .momentum = NAN, .dampening = NAN,        \
-                    .weight_decay = NAN, .beta1 = NAN, .beta2 = NAN, .eps = NAN,           \
-                    .alpha = NAN, .lr_decay = NAN, __VA_ARGS__))
+#define ct_optim_add_param_group(opt, params, n, ...) \
+    CT_AT(ct_optim_add_param_group_with(opt, params, n, (ct_group_options){__VA_ARGS__}))
 
 /* One update of every parameter with a gradient.  Returns 0 or -1. */
 int ct_step(ct_optim *opt);

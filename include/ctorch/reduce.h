@@ -2,8 +2,8 @@
  *
  *     ct_sum(t);                                  // all elements, a 0-d tensor
  *     ct_sum(t, .dims = CT_DIMS(0, 2), .keepdim = true);
- *     ct_var(t, .dims = CT_DIMS(-1), CT_CORRECTION(0));  // biased variance
- *     ct_norm(t, .p = INFINITY, .dims = CT_DIMS(1));
+ *     ct_var(t, .dims = CT_DIMS(-1), .correction = CT_SOME(0));  // biased variance
+ *     ct_norm(t, .p = CT_SOME(INFINITY), .dims = CT_DIMS(1));
  *     ct_values_indices m = ct_max_dim(t, 1, false);     // m.values, m.indices (int64)
  *     ct_softmax(t, -1);
  *
@@ -56,26 +56,22 @@ ct_tensor *ct_argmin_with(ct_tensor *t, ct_reduce_options o);
 typedef struct {
     ct_dims dims;
     bool keepdim;
-    /* Divide by N - correction.  Default 1 (Bessel).  A nonzero .correction is taken
-     * as given; write CT_CORRECTION(0) for the biased estimate (unbiased=False). */
-    double correction;
-    bool has_correction;
+    /* Divide by N - correction; not given: 1 (Bessel).  .correction = CT_SOME(0) is
+     * the biased estimate (unbiased=False). */
+    ct_opt_f64 correction;
 } ct_var_options;
-#define CT_CORRECTION(c) .correction = (c), .has_correction = true
 ct_tensor *ct_var_with(ct_tensor *t, ct_var_options o);
 ct_tensor *ct_std_with(ct_tensor *t, ct_var_options o);
 #define ct_var(t, ...) CT_AT(ct_var_with(t, (ct_var_options){__VA_ARGS__}))
 #define ct_std(t, ...) CT_AT(ct_std_with(t, (ct_var_options){__VA_ARGS__}))
 
 typedef struct {
-    /* The vector p-norm over dims: 1, 2 (default; "fro"), INFINITY, -INFINITY, or 0
-     * (number of nonzeros; write CT_NORM_P(0)).  A nonzero .p is taken as given. */
-    double p;
-    bool has_p;
+    /* The vector p-norm over dims: CT_SOME(p) with p 1, 2 (the default; "fro"),
+     * INFINITY, -INFINITY or 0 (the number of nonzeros). */
+    ct_opt_f64 p;
     ct_dims dims;
     bool keepdim;
 } ct_norm_options;
-#define CT_NORM_P(v) .p = (v), .has_p = true
 ct_tensor *ct_norm_with(ct_tensor *t, ct_norm_options o);
 #define ct_norm(t, ...) CT_AT(ct_norm_with(t, (ct_norm_options){__VA_ARGS__}))
 

@@ -95,16 +95,16 @@ int ct_optim_add_param_group_with(ct_optim *opt, ct_tensor *const *params, int n
     if (!opt) return -1;
     double h[H_COUNT];
     memcpy(h, opt->groups[0].h, sizeof h);
-    const double given[] = {o.lr, o.momentum, o.dampening, o.weight_decay, o.beta1, o.beta2,
-                            o.eps, o.alpha, o.lr_decay};
+    const ct_opt_f64 given[] = {o.lr, o.momentum, o.dampening, o.weight_decay, o.beta1, o.beta2,
+                                o.eps, o.alpha, o.lr_decay};
     for (int k = 0; k < (int)(sizeof given / sizeof given[0]); k++) {
-        if (isnan(given[k])) continue;
+        if (!given[k].set || given[k].none) continue;
         if (isnan(h[k])) {
             ct_error("ct_optim_add_param_group: %s has no hyperparameter '%s'", opt->kind->name,
                      ct_hparam_names[k]);
             return -1;
         }
-        h[k] = given[k];
+        h[k] = given[k].v;
     }
     h[H_INITIAL_LR] = NAN; /* set by the first scheduler */
     return add_group(opt, params, n, h);
