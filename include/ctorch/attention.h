@@ -117,6 +117,8 @@ ct_module *ct_nn_transformer_encoder_layer_with(int64_t d_model, int64_t nhead, 
 /* The encoder layer's forward with masks (ct_forward(layer, src) has none). */
 ct_tensor *ct_encoder_layer_forward(ct_module *layer, ct_tensor *src, ct_tensor *src_mask,
                                     ct_tensor *src_key_padding_mask);
+#define ct_encoder_layer_forward(layer, src, src_mask, src_key_padding_mask) \
+    CT_AT(ct_encoder_layer_forward(layer, src, src_mask, src_key_padding_mask))
 
 #ifdef __cplusplus
 }

@@ -29,15 +29,21 @@ extern "C" {
 /* ---- objects ---------------------------------------------------------- */
 
 void *ct_retain(void *obj);  /* returns obj; NULL-safe */
+#define ct_retain(obj) CT_AT(ct_retain(obj))
 void ct_release(void *obj);  /* NULL-safe */
+#define ct_release(obj) CT_AT(ct_release(obj))
 void *ct_keep(void *obj);    /* hand obj to the enclosing scope; returns obj */
+#define ct_keep(obj) CT_AT(ct_keep(obj))
 
 /* ---- scopes ----------------------------------------------------------- */
 
 typedef struct { int depth; int once; } ct_scope_guard;
 ct_scope_guard ct_scope_begin(void);
+#define ct_scope_begin(...) CT_AT(ct_scope_begin(__VA_ARGS__))
 void ct_scope_end(ct_scope_guard *g);
+#define ct_scope_end(g) CT_AT(ct_scope_end(g))
 int ct_scope_depth(void);
+#define ct_scope_depth(...) CT_AT(ct_scope_depth(__VA_ARGS__))
 
 #define CT_CAT_(a, b) a##b
 #define CT_CAT(a, b) CT_CAT_(a, b)
@@ -56,11 +62,15 @@ int ct_scope_depth(void);
  * A call given a NULL tensor returns NULL and keeps the first message, so a chain
  * of calls can be checked once at its end. */
 const char *ct_last_error(void);  /* NULL when no error is pending */
+#define ct_last_error(...) CT_AT(ct_last_error(__VA_ARGS__))
 void ct_clear_error(void);
+#define ct_clear_error(...) CT_AT(ct_clear_error(__VA_ARGS__))
 typedef void (*ct_error_handler)(const char *message, const char *file, int line);
 ct_error_handler ct_set_error_handler(ct_error_handler h);  /* returns the old one */
+#define ct_set_error_handler(...) CT_AT(ct_set_error_handler(__VA_ARGS__))
 /* Prints the message and the call site of the failing call, then aborts. */
 void ct_abort_on_error(const char *message, const char *file, int line);
+#define ct_abort_on_error(message, file, line) CT_AT(ct_abort_on_error(message, file, line))
 /* Reports an error from user code run by ctorch, with a printf-style message: a
  * Dataset's get(), a collate function, a custom module's forward, a LambdaLR
  * function, a custom autograd function.  It sets the message ct_last_error() returns
@@ -91,9 +101,11 @@ void ct_abort_on_error(const char *message, const char *file, int line);
 void ct_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 #define ct_set_error(...) CT_AT(ct_set_error(__VA_ARGS__))
 
-/* Call sites: public ops are wrapped by macros that record __FILE__/__LINE__ of the
- * caller (for error handlers and anomaly mode).  Library internals call the
- * functions directly; (ct_add)(a, b) does the same in user code. */
+/* Call sites: every public function is wrapped by a macro of its name that records
+ * __FILE__/__LINE__ of the caller (for error handlers and anomaly mode); a new
+ * function gets one too (tests/call_sites/check_wrappers.awk checks the headers).
+ * Library internals call the functions directly; (ct_add)(a, b) does the same in
+ * user code, and a definition or a function pointer uses the plain name. */
 void ct__site(const char *file, int line);
 #ifdef CT_BUILDING_LIBRARY
 #define CT_AT(call) (call) /* inside the library the user's call site stays */
@@ -111,12 +123,19 @@ typedef enum {
 } ct_dtype;
 
 size_t ct_dtype_size(ct_dtype t);
+#define ct_dtype_size(...) CT_AT(ct_dtype_size(__VA_ARGS__))
 const char *ct_dtype_name(ct_dtype t); /* "float32", "int64", ... */
+#define ct_dtype_name(...) CT_AT(ct_dtype_name(__VA_ARGS__))
 bool ct_dtype_is_floating(ct_dtype t);
+#define ct_dtype_is_floating(...) CT_AT(ct_dtype_is_floating(__VA_ARGS__))
 bool ct_dtype_is_integral(ct_dtype t); /* includes bool */
+#define ct_dtype_is_integral(...) CT_AT(ct_dtype_is_integral(__VA_ARGS__))
 ct_dtype ct_promote_types(ct_dtype a, ct_dtype b); /* torch.promote_types */
+#define ct_promote_types(...) CT_AT(ct_promote_types(__VA_ARGS__))
 void ct_set_default_dtype(ct_dtype t);              /* float32 or float64 */
+#define ct_set_default_dtype(...) CT_AT(ct_set_default_dtype(__VA_ARGS__))
 ct_dtype ct_get_default_dtype(void);
+#define ct_get_default_dtype(...) CT_AT(ct_get_default_dtype(__VA_ARGS__))
 
 /* ---- devices ---------------------------------------------------------- */
 
@@ -126,7 +145,9 @@ typedef struct { int8_t type; int8_t index; } ct_device;
 #define CT_CPU ((ct_device){CT_DEV_CPU, 0})
 #define CT_CUDA(i) ((ct_device){CT_DEV_CUDA, (i)})
 bool ct_device_eq(ct_device a, ct_device b);
+#define ct_device_eq(...) CT_AT(ct_device_eq(__VA_ARGS__))
 const char *ct_device_str(ct_device d, char buf[16]); /* "cpu", "cuda:0" */
+#define ct_device_str(...) CT_AT(ct_device_str(__VA_ARGS__))
 
 /* ---- shapes ----------------------------------------------------------- */
 
@@ -219,7 +240,9 @@ typedef struct { struct ct_tensor *values, *indices; } ct_values_indices;
 /* ---- threads ---------------------------------------------------------- */
 
 void ct_set_num_threads(int n); /* intra-op threads; results are identical for any n */
+#define ct_set_num_threads(n) CT_AT(ct_set_num_threads(n))
 int ct_get_num_threads(void);
+#define ct_get_num_threads(...) CT_AT(ct_get_num_threads(__VA_ARGS__))
 
 #ifdef __cplusplus
 }

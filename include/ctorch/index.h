@@ -99,6 +99,7 @@ ct_tensor *ct_nonzero(ct_tensor *t);
 /* `:` in an index list: a whole dim.  One tensor shared by all calls, never freed
  * (retain and release are harmless); used elsewhere it is an empty int64 tensor. */
 ct_tensor *ct_index_all(void);
+#define ct_index_all(...) CT_AT(ct_index_all(__VA_ARGS__))
 #define CT_ALL ct_index_all()
 
 /* t[indices]: torch.ops.aten.index(t, indices), differentiable (IndexBackward0). */

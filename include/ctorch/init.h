@@ -87,6 +87,7 @@ double ct_init_calculate_gain_with(const char *nonlinearity, ct_gain_options o);
 /* _calculate_fan_in_and_fan_out: fan_in = size(1) * receptive field, fan_out =
  * size(0) * receptive field.  0, or -1 with an error for fewer than 2 dims. */
 int ct_init_calculate_fan(const ct_tensor *t, int64_t *fan_in, int64_t *fan_out);
+#define ct_init_calculate_fan(t, fan_in, fan_out) CT_AT(ct_init_calculate_fan(t, fan_in, fan_out))
 
 #ifdef __cplusplus
 }

@@ -51,37 +51,57 @@ ct_module *ct_sequential(int n, ct_module *const *modules);
 #define ct_sequential(...) CT_AT(ct_sequential(__VA_ARGS__))
 /* Appends m (adopted) as the next child; returns seq. */
 ct_module *ct_sequential_append(ct_module *seq, ct_module *m);
+#define ct_sequential_append(seq, m) CT_AT(ct_sequential_append(seq, m))
 /* The i-th child (negative i counts from the end); borrowed.  NULL and an error
  * when out of range. */
 ct_module *ct_sequential_get(ct_module *seq, int i);
+#define ct_sequential_get(seq, i) CT_AT(ct_sequential_get(seq, i))
 int ct_sequential_len(const ct_module *seq); /* number of children (-1 if not a Sequential) */
+#define ct_sequential_len(seq) CT_AT(ct_sequential_len(seq))
 
 /* nn.ModuleList: children "0", "1", ...; no forward. */
 ct_module *ct_module_list(int n, ct_module *const *modules);
 #define ct_module_list(...) CT_AT(ct_module_list(__VA_ARGS__))
 ct_module *ct_module_list_append(ct_module *list, ct_module *m); /* returns list */
+#define ct_module_list_append(list, m) CT_AT(ct_module_list_append(list, m))
 ct_module *ct_module_list_get(ct_module *list, int i);           /* negative i from the end */
+#define ct_module_list_get(list, i) CT_AT(ct_module_list_get(list, i))
 int ct_module_list_len(const ct_module *list);                  /* number of modules */
+#define ct_module_list_len(list) CT_AT(ct_module_list_len(list))
 
 /* nn.ModuleDict: children under string keys, in insertion order; no forward.
  * Setting an existing key replaces the module in place (keeps its position). */
 ct_module *ct_module_dict(void);
+#define ct_module_dict(...) CT_AT(ct_module_dict(__VA_ARGS__))
 ct_module *ct_module_dict_set(ct_module *dict, const char *key, ct_module *m); /* returns m */
+#define ct_module_dict_set(dict, key, m) CT_AT(ct_module_dict_set(dict, key, m))
 ct_module *ct_module_dict_get(ct_module *dict, const char *key); /* NULL (no error) if absent */
+#define ct_module_dict_get(dict, key) CT_AT(ct_module_dict_get(dict, key))
 int ct_module_dict_len(const ct_module *dict);                  /* number of entries */
+#define ct_module_dict_len(dict) CT_AT(ct_module_dict_len(dict))
 const char *ct_module_dict_key(const ct_module *dict, int i);   /* i-th key in insertion order */
+#define ct_module_dict_key(dict, i) CT_AT(ct_module_dict_key(dict, i))
 
 /* nn.ParameterList / nn.ParameterDict: parameters named "0", "1", ... or by key
  * (adopted and made to require grad, like ct_module_add_parameter). */
 ct_module *ct_parameter_list(int n, ct_tensor *const *params);
+#define ct_parameter_list(n, params) CT_AT(ct_parameter_list(n, params))
 ct_tensor *ct_parameter_list_append(ct_module *list, ct_tensor *p); /* returns p */
+#define ct_parameter_list_append(list, p) CT_AT(ct_parameter_list_append(list, p))
 ct_tensor *ct_parameter_list_get(ct_module *list, int i);          /* negative i from the end */
+#define ct_parameter_list_get(list, i) CT_AT(ct_parameter_list_get(list, i))
 int ct_parameter_list_len(const ct_module *list);                  /* number of parameters */
+#define ct_parameter_list_len(list) CT_AT(ct_parameter_list_len(list))
 ct_module *ct_parameter_dict(void);
+#define ct_parameter_dict(...) CT_AT(ct_parameter_dict(__VA_ARGS__))
 ct_tensor *ct_parameter_dict_set(ct_module *dict, const char *key, ct_tensor *p); /* returns p */
+#define ct_parameter_dict_set(dict, key, p) CT_AT(ct_parameter_dict_set(dict, key, p))
 ct_tensor *ct_parameter_dict_get(ct_module *dict, const char *key); /* NULL if absent */
+#define ct_parameter_dict_get(dict, key) CT_AT(ct_parameter_dict_get(dict, key))
 int ct_parameter_dict_len(const ct_module *dict);                /* number of entries */
+#define ct_parameter_dict_len(dict) CT_AT(ct_parameter_dict_len(dict))
 const char *ct_parameter_dict_key(const ct_module *dict, int i); /* i-th key in insertion order */
+#define ct_parameter_dict_key(dict, i) CT_AT(ct_parameter_dict_key(dict, i))
 
 /* ---- linear layers and reshaping ------------------------------------------- */
 

@@ -175,16 +175,27 @@ ct_tensor *ct_margin_ranking_loss_with(ct_tensor *x1, ct_tensor *x2, ct_tensor *
  * pos_weight tensor is registered as a buffer sharing its memory (the caller keeps
  * its own reference); ct_module_to converts it with the module. */
 ct_module *ct_nn_cross_entropy_loss_with(ct_cross_entropy_options o);
+#define ct_nn_cross_entropy_loss_with(...) CT_AT(ct_nn_cross_entropy_loss_with(__VA_ARGS__))
 ct_module *ct_nn_nll_loss_with(ct_nll_loss_options o);
+#define ct_nn_nll_loss_with(...) CT_AT(ct_nn_nll_loss_with(__VA_ARGS__))
 ct_module *ct_nn_bce_loss_with(ct_bce_options o);
+#define ct_nn_bce_loss_with(...) CT_AT(ct_nn_bce_loss_with(__VA_ARGS__))
 ct_module *ct_nn_bce_with_logits_loss_with(ct_bce_with_logits_options o);
+#define ct_nn_bce_with_logits_loss_with(...) CT_AT(ct_nn_bce_with_logits_loss_with(__VA_ARGS__))
 ct_module *ct_nn_mse_loss_with(ct_loss_options o);
+#define ct_nn_mse_loss_with(...) CT_AT(ct_nn_mse_loss_with(__VA_ARGS__))
 ct_module *ct_nn_l1_loss_with(ct_loss_options o);
+#define ct_nn_l1_loss_with(...) CT_AT(ct_nn_l1_loss_with(__VA_ARGS__))
 ct_module *ct_nn_smooth_l1_loss_with(ct_smooth_l1_options o);
+#define ct_nn_smooth_l1_loss_with(...) CT_AT(ct_nn_smooth_l1_loss_with(__VA_ARGS__))
 ct_module *ct_nn_huber_loss_with(ct_huber_options o);
+#define ct_nn_huber_loss_with(...) CT_AT(ct_nn_huber_loss_with(__VA_ARGS__))
 ct_module *ct_nn_kl_div_loss_with(ct_kl_div_options o);
+#define ct_nn_kl_div_loss_with(...) CT_AT(ct_nn_kl_div_loss_with(__VA_ARGS__))
 ct_module *ct_nn_cosine_embedding_loss_with(ct_margin_options o);
+#define ct_nn_cosine_embedding_loss_with(...) CT_AT(ct_nn_cosine_embedding_loss_with(__VA_ARGS__))
 ct_module *ct_nn_margin_ranking_loss_with(ct_margin_options o);
+#define ct_nn_margin_ranking_loss_with(...) CT_AT(ct_nn_margin_ranking_loss_with(__VA_ARGS__))
 #define ct_nn_cross_entropy_loss(...)                                                  \
     ct_nn_cross_entropy_loss_with(                                                     \
         CT_DEFAULTS(ct_cross_entropy_options, .ignore_index = -100, __VA_ARGS__))

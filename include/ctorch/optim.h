@@ -86,26 +86,36 @@ int ct_optim_add_param_group_with(ct_optim *opt, ct_tensor *const *params, int n
 
 /* One update of every parameter with a gradient.  Returns 0 or -1. */
 int ct_step(ct_optim *opt);
+#define ct_step(opt) CT_AT(ct_step(opt))
 /* Zeroes the gradients; .set_to_none = true drops them (PyTorch 1.13's default is
  * to zero them in place). */
 void ct_zero_grad_with(ct_optim *opt, ct_zero_grad_options o);
+#define ct_zero_grad_with(...) CT_AT(ct_zero_grad_with(__VA_ARGS__))
 #define ct_zero_grad(opt, ...) ct_zero_grad_with(opt, (ct_zero_grad_options){__VA_ARGS__})
 
 /* Groups and their learning rates (schedulers use these). */
 int ct_optim_num_groups(const ct_optim *opt);
+#define ct_optim_num_groups(opt) CT_AT(ct_optim_num_groups(opt))
 double ct_optim_get_lr(const ct_optim *opt, int group);
+#define ct_optim_get_lr(opt, group) CT_AT(ct_optim_get_lr(opt, group))
 void ct_optim_set_lr(ct_optim *opt, int group, double lr);
+#define ct_optim_set_lr(opt, group, lr) CT_AT(ct_optim_set_lr(opt, group, lr))
 /* Any hyperparameter of a group by PyTorch's name ("lr", "momentum", "beta1", ...);
  * NAN when the optimizer has no such field. */
 double ct_optim_get(const ct_optim *opt, int group, const char *key);
+#define ct_optim_get(opt, group, key) CT_AT(ct_optim_get(opt, group, key))
 int ct_optim_set(ct_optim *opt, int group, const char *key, double value);
+#define ct_optim_set(opt, group, key, value) CT_AT(ct_optim_set(opt, group, key, value))
 const char *ct_optim_type(const ct_optim *opt); /* "Adam" */
+#define ct_optim_type(opt) CT_AT(ct_optim_type(opt))
 
 /* The optimizer's state (per-parameter buffers and steps, and every group's
  * hyperparameters) under keys "state.<param index>.<name>" and
  * "param_groups.<g>.<key>", parameters numbered as PyTorch numbers them. */
 ct_state_dict *ct_optim_state_dict(ct_optim *opt);
+#define ct_optim_state_dict(opt) CT_AT(ct_optim_state_dict(opt))
 int ct_optim_load_state_dict(ct_optim *opt, const ct_state_dict *sd);
+#define ct_optim_load_state_dict(opt, sd) CT_AT(ct_optim_load_state_dict(opt, sd))
 
 /* ---- gradient clipping ------------------------------------------------------ */
 
@@ -116,10 +126,12 @@ typedef struct {
 /* Scales all gradients so that their total norm is at most max_norm; returns the
  * total norm before clipping (NAN with an error on failure). */
 double ct_clip_grad_norm_with(ct_tensor *const *params, int n, double max_norm, ct_clip_options o);
+#define ct_clip_grad_norm_with(...) CT_AT(ct_clip_grad_norm_with(__VA_ARGS__))
 #define ct_clip_grad_norm_(params, n, max_norm, ...) \
     ct_clip_grad_norm_with(params, n, max_norm, CT_DEFAULTS(ct_clip_options, .norm_type = 2, __VA_ARGS__))
 /* Clamps every gradient element into [-clip_value, clip_value]. */
 int ct_clip_grad_value_(ct_tensor *const *params, int n, double clip_value);
+#define ct_clip_grad_value_(params, n, clip_value) CT_AT(ct_clip_grad_value_(params, n, clip_value))
 
 #ifdef __cplusplus
 }

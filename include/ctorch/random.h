@@ -30,18 +30,25 @@ extern "C" {
 /* A new generator seeded with `seed`: reference counted and, like every object ctorch
  * returns, registered with the innermost CT_SCOPE; outside a scope ct_release frees it. */
 ct_generator *ct_generator_new(uint64_t seed);
+#define ct_generator_new(seed) CT_AT(ct_generator_new(seed))
 /* The default generator (borrowed; lives as long as the program). */
 ct_generator *ct_default_generator(void);
+#define ct_default_generator(...) CT_AT(ct_default_generator(__VA_ARGS__))
 /* torch.manual_seed: reseeds the default generator (thread-safe) and returns it. */
 ct_generator *ct_manual_seed(uint64_t seed);
+#define ct_manual_seed(seed) CT_AT(ct_manual_seed(seed))
 /* torch.initial_seed: the default generator's seed. */
 uint64_t ct_initial_seed(void);
+#define ct_initial_seed(...) CT_AT(ct_initial_seed(__VA_ARGS__))
 /* torch.seed: reseeds the default generator from a non-deterministic source (the
  * system's random bytes) and returns the seed. */
 uint64_t ct_seed(void);
+#define ct_seed(...) CT_AT(ct_seed(__VA_ARGS__))
 /* generator.manual_seed / generator.initial_seed. */
 void ct_generator_manual_seed(ct_generator *g, uint64_t seed);
+#define ct_generator_manual_seed(g, seed) CT_AT(ct_generator_manual_seed(g, seed))
 uint64_t ct_generator_initial_seed(ct_generator *g);
+#define ct_generator_initial_seed(g) CT_AT(ct_generator_initial_seed(g))
 /* The generator's state as a uint8 tensor (seed and counter offset, 16 bytes), to
  * save in a checkpoint; ct_generator_set_state restores it (0, or -1 with an error). */
 ct_tensor *ct_generator_get_state(ct_generator *g);
