@@ -132,7 +132,7 @@ bool ct_dtype_is_integral(ct_dtype t); /* includes bool */
 #define ct_dtype_is_integral(...) CT_AT(ct_dtype_is_integral(__VA_ARGS__))
 ct_dtype ct_promote_types(ct_dtype a, ct_dtype b); /* torch.promote_types */
 #define ct_promote_types(...) CT_AT(ct_promote_types(__VA_ARGS__))
-void ct_set_default_dtype(ct_dtype t);              /* float32 or float64 */
+int ct_set_default_dtype(ct_dtype t);               /* float32 or float64; 0 or -1 */
 #define ct_set_default_dtype(...) CT_AT(ct_set_default_dtype(__VA_ARGS__))
 ct_dtype ct_get_default_dtype(void);
 #define ct_get_default_dtype(...) CT_AT(ct_get_default_dtype(__VA_ARGS__))
@@ -202,9 +202,12 @@ typedef struct { double f; int64_t i; int8_t is_int; } ct_scalar;
  *   returns int: 0 on success, -1 on failure;
  * - a question or an iterator (ct_loader_next, ct_is_contiguous ...) returns bool:
  *   false on failure too, which ct_last_error() tells apart;
- * - a function returning a number (ct_item, ct_get_lr, ct_clip_grad_norm ...)
- *   returns NaN (an integer count: -1);
- * - functions returning void cannot fail.
+ * - a function returning a number (ct_item, ct_optim_get_lr, ct_clip_grad_norm_ ...)
+ *   returns NaN; a size or count (ct_numel, ct_size, ct_dataset_len ...) returns -1;
+ *   an integer value with no spare value (ct_item_int) returns 0, and
+ *   ct_last_error() tells;
+ * - an enum or struct accessor given NULL returns its zero (ct_dtype_of: CT_DTYPE_UNSET);
+ * - functions returning void cannot fail (a NULL object makes them do nothing).
  * Every public function is wrapped by a macro of its name that records the call
  * site (CT_AT below), so the handler prints the caller's file:line. */
 

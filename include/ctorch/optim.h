@@ -98,7 +98,7 @@ int ct_optim_num_groups(const ct_optim *opt);
 #define ct_optim_num_groups(opt) CT_AT(ct_optim_num_groups(opt))
 double ct_optim_get_lr(const ct_optim *opt, int group);
 #define ct_optim_get_lr(opt, group) CT_AT(ct_optim_get_lr(opt, group))
-void ct_optim_set_lr(ct_optim *opt, int group, double lr);
+int ct_optim_set_lr(ct_optim *opt, int group, double lr); /* 0 or -1 */
 #define ct_optim_set_lr(opt, group, lr) CT_AT(ct_optim_set_lr(opt, group, lr))
 /* Any hyperparameter of a group by PyTorch's name ("lr", "momentum", "beta1", ...);
  * NAN when the optimizer has no such field. */

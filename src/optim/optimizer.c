@@ -214,7 +214,7 @@ int ct_optim_set(ct_optim *opt, int group, const char *key, double value) {
 }
 
 double ct_optim_get_lr(const ct_optim *opt, int group) { return ct_optim_get(opt, group, "lr"); }
-void ct_optim_set_lr(ct_optim *opt, int group, double lr) { ct_optim_set(opt, group, "lr", lr); }
+int ct_optim_set_lr(ct_optim *opt, int group, double lr) { return ct_optim_set(opt, group, "lr", lr); }
 
 /* ---- state dicts ------------------------------------------------------------- */
 
