@@ -223,20 +223,24 @@ ct_module *ct_nn_batch_norm2d_with(int64_t num_features, ct_batch_norm_layer_opt
 
 typedef struct {
     double eps;              /* 0: PyTorch's default 1e-5 */
-    bool elementwise_affine; /* default true (LayerNorm); GroupNorm calls it affine */
+    bool elementwise_affine; /* default true (set by the macro) */
     ct_dtype dtype;
-} ct_norm_layer_options;
+} ct_layer_norm_options;
 /* nn.LayerNorm(normalized_shape): weight and bias of that shape. */
-ct_module *ct_nn_layer_norm_with(ct_shape normalized_shape, ct_norm_layer_options o);
+ct_module *ct_nn_layer_norm_with(ct_shape normalized_shape, ct_layer_norm_options o);
 #define ct_nn_layer_norm(normalized_shape, ...)                                          \
-    CT_AT(ct_nn_layer_norm_with(normalized_shape, CT_DEFAULTS(ct_norm_layer_options,             \
+    CT_AT(ct_nn_layer_norm_with(normalized_shape, CT_DEFAULTS(ct_layer_norm_options,       \
                                                               .elementwise_affine = true, __VA_ARGS__)))
+typedef struct {
+    double eps;  /* 0: PyTorch's default 1e-5 */
+    bool affine; /* default true (set by the macro) */
+    ct_dtype dtype;
+} ct_group_norm_options;
 /* nn.GroupNorm(num_groups, num_channels): weight and bias [C] when affine. */
-ct_module *ct_nn_group_norm_with(int64_t num_groups, int64_t num_channels, ct_norm_layer_options o);
+ct_module *ct_nn_group_norm_with(int64_t num_groups, int64_t num_channels, ct_group_norm_options o);
 #define ct_nn_group_norm(num_groups, num_channels, ...)                                   \
     CT_AT(ct_nn_group_norm_with(num_groups, num_channels,                                 \
-                                CT_DEFAULTS(ct_norm_layer_options, .elementwise_affine = true, \
-                                            __VA_ARGS__)))
+                                CT_DEFAULTS(ct_group_norm_options, .affine = true, __VA_ARGS__)))
 
 typedef struct {
     ct_tensor *weight, *bias; /* optional, [C] */

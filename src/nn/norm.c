@@ -136,18 +136,18 @@ static ct_module *norm_new(const ct_module_class *cls, ln_state s, ct_shape psha
     return m;
 }
 
-ct_module *ct_nn_layer_norm_with(ct_shape shape, ct_norm_layer_options o) {
+ct_module *ct_nn_layer_norm_with(ct_shape shape, ct_layer_norm_options o) {
     ln_state s = {.shape = shape, .eps = ct_zero_or(o.eps, 1e-5), .affine = o.elementwise_affine};
     return norm_new(&LAYER_NORM, s, shape, o.dtype);
 }
 
-ct_module *ct_nn_group_norm_with(int64_t groups, int64_t channels, ct_norm_layer_options o) {
+ct_module *ct_nn_group_norm_with(int64_t groups, int64_t channels, ct_group_norm_options o) {
     if (groups <= 0 || channels % groups) {
         ct_error("ct_nn_group_norm: num_channels must be divisible by num_groups (got %lld and %lld)",
                  (long long)channels, (long long)groups);
         return NULL;
     }
     ln_state s = {.groups = groups, .channels = channels, .eps = ct_zero_or(o.eps, 1e-5),
-                  .affine = o.elementwise_affine};
+                  .affine = o.affine};
     return norm_new(&GROUP_NORM, s, CT_SHAPE(channels), o.dtype);
 }
