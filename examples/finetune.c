@@ -73,7 +73,7 @@ int main(void) {
         ct_module_requires_grad_(last, true);
         ct_tensor *lp[2];
         ct_parameters(last, lp, 2);
-        ct_optim_add_param_group(head_opt, lp, 2, .lr = 0.01);
+        ct_optim_add_param_group(head_opt, lp, 2, .lr = CT_SOME(0.01));
         loss_value = classify(model, head_opt, 50);
         printf("with the last layer unfrozen (lr %.3g): loss %.4f; frozen layer moved by %g\n",
                ct_optim_get_lr(head_opt, 1), loss_value, moved);

@@ -177,7 +177,7 @@ int main(int argc, char **argv) {
             ct_print(b.t[3]);
         }
 
-        bag_model m = {ct_nn_embedding(VOCAB, 16, .padding_idx = PAD), ct_nn_linear(16, 2)};
+        bag_model m = {ct_nn_embedding(VOCAB, 16, .padding_idx = CT_SOME(PAD)), ct_nn_linear(16, 2)};
         ct_tensor *params[4];
         int n = ct_parameters(m.embed, params, 2);
         n += ct_parameters(m.head, params + n, 2);

@@ -78,7 +78,7 @@ TEST(device_mismatch_join_and_index) {
     CHECK_DEVICE_ERROR(ct_index_select(c, 1, ct_tensor_i64(((int64_t[]){1}), CT_SHAPE(1))));
     CHECK_DEVICE_ERROR(ct_gather(a, 0, on_cuda(ct_zeros(CT_SHAPE(2, 3), .dtype = CT_I64))));
     CHECK_DEVICE_ERROR(ct_masked_fill(a, on_cuda(ct_gt_scalar(a, 0)), 0));
-    CHECK_DEVICE_ERROR(ct_embedding(a, idx, CT_PADDING_NONE));
+    CHECK_DEVICE_ERROR(ct_embedding(idx, a));
     untag_all();
 }
 

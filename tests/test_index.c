@@ -182,11 +182,11 @@ TEST(sort_and_topk_match_pytorch) {
 TEST(embedding_matches_pytorch) {
     fx_file *fx = fx_load("index");
     ct_tensor *w = leaf(fx, "emb.weight"), *i = fx_get(fx, "emb.i");
-    ct_tensor *e = ct_embedding(w, i, CT_PADDING_NONE);
+    ct_tensor *e = ct_embedding(i, w);
     CHECK_GRADS("emb", e, 1, &w, 1e-12);
     CHECK_STR_EQ(ct_node_name(ct_grad_fn(e)), "EmbeddingBackward0");
-    CHECK_GRADS("embp", ct_embedding(w, i, -4), 1, &w, 1e-12); /* padding row 2 */
-    CHECK_GRADS("embp", ct_embedding(w, ct_to(i, .dtype = CT_I32), 2), 1, &w, 1e-12);
+    CHECK_GRADS("embp", ct_embedding(i, w, .padding_idx = CT_SOME(-4)), 1, &w, 1e-12); /* padding row 2 */
+    CHECK_GRADS("embp", ct_embedding(ct_to(i, .dtype = CT_I32), w, .padding_idx = CT_SOME(2)), 1, &w, 1e-12);
     fx_free(fx);
 }
 
@@ -195,16 +195,16 @@ TEST(embedding_matches_pytorch) {
 TEST(embedding_scale_grad_by_freq_matches_pytorch) {
     fx_file *fx = fx_load("index");
     ct_tensor *w = leaf(fx, "embf.weight"), *i = fx_get(fx, "embf.i");
-    CHECK_GRADS("embf", ct_embedding(w, i, CT_PADDING_NONE, .scale_grad_by_freq = true), 1, &w,
+    CHECK_GRADS("embf", ct_embedding(i, w, .scale_grad_by_freq = true), 1, &w,
                 1e-12);
-    CHECK_GRADS("embfp", ct_embedding(w, ct_to(i, .dtype = CT_I32), 5, .scale_grad_by_freq = true),
+    CHECK_GRADS("embfp", ct_embedding(ct_to(i, .dtype = CT_I32), w, .padding_idx = CT_SOME(5), .scale_grad_by_freq = true),
                 1, &w, 1e-12);
-    ct_module *m = ct_nn_embedding(6, 3, .padding_idx = 5, .scale_grad_by_freq = true,
+    ct_module *m = ct_nn_embedding(6, 3, .padding_idx = CT_SOME(5), .scale_grad_by_freq = true,
                                    .dtype = CT_F64);
     ct_tensor *mw = ct_module_get_parameter(m, "weight");
     CT_NO_GRAD { ct_copy_(mw, w); }
     CHECK_GRADS("embfp", ct_forward(m, i), 1, &mw, 1e-12);
-    CHECK_ERROR(ct_embedding(w, i, CT_PADDING_NONE, .sparse = true),
+    CHECK_ERROR(ct_embedding(i, w, .sparse = true),
                 "ct_embedding: sparse=True is not supported: ctorch has no sparse tensors");
     CHECK_ERROR(ct_nn_embedding(6, 3, .sparse = true), "sparse=True is not supported");
     fx_free(fx);
@@ -286,14 +286,14 @@ TEST(index_errors_use_pytorch_wording) {
                 "masked_select: expected BoolTensor or ByteTensor for mask");
 
     ct_tensor *w = ct_ones(CT_SHAPE(4, 2));
-    CHECK_ERROR(ct_embedding(w, bad, CT_PADDING_NONE), "index out of range in self");
-    CHECK_ERROR(ct_embedding(w, ct_tensor_i64(((int64_t[]){-1}), CT_SHAPE(1)), CT_PADDING_NONE),
+    CHECK_ERROR(ct_embedding(bad, w), "index out of range in self");
+    CHECK_ERROR(ct_embedding(ct_tensor_i64(((int64_t[]){-1}), CT_SHAPE(1)), w),
                 "index -1 is out of bounds for dimension 0 with size 4");
-    CHECK_ERROR(ct_embedding(w, f, CT_PADDING_NONE),
+    CHECK_ERROR(ct_embedding(f, w),
                 "Expected tensor for argument #1 'indices' to have one of the following scalar "
                 "types: Long, Int; but got float32 instead");
-    CHECK_ERROR(ct_embedding(w, bad, 4), "Padding_idx must be within num_embeddings");
-    CHECK_ERROR(ct_embedding(ct_ones(CT_SHAPE(4)), bad, CT_PADDING_NONE), "'weight' must be 2-D");
+    CHECK_ERROR(ct_embedding(bad, w, .padding_idx = CT_SOME(4)), "Padding_idx must be within num_embeddings");
+    CHECK_ERROR(ct_embedding(bad, ct_ones(CT_SHAPE(4))), "'weight' must be 2-D");
 
     CHECK_ERROR(ct_one_hot(f, 3), "one_hot is only applicable to index tensor.");
     CHECK_ERROR(ct_one_hot(bad, 3), "Class values must be smaller than num_classes.");
@@ -428,7 +428,7 @@ TEST(embedding_rows_and_large_select) {
     ct_tensor *ids = ct_empty(CT_SHAPE(4096), .dtype = CT_I64);
     int64_t *ip = ct_data_ptr(ids);
     for (int64_t i = 0; i < 4096; i++) ip[i] = (i * 31) % n;
-    ct_tensor *e = ct_embedding(w, ids, CT_PADDING_NONE);
+    ct_tensor *e = ct_embedding(ids, w);
     ct_tensor *g = ct_index_select(w, 0, ids);
     CHECK(ct_test_max_diff(e, g) == 0);
     CHECK_INT_EQ(ct_size(e, 0), 4096);

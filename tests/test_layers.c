@@ -33,7 +33,7 @@ static ct_module *b_maxpool(void) { return ct_nn_max_pool2d(CT_DIMS(3), .stride 
 static ct_module *b_avgpool(void) { return ct_nn_avg_pool2d(CT_DIMS(2)); }
 static ct_module *b_adaptive(void) { return ct_nn_adaptive_avg_pool2d(CT_DIMS(2, 3)); }
 static ct_module *b_bn1d(void) { return ct_nn_batch_norm1d(4); }
-static ct_module *b_bn1d_3d(void) { return ct_nn_batch_norm1d(3, .momentum = NAN); }
+static ct_module *b_bn1d_3d(void) { return ct_nn_batch_norm1d(3, .momentum = CT_NONE); }
 static ct_module *b_bn2d(void) { return ct_nn_batch_norm2d(3); }
 static ct_module *b_bn2d_noaffine(void) {
     return ct_nn_batch_norm2d(3, .affine = false, .track_running_stats = false);
@@ -41,7 +41,7 @@ static ct_module *b_bn2d_noaffine(void) {
 static ct_module *b_layernorm(void) { return ct_nn_layer_norm(CT_SHAPE(4, 5)); }
 static ct_module *b_layernorm6(void) { return ct_nn_layer_norm(CT_SHAPE(6)); }
 static ct_module *b_groupnorm(void) { return ct_nn_group_norm(2, 6); }
-static ct_module *b_embedding(void) { return ct_nn_embedding(10, 4, .padding_idx = 2); }
+static ct_module *b_embedding(void) { return ct_nn_embedding(10, 4, .padding_idx = CT_SOME(2)); }
 static ct_module *b_embedding_maxnorm(void) { return ct_nn_embedding(6, 5, .max_norm = 1.5); }
 static ct_module *b_relu(void) { return ct_nn_relu(); }
 static ct_module *b_leaky(void) { return ct_nn_leaky_relu(.negative_slope = 0.2); }
@@ -69,7 +69,7 @@ static ct_module *b_conv2d_replicate_same(void) {
 static ct_module *b_adaptive_max(void) { return ct_nn_adaptive_max_pool2d(CT_DIMS(2, 3)); }
 static ct_module *b_elu(void) { return ct_nn_elu(.alpha = 0.5); }
 static ct_module *b_softplus(void) { return ct_nn_softplus(.beta = 2, .threshold = 1); }
-static ct_module *b_hardtanh(void) { return ct_nn_hardtanh(.min_val = -0.5, .max_val = 0.8); }
+static ct_module *b_hardtanh(void) { return ct_nn_hardtanh(.min_val = CT_SOME(-0.5), .max_val = CT_SOME(0.8)); }
 
 /* Must match tests/fixtures/gen_layers.py. */
 static const layer_case cases[] = {

@@ -82,7 +82,7 @@ TEST(batch_norm_running_stats_train_and_eval) {
 
 TEST(batch_norm_cumulative_average_and_untracked) {
     ct_manual_seed(3);
-    ct_module *bn = ct_nn_batch_norm2d(2, .momentum = NAN);
+    ct_module *bn = ct_nn_batch_norm2d(2, .momentum = CT_NONE);
     ct_tensor *sum = ct_zeros(CT_SHAPE(2));
     for (int i = 0; i < 3; i++) {
         ct_tensor *x = ct_add_scalar(ct_randn(CT_SHAPE(4, 2, 3, 3)), i);
@@ -161,7 +161,7 @@ TEST(layer_errors) {
                                         .padding_mode = CT_PADDING_CIRCULAR),
                            ct_ones(CT_SHAPE(1, 1, 3))),
                 "circular padding");
-    CHECK_ERROR(ct_nn_embedding(5, 2, .padding_idx = 5), "Padding_idx must be within num_embeddings");
+    CHECK_ERROR(ct_nn_embedding(5, 2, .padding_idx = CT_SOME(5)), "Padding_idx must be within num_embeddings");
     ct_module *lin = ct_nn_linear(4, 3);
     CHECK_ERROR(ct_forward(lin, ct_ones(CT_SHAPE(2, 5))), "");
     ct_module *bil = ct_nn_bilinear(2, 3, 4);
@@ -209,5 +209,5 @@ TEST(max_pools_return_indices_through_forward_multi) {
     CHECK_INT_EQ(ct_forward_multi(amp, 1, &x, out, 2), 2);
     want = ct_adaptive_max_pool2d_with_indices(x, CT_DIMS(2), &idx);
     CHECK(ct_test_max_diff(out[1], idx) == 0);
-    CHECK_ERROR(ct_nn_hardtanh(.min_val = 1, .max_val = 0), "max_val must be greater than min_val");
+    CHECK_ERROR(ct_nn_hardtanh(.min_val = CT_SOME(1), .max_val = CT_SOME(0)), "max_val must be greater than min_val");
 }

@@ -12,8 +12,8 @@ typedef enum { MATMUL, ADDMM, BADDBMM, OUTER } kind;
 static ct_tensor *apply(kind k, ct_tensor **in) {
     switch (k) {
     case MATMUL: return ct_matmul(in[0], in[1]);
-    case ADDMM: return ct_addmm(in[0], in[1], in[2], 0.5, 2.0);
-    case BADDBMM: return ct_baddbmm(in[0], in[1], in[2], 0.7, -1.5);
+    case ADDMM: return ct_addmm(in[0], in[1], in[2], .beta = CT_SOME(0.5), .alpha = CT_SOME(2.0));
+    case BADDBMM: return ct_baddbmm(in[0], in[1], in[2], .beta = CT_SOME(0.7), .alpha = CT_SOME(-1.5));
     case OUTER: return ct_outer(in[0], in[1]);
     }
     return NULL;
@@ -52,7 +52,7 @@ TEST(grad_fn_names_follow_pytorch) {
     CHECK_STR_EQ(ct_node_name(ct_grad_fn(ct_matmul(m, v))), "MvBackward0");
     CHECK_STR_EQ(ct_node_name(ct_grad_fn(ct_matmul(v, v))), "DotBackward0");
     CHECK_STR_EQ(ct_node_name(ct_grad_fn(ct_bmm(b, ct_ones(CT_SHAPE(5, 3, 1))))), "BmmBackward0");
-    CHECK_STR_EQ(ct_node_name(ct_grad_fn(ct_addmm(v, n, ct_ones(CT_SHAPE(4, 3)), 1, 1))),
+    CHECK_STR_EQ(ct_node_name(ct_grad_fn(ct_addmm(v, n, ct_ones(CT_SHAPE(4, 3))))),
                  "AddmmBackward0");
     CHECK_STR_EQ(ct_node_name(ct_grad_fn(ct_outer(v, v))), "MulBackward0");
 }
@@ -107,8 +107,8 @@ TEST(dtypes) {
 TEST(addmm_beta_zero_ignores_input) {
     ct_tensor *nan = ct_full(CT_SHAPE(2, 2), NAN);
     ct_tensor *a = ct_ones(CT_SHAPE(2, 3)), *b = ct_ones(CT_SHAPE(3, 2));
-    CHECK_VALUES(ct_addmm(nan, a, b, 0, 1), 0, 3, 3, 3, 3);
-    CHECK_VALUES(ct_addmm(ct_ones(CT_SHAPE(1)), a, b, 2, 0.5), 0, 3.5, 3.5, 3.5, 3.5);
+    CHECK_VALUES(ct_addmm(nan, a, b, .beta = CT_SOME(0)), 0, 3, 3, 3, 3);
+    CHECK_VALUES(ct_addmm(ct_ones(CT_SHAPE(1)), a, b, .beta = CT_SOME(2), .alpha = CT_SOME(0.5)), 0, 3.5, 3.5, 3.5, 3.5);
 }
 
 TEST(errors_name_the_shapes) {
@@ -131,7 +131,7 @@ TEST(errors_name_the_shapes) {
                 "ct_matmul: The size of tensor a (2) must match the size of tensor b (5) at non-singleton dimension 0");
     CHECK_ERROR(ct_outer(ct_zeros(CT_SHAPE(3, 2)), ct_zeros(CT_SHAPE(4))),
                 "ct_outer: Expected 1-D argument self, but got 2-D");
-    CHECK_ERROR(ct_addmm(ct_zeros(CT_SHAPE(3)), ct_zeros(CT_SHAPE(2, 3)), ct_zeros(CT_SHAPE(3, 4)), 1, 1),
+    CHECK_ERROR(ct_addmm(ct_zeros(CT_SHAPE(3)), ct_zeros(CT_SHAPE(2, 3)), ct_zeros(CT_SHAPE(3, 4))),
                 "ct_addmm: self of size [3] cannot be broadcast to the product's size [2, 4]");
     CHECK(ct_matmul(NULL, x) == NULL);
 }

@@ -43,7 +43,7 @@ static void run_case(fx_file *f, const norm_fixture *c, ct_dtype dt, double tol)
             rv = fx_get_as(f, key, dt, false);
         }
         y = ct_batch_norm(x, rm, rv, .weight = w, .bias = b, .training = training,
-                          .momentum = momentum);
+                          .momentum = CT_SOME(momentum));
         CHECK_STR_EQ(ct_node_name(ct_grad_fn(y)), "NativeBatchNormBackward0");
     } else if (c->kind == LN) {
         ct_shape ns = {.ndim = (int)c->arg};
@@ -135,7 +135,7 @@ TEST(norm_training_updates_running_stats_in_place) {
     ct_tensor *rm = ct_zeros(CT_SHAPE(2)), *rv = ct_ones(CT_SHAPE(2));
     unsigned v0 = ct_version(rm);
     ct_tensor *x = ct_tensor_f32(((float[]){1, 2, 3, 4, 5, 6, 7, 8}), CT_SHAPE(2, 2, 2));
-    ct_batch_norm(x, rm, rv, .training = true, .momentum = 0.5);
+    ct_batch_norm(x, rm, rv, .training = true, .momentum = CT_SOME(0.5));
     CHECK(ct_version(rm) != v0);
     /* channel 0: 1, 2, 5, 6 (mean 3.5, unbiased var 17/3); channel 1: 3, 4, 7, 8 */
     CHECK_VALUES(rm, 1e-6, 1.75, 2.75);
@@ -143,7 +143,7 @@ TEST(norm_training_updates_running_stats_in_place) {
     /* a non-contiguous float64 running mean is updated through a copy */
     ct_tensor *wide = ct_zeros(CT_SHAPE(2, 2), .dtype = CT_F64);
     ct_tensor *col = ct_select(wide, 1, 0);
-    ct_batch_norm(x, col, NULL, .training = true, .momentum = 1);
+    ct_batch_norm(x, col, NULL, .training = true, .momentum = CT_SOME(1));
     CHECK_VALUES(wide, 1e-6, 3.5, 0, 5.5, 0);
 }
 

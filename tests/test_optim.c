@@ -82,17 +82,17 @@ TEST(param_groups_override_the_defaults) {
     fx_file *f = fx_load("optim");
     ct_tensor *a = start(1), *b = start(2);
     ct_optim *opt = ct_sgd(&a, 1, .lr = 0.1, .momentum = 0.9);
-    CHECK(ct_optim_add_param_group(opt, &b, 1, .lr = 0.01, .momentum = 0.5) == 0);
+    CHECK(ct_optim_add_param_group(opt, &b, 1, .lr = CT_SOME(0.01), .momentum = CT_SOME(0.5)) == 0);
     CHECK_CLOSE(ct_optim_get(opt, 1, "dampening"), 0, 0);
     run_groups(f, "groups", opt, a, b);
     CHECK_ERROR(ct_optim_add_param_group(opt, &a, 1), "more than one parameter group");
     /* Adam whose second group turns weight decay off. */
     ct_tensor *wa = start(1), *wb = start(2);
     ct_optim *adam = ct_adam(&wa, 1, .lr = 1e-2, .weight_decay = 0.1);
-    CHECK(ct_optim_add_param_group(adam, &wb, 1, .weight_decay = 0) == 0);
+    CHECK(ct_optim_add_param_group(adam, &wb, 1, .weight_decay = CT_SOME(0)) == 0);
     run_groups(f, "groups_wd", adam, wa, wb);
     ct_tensor *c = start(1);
-    CHECK_ERROR(ct_optim_add_param_group(opt, &c, 1, .beta1 = 0.5), "has no hyperparameter 'beta1'");
+    CHECK_ERROR(ct_optim_add_param_group(opt, &c, 1, .beta1 = CT_SOME(0.5)), "has no hyperparameter 'beta1'");
     fx_free(f);
 }
 
@@ -101,7 +101,7 @@ TEST(param_groups_are_inspectable) {
     ct_tensor *a = start(1), *b = start(2), *c = start(3);
     ct_tensor *ab[] = {a, b};
     ct_optim *opt = ct_sgd(ab, 2, .lr = 0.1, .momentum = 0.9, .nesterov = true);
-    CHECK(ct_optim_add_param_group(opt, &c, 1, .lr = 0.01, .weight_decay = 1e-4) == 0);
+    CHECK(ct_optim_add_param_group(opt, &c, 1, .lr = CT_SOME(0.01), .weight_decay = CT_SOME(1e-4)) == 0);
     CHECK_INT_EQ(ct_optim_num_groups(opt), 2);
     ct_param_group_info g0 = ct_optim_param_group(opt, 0), g1 = ct_optim_param_group(opt, 1);
     CHECK_INT_EQ(g0.num_params, 2);

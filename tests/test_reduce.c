@@ -43,16 +43,16 @@ FX(argmax_all, ct_argmax(x))
 FX(argmax_d1, ct_argmax(x, D(1)))
 FX(argmin_d2_keep, ct_argmin(x, D(2), .keepdim = true))
 FX(var_all, ct_var(x))
-FX(var_d1_c0, ct_var(x, D(1), CT_CORRECTION(0)))
+FX(var_d1_c0, ct_var(x, D(1), .correction = CT_SOME(0)))
 FX(std_d02_keep, ct_std(x, D(0, 2), .keepdim = true))
 FX(std_all, ct_std(x))
 FX(var_large, ct_var(x, D(1)))
 FX(norm_2, ct_norm(x))
-FX(norm_1_d1, ct_norm(x, .p = 1, D(1)))
-FX(norm_inf_d0, ct_norm(x, .p = INFINITY, D(0)))
-FX(norm_ninf_d2, ct_norm(x, .p = -INFINITY, D(2)))
-FX(norm_0, ct_norm(x, CT_NORM_P(0)))
-FX(norm_2_d12_keep, ct_norm(x, .p = 2, D(1, 2), .keepdim = true))
+FX(norm_1_d1, ct_norm(x, .p = CT_SOME(1), D(1)))
+FX(norm_inf_d0, ct_norm(x, .p = CT_SOME(INFINITY), D(0)))
+FX(norm_ninf_d2, ct_norm(x, .p = CT_SOME(-INFINITY), D(2)))
+FX(norm_0, ct_norm(x, .p = CT_SOME(0)))
+FX(norm_2_d12_keep, ct_norm(x, .p = CT_SOME(2), D(1, 2), .keepdim = true))
 FX(logsumexp_d1, ct_logsumexp(x, D(1)))
 FX(logsumexp_d02, ct_logsumexp(x, D(0, 2)))
 FX(cumsum_d1, ct_cumsum(x, 1))
@@ -305,11 +305,11 @@ TEST(errors) {
                                              "complex dtype. Got: Int");
     CHECK_ERROR(ct_var(i), "std and var only support floating point");
     CHECK_ERROR(ct_norm(i), "Expected a floating point or complex tensor as input. Got Long");
-    CHECK_ERROR(ct_norm(x, .p = 3), "p = 3 is not supported");
+    CHECK_ERROR(ct_norm(x, .p = CT_SOME(3)), "p = 3 is not supported");
     CHECK_ERROR(ct_softmax(i, 0), "\"softmax_kernel_impl\" not implemented for 'Long'");
     CHECK_ERROR(ct_log_softmax(i, 1), "\"log_softmax_lastdim_kernel_impl\" not implemented for 'Long'");
-    CHECK_ERROR(ct_norm(ct_zeros(CT_SHAPE(0, 2)), .p = INFINITY), "cannot compute the inf norm on an empty tensor");
-    CHECK_INT_EQ(ct_numel(ct_norm(ct_zeros(CT_SHAPE(0, 2)), .p = INFINITY, .dims = CT_DIMS(1))), 0);
+    CHECK_ERROR(ct_norm(ct_zeros(CT_SHAPE(0, 2)), .p = CT_SOME(INFINITY)), "cannot compute the inf norm on an empty tensor");
+    CHECK_INT_EQ(ct_numel(ct_norm(ct_zeros(CT_SHAPE(0, 2)), .p = CT_SOME(INFINITY), .dims = CT_DIMS(1))), 0);
     CHECK_ERROR(ct_sum(ct_scalar_tensor(3), .dims = CT_DIMS(0, -1)), "dim 0 appears multiple times");
     CHECK_ERROR(ct_softmax(x, 2), "ct_softmax: Dimension out of range");
     CHECK_ERROR(ct_cumsum(x, -3), "ct_cumsum: Dimension out of range");
@@ -400,8 +400,8 @@ TEST(header_examples) {
     ct_tensor *t = ct_ones(CT_SHAPE(2, 3, 4));
     CHECK_VALUES(ct_sum(t), 0, 24);
     CHECK_INT_EQ(ct_numel(ct_sum(t, .dims = CT_DIMS(0, 2), .keepdim = true)), 3);
-    CHECK_VALUES(ct_var(t, .dims = CT_DIMS(-1), CT_CORRECTION(0)), 0, 0, 0, 0, 0, 0, 0);
-    CHECK_INT_EQ(ct_numel(ct_norm(t, .p = INFINITY, .dims = CT_DIMS(1))), 8);
+    CHECK_VALUES(ct_var(t, .dims = CT_DIMS(-1), .correction = CT_SOME(0)), 0, 0, 0, 0, 0, 0, 0);
+    CHECK_INT_EQ(ct_numel(ct_norm(t, .p = CT_SOME(INFINITY), .dims = CT_DIMS(1))), 8);
     ct_values_indices m = ct_max_dim(t, 1, false);
     CHECK(m.values && ct_dtype_of(m.indices) == CT_I64);
     CHECK_CLOSE(ct_item(ct_sum(ct_softmax(t, -1))), 6, 1e-5);

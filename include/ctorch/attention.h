@@ -45,7 +45,7 @@ typedef struct {
 ct_attention_result ct_attention_with(ct_module *mha, ct_tensor *query, ct_tensor *key,
                                       ct_tensor *value, ct_attention_options o);
 #define ct_attention(mha, query, key, value, ...) \
-    CT_AT(ct_attention_with(mha, query, key, value, (ct_attention_options){__VA_ARGS__}))
+    CT_AT(ct_attention_with(mha, query, key, value, CT_OPTIONS(ct_attention_options, __VA_ARGS__)))
 
 /* ---- the functional form: F.multi_head_attention_forward ------------------------
  *
@@ -117,6 +117,8 @@ ct_module *ct_nn_transformer_encoder_layer_with(int64_t d_model, int64_t nhead, 
 /* The encoder layer's forward with masks (ct_forward(layer, src) has none). */
 ct_tensor *ct_encoder_layer_forward(ct_module *layer, ct_tensor *src, ct_tensor *src_mask,
                                     ct_tensor *src_key_padding_mask);
+#define ct_encoder_layer_forward(layer, src, src_mask, src_key_padding_mask) \
+    CT_AT(ct_encoder_layer_forward(layer, src, src_mask, src_key_padding_mask))
 
 #ifdef __cplusplus
 }

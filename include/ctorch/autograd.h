@@ -17,15 +17,21 @@ extern "C" {
 /* ---- leaves, grads, the graph ----------------------------------------- */
 
 bool ct_requires_grad(const ct_tensor *t);
+#define ct_requires_grad(t) CT_AT(ct_requires_grad(t))
 /* requires_grad_(): only on leaves; returns 0, or -1 with an error. */
 int ct_set_requires_grad(ct_tensor *t, bool requires_grad);
+#define ct_set_requires_grad(t, requires_grad) CT_AT(ct_set_requires_grad(t, requires_grad))
 bool ct_is_leaf(const ct_tensor *t);
+#define ct_is_leaf(t) CT_AT(ct_is_leaf(t))
 /* The accumulated gradient, borrowed: valid while t lives (NULL when none). */
 ct_tensor *ct_grad(const ct_tensor *t);
+#define ct_grad(t) CT_AT(ct_grad(t))
 /* Replaces t's .grad (NULL sets it to None, like zero_grad(set_to_none=True)). */
 int ct_set_grad(ct_tensor *t, ct_tensor *grad);
+#define ct_set_grad(t, grad) CT_AT(ct_set_grad(t, grad))
 /* Makes a non-leaf keep its .grad after backward. */
 int ct_retain_grad(ct_tensor *t);
+#define ct_retain_grad(t) CT_AT(ct_retain_grad(t))
 /* A tensor sharing t's data, cut from the graph (requires_grad false). */
 ct_tensor *ct_detach(ct_tensor *t);
 #define ct_detach(t) CT_AT(ct_detach(t))
@@ -33,10 +39,14 @@ ct_tensor *ct_detach(ct_tensor *t);
 /* The node that created t (borrowed; NULL for leaves), its name as PyTorch prints it
  * ("AddBackward0") and the nodes its gradient flows to next. */
 ct_node *ct_grad_fn(const ct_tensor *t);
+#define ct_grad_fn(t) CT_AT(ct_grad_fn(t))
 const char *ct_node_name(const ct_node *n);
+#define ct_node_name(n) CT_AT(ct_node_name(n))
 int ct_node_num_next(const ct_node *n);
+#define ct_node_num_next(n) CT_AT(ct_node_num_next(n))
 /* The i-th next node (borrowed; NULL when that input needs no gradient). */
 ct_node *ct_node_next(const ct_node *n, int i, int *input_nr);
+#define ct_node_next(n, i, input_nr) CT_AT(ct_node_next(n, i, input_nr))
 
 /* ---- backward ---------------------------------------------------------- */
 
@@ -50,7 +60,7 @@ int ct_backward_with(ct_tensor *t, ct_backward_options o);
  * "grad can be implicitly created only for scalar outputs" for a non-scalar t
  * without .gradient, "Trying to backward through the graph a second time ..." when
  * the graph was freed by an earlier backward. */
-#define ct_backward(t, ...) CT_AT(ct_backward_with(t, (ct_backward_options){__VA_ARGS__}))
+#define ct_backward(t, ...) CT_AT(ct_backward_with(t, CT_OPTIONS(ct_backward_options, __VA_ARGS__)))
 
 typedef struct {
     ct_tensor **grad_outputs; /* n_outputs entries, NULL entries for scalars; or NULL */
@@ -64,15 +74,19 @@ int ct_autograd_grad_with(int n_outputs, ct_tensor *const *outputs, int n_inputs
                       ct_tensor *const *inputs, ct_tensor **result, ct_grad_options o);
 #define ct_autograd_grad(n_outputs, outputs, n_inputs, inputs, result, ...)            \
     CT_AT(ct_autograd_grad_with(n_outputs, outputs, n_inputs, inputs, result,             \
-                            (ct_grad_options){__VA_ARGS__}))
+                            CT_OPTIONS(ct_grad_options, __VA_ARGS__)))
 
 /* ---- grad modes (per thread, nestable) -------------------------------- */
 
 bool ct_is_grad_enabled(void);
+#define ct_is_grad_enabled(...) CT_AT(ct_is_grad_enabled(__VA_ARGS__))
 bool ct_set_grad_enabled(bool enabled); /* returns the previous mode */
+#define ct_set_grad_enabled(enabled) CT_AT(ct_set_grad_enabled(enabled))
 typedef struct { bool prev; int once; } ct_grad_mode_guard;
 ct_grad_mode_guard ct_grad_mode_begin(bool enabled);
+#define ct_grad_mode_begin(enabled) CT_AT(ct_grad_mode_begin(enabled))
 void ct_grad_mode_end(ct_grad_mode_guard *g);
+#define ct_grad_mode_end(g) CT_AT(ct_grad_mode_end(g))
 #define CT_GRAD_MODE_(enabled)                                                        \
     for (ct_grad_mode_guard CT_CAT(ct_gm_, __LINE__)                                  \
              __attribute__((cleanup(ct_grad_mode_end))) = ct_grad_mode_begin(enabled); \
@@ -95,11 +109,16 @@ void ct_grad_mode_end(ct_grad_mode_guard *g);
  * values"), a ctorch extension.  Global (all threads), like PyTorch's; costs a pass
  * over every gradient. */
 bool ct_set_detect_anomaly(bool enabled); /* returns the previous mode */
+#define ct_set_detect_anomaly(enabled) CT_AT(ct_set_detect_anomaly(enabled))
 bool ct_is_anomaly_enabled(void);
 bool ct_set_anomaly_check_inf(bool enabled); /* default false; returns the previous */
+#define ct_set_anomaly_check_inf(enabled) CT_AT(ct_set_anomaly_check_inf(enabled))
+#define ct_is_anomaly_enabled(...) CT_AT(ct_is_anomaly_enabled(__VA_ARGS__))
 typedef struct { bool prev; int once; } ct_anomaly_guard;
 ct_anomaly_guard ct_anomaly_begin(bool enabled);
+#define ct_anomaly_begin(enabled) CT_AT(ct_anomaly_begin(enabled))
 void ct_anomaly_end(ct_anomaly_guard *g);
+#define ct_anomaly_end(g) CT_AT(ct_anomaly_end(g))
 /* CT_DETECT_ANOMALY { ... }: anomaly mode on inside the block (restored on exit). */
 #define CT_DETECT_ANOMALY                                                              \
     for (ct_anomaly_guard CT_CAT(ct_am_, __LINE__)                                     \
@@ -112,7 +131,9 @@ void ct_anomaly_end(ct_anomaly_guard *g);
  * tensor to replace it.  Returns a handle for ct_remove_hook, or -1. */
 typedef ct_tensor *(*ct_tensor_hook)(ct_tensor *grad, void *ctx);
 int ct_register_hook(ct_tensor *t, ct_tensor_hook fn, void *ctx);
+#define ct_register_hook(...) CT_AT(ct_register_hook(__VA_ARGS__))
 int ct_remove_hook(ct_tensor *t, int handle);
+#define ct_remove_hook(t, handle) CT_AT(ct_remove_hook(t, handle))
 
 #ifdef __cplusplus
 }

@@ -29,15 +29,21 @@ extern "C" {
 /* ---- objects ---------------------------------------------------------- */
 
 void *ct_retain(void *obj);  /* returns obj; NULL-safe */
+#define ct_retain(obj) CT_AT(ct_retain(obj))
 void ct_release(void *obj);  /* NULL-safe */
+#define ct_release(obj) CT_AT(ct_release(obj))
 void *ct_keep(void *obj);    /* hand obj to the enclosing scope; returns obj */
+#define ct_keep(obj) CT_AT(ct_keep(obj))
 
 /* ---- scopes ----------------------------------------------------------- */
 
 typedef struct { int depth; int once; } ct_scope_guard;
 ct_scope_guard ct_scope_begin(void);
+#define ct_scope_begin(...) CT_AT(ct_scope_begin(__VA_ARGS__))
 void ct_scope_end(ct_scope_guard *g);
+#define ct_scope_end(g) CT_AT(ct_scope_end(g))
 int ct_scope_depth(void);
+#define ct_scope_depth(...) CT_AT(ct_scope_depth(__VA_ARGS__))
 
 #define CT_CAT_(a, b) a##b
 #define CT_CAT(a, b) CT_CAT_(a, b)
@@ -56,11 +62,15 @@ int ct_scope_depth(void);
  * A call given a NULL tensor returns NULL and keeps the first message, so a chain
  * of calls can be checked once at its end. */
 const char *ct_last_error(void);  /* NULL when no error is pending */
+#define ct_last_error(...) CT_AT(ct_last_error(__VA_ARGS__))
 void ct_clear_error(void);
+#define ct_clear_error(...) CT_AT(ct_clear_error(__VA_ARGS__))
 typedef void (*ct_error_handler)(const char *message, const char *file, int line);
 ct_error_handler ct_set_error_handler(ct_error_handler h);  /* returns the old one */
+#define ct_set_error_handler(...) CT_AT(ct_set_error_handler(__VA_ARGS__))
 /* Prints the message and the call site of the failing call, then aborts. */
 void ct_abort_on_error(const char *message, const char *file, int line);
+#define ct_abort_on_error(message, file, line) CT_AT(ct_abort_on_error(message, file, line))
 /* Reports an error from user code run by ctorch, with a printf-style message: a
  * Dataset's get(), a collate function, a custom module's forward, a LambdaLR
  * function, a custom autograd function.  It sets the message ct_last_error() returns
@@ -91,9 +101,11 @@ void ct_abort_on_error(const char *message, const char *file, int line);
 void ct_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 #define ct_set_error(...) CT_AT(ct_set_error(__VA_ARGS__))
 
-/* Call sites: public ops are wrapped by macros that record __FILE__/__LINE__ of the
- * caller (for error handlers and anomaly mode).  Library internals call the
- * functions directly; (ct_add)(a, b) does the same in user code. */
+/* Call sites: every public function is wrapped by a macro of its name that records
+ * __FILE__/__LINE__ of the caller (for error handlers and anomaly mode); a new
+ * function gets one too (tests/call_sites/check_wrappers.awk checks the headers).
+ * Library internals call the functions directly; (ct_add)(a, b) does the same in
+ * user code, and a definition or a function pointer uses the plain name. */
 void ct__site(const char *file, int line);
 #ifdef CT_BUILDING_LIBRARY
 #define CT_AT(call) (call) /* inside the library the user's call site stays */
@@ -111,12 +123,19 @@ typedef enum {
 } ct_dtype;
 
 size_t ct_dtype_size(ct_dtype t);
+#define ct_dtype_size(...) CT_AT(ct_dtype_size(__VA_ARGS__))
 const char *ct_dtype_name(ct_dtype t); /* "float32", "int64", ... */
+#define ct_dtype_name(...) CT_AT(ct_dtype_name(__VA_ARGS__))
 bool ct_dtype_is_floating(ct_dtype t);
+#define ct_dtype_is_floating(...) CT_AT(ct_dtype_is_floating(__VA_ARGS__))
 bool ct_dtype_is_integral(ct_dtype t); /* includes bool */
+#define ct_dtype_is_integral(...) CT_AT(ct_dtype_is_integral(__VA_ARGS__))
 ct_dtype ct_promote_types(ct_dtype a, ct_dtype b); /* torch.promote_types */
-void ct_set_default_dtype(ct_dtype t);              /* float32 or float64 */
+#define ct_promote_types(...) CT_AT(ct_promote_types(__VA_ARGS__))
+int ct_set_default_dtype(ct_dtype t);               /* float32 or float64; 0 or -1 */
+#define ct_set_default_dtype(...) CT_AT(ct_set_default_dtype(__VA_ARGS__))
 ct_dtype ct_get_default_dtype(void);
+#define ct_get_default_dtype(...) CT_AT(ct_get_default_dtype(__VA_ARGS__))
 
 /* ---- devices ---------------------------------------------------------- */
 
@@ -126,7 +145,9 @@ typedef struct { int8_t type; int8_t index; } ct_device;
 #define CT_CPU ((ct_device){CT_DEV_CPU, 0})
 #define CT_CUDA(i) ((ct_device){CT_DEV_CUDA, (i)})
 bool ct_device_eq(ct_device a, ct_device b);
+#define ct_device_eq(...) CT_AT(ct_device_eq(__VA_ARGS__))
 const char *ct_device_str(ct_device d, char buf[16]); /* "cpu", "cuda:0" */
+#define ct_device_str(...) CT_AT(ct_device_str(__VA_ARGS__))
 
 /* ---- shapes ----------------------------------------------------------- */
 
@@ -148,13 +169,77 @@ typedef struct { double f; int64_t i; int8_t is_int; } ct_scalar;
 #define CT_INT(v) ((ct_scalar){.f = (double)(v), .i = (int64_t)(v), .is_int = 1})
 #define CT_FLOAT(v) ((ct_scalar){.f = (double)(v), .i = (int64_t)(v), .is_int = 0})
 
-/* Options with non-zero defaults: CT_DEFAULTS(type, defaults..., user values...)
- * builds the struct with the user's designated initializers overriding the defaults
- * (a GNU statement expression; the override warning is silenced for this use). */
+/* ---- the options convention ------------------------------------------ */
+
+/* Every call with options takes them as designated initializers behind its macro,
+ * with PyTorch's names:
+ *
+ *     ct_leaky_relu(x);                           // F.leaky_relu(x), slope 0.01
+ *     ct_leaky_relu(x, .negative_slope = 0.2);
+ *     ct_var(t, .dims = CT_DIMS(1), .correction = CT_SOME(0));  // unbiased=False
+ *     ct_module *act = ct_nn_leaky_relu(.negative_slope = 0.2);  // same struct
+ *
+ * - An option not written takes PyTorch's default.
+ * - Zero means PyTorch's default: the function reads a zero field as the default, so
+ *   the `_with` form given `(ct_x_options){0}` is the macro given nothing.
+ * - Where zero is itself a value one may ask for and not the default (var's
+ *   correction, embedding's padding_idx, clamp's bounds, addmm's beta and alpha,
+ *   hardtanh's bounds, batch norm's momentum, a per-group lr ...) the field is a
+ *   ct_opt_f64 written CT_SOME(v); left out it is PyTorch's default (or None).
+ *   CT_NONE is an explicit None where PyTorch's default is not None (BatchNorm's
+ *   momentum=None).  Integer options held in a ct_opt_f64 must be integral.
+ * - A layer's functional and module forms share one options struct (F.leaky_relu
+ *   and nn.LeakyReLU: ct_leaky_relu_options); each layer has its own struct.
+ * - A bool whose PyTorch default is True (bias, affine, train, shuffle ...) keeps
+ *   PyTorch's name; the macro sets it true (CT_DEFAULTS below), so `.bias = false`
+ *   reads as in Python.  Called through `_with`, such a bool is given explicitly.
+ *
+ * Return conventions, on failure (ct_last_error() then holds the message and the
+ * error handler has been called with the user's file:line):
+ * - a function returning an object (tensor, module, optimizer, ...) returns NULL;
+ *   one returning a pair of tensors returns both NULL;
+ * - a function that acts (an in-place op, ct_backward, ct_step, a save or load)
+ *   returns int: 0 on success, -1 on failure;
+ * - a question or an iterator (ct_loader_next, ct_is_contiguous ...) returns bool:
+ *   false on failure too, which ct_last_error() tells apart;
+ * - a function returning a number (ct_item, ct_optim_get_lr, ct_clip_grad_norm_ ...)
+ *   returns NaN; a size or count (ct_numel, ct_size, ct_dataset_len ...) returns -1;
+ *   an integer value with no spare value (ct_item_int) returns 0, and
+ *   ct_last_error() tells;
+ * - an enum or struct accessor given NULL returns its zero (ct_dtype_of: CT_DTYPE_UNSET);
+ * - functions returning void cannot fail (a NULL object makes them do nothing).
+ * Every public function is wrapped by a macro of its name that records the call
+ * site (CT_AT below), so the handler prints the caller's file:line. */
+
+/* An optional number: zero-initialised means "not given" (PyTorch's default). */
+typedef struct { bool set; bool none; double v; } ct_opt_f64;
+#define CT_SOME(value) ((ct_opt_f64){.set = true, .v = (double)(value)})
+#define CT_NONE ((ct_opt_f64){.set = true, .none = true})
+
+/* CT_OPTIONS(T, opts...): the options struct T from designated initializers, zero for
+ * the rest.  A plain number given to a ct_opt_f64 field (`.lr = 0.01` instead of
+ * `.lr = CT_SOME(0.01)`) would fill its first member by brace elision and be silently
+ * wrong, so a missing brace is an error here (a GNU statement expression scopes it). */
+#define CT_OPTIONS(T, ...)                                                              \
+    ({                                                                                 \
+        _Pragma("GCC diagnostic push")                                                 \
+        _Pragma("GCC diagnostic error \"-Wmissing-braces\"")                           \
+        T ct_opts_ = {__VA_ARGS__};                                                    \
+        _Pragma("GCC diagnostic pop") ct_opts_;                                        \
+    })
+
+/* CT_ARG_OPTS_(T, x, opts..., ) -> x, CT_OPTIONS(T, opts...): one argument, then options. */
+#define CT_ARG_OPTS_(T, x, ...) x, CT_OPTIONS(T, __VA_ARGS__)
+
+/* Options with defaults the macro fills in (bools whose PyTorch default is True):
+ * CT_DEFAULTS(type, defaults..., user values...) builds the struct with the user's
+ * designated initializers overriding the defaults (a GNU statement expression; the
+ * override warning is silenced for this use). */
 #define CT_DEFAULTS(T, ...)                                                            \
     ({                                                                                 \
         _Pragma("GCC diagnostic push")                                                 \
         _Pragma("GCC diagnostic ignored \"-Woverride-init\"")                          \
+        _Pragma("GCC diagnostic error \"-Wmissing-braces\"")                           \
         T ct_defaults_ = {__VA_ARGS__};                                                \
         _Pragma("GCC diagnostic pop") ct_defaults_;                                    \
     })
@@ -171,11 +256,14 @@ typedef struct { struct ct_tensor *values, *indices; } ct_values_indices;
 /* ---- threads ---------------------------------------------------------- */
 
 void ct_set_num_threads(int n); /* intra-op threads; results are identical for any n */
+#define ct_set_num_threads(n) CT_AT(ct_set_num_threads(n))
 int ct_get_num_threads(void);
 /* The instruction set the cpu kernels use, as torch.backends.cpu.get_cpu_capability():
  * "avx512", "avx2" or "default" — the best this CPU has, or a lower one forced with
  * the environment variable CT_CPU_CAPABILITY (read once, at the first op). */
 const char *ct_cpu_capability(void);
+#define ct_cpu_capability(...) CT_AT(ct_cpu_capability(__VA_ARGS__))
+#define ct_get_num_threads(...) CT_AT(ct_get_num_threads(__VA_ARGS__))
 
 #ifdef __cplusplus
 }

@@ -43,11 +43,11 @@ ct_tensor *ct_conv1d_with(ct_tensor *x, ct_tensor *w, ct_tensor *bias, ct_conv_o
 ct_tensor *ct_conv_transpose2d_with(ct_tensor *x, ct_tensor *w, ct_tensor *bias,
                                     ct_conv_options o);
 #define ct_conv2d(x, w, bias, ...) \
-    CT_AT(ct_conv2d_with(x, w, bias, (ct_conv_options){__VA_ARGS__}))
+    CT_AT(ct_conv2d_with(x, w, bias, CT_OPTIONS(ct_conv_options, __VA_ARGS__)))
 #define ct_conv1d(x, w, bias, ...) \
-    CT_AT(ct_conv1d_with(x, w, bias, (ct_conv_options){__VA_ARGS__}))
+    CT_AT(ct_conv1d_with(x, w, bias, CT_OPTIONS(ct_conv_options, __VA_ARGS__)))
 #define ct_conv_transpose2d(x, w, bias, ...) \
-    CT_AT(ct_conv_transpose2d_with(x, w, bias, (ct_conv_options){__VA_ARGS__}))
+    CT_AT(ct_conv_transpose2d_with(x, w, bias, CT_OPTIONS(ct_conv_options, __VA_ARGS__)))
 
 /* ---- sliding blocks: F.unfold / F.fold ------------------------------------------- */
 
@@ -62,9 +62,9 @@ ct_tensor *ct_im2col_with(ct_tensor *x, ct_fold_options o);
 /* F.fold: cols [N, C * kh * kw, L] -> [N, C, H, W] for output_size CT_DIMS(H, W);
  * overlapping blocks are summed. */
 ct_tensor *ct_col2im_with(ct_tensor *cols, ct_dims output_size, ct_fold_options o);
-#define ct_im2col(x, ...) CT_AT(ct_im2col_with(x, (ct_fold_options){__VA_ARGS__}))
+#define ct_im2col(x, ...) CT_AT(ct_im2col_with(x, CT_OPTIONS(ct_fold_options, __VA_ARGS__)))
 #define ct_col2im(cols, output_size, ...) \
-    CT_AT(ct_col2im_with(cols, output_size, (ct_fold_options){__VA_ARGS__}))
+    CT_AT(ct_col2im_with(cols, output_size, CT_OPTIONS(ct_fold_options, __VA_ARGS__)))
 
 /* ---- pooling (over the last two dims of [N, C, H, W] or [C, H, W]) ---------- */
 
@@ -89,10 +89,10 @@ ct_tensor *ct_adaptive_avg_pool2d(ct_tensor *x, ct_dims output_size);
 ct_tensor *ct_adaptive_max_pool2d(ct_tensor *x, ct_dims output_size);
 ct_tensor *ct_adaptive_max_pool2d_with_indices(ct_tensor *x, ct_dims output_size,
                                                ct_tensor **indices);
-#define ct_max_pool2d(x, ...) CT_AT(ct_max_pool2d_with(x, (ct_pool_options){__VA_ARGS__}))
+#define ct_max_pool2d(x, ...) CT_AT(ct_max_pool2d_with(x, CT_OPTIONS(ct_pool_options, __VA_ARGS__)))
 #define ct_max_pool2d_with_indices(x, indices, ...) \
-    CT_AT(ct_max_pool2d_with_indices_with(x, indices, (ct_pool_options){__VA_ARGS__}))
-#define ct_avg_pool2d(x, ...) CT_AT(ct_avg_pool2d_with(x, (ct_pool_options){__VA_ARGS__}))
+    CT_AT(ct_max_pool2d_with_indices_with(x, indices, CT_OPTIONS(ct_pool_options, __VA_ARGS__)))
+#define ct_avg_pool2d(x, ...) CT_AT(ct_avg_pool2d_with(x, CT_OPTIONS(ct_pool_options, __VA_ARGS__)))
 #define ct_adaptive_avg_pool2d(x, output_size) CT_AT(ct_adaptive_avg_pool2d(x, output_size))
 #define ct_adaptive_max_pool2d(x, output_size) CT_AT(ct_adaptive_max_pool2d(x, output_size))
 #define ct_adaptive_max_pool2d_with_indices(x, output_size, indices) \
@@ -111,7 +111,7 @@ typedef struct {
  * ct_interpolate(x, .size = CT_DIMS(7, 9), .mode = CT_INTERP_BILINEAR). */
 ct_tensor *ct_interpolate_with(ct_tensor *x, ct_interpolate_options o);
 #define ct_interpolate(x, ...) \
-    CT_AT(ct_interpolate_with(x, (ct_interpolate_options){__VA_ARGS__}))
+    CT_AT(ct_interpolate_with(x, CT_OPTIONS(ct_interpolate_options, __VA_ARGS__)))
 
 #ifdef __cplusplus
 }

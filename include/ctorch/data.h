@@ -58,6 +58,7 @@ typedef struct {
 
 /* The seed of sample `index` in `epoch` for a loader seeded with `seed` (a hash). */
 uint64_t ct_data_seed(uint64_t seed, uint64_t epoch, uint64_t index);
+#define ct_data_seed(seed, epoch, index) CT_AT(ct_data_seed(seed, epoch, index))
 
 /* ---- datasets ------------------------------------------------------------ */
 
@@ -78,14 +79,21 @@ typedef struct ct_dataset_class {
 
 /* A new dataset of class cls with state_size zeroed bytes of state (ct_dataset_state). */
 ct_dataset *ct_dataset_new(const ct_dataset_class *cls, size_t state_size);
+#define ct_dataset_new(cls, state_size) CT_AT(ct_dataset_new(cls, state_size))
 void *ct_dataset_state(const ct_dataset *ds);
+#define ct_dataset_state(ds) CT_AT(ct_dataset_state(ds))
 const char *ct_dataset_name(const ct_dataset *ds); /* the class name */
+#define ct_dataset_name(ds) CT_AT(ct_dataset_name(ds))
 int64_t ct_dataset_len(const ct_dataset *ds);      /* len(ds); -1 when ds is NULL */
+#define ct_dataset_len(ds) CT_AT(ct_dataset_len(ds))
 /* ds[index] (negative indexes count from the end) with seed ct_data_seed(0, 0, index);
  * 0 or -1.  The tensors are registered with the innermost scope. */
 int ct_dataset_get(ct_dataset *ds, int64_t index, ct_sample *out);
+#define ct_dataset_get(ds, index, out) CT_AT(ct_dataset_get(ds, index, out))
 /* The same with the sample's seed given (what loaders and wrapping datasets call). */
 int ct_dataset_get_seeded(ct_dataset *ds, int64_t index, uint64_t seed, ct_sample *out);
+#define ct_dataset_get_seeded(ds, index, seed, out) \
+    CT_AT(ct_dataset_get_seeded(ds, index, seed, out))
 
 /* TensorDataset(*tensors): sample i is (t0[i], t1[i], ...); all share their size 0. */
 ct_dataset *ct_tensor_dataset(int n, ct_tensor *const *tensors);
@@ -116,9 +124,12 @@ typedef struct ct_transform_class {
 } ct_transform_class;
 /* A new transform of class cls with state_size zeroed bytes of state. */
 ct_transform *ct_transform_new(const ct_transform_class *cls, size_t state_size);
+#define ct_transform_new(cls, state_size) CT_AT(ct_transform_new(cls, state_size))
 void *ct_transform_state(const ct_transform *tf); /* the class's state */
+#define ct_transform_state(tf) CT_AT(ct_transform_state(tf))
 /* tf(x) with randomness from g (NULL: the default generator). */
 ct_tensor *ct_transform_apply(ct_transform *tf, ct_tensor *x, ct_generator *g);
+#define ct_transform_apply(tf, x, g) CT_AT(ct_transform_apply(tf, x, g))
 
 /* ConvertImageDtype(float): uint8 images become float32 / 255; floating ones pass. */
 ct_transform *ct_tf_to_float(void);
@@ -145,7 +156,7 @@ ct_transform *ct_tf_compose(int n, ct_transform *const *tfs);
 #define ct_tf_normalize(...) CT_AT(ct_tf_normalize(__VA_ARGS__))
 /* ct_tf_random_crop(28, .padding = 4): a square crop. */
 #define ct_tf_random_crop(size, ...) \
-    CT_AT(ct_tf_random_crop_with(size, size, (ct_random_crop_options){__VA_ARGS__}))
+    CT_AT(ct_tf_random_crop_with(size, size, CT_OPTIONS(ct_random_crop_options, __VA_ARGS__)))
 #define ct_tf_random_horizontal_flip(p) CT_AT(ct_tf_random_horizontal_flip(p))
 #define ct_tf_compose(...) CT_AT(ct_tf_compose(__VA_ARGS__))
 
@@ -210,16 +221,22 @@ typedef struct ct_sampler_class {
 } ct_sampler_class;
 /* A new sampler of class cls with state_size zeroed bytes of state. */
 ct_sampler *ct_sampler_new(const ct_sampler_class *cls, size_t state_size);
+#define ct_sampler_new(cls, state_size) CT_AT(ct_sampler_new(cls, state_size))
 void *ct_sampler_state(const ct_sampler *s); /* the class's state */
+#define ct_sampler_state(s) CT_AT(ct_sampler_state(s))
 int64_t ct_sampler_len(const ct_sampler *s);  /* indices per epoch; -1 when s is NULL */
+#define ct_sampler_len(s) CT_AT(ct_sampler_len(s))
 /* sampler.set_epoch(e): the epoch ct_sampler_indices uses.  A loader passes its own
  * epoch to its sampler instead: call ct_loader_set_epoch there. */
 void ct_sampler_set_epoch(ct_sampler *s, uint64_t epoch);
+#define ct_sampler_set_epoch(s, epoch) CT_AT(ct_sampler_set_epoch(s, epoch))
 /* The indices of the current epoch: writes min(len, max) of them, returns len or -1. */
 int64_t ct_sampler_indices(ct_sampler *s, int64_t *out, int64_t max);
+#define ct_sampler_indices(s, out, max) CT_AT(ct_sampler_indices(s, out, max))
 
 /* SequentialSampler: 0, 1, ..., n - 1. */
 ct_sampler *ct_sequential_sampler(int64_t n);
+#define ct_sequential_sampler(n) CT_AT(ct_sequential_sampler(n))
 typedef struct {
     bool replacement;
     int64_t num_samples;     /* default n */
@@ -229,7 +246,7 @@ typedef struct {
  * replacement. */
 ct_sampler *ct_random_sampler_with(int64_t n, ct_random_sampler_options o);
 #define ct_random_sampler(n, ...) \
-    CT_AT(ct_random_sampler_with(n, (ct_random_sampler_options){__VA_ARGS__}))
+    CT_AT(ct_random_sampler_with(n, CT_OPTIONS(ct_random_sampler_options, __VA_ARGS__)))
 typedef struct {
     bool replacement; /* default true */
     ct_generator *generator;
@@ -268,10 +285,14 @@ typedef struct ct_batch_sampler_class {
 } ct_batch_sampler_class;
 /* A new batch sampler of class cls with state_size zeroed bytes of state. */
 ct_batch_sampler *ct_batch_sampler_new(const ct_batch_sampler_class *cls, size_t state_size);
+#define ct_batch_sampler_new(cls, state_size) CT_AT(ct_batch_sampler_new(cls, state_size))
 void *ct_batch_sampler_state(const ct_batch_sampler *bs); /* the class's state */
+#define ct_batch_sampler_state(bs) CT_AT(ct_batch_sampler_state(bs))
 int64_t ct_batch_sampler_len(const ct_batch_sampler *bs);  /* batches per epoch; -1 when NULL */
+#define ct_batch_sampler_len(bs) CT_AT(ct_batch_sampler_len(bs))
 /* Appends a batch of n dataset indices to the plan; 0 or -1. */
 int ct_batch_plan_add(ct_batch_plan *plan, int64_t n, const int64_t *indices);
+#define ct_batch_plan_add(plan, n, indices) CT_AT(ct_batch_plan_add(plan, n, indices))
 /* BatchSampler(sampler, batch_size, drop_last): the sampler's indices in batches. */
 ct_batch_sampler *ct_batch_sampler_from(ct_sampler *s, int64_t batch_size, bool drop_last);
 #define ct_batch_sampler_from(s, batch_size, drop_last) \
@@ -290,6 +311,7 @@ typedef struct ct_loader ct_loader;
 typedef int (*ct_collate_fn)(int n, const ct_sample *samples, ct_batch *out, void *ctx);
 /* default_collate: out->t[k] = stack(samples[*].t[k]) ([B, ...]; labels [B]). */
 int ct_default_collate(int n, const ct_sample *samples, ct_batch *out, void *ctx);
+#define ct_default_collate(n, samples, out, ctx) CT_AT(ct_default_collate(n, samples, out, ctx))
 
 typedef struct {
     int64_t batch_size;   /* default 1 */
@@ -309,7 +331,7 @@ typedef struct {
 } ct_loader_options;
 /* DataLoader(ds, ...): reference counted; releasing it mid-epoch stops its threads. */
 ct_loader *ct_dataloader_with(ct_dataset *ds, ct_loader_options o);
-#define ct_dataloader(ds, ...) CT_AT(ct_dataloader_with(ds, (ct_loader_options){__VA_ARGS__}))
+#define ct_dataloader(ds, ...) CT_AT(ct_dataloader_with(ds, CT_OPTIONS(ct_loader_options, __VA_ARGS__)))
 /* The next batch of the epoch (its tensors registered with the innermost scope): true,
  * or false at the end of the epoch (the next call starts the next one) or on an error
  * (ct_last_error(); the epoch is abandoned).  Batches come in the sampler's order. */
@@ -317,14 +339,19 @@ bool ct_loader_next(ct_loader *l, ct_batch *out);
 #define ct_loader_next(l, out) CT_AT(ct_loader_next(l, out))
 /* len(loader): batches per epoch. */
 int64_t ct_loader_len(const ct_loader *l);
+#define ct_loader_len(l) CT_AT(ct_loader_len(l))
 /* The number of the epoch in progress, or of the next one (counts from 0). */
 uint64_t ct_loader_epoch(const ct_loader *l);
+#define ct_loader_epoch(l) CT_AT(ct_loader_epoch(l))
 /* Makes the next epoch number `epoch` (abandons an epoch in progress). */
 void ct_loader_set_epoch(ct_loader *l, uint64_t epoch);
+#define ct_loader_set_epoch(l, epoch) CT_AT(ct_loader_set_epoch(l, epoch))
 /* Abandons the epoch in progress: the next ct_loader_next starts it again. */
 void ct_loader_reset(ct_loader *l);
+#define ct_loader_reset(l) CT_AT(ct_loader_reset(l))
 /* torch.utils.data.get_worker_info().id: the loader worker running this code, or -1. */
 int ct_loader_worker_id(void);
+#define ct_loader_worker_id(...) CT_AT(ct_loader_worker_id(__VA_ARGS__))
 
 #ifdef __cplusplus
 }

@@ -50,15 +50,20 @@ ct_tensor *ct_function_apply(const ct_function *fn, int n, ct_tensor *const *inp
 /* In forward: keeps up to 6 tensors (inputs, the output, or others) for backward;
  * may be called more than once.  Returns 0 or -1 with an error. */
 int ct_ctx_save_for_backward(ct_function_ctx *ctx, int n, ct_tensor *const *tensors);
+#define ct_ctx_save_for_backward(ctx, n, tensors) CT_AT(ct_ctx_save_for_backward(ctx, n, tensors))
 /* The i-th saved tensor (borrowed); in backward NULL with PyTorch's errors when it was
  * modified in place since, or freed by an earlier backward. */
 ct_tensor *ct_ctx_saved(ct_function_ctx *ctx, int i);
+#define ct_ctx_saved(ctx, i) CT_AT(ct_ctx_saved(ctx, i))
 /* Whether input i needs a gradient (known in forward already; false in no-grad mode). */
 bool ct_ctx_needs_input_grad(const ct_function_ctx *ctx, int i);
+#define ct_ctx_needs_input_grad(ctx, i) CT_AT(ct_ctx_needs_input_grad(ctx, i))
 /* Per-call user data: starts as fn->data; ct_ctx_set_data replaces it, and free_fn
  * (if given) runs when the node dies. */
 void *ct_ctx_data(const ct_function_ctx *ctx);
+#define ct_ctx_data(ctx) CT_AT(ct_ctx_data(ctx))
 void ct_ctx_set_data(ct_function_ctx *ctx, void *data, void (*free_fn)(void *data));
+#define ct_ctx_set_data(...) CT_AT(ct_ctx_set_data(__VA_ARGS__))
 
 #ifdef __cplusplus
 }

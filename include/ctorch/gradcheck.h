@@ -32,9 +32,9 @@ int ct_gradcheck_with(ct_gradcheck_fn f, int n, ct_tensor *const *inputs, void *
 int ct_gradgradcheck_with(ct_gradcheck_fn f, int n, ct_tensor *const *inputs, void *ctx,
                           ct_gradcheck_options o);
 #define ct_gradcheck(f, n, inputs, ctx, ...) \
-    CT_AT(ct_gradcheck_with(f, n, inputs, ctx, (ct_gradcheck_options){__VA_ARGS__}))
+    CT_AT(ct_gradcheck_with(f, n, inputs, ctx, CT_OPTIONS(ct_gradcheck_options, __VA_ARGS__)))
 #define ct_gradgradcheck(f, n, inputs, ctx, ...) \
-    CT_AT(ct_gradgradcheck_with(f, n, inputs, ctx, (ct_gradcheck_options){__VA_ARGS__}))
+    CT_AT(ct_gradgradcheck_with(f, n, inputs, ctx, CT_OPTIONS(ct_gradcheck_options, __VA_ARGS__)))
 
 #ifdef __cplusplus
 }

@@ -99,6 +99,7 @@ ct_tensor *ct_nonzero(ct_tensor *t);
 /* `:` in an index list: a whole dim.  One tensor shared by all calls, never freed
  * (retain and release are harmless); used elsewhere it is an empty int64 tensor. */
 ct_tensor *ct_index_all(void);
+#define ct_index_all(...) CT_AT(ct_index_all(__VA_ARGS__))
 #define CT_ALL ct_index_all()
 
 /* t[indices]: torch.ops.aten.index(t, indices), differentiable (IndexBackward0). */
@@ -132,9 +133,9 @@ ct_tensor *ct_index_put_with(ct_tensor *t, int n_indices, ct_tensor *const *indi
                              ct_tensor *values, ct_index_put_options o);
 #define ct_index_put_(t, n_indices, indices, values, ...)                                  \
     CT_AT(ct_index_put__with(t, n_indices, indices, values,                                \
-                             (ct_index_put_options){__VA_ARGS__}))
+                             CT_OPTIONS(ct_index_put_options, __VA_ARGS__)))
 #define ct_index_put(t, n_indices, indices, values, ...)                                   \
-    CT_AT(ct_index_put_with(t, n_indices, indices, values, (ct_index_put_options){__VA_ARGS__}))
+    CT_AT(ct_index_put_with(t, n_indices, indices, values, CT_OPTIONS(ct_index_put_options, __VA_ARGS__)))
 
 /* ---- one-hot, embedding ------------------------------------------------ */
 
@@ -143,30 +144,28 @@ ct_tensor *ct_index_put_with(ct_tensor *t, int n_indices, ct_tensor *const *indi
 ct_tensor *ct_one_hot(ct_tensor *t, int64_t num_classes);
 #define ct_one_hot(t, num_classes) CT_AT(ct_one_hot(t, num_classes))
 
-/* padding_idx value meaning "no padding row". */
-#define CT_PADDING_NONE INT64_MIN
+/* F.embedding and nn.Embedding's options (one struct for both). */
 typedef struct {
-    int64_t padding_idx;     /* given positionally: ct_embedding(w, idx, CT_PADDING_NONE) */
+    ct_opt_f64 padding_idx;  /* not given: None; CT_SOME(i), negative counts from the end */
     double max_norm;         /* 0: None; else the rows looked up are renormalized in place */
-    double norm_type;        /* the p of max_norm's norm; 0 means 2 */
+    double norm_type;        /* the p of max_norm's norm; 0: PyTorch's default 2 */
     bool scale_grad_by_freq; /* each row's gradient divided by its index's count in indices */
     bool sparse;             /* refused: ctorch has no sparse tensors (the gradient is dense) */
-} ct_embedding_fn_options;
-/* F.embedding(indices, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq,
- * sparse) with weight first, as torch.embedding: rows of weight [num, dim] picked by
- * indices (int64 or int32, any shape), result indices.shape + [dim].  The gradient of
- * row padding_idx (negative counts from the end, as in PyTorch) stays zero;
- * CT_PADDING_NONE for none.  Options follow padding_idx:
+    ct_dtype dtype;          /* nn.Embedding's weight dtype; F.embedding refuses it */
+} ct_embedding_options;
+/* F.embedding(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq,
+ * sparse): rows of weight [num, dim] picked by input (int64 or int32 indices, any
+ * shape), result input.shape + [dim].  The gradient of row padding_idx stays zero.
  *
  *     ct_tensor *w = ct_randn(CT_SHAPE(10, 4), .requires_grad = true);
  *     ct_tensor *ids = ct_tensor_i64(((int64_t[]){1, 1, 7}), CT_SHAPE(3));
- *     ct_tensor *e = ct_embedding(w, ids, CT_PADDING_NONE, .scale_grad_by_freq = true);
+ *     ct_tensor *e = ct_embedding(ids, w, .scale_grad_by_freq = true);
  *     ct_backward(ct_sum(e));   // rows 1 and 7 of w's grad: 1 (2 / 2 and 1 / 1)
+ *     ct_tensor *p = ct_embedding(ids, w, .padding_idx = CT_SOME(0));
  */
-ct_tensor *ct_embedding_with(ct_tensor *weight, ct_tensor *indices, ct_embedding_fn_options o);
-#define ct_embedding(weight, indices, pad, ...)                                            \
-    CT_AT(ct_embedding_with(weight, indices,                                               \
-                            (ct_embedding_fn_options){.padding_idx = (pad), __VA_ARGS__}))
+ct_tensor *ct_embedding_with(ct_tensor *input, ct_tensor *weight, ct_embedding_options o);
+#define ct_embedding(input, weight, ...) \
+    CT_AT(ct_embedding_with(input, weight, CT_OPTIONS(ct_embedding_options, __VA_ARGS__)))
 
 /* ---- sorting ------------------------------------------------------------ */
 
@@ -177,7 +176,7 @@ typedef struct {
 /* torch.sort(t, dim, descending, stable): values and int64 indices along dim; NaN
  * sorts as the largest value.  ct_sort(t, -1, .descending = true). */
 ct_values_indices ct_sort_with(ct_tensor *t, int64_t dim, ct_sort_options o);
-#define ct_sort(t, dim, ...) CT_AT(ct_sort_with(t, dim, (ct_sort_options){__VA_ARGS__}))
+#define ct_sort(t, dim, ...) CT_AT(ct_sort_with(t, dim, CT_OPTIONS(ct_sort_options, __VA_ARGS__)))
 
 typedef struct {
     bool smallest;   /* largest=False: the k smallest */
@@ -186,7 +185,7 @@ typedef struct {
 /* torch.topk(t, k, dim, largest, sorted): the k largest along dim, in order; equal
  * values keep index order.  ct_topk(t, 5, -1), ct_topk(t, 5, 0, .smallest = true). */
 ct_values_indices ct_topk_with(ct_tensor *t, int64_t k, int64_t dim, ct_topk_options o);
-#define ct_topk(t, k, dim, ...) CT_AT(ct_topk_with(t, k, dim, (ct_topk_options){__VA_ARGS__}))
+#define ct_topk(t, k, dim, ...) CT_AT(ct_topk_with(t, k, dim, CT_OPTIONS(ct_topk_options, __VA_ARGS__)))
 
 #ifdef __cplusplus
 }

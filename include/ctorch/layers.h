@@ -51,37 +51,57 @@ ct_module *ct_sequential(int n, ct_module *const *modules);
 #define ct_sequential(...) CT_AT(ct_sequential(__VA_ARGS__))
 /* Appends m (adopted) as the next child; returns seq. */
 ct_module *ct_sequential_append(ct_module *seq, ct_module *m);
+#define ct_sequential_append(seq, m) CT_AT(ct_sequential_append(seq, m))
 /* The i-th child (negative i counts from the end); borrowed.  NULL and an error
  * when out of range. */
 ct_module *ct_sequential_get(ct_module *seq, int i);
+#define ct_sequential_get(seq, i) CT_AT(ct_sequential_get(seq, i))
 int ct_sequential_len(const ct_module *seq); /* number of children (-1 if not a Sequential) */
+#define ct_sequential_len(seq) CT_AT(ct_sequential_len(seq))
 
 /* nn.ModuleList: children "0", "1", ...; no forward. */
 ct_module *ct_module_list(int n, ct_module *const *modules);
 #define ct_module_list(...) CT_AT(ct_module_list(__VA_ARGS__))
 ct_module *ct_module_list_append(ct_module *list, ct_module *m); /* returns list */
+#define ct_module_list_append(list, m) CT_AT(ct_module_list_append(list, m))
 ct_module *ct_module_list_get(ct_module *list, int i);           /* negative i from the end */
+#define ct_module_list_get(list, i) CT_AT(ct_module_list_get(list, i))
 int ct_module_list_len(const ct_module *list);                  /* number of modules */
+#define ct_module_list_len(list) CT_AT(ct_module_list_len(list))
 
 /* nn.ModuleDict: children under string keys, in insertion order; no forward.
  * Setting an existing key replaces the module in place (keeps its position). */
 ct_module *ct_module_dict(void);
+#define ct_module_dict(...) CT_AT(ct_module_dict(__VA_ARGS__))
 ct_module *ct_module_dict_set(ct_module *dict, const char *key, ct_module *m); /* returns m */
+#define ct_module_dict_set(dict, key, m) CT_AT(ct_module_dict_set(dict, key, m))
 ct_module *ct_module_dict_get(ct_module *dict, const char *key); /* NULL (no error) if absent */
+#define ct_module_dict_get(dict, key) CT_AT(ct_module_dict_get(dict, key))
 int ct_module_dict_len(const ct_module *dict);                  /* number of entries */
+#define ct_module_dict_len(dict) CT_AT(ct_module_dict_len(dict))
 const char *ct_module_dict_key(const ct_module *dict, int i);   /* i-th key in insertion order */
+#define ct_module_dict_key(dict, i) CT_AT(ct_module_dict_key(dict, i))
 
 /* nn.ParameterList / nn.ParameterDict: parameters named "0", "1", ... or by key
  * (adopted and made to require grad, like ct_module_add_parameter). */
 ct_module *ct_parameter_list(int n, ct_tensor *const *params);
+#define ct_parameter_list(n, params) CT_AT(ct_parameter_list(n, params))
 ct_tensor *ct_parameter_list_append(ct_module *list, ct_tensor *p); /* returns p */
+#define ct_parameter_list_append(list, p) CT_AT(ct_parameter_list_append(list, p))
 ct_tensor *ct_parameter_list_get(ct_module *list, int i);          /* negative i from the end */
+#define ct_parameter_list_get(list, i) CT_AT(ct_parameter_list_get(list, i))
 int ct_parameter_list_len(const ct_module *list);                  /* number of parameters */
+#define ct_parameter_list_len(list) CT_AT(ct_parameter_list_len(list))
 ct_module *ct_parameter_dict(void);
+#define ct_parameter_dict(...) CT_AT(ct_parameter_dict(__VA_ARGS__))
 ct_tensor *ct_parameter_dict_set(ct_module *dict, const char *key, ct_tensor *p); /* returns p */
+#define ct_parameter_dict_set(dict, key, p) CT_AT(ct_parameter_dict_set(dict, key, p))
 ct_tensor *ct_parameter_dict_get(ct_module *dict, const char *key); /* NULL if absent */
+#define ct_parameter_dict_get(dict, key) CT_AT(ct_parameter_dict_get(dict, key))
 int ct_parameter_dict_len(const ct_module *dict);                /* number of entries */
+#define ct_parameter_dict_len(dict) CT_AT(ct_parameter_dict_len(dict))
 const char *ct_parameter_dict_key(const ct_module *dict, int i); /* i-th key in insertion order */
+#define ct_parameter_dict_key(dict, i) CT_AT(ct_parameter_dict_key(dict, i))
 
 /* ---- linear layers and reshaping ------------------------------------------- */
 
@@ -181,10 +201,9 @@ ct_module *ct_nn_adaptive_max_pool2d(ct_dims output_size);
 
 /* ---- normalization ------------------------------------------------------------ */
 
-/* momentum NAN means None: the running statistics are a cumulative average. */
 typedef struct {
-    double eps;      /* default 1e-5 */
-    double momentum; /* default 0.1; NAN: cumulative moving average */
+    double eps;          /* 0: PyTorch's default 1e-5 */
+    ct_opt_f64 momentum; /* not given: 0.1; CT_NONE: a cumulative moving average */
     bool affine;     /* default true: weight (ones) and bias (zeros) [C] */
     bool track_running_stats; /* default true: running_mean, running_var, num_batches_tracked */
     ct_dtype dtype;
@@ -195,35 +214,39 @@ typedef struct {
 ct_module *ct_nn_batch_norm1d_with(int64_t num_features, ct_batch_norm_layer_options o);
 ct_module *ct_nn_batch_norm2d_with(int64_t num_features, ct_batch_norm_layer_options o);
 #define CT_BN_DEFAULTS_(...)                                                       \
-    CT_DEFAULTS(ct_batch_norm_layer_options, .eps = 1e-5, .momentum = 0.1, .affine = true, \
-                .track_running_stats = true, __VA_ARGS__)
+    CT_DEFAULTS(ct_batch_norm_layer_options, .affine = true, .track_running_stats = true, \
+                __VA_ARGS__)
 #define ct_nn_batch_norm1d(num_features, ...) \
     CT_AT(ct_nn_batch_norm1d_with(num_features, CT_BN_DEFAULTS_(__VA_ARGS__)))
 #define ct_nn_batch_norm2d(num_features, ...) \
     CT_AT(ct_nn_batch_norm2d_with(num_features, CT_BN_DEFAULTS_(__VA_ARGS__)))
 
 typedef struct {
-    double eps;              /* default 1e-5 */
-    bool elementwise_affine; /* default true (LayerNorm); GroupNorm calls it affine */
+    double eps;              /* 0: PyTorch's default 1e-5 */
+    bool elementwise_affine; /* default true (set by the macro) */
     ct_dtype dtype;
-} ct_norm_layer_options;
+} ct_layer_norm_options;
 /* nn.LayerNorm(normalized_shape): weight and bias of that shape. */
-ct_module *ct_nn_layer_norm_with(ct_shape normalized_shape, ct_norm_layer_options o);
+ct_module *ct_nn_layer_norm_with(ct_shape normalized_shape, ct_layer_norm_options o);
 #define ct_nn_layer_norm(normalized_shape, ...)                                          \
-    CT_AT(ct_nn_layer_norm_with(normalized_shape, CT_DEFAULTS(ct_norm_layer_options, .eps = 1e-5, \
+    CT_AT(ct_nn_layer_norm_with(normalized_shape, CT_DEFAULTS(ct_layer_norm_options,       \
                                                               .elementwise_affine = true, __VA_ARGS__)))
+typedef struct {
+    double eps;  /* 0: PyTorch's default 1e-5 */
+    bool affine; /* default true (set by the macro) */
+    ct_dtype dtype;
+} ct_group_norm_options;
 /* nn.GroupNorm(num_groups, num_channels): weight and bias [C] when affine. */
-ct_module *ct_nn_group_norm_with(int64_t num_groups, int64_t num_channels, ct_norm_layer_options o);
+ct_module *ct_nn_group_norm_with(int64_t num_groups, int64_t num_channels, ct_group_norm_options o);
 #define ct_nn_group_norm(num_groups, num_channels, ...)                                   \
     CT_AT(ct_nn_group_norm_with(num_groups, num_channels,                                 \
-                                CT_DEFAULTS(ct_norm_layer_options, .eps = 1e-5,           \
-                                            .elementwise_affine = true, __VA_ARGS__)))
+                                CT_DEFAULTS(ct_group_norm_options, .affine = true, __VA_ARGS__)))
 
 typedef struct {
     ct_tensor *weight, *bias; /* optional, [C] */
     bool training;            /* use (and update) batch statistics */
-    double momentum;          /* default 0.1 */
-    double eps;               /* default 1e-5 */
+    ct_opt_f64 momentum;      /* not given: 0.1 */
+    double eps;               /* 0: PyTorch's default 1e-5 */
 } ct_batch_norm_options;
 /* F.batch_norm(x, running_mean, running_var, ...): x [N, C, *]; the running tensors
  * (may be NULL) are updated in place when training (momentum, unbiased variance).
@@ -233,22 +256,19 @@ typedef struct {
 ct_tensor *ct_batch_norm_with(ct_tensor *x, ct_tensor *running_mean, ct_tensor *running_var,
                               ct_batch_norm_options o);
 #define ct_batch_norm(x, running_mean, running_var, ...)                                   \
-    CT_AT(ct_batch_norm_with(x, running_mean, running_var,                                \
-                             CT_DEFAULTS(ct_batch_norm_options, .momentum = 0.1, .eps = 1e-5, \
-                                         __VA_ARGS__)))
+    CT_AT(ct_batch_norm_with(x, running_mean, running_var, CT_OPTIONS(ct_batch_norm_options, __VA_ARGS__)))
 typedef struct {
     ct_tensor *weight, *bias; /* optional */
-    double eps;               /* default 1e-5 */
+    double eps;               /* 0: PyTorch's default 1e-5 */
 } ct_norm_options_f;
 /* F.layer_norm(x, normalized_shape, weight, bias, eps): over the trailing dims. */
 ct_tensor *ct_layer_norm_with(ct_tensor *x, ct_shape normalized_shape, ct_norm_options_f o);
 #define ct_layer_norm(x, normalized_shape, ...)                                           \
-    CT_AT(ct_layer_norm_with(x, normalized_shape,                                         \
-                             CT_DEFAULTS(ct_norm_options_f, .eps = 1e-5, __VA_ARGS__)))
+    CT_AT(ct_layer_norm_with(x, normalized_shape, CT_OPTIONS(ct_norm_options_f, __VA_ARGS__)))
 /* F.group_norm(x, num_groups, weight, bias, eps): x [N, C, *]. */
 ct_tensor *ct_group_norm_with(ct_tensor *x, int64_t num_groups, ct_norm_options_f o);
 #define ct_group_norm(x, num_groups, ...)                                                 \
-    CT_AT(ct_group_norm_with(x, num_groups, CT_DEFAULTS(ct_norm_options_f, .eps = 1e-5, __VA_ARGS__)))
+    CT_AT(ct_group_norm_with(x, num_groups, CT_OPTIONS(ct_norm_options_f, __VA_ARGS__)))
 
 /* ---- dropout and embedding -------------------------------------------------- */
 
@@ -259,27 +279,18 @@ typedef struct {
 /* nn.Dropout(p) and nn.Dropout2d(p) (whole channels); identity in eval mode. */
 ct_module *ct_nn_dropout_with(double p, ct_dropout_layer_options o);
 ct_module *ct_nn_dropout2d_with(double p, ct_dropout_layer_options o);
-#define ct_nn_dropout(p, ...) CT_AT(ct_nn_dropout_with(p, (ct_dropout_layer_options){__VA_ARGS__}))
+#define ct_nn_dropout(p, ...) CT_AT(ct_nn_dropout_with(p, CT_OPTIONS(ct_dropout_layer_options, __VA_ARGS__)))
 #define ct_nn_dropout2d(p, ...) \
-    CT_AT(ct_nn_dropout2d_with(p, (ct_dropout_layer_options){__VA_ARGS__}))
+    CT_AT(ct_nn_dropout2d_with(p, CT_OPTIONS(ct_dropout_layer_options, __VA_ARGS__)))
 /* F.dropout2d (and dropout1d/3d) are in ctorch/random.h. */
 
-typedef struct {
-    int64_t padding_idx; /* default CT_PADDING_NONE; negative counts from the end */
-    double max_norm;     /* 0: None; else rows looked up are renormalized in place */
-    double norm_type;    /* default 2 */
-    bool scale_grad_by_freq; /* each row's gradient divided by its index's count in the batch */
-    bool sparse;         /* refused (an error): ctorch has no sparse tensors; grads are dense */
-    ct_dtype dtype;
-} ct_embedding_options;
 /* nn.Embedding: weight [num, dim] ~ N(0, 1), the padding row zero; the forward is
- * ct_embedding with the module's options (PyTorch's names). */
+ * ct_embedding with the module's options (ct_embedding_options, ctorch/index.h):
+ * ct_nn_embedding(1000, 64, .padding_idx = CT_SOME(0)). */
 ct_module *ct_nn_embedding_with(int64_t num_embeddings, int64_t embedding_dim,
                                 ct_embedding_options o);
-#define ct_nn_embedding(num, dim, ...)                                                   \
-    CT_AT(ct_nn_embedding_with(num, dim, CT_DEFAULTS(ct_embedding_options,               \
-                                                     .padding_idx = CT_PADDING_NONE, .norm_type = 2, \
-                                                     __VA_ARGS__)))
+#define ct_nn_embedding(num, dim, ...) \
+    CT_AT(ct_nn_embedding_with(num, dim, CT_OPTIONS(ct_embedding_options, __VA_ARGS__)))
 /* F.embedding's max_norm: rows of weight referenced by indices whose norm_type-norm
  * exceeds max_norm are scaled to max_norm (in place, without recording). */
 int ct_embedding_renorm_(ct_tensor *weight, ct_tensor *indices, double max_norm, double norm_type);
@@ -293,38 +304,26 @@ typedef struct {
     bool inplace;
 } ct_relu_options;
 ct_module *ct_nn_relu_with(ct_relu_options o);
-#define ct_nn_relu(...) CT_AT(ct_nn_relu_with((ct_relu_options){__VA_ARGS__}))
+#define ct_nn_relu(...) CT_AT(ct_nn_relu_with(CT_OPTIONS(ct_relu_options, __VA_ARGS__)))
 /* nn.SiLU, nn.Tanh, nn.Sigmoid: the pointwise function as a module. */
 ct_module *ct_nn_silu(void);
 ct_module *ct_nn_tanh(void);
 ct_module *ct_nn_sigmoid(void);
-/* nn.LeakyReLU(negative_slope = 0.01). */
-typedef struct {
-    double negative_slope;
-} ct_leaky_relu_options;
+/* nn.LeakyReLU: ct_nn_leaky_relu(), ct_nn_leaky_relu(.negative_slope = 0.2); the
+ * options of F.leaky_relu (ctorch/pointwise.h). */
 ct_module *ct_nn_leaky_relu_with(ct_leaky_relu_options o);
-#define ct_nn_leaky_relu(...) \
-    CT_AT(ct_nn_leaky_relu_with(CT_DEFAULTS(ct_leaky_relu_options, .negative_slope = 0.01, __VA_ARGS__)))
+#define ct_nn_leaky_relu(...) CT_AT(ct_nn_leaky_relu_with(CT_OPTIONS(ct_leaky_relu_options, __VA_ARGS__)))
 /* nn.GELU(approximate): ct_nn_gelu(), ct_nn_gelu(.approximate = CT_GELU_TANH). */
 ct_module *ct_nn_gelu_with(ct_gelu_options o);
-#define ct_nn_gelu(...) CT_AT(ct_nn_gelu_with((ct_gelu_options){__VA_ARGS__}))
-/* nn.ELU(alpha = 1), nn.Softplus(beta = 1, threshold = 20), nn.Hardtanh(-1, 1). */
-typedef struct {
-    double alpha;              /* ELU */
-    double beta, threshold;    /* Softplus */
-    double min_val, max_val;   /* Hardtanh */
-} ct_activation_options;
-ct_module *ct_nn_elu_with(ct_activation_options o);
-ct_module *ct_nn_softplus_with(ct_activation_options o);
-ct_module *ct_nn_hardtanh_with(ct_activation_options o);
-#define ct_nn_elu(...) \
-    CT_AT(ct_nn_elu_with(CT_DEFAULTS(ct_activation_options, .alpha = 1, __VA_ARGS__)))
-#define ct_nn_softplus(...)                                                         \
-    CT_AT(ct_nn_softplus_with(CT_DEFAULTS(ct_activation_options, .beta = 1, .threshold = 20, \
-                                          __VA_ARGS__)))
-#define ct_nn_hardtanh(...)                                                         \
-    CT_AT(ct_nn_hardtanh_with(CT_DEFAULTS(ct_activation_options, .min_val = -1, .max_val = 1, \
-                                          __VA_ARGS__)))
+#define ct_nn_gelu(...) CT_AT(ct_nn_gelu_with(CT_OPTIONS(ct_gelu_options, __VA_ARGS__)))
+/* nn.ELU(alpha = 1), nn.Softplus(beta = 1, threshold = 20), nn.Hardtanh(-1, 1): the
+ * options of ct_elu, ct_softplus and ct_hardtanh (ctorch/pointwise.h). */
+ct_module *ct_nn_elu_with(ct_elu_options o);
+ct_module *ct_nn_softplus_with(ct_softplus_options o);
+ct_module *ct_nn_hardtanh_with(ct_hardtanh_options o);
+#define ct_nn_elu(...) CT_AT(ct_nn_elu_with(CT_OPTIONS(ct_elu_options, __VA_ARGS__)))
+#define ct_nn_softplus(...) CT_AT(ct_nn_softplus_with(CT_OPTIONS(ct_softplus_options, __VA_ARGS__)))
+#define ct_nn_hardtanh(...) CT_AT(ct_nn_hardtanh_with(CT_OPTIONS(ct_hardtanh_options, __VA_ARGS__)))
 /* nn.Softmax(dim) / nn.LogSoftmax(dim). */
 ct_module *ct_nn_softmax(int64_t dim);
 ct_module *ct_nn_log_softmax(int64_t dim);

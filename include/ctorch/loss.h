@@ -91,7 +91,7 @@ typedef struct {
  * the same shape and dtype; logs are clamped to >= -100 as in PyTorch. */
 ct_tensor *ct_binary_cross_entropy_with(ct_tensor *input, ct_tensor *target, ct_bce_options o);
 #define ct_binary_cross_entropy(input, target, ...) \
-    CT_AT(ct_binary_cross_entropy_with(input, target, (ct_bce_options){__VA_ARGS__}))
+    CT_AT(ct_binary_cross_entropy_with(input, target, CT_OPTIONS(ct_bce_options, __VA_ARGS__)))
 
 typedef struct {
     ct_tensor *weight;      /* broadcast to the input's shape, or NULL */
@@ -106,7 +106,7 @@ ct_tensor *ct_binary_cross_entropy_with_logits_with(ct_tensor *input, ct_tensor 
                                                     ct_bce_with_logits_options o);
 #define ct_binary_cross_entropy_with_logits(input, target, ...) \
     CT_AT(ct_binary_cross_entropy_with_logits_with(input, target,  \
-                                                   (ct_bce_with_logits_options){__VA_ARGS__}))
+                                                   CT_OPTIONS(ct_bce_with_logits_options, __VA_ARGS__)))
 
 /* ---- regression (input and target broadcast, as PyTorch allows with a warning) ---- */
 
@@ -118,9 +118,9 @@ ct_tensor *ct_mse_loss_with(ct_tensor *input, ct_tensor *target, ct_loss_options
 /* F.l1_loss: |input - target|. */
 ct_tensor *ct_l1_loss_with(ct_tensor *input, ct_tensor *target, ct_loss_options o);
 #define ct_mse_loss(input, target, ...) \
-    CT_AT(ct_mse_loss_with(input, target, (ct_loss_options){__VA_ARGS__}))
+    CT_AT(ct_mse_loss_with(input, target, CT_OPTIONS(ct_loss_options, __VA_ARGS__)))
 #define ct_l1_loss(input, target, ...) \
-    CT_AT(ct_l1_loss_with(input, target, (ct_loss_options){__VA_ARGS__}))
+    CT_AT(ct_l1_loss_with(input, target, CT_OPTIONS(ct_loss_options, __VA_ARGS__)))
 
 typedef struct {
     ct_reduction reduction;
@@ -149,7 +149,7 @@ typedef struct {
  * (0 where target is 0), or exp(target) * (target - input) with log_target. */
 ct_tensor *ct_kl_div_with(ct_tensor *input, ct_tensor *target, ct_kl_div_options o);
 #define ct_kl_div(input, target, ...) \
-    CT_AT(ct_kl_div_with(input, target, (ct_kl_div_options){__VA_ARGS__}))
+    CT_AT(ct_kl_div_with(input, target, CT_OPTIONS(ct_kl_div_options, __VA_ARGS__)))
 
 /* ---- embeddings and rankings: target holds 1 or -1 ------------------------ */
 
@@ -165,9 +165,9 @@ ct_tensor *ct_cosine_embedding_loss_with(ct_tensor *x1, ct_tensor *x2, ct_tensor
 ct_tensor *ct_margin_ranking_loss_with(ct_tensor *x1, ct_tensor *x2, ct_tensor *target,
                                        ct_margin_options o);
 #define ct_cosine_embedding_loss(x1, x2, target, ...) \
-    CT_AT(ct_cosine_embedding_loss_with(x1, x2, target, (ct_margin_options){__VA_ARGS__}))
+    CT_AT(ct_cosine_embedding_loss_with(x1, x2, target, CT_OPTIONS(ct_margin_options, __VA_ARGS__)))
 #define ct_margin_ranking_loss(x1, x2, target, ...) \
-    CT_AT(ct_margin_ranking_loss_with(x1, x2, target, (ct_margin_options){__VA_ARGS__}))
+    CT_AT(ct_margin_ranking_loss_with(x1, x2, target, CT_OPTIONS(ct_margin_options, __VA_ARGS__)))
 
 /* ---- modules ---------------------------------------------------------------- */
 
@@ -175,35 +175,46 @@ ct_tensor *ct_margin_ranking_loss_with(ct_tensor *x1, ct_tensor *x2, ct_tensor *
  * pos_weight tensor is registered as a buffer sharing its memory (the caller keeps
  * its own reference); ct_module_to converts it with the module. */
 ct_module *ct_nn_cross_entropy_loss_with(ct_cross_entropy_options o);
+#define ct_nn_cross_entropy_loss_with(...) CT_AT(ct_nn_cross_entropy_loss_with(__VA_ARGS__))
 ct_module *ct_nn_nll_loss_with(ct_nll_loss_options o);
+#define ct_nn_nll_loss_with(...) CT_AT(ct_nn_nll_loss_with(__VA_ARGS__))
 ct_module *ct_nn_bce_loss_with(ct_bce_options o);
+#define ct_nn_bce_loss_with(...) CT_AT(ct_nn_bce_loss_with(__VA_ARGS__))
 ct_module *ct_nn_bce_with_logits_loss_with(ct_bce_with_logits_options o);
+#define ct_nn_bce_with_logits_loss_with(...) CT_AT(ct_nn_bce_with_logits_loss_with(__VA_ARGS__))
 ct_module *ct_nn_mse_loss_with(ct_loss_options o);
+#define ct_nn_mse_loss_with(...) CT_AT(ct_nn_mse_loss_with(__VA_ARGS__))
 ct_module *ct_nn_l1_loss_with(ct_loss_options o);
+#define ct_nn_l1_loss_with(...) CT_AT(ct_nn_l1_loss_with(__VA_ARGS__))
 ct_module *ct_nn_smooth_l1_loss_with(ct_smooth_l1_options o);
+#define ct_nn_smooth_l1_loss_with(...) CT_AT(ct_nn_smooth_l1_loss_with(__VA_ARGS__))
 ct_module *ct_nn_huber_loss_with(ct_huber_options o);
+#define ct_nn_huber_loss_with(...) CT_AT(ct_nn_huber_loss_with(__VA_ARGS__))
 ct_module *ct_nn_kl_div_loss_with(ct_kl_div_options o);
+#define ct_nn_kl_div_loss_with(...) CT_AT(ct_nn_kl_div_loss_with(__VA_ARGS__))
 ct_module *ct_nn_cosine_embedding_loss_with(ct_margin_options o);
+#define ct_nn_cosine_embedding_loss_with(...) CT_AT(ct_nn_cosine_embedding_loss_with(__VA_ARGS__))
 ct_module *ct_nn_margin_ranking_loss_with(ct_margin_options o);
+#define ct_nn_margin_ranking_loss_with(...) CT_AT(ct_nn_margin_ranking_loss_with(__VA_ARGS__))
 #define ct_nn_cross_entropy_loss(...)                                                  \
     ct_nn_cross_entropy_loss_with(                                                     \
         CT_DEFAULTS(ct_cross_entropy_options, .ignore_index = -100, __VA_ARGS__))
 #define ct_nn_nll_loss(...) \
     ct_nn_nll_loss_with(CT_DEFAULTS(ct_nll_loss_options, .ignore_index = -100, __VA_ARGS__))
-#define ct_nn_bce_loss(...) ct_nn_bce_loss_with((ct_bce_options){__VA_ARGS__})
+#define ct_nn_bce_loss(...) ct_nn_bce_loss_with(CT_OPTIONS(ct_bce_options, __VA_ARGS__))
 #define ct_nn_bce_with_logits_loss(...) \
-    ct_nn_bce_with_logits_loss_with((ct_bce_with_logits_options){__VA_ARGS__})
-#define ct_nn_mse_loss(...) ct_nn_mse_loss_with((ct_loss_options){__VA_ARGS__})
-#define ct_nn_l1_loss(...) ct_nn_l1_loss_with((ct_loss_options){__VA_ARGS__})
+    ct_nn_bce_with_logits_loss_with(CT_OPTIONS(ct_bce_with_logits_options, __VA_ARGS__))
+#define ct_nn_mse_loss(...) ct_nn_mse_loss_with(CT_OPTIONS(ct_loss_options, __VA_ARGS__))
+#define ct_nn_l1_loss(...) ct_nn_l1_loss_with(CT_OPTIONS(ct_loss_options, __VA_ARGS__))
 #define ct_nn_smooth_l1_loss(...) \
     ct_nn_smooth_l1_loss_with(CT_DEFAULTS(ct_smooth_l1_options, .beta = 1, __VA_ARGS__))
 #define ct_nn_huber_loss(...) \
     ct_nn_huber_loss_with(CT_DEFAULTS(ct_huber_options, .delta = 1, __VA_ARGS__))
-#define ct_nn_kl_div_loss(...) ct_nn_kl_div_loss_with((ct_kl_div_options){__VA_ARGS__})
+#define ct_nn_kl_div_loss(...) ct_nn_kl_div_loss_with(CT_OPTIONS(ct_kl_div_options, __VA_ARGS__))
 #define ct_nn_cosine_embedding_loss(...) \
-    ct_nn_cosine_embedding_loss_with((ct_margin_options){__VA_ARGS__})
+    ct_nn_cosine_embedding_loss_with(CT_OPTIONS(ct_margin_options, __VA_ARGS__))
 #define ct_nn_margin_ranking_loss(...) \
-    ct_nn_margin_ranking_loss_with((ct_margin_options){__VA_ARGS__})
+    ct_nn_margin_ranking_loss_with(CT_OPTIONS(ct_margin_options, __VA_ARGS__))
 
 /* loss(input, target): the module called through ct_forward_multi with two inputs;
  * ct_loss3 for the three-input losses (cosine embedding, margin ranking). */

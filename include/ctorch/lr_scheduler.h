@@ -26,22 +26,34 @@ extern "C" {
 typedef struct ct_scheduler ct_scheduler;
 
 ct_scheduler *ct_step_lr(ct_optim *opt, int64_t step_size, double gamma);
+#define ct_step_lr(opt, step_size, gamma) CT_AT(ct_step_lr(opt, step_size, gamma))
 /* milestones: n increasing epochs. */
 ct_scheduler *ct_multistep_lr(ct_optim *opt, const int64_t *milestones, int n, double gamma);
+#define ct_multistep_lr(opt, milestones, n, gamma) CT_AT(ct_multistep_lr(opt, milestones, n, gamma))
 ct_scheduler *ct_exponential_lr(ct_optim *opt, double gamma);
+#define ct_exponential_lr(opt, gamma) CT_AT(ct_exponential_lr(opt, gamma))
 ct_scheduler *ct_cosine_annealing_lr(ct_optim *opt, int64_t t_max, double eta_min);
+#define ct_cosine_annealing_lr(opt, t_max, eta_min) \
+    CT_AT(ct_cosine_annealing_lr(opt, t_max, eta_min))
 ct_scheduler *ct_cosine_annealing_warm_restarts(ct_optim *opt, int64_t t_0, int64_t t_mult,
                                                 double eta_min);
+#define ct_cosine_annealing_warm_restarts(opt, t_0, t_mult, eta_min) \
+    CT_AT(ct_cosine_annealing_warm_restarts(opt, t_0, t_mult, eta_min))
 ct_scheduler *ct_linear_lr(ct_optim *opt, double start_factor, double end_factor,
                            int64_t total_iters);
+#define ct_linear_lr(opt, start_factor, end_factor, total_iters) \
+    CT_AT(ct_linear_lr(opt, start_factor, end_factor, total_iters))
 /* lr = initial_lr * fn(epoch, ctx) for every group.  fn may report a failure with
  * ct_set_error: the step (or ct_lambda_lr's initial one) then fails (-1 / NULL)
  * and leaves the lrs unchanged. */
 ct_scheduler *ct_lambda_lr(ct_optim *opt, double (*fn)(int64_t epoch, void *ctx), void *ctx);
+#define ct_lambda_lr(...) CT_AT(ct_lambda_lr(__VA_ARGS__))
 /* Runs schedulers[i] from milestones[i - 1] on (n schedulers, n - 1 milestones); the
  * SequentialLR adopts the schedulers' references. */
 ct_scheduler *ct_sequential_lr(ct_optim *opt, ct_scheduler *const *schedulers, int n,
                                const int64_t *milestones);
+#define ct_sequential_lr(opt, schedulers, n, milestones) \
+    CT_AT(ct_sequential_lr(opt, schedulers, n, milestones))
 
 typedef struct {
     double max_lr;
@@ -58,6 +70,7 @@ typedef struct {
     bool three_phase;
 } ct_one_cycle_options;
 ct_scheduler *ct_one_cycle_lr_with(ct_optim *opt, ct_one_cycle_options o);
+#define ct_one_cycle_lr_with(...) CT_AT(ct_one_cycle_lr_with(__VA_ARGS__))
 #define ct_one_cycle_lr(opt, ...)                                                        \
     ct_one_cycle_lr_with(opt, CT_DEFAULTS(ct_one_cycle_options, .pct_start = 0.3,        \
                                           .base_momentum = 0.85, .max_momentum = 0.95,   \
@@ -75,6 +88,7 @@ typedef struct {
     double eps;             /* default 1e-8 */
 } ct_plateau_options;
 ct_scheduler *ct_reduce_lr_on_plateau_with(ct_optim *opt, ct_plateau_options o);
+#define ct_reduce_lr_on_plateau_with(...) CT_AT(ct_reduce_lr_on_plateau_with(__VA_ARGS__))
 #define ct_reduce_lr_on_plateau(opt, ...)                                                \
     ct_reduce_lr_on_plateau_with(opt, CT_DEFAULTS(ct_plateau_options, .factor = 0.1,     \
                                                   .patience = 10, .threshold = 1e-4,     \
@@ -82,14 +96,20 @@ ct_scheduler *ct_reduce_lr_on_plateau_with(ct_optim *opt, ct_plateau_options o);
 
 /* Advances one epoch (or batch).  Returns 0 or -1. */
 int ct_sched_step(ct_scheduler *s);
+#define ct_sched_step(s) CT_AT(ct_sched_step(s))
 /* ReduceLROnPlateau's step, given the monitored metric. */
 int ct_sched_step_metric(ct_scheduler *s, double metric);
+#define ct_sched_step_metric(s, metric) CT_AT(ct_sched_step_metric(s, metric))
 /* The lr of group i after the last step (get_last_lr()[i]). */
 double ct_sched_get_last_lr(const ct_scheduler *s, int group);
+#define ct_sched_get_last_lr(s, group) CT_AT(ct_sched_get_last_lr(s, group))
 int64_t ct_sched_last_epoch(const ct_scheduler *s);
+#define ct_sched_last_epoch(s) CT_AT(ct_sched_last_epoch(s))
 /* Counters and internal values under "last_epoch", "best", ...: enough to resume. */
 ct_state_dict *ct_sched_state_dict(ct_scheduler *s);
+#define ct_sched_state_dict(s) CT_AT(ct_sched_state_dict(s))
 int ct_sched_load_state_dict(ct_scheduler *s, const ct_state_dict *sd);
+#define ct_sched_load_state_dict(s, sd) CT_AT(ct_sched_load_state_dict(s, sd))
 
 #ifdef __cplusplus
 }

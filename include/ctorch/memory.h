@@ -10,15 +10,21 @@ extern "C" {
 #endif
 
 int64_t ct_memory_allocated(ct_device d);     /* bytes of tensor storage in use now */
+#define ct_memory_allocated(...) CT_AT(ct_memory_allocated(__VA_ARGS__))
 int64_t ct_max_memory_allocated(ct_device d); /* peak since start or the last reset */
+#define ct_max_memory_allocated(...) CT_AT(ct_max_memory_allocated(__VA_ARGS__))
 void ct_reset_peak_memory_stats(ct_device d);
+#define ct_reset_peak_memory_stats(...) CT_AT(ct_reset_peak_memory_stats(__VA_ARGS__))
 
 /* Freed cpu storages of 128 KiB or more are cached and reused for the next tensor of
  * (about) the same size, so a training loop does not page-fault its buffers in again
  * every step.  The cache holds at most 256 MiB unless told otherwise. */
 int64_t ct_memory_reserved(ct_device d);           /* in use plus held by the cache */
+#define ct_memory_reserved(...) CT_AT(ct_memory_reserved(__VA_ARGS__))
 void ct_empty_cache(ct_device d);                    /* frees every cached block */
+#define ct_empty_cache(...) CT_AT(ct_empty_cache(__VA_ARGS__))
 void ct_set_cache_limit(ct_device d, int64_t bytes); /* 0 turns the cache off */
+#define ct_set_cache_limit(...) CT_AT(ct_set_cache_limit(__VA_ARGS__))
 
 #ifdef __cplusplus
 }

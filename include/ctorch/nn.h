@@ -67,25 +67,36 @@ typedef struct ct_module_class {
 
 /* A new module of class cls with state_size zeroed bytes of state. */
 ct_module *ct_module_new(const ct_module_class *cls, size_t state_size);
+#define ct_module_new(cls, state_size) CT_AT(ct_module_new(cls, state_size))
 void *ct_module_state(const ct_module *m);
+#define ct_module_state(m) CT_AT(ct_module_state(m))
 const char *ct_module_type(const ct_module *m); /* the class name */
+#define ct_module_type(m) CT_AT(ct_module_type(m))
 
 /* Registration (names must be unique within the module and contain no '.'; a child
  * must not contain m). */
 ct_module *ct_module_add(ct_module *m, const char *name, ct_module *child);
+#define ct_module_add(m, name, child) CT_AT(ct_module_add(m, name, child))
 /* Makes p a parameter (requires_grad set); returns p. */
 ct_tensor *ct_module_add_parameter(ct_module *m, const char *name, ct_tensor *p);
+#define ct_module_add_parameter(m, name, p) CT_AT(ct_module_add_parameter(m, name, p))
 /* Buffers: state that is saved but not trained (running_mean); non-persistent ones
  * are left out of the state dict. */
 ct_tensor *ct_module_add_buffer(ct_module *m, const char *name, ct_tensor *b, bool persistent);
+#define ct_module_add_buffer(m, name, b, persistent) \
+    CT_AT(ct_module_add_buffer(m, name, b, persistent))
 /* Looks up by dotted name ("features.0.weight"); NULL (no error) when absent. */
 ct_tensor *ct_module_get_parameter(const ct_module *m, const char *name);
+#define ct_module_get_parameter(m, name) CT_AT(ct_module_get_parameter(m, name))
 ct_tensor *ct_module_get_buffer(const ct_module *m, const char *name);
+#define ct_module_get_buffer(m, name) CT_AT(ct_module_get_buffer(m, name))
 ct_module *ct_module_get_submodule(const ct_module *m, const char *name);
+#define ct_module_get_submodule(m, name) CT_AT(ct_module_get_submodule(m, name))
 /* Replaces a registered parameter/buffer tensor (same dotted name) — for init and
  * loading; retains t (the caller keeps its reference).  Fields of the owner's state
  * that held the old tensor are re-pointed, as ct_module_set does.  0 or -1. */
 int ct_module_set_tensor(ct_module *m, const char *name, ct_tensor *t);
+#define ct_module_set_tensor(m, name, t) CT_AT(ct_module_set_tensor(m, name, t))
 /* Replaces the registered child at a dotted path, as `model.fc = nn.Linear(512, 5)`
  * or `model.layer4[1].conv2 = ...` does (Sequential/ModuleList entries are "0", "1",
  * ...).  The new child takes the old one's place in the registration order (so in
@@ -109,6 +120,7 @@ int ct_module_set_tensor(ct_module *m, const char *name, ct_tensor *t);
  *     (void)opt;
  */
 ct_module *ct_module_set(ct_module *m, const char *path, ct_module *child);
+#define ct_module_set(m, path, child) CT_AT(ct_module_set(m, path, child))
 
 /* ---- calling ----------------------------------------------------------- */
 
@@ -125,8 +137,11 @@ int ct_forward_multi(ct_module *m, int n_in, ct_tensor *const *in, ct_tensor **o
 typedef ct_tensor *(*ct_forward_pre_hook)(ct_module *m, ct_tensor *input, void *ctx);
 typedef ct_tensor *(*ct_forward_hook)(ct_module *m, ct_tensor *input, ct_tensor *output, void *ctx);
 int ct_module_register_forward_pre_hook(ct_module *m, ct_forward_pre_hook fn, void *ctx);
+#define ct_module_register_forward_pre_hook(...) CT_AT(ct_module_register_forward_pre_hook(__VA_ARGS__))
 int ct_module_register_forward_hook(ct_module *m, ct_forward_hook fn, void *ctx);
+#define ct_module_register_forward_hook(...) CT_AT(ct_module_register_forward_hook(__VA_ARGS__))
 int ct_module_remove_hook(ct_module *m, int handle);
+#define ct_module_remove_hook(m, handle) CT_AT(ct_module_remove_hook(m, handle))
 
 /* ---- iteration (PyTorch's order: own entries, then children, depth first) ---- */
 
@@ -134,28 +149,42 @@ int ct_module_remove_hook(ct_module *m, int handle);
  * a registration changes its sub-tree; either array may be NULL) and returns the total
  * count; call with max = 0 to count.  Shared tensors are listed once, as in PyTorch. */
 int ct_parameters(ct_module *m, ct_tensor **out, int max);
+#define ct_parameters(m, out, max) CT_AT(ct_parameters(m, out, max))
 int ct_named_parameters(ct_module *m, const char **names, ct_tensor **out, int max);
+#define ct_named_parameters(m, names, out, max) CT_AT(ct_named_parameters(m, names, out, max))
 int ct_buffers(ct_module *m, ct_tensor **out, int max);
+#define ct_buffers(m, out, max) CT_AT(ct_buffers(m, out, max))
 int ct_named_buffers(ct_module *m, const char **names, ct_tensor **out, int max);
+#define ct_named_buffers(m, names, out, max) CT_AT(ct_named_buffers(m, names, out, max))
 /* Direct children, and all modules (self first, named "" ) depth first. */
 int ct_named_children(ct_module *m, const char **names, ct_module **out, int max);
+#define ct_named_children(m, names, out, max) CT_AT(ct_named_children(m, names, out, max))
 int ct_named_modules(ct_module *m, const char **names, ct_module **out, int max);
+#define ct_named_modules(m, names, out, max) CT_AT(ct_named_modules(m, names, out, max))
 int64_t ct_module_num_parameters(ct_module *m, bool trainable_only);
+#define ct_module_num_parameters(m, trainable_only) \
+    CT_AT(ct_module_num_parameters(m, trainable_only))
 
 /* ---- modes and bulk operations ---------------------------------------- */
 
 void ct_module_train(ct_module *m, bool training); /* recursive, like .train(mode) */
+#define ct_module_train(m, training) CT_AT(ct_module_train(m, training))
 void ct_module_eval(ct_module *m);                /* .eval() */
+#define ct_module_eval(m) CT_AT(ct_module_eval(m))
 bool ct_module_is_training(const ct_module *m);
+#define ct_module_is_training(m) CT_AT(ct_module_is_training(m))
 /* requires_grad_(flag) on every parameter of the sub-tree (freezing). */
 void ct_module_requires_grad_(ct_module *m, bool requires_grad);
+#define ct_module_requires_grad_(m, requires_grad) CT_AT(ct_module_requires_grad_(m, requires_grad))
 typedef struct {
     bool set_to_none; /* PyTorch 1.13's default is False: zero the grads in place */
 } ct_zero_grad_options;
 void ct_module_zero_grad_with(ct_module *m, ct_zero_grad_options o);
-#define ct_module_zero_grad(m, ...) ct_module_zero_grad_with(m, (ct_zero_grad_options){__VA_ARGS__})
+#define ct_module_zero_grad_with(...) CT_AT(ct_module_zero_grad_with(__VA_ARGS__))
+#define ct_module_zero_grad(m, ...) ct_module_zero_grad_with(m, CT_OPTIONS(ct_zero_grad_options, __VA_ARGS__))
 /* fn on every submodule, children first, then m itself (Module.apply). */
 void ct_module_apply(ct_module *m, void (*fn)(ct_module *m, void *ctx), void *ctx);
+#define ct_module_apply(...) CT_AT(ct_module_apply(__VA_ARGS__))
 /* Moves / converts parameters and buffers in place (the tensor objects stay the same,
  * so optimizers holding them keep working).  Floating dtypes only change floating
  * tensors, as in PyTorch.  Returns 0 or -1. */
@@ -164,14 +193,17 @@ typedef struct {
     ct_device device;
 } ct_module_to_options;
 int ct_module_to_with(ct_module *m, ct_module_to_options o);
-#define ct_module_to(m, ...) ct_module_to_with(m, (ct_module_to_options){__VA_ARGS__})
+#define ct_module_to_with(...) CT_AT(ct_module_to_with(__VA_ARGS__))
+#define ct_module_to(m, ...) ct_module_to_with(m, CT_OPTIONS(ct_module_to_options, __VA_ARGS__))
 
 /* ---- printing ------------------------------------------------------------ */
 
 /* PyTorch's repr ("Net(\n  (fc1): Linear(in_features=784, ...)\n)"); malloc'd. */
 char *ct_module_to_string(const ct_module *m);
+#define ct_module_to_string(m) CT_AT(ct_module_to_string(m))
 /* The repr followed by the parameter count. */
 void ct_module_print(ct_module *m);
+#define ct_module_print(m) CT_AT(ct_module_print(m))
 
 #ifdef __cplusplus
 }

@@ -67,10 +67,13 @@ typedef struct {
 
 /* The number of ops in the op table. */
 int ct_num_ops(void);
+#define ct_num_ops(...) CT_AT(ct_num_ops(__VA_ARGS__))
 /* The schema of op 0 <= op < ct_num_ops() (static storage); NULL with an error otherwise. */
 const ct_schema *ct_op_schema(int op);
+#define ct_op_schema(op) CT_AT(ct_op_schema(op))
 /* The schema of the op named name ("add"); NULL with an error when there is none. */
 const ct_schema *ct_op_schema_find(const char *name);
+#define ct_op_schema_find(name) CT_AT(ct_op_schema_find(name))
 
 /* ---- the record hook ------------------------------------------------------ */
 
@@ -121,8 +124,10 @@ typedef void (*ct_trace_fn)(const ct_op_call *call, void *ctx);
  * its own), the fused optimizer steps, reduce_mask and cumprod_grad.  With no hook
  * pushed, an op pays one predictable branch on a thread-local counter. */
 int ct_trace_push(ct_trace_fn fn, void *ctx);
+#define ct_trace_push(fn, ctx) CT_AT(ct_trace_push(fn, ctx))
 /* Pops the innermost hook; -1 with an error when there is none. */
 int ct_trace_pop(void);
+#define ct_trace_pop(...) CT_AT(ct_trace_pop(__VA_ARGS__))
 
 /* A printer of this thread's op calls, one line each (output, op, inputs, attributes),
  * as torch.fx's print_tabular: "%3: float32[64, 32, 28, 28] = convolution(%0, %1, %2,
@@ -135,10 +140,13 @@ int ct_trace_pop(void);
  * ct_trace_print_end pops it (it must be the innermost hook) and frees it: 0 or -1. */
 typedef struct ct_trace_printer ct_trace_printer;
 ct_trace_printer *ct_trace_print_begin(FILE *f);
+#define ct_trace_print_begin(f) CT_AT(ct_trace_print_begin(f))
 int ct_trace_print_end(ct_trace_printer *p);
+#define ct_trace_print_end(p) CT_AT(ct_trace_print_end(p))
 /* Writes v as PyTorch prints it (1, 0.5, True, [1, 1], None, 'mean', torch.float32)
  * into buf (NUL-terminated, truncated to size); returns snprintf's count. */
 int ct_value_format(const ct_value *v, char *buf, size_t size);
+#define ct_value_format(v, buf, size) CT_AT(ct_value_format(v, buf, size))
 
 #ifdef __cplusplus
 }

@@ -21,7 +21,7 @@
  *     ct_tensor *p[4];
  *     ct_parameters(model, p, 4);       // weight_ih_l0, weight_hh_l0, bias_ih_l0, bias_hh_l0
  *     ct_optim *opt = ct_sgd(p, 2, .lr = 0.1, .momentum = 0.9);
- *     ct_optim_add_param_group(opt, p + 2, 2, .lr = 0.001);
+ *     ct_optim_add_param_group(opt, p + 2, 2, .lr = CT_SOME(0.001));
  */
 #ifndef CTORCH_OPTIM_H
 #define CTORCH_OPTIM_H
@@ -58,9 +58,8 @@ ct_optim *ct_adam_with(ct_tensor *const *params, int n, ct_adam_options o);
 ct_optim *ct_adamw_with(ct_tensor *const *params, int n, ct_adam_options o);
 ct_optim *ct_rmsprop_with(ct_tensor *const *params, int n, ct_rmsprop_options o);
 ct_optim *ct_adagrad_with(ct_tensor *const *params, int n, ct_adagrad_options o);
-/* SGD has no default lr in PyTorch: .lr is required (an error when missing). */
-#define ct_sgd(params, n, ...) \
-    CT_AT(ct_sgd_with(params, n, CT_DEFAULTS(ct_sgd_options, .lr = NAN, __VA_ARGS__)))
+/* SGD has no default lr in PyTorch: .lr is required (0, not given, is an error). */
+#define ct_sgd(params, n, ...) CT_AT(ct_sgd_with(params, n, CT_OPTIONS(ct_sgd_options, __VA_ARGS__)))
 #define ct_adam(params, n, ...)                                                            \
     CT_AT(ct_adam_with(params, n, CT_DEFAULTS(ct_adam_options, .lr = 1e-3, .beta1 = 0.9,   \
                                               .beta2 = 0.999, .eps = 1e-8, __VA_ARGS__)))
@@ -75,35 +74,40 @@ ct_optim *ct_adagrad_with(ct_tensor *const *params, int n, ct_adagrad_options o)
     CT_AT(ct_adagrad_with(params, n, CT_DEFAULTS(ct_adagrad_options, .lr = 1e-2,           \
                                                  .eps = 1e-10, __VA_ARGS__)))
 
-/* Per-group overrides; a field left NAN takes the optimizer's value. */
+/* Per-group overrides, CT_SOME(v); a field not given takes the optimizer's value.
+ * Returns 0 or -1. */
 typedef struct {
-    double lr, momentum, dampening, weight_decay, beta1, beta2, eps, alpha, lr_decay;
+    ct_opt_f64 lr, momentum, dampening, weight_decay, beta1, beta2, eps, alpha, lr_decay;
 } ct_group_options;
 int ct_optim_add_param_group_with(ct_optim *opt, ct_tensor *const *params, int n,
                                   ct_group_options o);
-#define ct_optim_add_param_group(opt, params, n, ...)                                      \
-    ct_optim_add_param_group_with(opt, params, n,                                          \
-        CT_DEFAULTS(ct_group_options, .lr = NAN, .momentum = NAN, .dampening = NAN,        \
-                    .weight_decay = NAN, .beta1 = NAN, .beta2 = NAN, .eps = NAN,           \
-                    .alpha = NAN, .lr_decay = NAN, __VA_ARGS__))
+#define ct_optim_add_param_group(opt, params, n, ...) \
+    CT_AT(ct_optim_add_param_group_with(opt, params, n, CT_OPTIONS(ct_group_options, __VA_ARGS__)))
 
 /* One update of every parameter with a gradient.  Returns 0 or -1. */
 int ct_step(ct_optim *opt);
+#define ct_step(opt) CT_AT(ct_step(opt))
 /* Zeroes the gradients; .set_to_none = true drops them (PyTorch 1.13's default is
  * to zero them in place). */
 void ct_zero_grad_with(ct_optim *opt, ct_zero_grad_options o);
-#define ct_zero_grad(opt, ...) ct_zero_grad_with(opt, (ct_zero_grad_options){__VA_ARGS__})
+#define ct_zero_grad_with(...) CT_AT(ct_zero_grad_with(__VA_ARGS__))
+#define ct_zero_grad(opt, ...) ct_zero_grad_with(opt, CT_OPTIONS(ct_zero_grad_options, __VA_ARGS__))
 
 /* Groups and their learning rates (schedulers use these): len(opt.param_groups),
  * opt.param_groups[g]["lr"] (NAN with an error for a group out of range) and
  * opt.param_groups[g]["lr"] = lr. */
 int ct_optim_num_groups(const ct_optim *opt);
+#define ct_optim_num_groups(opt) CT_AT(ct_optim_num_groups(opt))
 double ct_optim_get_lr(const ct_optim *opt, int group);
-void ct_optim_set_lr(ct_optim *opt, int group, double lr);
+#define ct_optim_get_lr(opt, group) CT_AT(ct_optim_get_lr(opt, group))
+int ct_optim_set_lr(ct_optim *opt, int group, double lr); /* 0 or -1 */
+#define ct_optim_set_lr(opt, group, lr) CT_AT(ct_optim_set_lr(opt, group, lr))
 /* Any hyperparameter of a group by PyTorch's name ("lr", "momentum", "beta1", ...);
  * NAN when the optimizer has no such field.  ct_optim_set returns 0 or -1. */
 double ct_optim_get(const ct_optim *opt, int group, const char *key);
+#define ct_optim_get(opt, group, key) CT_AT(ct_optim_get(opt, group, key))
 int ct_optim_set(ct_optim *opt, int group, const char *key, double value);
+#define ct_optim_set(opt, group, key, value) CT_AT(ct_optim_set(opt, group, key, value))
 
 /* opt.param_groups[g] as a struct: the group's parameters (borrowed from the
  * optimizer, in the order they were given, valid while it lives) and every option it
@@ -115,7 +119,7 @@ int ct_optim_set(ct_optim *opt, int group, const char *key, double value);
  *     ct_tensor *p[2];
  *     ct_parameters(model, p, 2);
  *     ct_optim *opt = ct_adam(p, 1, .lr = 0.01);
- *     ct_optim_add_param_group(opt, p + 1, 1, .weight_decay = 0.1);
+ *     ct_optim_add_param_group(opt, p + 1, 1, .weight_decay = CT_SOME(0.1));
  *     ct_param_group_info g = ct_optim_param_group(opt, 1);
  *     // g.num_params == 1, g.params[0] == p[1], g.lr == 0.01, g.weight_decay == 0.1,
  *     // g.beta2 == 0.999, g.amsgrad == false, isnan(g.momentum)
@@ -130,13 +134,17 @@ typedef struct {
     bool nesterov, maximize, amsgrad, centered;
 } ct_param_group_info;
 ct_param_group_info ct_optim_param_group(const ct_optim *opt, int group);
+#define ct_optim_param_group(opt, group) CT_AT(ct_optim_param_group(opt, group))
 const char *ct_optim_type(const ct_optim *opt); /* "Adam" */
+#define ct_optim_type(opt) CT_AT(ct_optim_type(opt))
 
 /* The optimizer's state (per-parameter buffers and steps, and every group's
  * hyperparameters) under keys "state.<param index>.<name>" and
  * "param_groups.<g>.<key>", parameters numbered as PyTorch numbers them. */
 ct_state_dict *ct_optim_state_dict(ct_optim *opt);
+#define ct_optim_state_dict(opt) CT_AT(ct_optim_state_dict(opt))
 int ct_optim_load_state_dict(ct_optim *opt, const ct_state_dict *sd);
+#define ct_optim_load_state_dict(opt, sd) CT_AT(ct_optim_load_state_dict(opt, sd))
 
 /* ---- gradient clipping ------------------------------------------------------ */
 
@@ -147,10 +155,12 @@ typedef struct {
 /* Scales all gradients so that their total norm is at most max_norm; returns the
  * total norm before clipping (NAN with an error on failure). */
 double ct_clip_grad_norm_with(ct_tensor *const *params, int n, double max_norm, ct_clip_options o);
+#define ct_clip_grad_norm_with(...) CT_AT(ct_clip_grad_norm_with(__VA_ARGS__))
 #define ct_clip_grad_norm_(params, n, max_norm, ...) \
     ct_clip_grad_norm_with(params, n, max_norm, CT_DEFAULTS(ct_clip_options, .norm_type = 2, __VA_ARGS__))
 /* Clamps every gradient element into [-clip_value, clip_value]. */
 int ct_clip_grad_value_(ct_tensor *const *params, int n, double clip_value);
+#define ct_clip_grad_value_(params, n, clip_value) CT_AT(ct_clip_grad_value_(params, n, clip_value))
 
 #ifdef __cplusplus
 }

@@ -111,26 +111,42 @@ ct_tensor *ct_sign(ct_tensor *x);       /* -1, 0 or 1 (0 for NaN, as PyTorch's c
 /* max(x, 0); integer inputs keep their dtype, bool is refused.  relu_ is in place. */
 ct_tensor *ct_relu(ct_tensor *x);
 ct_tensor *ct_relu_(ct_tensor *x);
-/* x if x > 0 else negative_slope * x  (F.leaky_relu(x, negative_slope); PyTorch's
- * default slope is 0.01). */
-ct_tensor *ct_leaky_relu(ct_tensor *x, double negative_slope);
-/* x if x > 0 else alpha * (exp(x) - 1)  (F.elu(x, alpha); default alpha 1). */
-ct_tensor *ct_elu(ct_tensor *x, double alpha);
+/* F.leaky_relu / nn.LeakyReLU: x if x > 0 else negative_slope * x.
+ *     ct_leaky_relu(x);
+ *     ct_leaky_relu(x, .negative_slope = 0.2);
+ */
+typedef struct {
+    double negative_slope; /* 0: PyTorch's default 0.01 (a slope of 0 is ct_relu) */
+} ct_leaky_relu_options;
+ct_tensor *ct_leaky_relu_with(ct_tensor *x, ct_leaky_relu_options o);
+/* F.elu / nn.ELU: x if x > 0 else alpha * (exp(x) - 1).  ct_elu(x, .alpha = 0.5). */
+typedef struct {
+    double alpha; /* 0: PyTorch's default 1 */
+} ct_elu_options;
+ct_tensor *ct_elu_with(ct_tensor *x, ct_elu_options o);
 /* x / (1 + exp(-x)). */
 ct_tensor *ct_silu(ct_tensor *x);
-/* log(1 + exp(beta x)) / beta, and x where beta x > threshold  (F.softplus(x, beta,
- * threshold); PyTorch's defaults are beta 1, threshold 20). */
-ct_tensor *ct_softplus(ct_tensor *x, double beta, double threshold);
-/* x clamped to [min_val, max_val]  (F.hardtanh; defaults -1, 1).  Integer inputs keep
- * their dtype. */
-ct_tensor *ct_hardtanh(ct_tensor *x, double min_val, double max_val);
+/* F.softplus / nn.Softplus: log(1 + exp(beta x)) / beta, and x where beta x >
+ * threshold.  ct_softplus(x), ct_softplus(x, .beta = 2, .threshold = 10). */
+typedef struct {
+    double beta;      /* 0: PyTorch's default 1 */
+    double threshold; /* 0: PyTorch's default 20 */
+} ct_softplus_options;
+ct_tensor *ct_softplus_with(ct_tensor *x, ct_softplus_options o);
+/* F.hardtanh / nn.Hardtanh: x clamped to [min_val, max_val] (defaults -1, 1; ReLU6 is
+ * ct_hardtanh(x, .min_val = CT_SOME(0), .max_val = CT_SOME(6))).  Integer inputs
+ * keep their dtype. */
+typedef struct {
+    ct_opt_f64 min_val, max_val;
+} ct_hardtanh_options;
+ct_tensor *ct_hardtanh_with(ct_tensor *x, ct_hardtanh_options o);
 #define ct_relu(x) CT_AT(ct_relu(x))
 #define ct_relu_(x) CT_AT(ct_relu_(x))
-#define ct_leaky_relu(x, negative_slope) CT_AT(ct_leaky_relu(x, negative_slope))
-#define ct_elu(x, alpha) CT_AT(ct_elu(x, alpha))
+#define ct_leaky_relu(...) CT_AT(ct_leaky_relu_with(CT_ARG_OPTS_(ct_leaky_relu_options, __VA_ARGS__, )))
+#define ct_elu(...) CT_AT(ct_elu_with(CT_ARG_OPTS_(ct_elu_options, __VA_ARGS__, )))
 #define ct_silu(x) CT_AT(ct_silu(x))
-#define ct_softplus(x, beta, threshold) CT_AT(ct_softplus(x, beta, threshold))
-#define ct_hardtanh(x, min_val, max_val) CT_AT(ct_hardtanh(x, min_val, max_val))
+#define ct_softplus(...) CT_AT(ct_softplus_with(CT_ARG_OPTS_(ct_softplus_options, __VA_ARGS__, )))
+#define ct_hardtanh(...) CT_AT(ct_hardtanh_with(CT_ARG_OPTS_(ct_hardtanh_options, __VA_ARGS__, )))
 
 /* F.gelu(x, approximate=...): exact x * Phi(x), or the tanh approximation. */
 typedef enum { CT_GELU_NONE = 0, CT_GELU_TANH = 1 } ct_gelu_approximate;
@@ -140,13 +156,11 @@ typedef struct {
 ct_tensor *ct_gelu_with(ct_tensor *x, ct_gelu_options o);
 /* ct_gelu(x), ct_gelu(x, .approximate = CT_GELU_TANH) */
 #define ct_gelu(...) CT_AT(ct_gelu_with(CT_GELU_ARGS_(__VA_ARGS__, )))
-#define CT_GELU_ARGS_(x, ...) x, (ct_gelu_options){__VA_ARGS__}
+#define CT_GELU_ARGS_(x, ...) x, CT_OPTIONS(ct_gelu_options, __VA_ARGS__)
 
 /* ---- optional numbers in keyword options ---- */
 
-/* An optional double: zero-initialised means "not given" (PyTorch's None). */
-typedef struct { bool set; double v; } ct_opt_f64;
-#define CT_SOME(value) ((ct_opt_f64){.set = true, .v = (double)(value)})
+/* ct_opt_f64 and CT_SOME are in ctorch/base.h (the options convention). */
 
 /* torch.nan_to_num: NaN -> nan (default 0), +inf -> posinf, -inf -> neginf (default:
  * the largest / lowest finite value of x's dtype).  Integer and bool inputs are
@@ -160,7 +174,7 @@ typedef struct {
 } ct_nan_to_num_options;
 ct_tensor *ct_nan_to_num_with(ct_tensor *x, ct_nan_to_num_options o);
 #define ct_nan_to_num(...) CT_AT(ct_nan_to_num_with(CT_NAN_TO_NUM_ARGS_(__VA_ARGS__, )))
-#define CT_NAN_TO_NUM_ARGS_(x, ...) x, (ct_nan_to_num_options){__VA_ARGS__}
+#define CT_NAN_TO_NUM_ARGS_(x, ...) x, CT_OPTIONS(ct_nan_to_num_options, __VA_ARGS__)
 
 /* ---- clamp ---- */
 
@@ -178,7 +192,7 @@ ct_tensor *ct_clamp_with(ct_tensor *x, ct_clamp_options o);
 ct_tensor *ct_clamp_with_(ct_tensor *x, ct_clamp_options o);
 #define ct_clamp(...) CT_AT(ct_clamp_with(CT_CLAMP_ARGS_(__VA_ARGS__, )))
 #define ct_clamp_(...) CT_AT(ct_clamp_with_(CT_CLAMP_ARGS_(__VA_ARGS__, )))
-#define CT_CLAMP_ARGS_(x, ...) x, (ct_clamp_options){__VA_ARGS__}
+#define CT_CLAMP_ARGS_(x, ...) x, CT_OPTIONS(ct_clamp_options, __VA_ARGS__)
 /* torch.clamp with tensor bounds (broadcast, promoted); NULL means "not given", and at
  * least one must be given.  Note: a bound that is NULL because its computation failed
  * reads as "not given"; check ct_last_error() when building bounds in a chain. */

@@ -30,18 +30,25 @@ extern "C" {
 /* A new generator seeded with `seed`: reference counted and, like every object ctorch
  * returns, registered with the innermost CT_SCOPE; outside a scope ct_release frees it. */
 ct_generator *ct_generator_new(uint64_t seed);
+#define ct_generator_new(seed) CT_AT(ct_generator_new(seed))
 /* The default generator (borrowed; lives as long as the program). */
 ct_generator *ct_default_generator(void);
+#define ct_default_generator(...) CT_AT(ct_default_generator(__VA_ARGS__))
 /* torch.manual_seed: reseeds the default generator (thread-safe) and returns it. */
 ct_generator *ct_manual_seed(uint64_t seed);
+#define ct_manual_seed(seed) CT_AT(ct_manual_seed(seed))
 /* torch.initial_seed: the default generator's seed. */
 uint64_t ct_initial_seed(void);
+#define ct_initial_seed(...) CT_AT(ct_initial_seed(__VA_ARGS__))
 /* torch.seed: reseeds the default generator from a non-deterministic source (the
  * system's random bytes) and returns the seed. */
 uint64_t ct_seed(void);
+#define ct_seed(...) CT_AT(ct_seed(__VA_ARGS__))
 /* generator.manual_seed / generator.initial_seed. */
 void ct_generator_manual_seed(ct_generator *g, uint64_t seed);
+#define ct_generator_manual_seed(g, seed) CT_AT(ct_generator_manual_seed(g, seed))
 uint64_t ct_generator_initial_seed(ct_generator *g);
+#define ct_generator_initial_seed(g) CT_AT(ct_generator_initial_seed(g))
 /* The generator's state as a uint8 tensor (seed and counter offset, 16 bytes), to
  * save in a checkpoint; ct_generator_set_state restores it (0, or -1 with an error). */
 ct_tensor *ct_generator_get_state(ct_generator *g);
@@ -102,19 +109,19 @@ ct_tensor *ct_uniform__with(ct_tensor *t, double from, double to, ct_random_opti
 ct_tensor *ct_random__with(ct_tensor *t, int64_t from, int64_t to, ct_random_options o);
 ct_tensor *ct_exponential__with(ct_tensor *t, double lambd, ct_random_options o);
 
-#define ct_bernoulli(p, ...) CT_AT(ct_bernoulli_with(p, (ct_random_options){__VA_ARGS__}))
+#define ct_bernoulli(p, ...) CT_AT(ct_bernoulli_with(p, CT_OPTIONS(ct_random_options, __VA_ARGS__)))
 #define ct_bernoulli_p(t, p, ...) \
-    CT_AT(ct_bernoulli_p_with(t, p, (ct_random_options){__VA_ARGS__}))
+    CT_AT(ct_bernoulli_p_with(t, p, CT_OPTIONS(ct_random_options, __VA_ARGS__)))
 #define ct_bernoulli_(t, p, ...) \
-    CT_AT(ct_bernoulli__with(t, p, (ct_random_options){__VA_ARGS__}))
+    CT_AT(ct_bernoulli__with(t, p, CT_OPTIONS(ct_random_options, __VA_ARGS__)))
 #define ct_normal_(t, mean, std, ...) \
-    CT_AT(ct_normal__with(t, mean, std, (ct_random_options){__VA_ARGS__}))
+    CT_AT(ct_normal__with(t, mean, std, CT_OPTIONS(ct_random_options, __VA_ARGS__)))
 #define ct_uniform_(t, from, to, ...) \
-    CT_AT(ct_uniform__with(t, from, to, (ct_random_options){__VA_ARGS__}))
+    CT_AT(ct_uniform__with(t, from, to, CT_OPTIONS(ct_random_options, __VA_ARGS__)))
 #define ct_random_(t, from, to, ...) \
-    CT_AT(ct_random__with(t, from, to, (ct_random_options){__VA_ARGS__}))
+    CT_AT(ct_random__with(t, from, to, CT_OPTIONS(ct_random_options, __VA_ARGS__)))
 #define ct_exponential_(t, lambd, ...) \
-    CT_AT(ct_exponential__with(t, lambd, (ct_random_options){__VA_ARGS__}))
+    CT_AT(ct_exponential__with(t, lambd, CT_OPTIONS(ct_random_options, __VA_ARGS__)))
 
 /* torch.multinomial: n category indices (int64) per row of probs (1-D: [n], 2-D:
  * [rows, n]), drawn with probability proportional to the (finite, non-negative)
@@ -125,7 +132,7 @@ typedef struct {
 } ct_multinomial_options;
 ct_tensor *ct_multinomial_with(ct_tensor *probs, int64_t n, ct_multinomial_options o);
 #define ct_multinomial(probs, n, ...) \
-    CT_AT(ct_multinomial_with(probs, n, (ct_multinomial_options){__VA_ARGS__}))
+    CT_AT(ct_multinomial_with(probs, n, CT_OPTIONS(ct_multinomial_options, __VA_ARGS__)))
 
 /* ---- dropout ---------------------------------------------------------- */
 
@@ -138,7 +145,7 @@ typedef struct {
  * empty.  The gradient is multiplied by the same mask. */
 ct_tensor *ct_dropout_with(ct_tensor *x, double p, bool training, ct_dropout_options o);
 #define ct_dropout(x, p, training, ...) \
-    CT_AT(ct_dropout_with(x, p, training, (ct_dropout_options){__VA_ARGS__}))
+    CT_AT(ct_dropout_with(x, p, training, CT_OPTIONS(ct_dropout_options, __VA_ARGS__)))
 #define ct_dropout_(x, p, training, ...) \
     CT_AT(ct_dropout_with(x, p, training, (ct_dropout_options){.inplace = true, __VA_ARGS__}))
 /* Channel-wise (feature) dropout, as torch.nn.functional.dropout1d/2d/3d: one draw
@@ -156,15 +163,15 @@ ct_tensor *ct_alpha_dropout_with(ct_tensor *x, double p, bool training, ct_dropo
 ct_tensor *ct_feature_alpha_dropout_with(ct_tensor *x, double p, bool training,
                                          ct_dropout_options o);
 #define ct_dropout1d(x, p, training, ...) \
-    CT_AT(ct_dropout1d_with(x, p, training, (ct_dropout_options){__VA_ARGS__}))
+    CT_AT(ct_dropout1d_with(x, p, training, CT_OPTIONS(ct_dropout_options, __VA_ARGS__)))
 #define ct_dropout2d(x, p, training, ...) \
-    CT_AT(ct_dropout2d_with(x, p, training, (ct_dropout_options){__VA_ARGS__}))
+    CT_AT(ct_dropout2d_with(x, p, training, CT_OPTIONS(ct_dropout_options, __VA_ARGS__)))
 #define ct_dropout3d(x, p, training, ...) \
-    CT_AT(ct_dropout3d_with(x, p, training, (ct_dropout_options){__VA_ARGS__}))
+    CT_AT(ct_dropout3d_with(x, p, training, CT_OPTIONS(ct_dropout_options, __VA_ARGS__)))
 #define ct_alpha_dropout(x, p, training, ...) \
-    CT_AT(ct_alpha_dropout_with(x, p, training, (ct_dropout_options){__VA_ARGS__}))
+    CT_AT(ct_alpha_dropout_with(x, p, training, CT_OPTIONS(ct_dropout_options, __VA_ARGS__)))
 #define ct_feature_alpha_dropout(x, p, training, ...) \
-    CT_AT(ct_feature_alpha_dropout_with(x, p, training, (ct_dropout_options){__VA_ARGS__}))
+    CT_AT(ct_feature_alpha_dropout_with(x, p, training, CT_OPTIONS(ct_dropout_options, __VA_ARGS__)))
 
 #ifdef __cplusplus
 }

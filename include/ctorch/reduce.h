@@ -2,8 +2,8 @@
  *
  *     ct_sum(t);                                  // all elements, a 0-d tensor
  *     ct_sum(t, .dims = CT_DIMS(0, 2), .keepdim = true);
- *     ct_var(t, .dims = CT_DIMS(-1), CT_CORRECTION(0));  // biased variance
- *     ct_norm(t, .p = INFINITY, .dims = CT_DIMS(1));
+ *     ct_var(t, .dims = CT_DIMS(-1), .correction = CT_SOME(0));  // biased variance
+ *     ct_norm(t, .p = CT_SOME(INFINITY), .dims = CT_DIMS(1));
  *     ct_values_indices m = ct_max_dim(t, 1, false);     // m.values, m.indices (int64)
  *     ct_softmax(t, -1);
  *
@@ -40,44 +40,40 @@ ct_tensor *ct_any_with(ct_tensor *t, ct_reduce_options o);
 /* int64 index of the first max / min; at most one dim (none: of the flattened input). */
 ct_tensor *ct_argmax_with(ct_tensor *t, ct_reduce_options o);
 ct_tensor *ct_argmin_with(ct_tensor *t, ct_reduce_options o);
-#define ct_sum(t, ...) CT_AT(ct_sum_with(t, (ct_reduce_options){__VA_ARGS__}))
-#define ct_mean(t, ...) CT_AT(ct_mean_with(t, (ct_reduce_options){__VA_ARGS__}))
-#define ct_prod(t, ...) CT_AT(ct_prod_with(t, (ct_reduce_options){__VA_ARGS__}))
-#define ct_amax(t, ...) CT_AT(ct_amax_with(t, (ct_reduce_options){__VA_ARGS__}))
-#define ct_amin(t, ...) CT_AT(ct_amin_with(t, (ct_reduce_options){__VA_ARGS__}))
-#define ct_logsumexp(t, ...) CT_AT(ct_logsumexp_with(t, (ct_reduce_options){__VA_ARGS__}))
-#define ct_all(t, ...) CT_AT(ct_all_with(t, (ct_reduce_options){__VA_ARGS__}))
-#define ct_any(t, ...) CT_AT(ct_any_with(t, (ct_reduce_options){__VA_ARGS__}))
-#define ct_argmax(t, ...) CT_AT(ct_argmax_with(t, (ct_reduce_options){__VA_ARGS__}))
-#define ct_argmin(t, ...) CT_AT(ct_argmin_with(t, (ct_reduce_options){__VA_ARGS__}))
+#define ct_sum(t, ...) CT_AT(ct_sum_with(t, CT_OPTIONS(ct_reduce_options, __VA_ARGS__)))
+#define ct_mean(t, ...) CT_AT(ct_mean_with(t, CT_OPTIONS(ct_reduce_options, __VA_ARGS__)))
+#define ct_prod(t, ...) CT_AT(ct_prod_with(t, CT_OPTIONS(ct_reduce_options, __VA_ARGS__)))
+#define ct_amax(t, ...) CT_AT(ct_amax_with(t, CT_OPTIONS(ct_reduce_options, __VA_ARGS__)))
+#define ct_amin(t, ...) CT_AT(ct_amin_with(t, CT_OPTIONS(ct_reduce_options, __VA_ARGS__)))
+#define ct_logsumexp(t, ...) CT_AT(ct_logsumexp_with(t, CT_OPTIONS(ct_reduce_options, __VA_ARGS__)))
+#define ct_all(t, ...) CT_AT(ct_all_with(t, CT_OPTIONS(ct_reduce_options, __VA_ARGS__)))
+#define ct_any(t, ...) CT_AT(ct_any_with(t, CT_OPTIONS(ct_reduce_options, __VA_ARGS__)))
+#define ct_argmax(t, ...) CT_AT(ct_argmax_with(t, CT_OPTIONS(ct_reduce_options, __VA_ARGS__)))
+#define ct_argmin(t, ...) CT_AT(ct_argmin_with(t, CT_OPTIONS(ct_reduce_options, __VA_ARGS__)))
 
 /* ---- variance, standard deviation, norms ------------------------------ */
 
 typedef struct {
     ct_dims dims;
     bool keepdim;
-    /* Divide by N - correction.  Default 1 (Bessel).  A nonzero .correction is taken
-     * as given; write CT_CORRECTION(0) for the biased estimate (unbiased=False). */
-    double correction;
-    bool has_correction;
+    /* Divide by N - correction; not given: 1 (Bessel).  .correction = CT_SOME(0) is
+     * the biased estimate (unbiased=False). */
+    ct_opt_f64 correction;
 } ct_var_options;
-#define CT_CORRECTION(c) .correction = (c), .has_correction = true
 ct_tensor *ct_var_with(ct_tensor *t, ct_var_options o);
 ct_tensor *ct_std_with(ct_tensor *t, ct_var_options o);
-#define ct_var(t, ...) CT_AT(ct_var_with(t, (ct_var_options){__VA_ARGS__}))
-#define ct_std(t, ...) CT_AT(ct_std_with(t, (ct_var_options){__VA_ARGS__}))
+#define ct_var(t, ...) CT_AT(ct_var_with(t, CT_OPTIONS(ct_var_options, __VA_ARGS__)))
+#define ct_std(t, ...) CT_AT(ct_std_with(t, CT_OPTIONS(ct_var_options, __VA_ARGS__)))
 
 typedef struct {
-    /* The vector p-norm over dims: 1, 2 (default; "fro"), INFINITY, -INFINITY, or 0
-     * (number of nonzeros; write CT_NORM_P(0)).  A nonzero .p is taken as given. */
-    double p;
-    bool has_p;
+    /* The vector p-norm over dims: CT_SOME(p) with p 1, 2 (the default; "fro"),
+     * INFINITY, -INFINITY or 0 (the number of nonzeros). */
+    ct_opt_f64 p;
     ct_dims dims;
     bool keepdim;
 } ct_norm_options;
-#define CT_NORM_P(v) .p = (v), .has_p = true
 ct_tensor *ct_norm_with(ct_tensor *t, ct_norm_options o);
-#define ct_norm(t, ...) CT_AT(ct_norm_with(t, (ct_norm_options){__VA_ARGS__}))
+#define ct_norm(t, ...) CT_AT(ct_norm_with(t, CT_OPTIONS(ct_norm_options, __VA_ARGS__)))
 
 /* ---- max / min with indices ------------------------------------------- */
 
@@ -105,8 +101,8 @@ typedef struct {
  * input; a double backward through cumprod at such an input is not implemented. */
 ct_tensor *ct_cumsum_with(ct_tensor *t, int64_t dim, ct_scan_options o);
 ct_tensor *ct_cumprod_with(ct_tensor *t, int64_t dim, ct_scan_options o);
-#define ct_cumsum(t, dim, ...) CT_AT(ct_cumsum_with(t, dim, (ct_scan_options){__VA_ARGS__}))
-#define ct_cumprod(t, dim, ...) CT_AT(ct_cumprod_with(t, dim, (ct_scan_options){__VA_ARGS__}))
+#define ct_cumsum(t, dim, ...) CT_AT(ct_cumsum_with(t, dim, CT_OPTIONS(ct_scan_options, __VA_ARGS__)))
+#define ct_cumprod(t, dim, ...) CT_AT(ct_cumprod_with(t, dim, CT_OPTIONS(ct_scan_options, __VA_ARGS__)))
 
 /* ---- softmax ---------------------------------------------------------- */
 

@@ -34,6 +34,7 @@ typedef struct {
 /* Writes sd (tensors in any dtype; non-contiguous ones are copied) atomically.
  * Returns 0 or -1 with an error naming the path and what failed. */
 int ct_save_safetensors(const ct_state_dict *sd, const char *path, const ct_metadata *metadata);
+#define ct_save_safetensors(sd, path, metadata) CT_AT(ct_save_safetensors(sd, path, metadata))
 
 typedef struct {
     ct_device map_location;  /* load onto this device (default: cpu) */
@@ -44,10 +45,12 @@ typedef struct {
  * dtypes, invalid UTF-8 or JSON, ...) gives NULL and an error, never a crash. */
 ct_state_dict *ct_load_safetensors_with(const char *path, ct_load_file_options o);
 #define ct_load_safetensors(path, ...) \
-    CT_AT(ct_load_safetensors_with(path, (ct_load_file_options){__VA_ARGS__}))
+    CT_AT(ct_load_safetensors_with(path, CT_OPTIONS(ct_load_file_options, __VA_ARGS__)))
 /* The same from a buffer in memory (for embedding and fuzzing). */
 ct_state_dict *ct_safetensors_from_buffer(const void *data, size_t size, ct_load_file_options o);
+#define ct_safetensors_from_buffer(...) CT_AT(ct_safetensors_from_buffer(__VA_ARGS__))
 void ct_metadata_free(ct_metadata *m);
+#define ct_metadata_free(m) CT_AT(ct_metadata_free(m))
 
 /* ---- training checkpoints ---------------------------------------------- */
 
@@ -62,10 +65,12 @@ typedef struct {
 
 /* Saves everything in st, plus the default generator's state, into path. */
 int ct_checkpoint_save(const char *path, const ct_training_state *st);
+#define ct_checkpoint_save(path, st) CT_AT(ct_checkpoint_save(path, st))
 /* Restores into st's model/optim/sched (which must be built like the saved ones), the
  * default generator, and st->epoch / step / metric.  If config_out is given it
  * receives a malloc'd copy of the saved config (or NULL).  Returns 0 or -1. */
 int ct_checkpoint_load(const char *path, ct_training_state *st, char **config_out);
+#define ct_checkpoint_load(path, st, config_out) CT_AT(ct_checkpoint_load(path, st, config_out))
 
 /* Keeps the last `keep_last` checkpoints of a run in dir (ckpt-<epoch>.safetensors)
  * plus best.safetensors, the one with the highest (or lowest) metric so far. */
@@ -78,13 +83,16 @@ typedef struct {
  * (judged against the best file's saved metric).  Returns 1 when it became the
  * best, 0 when not, -1 on error. */
 int ct_checkpoint_keep(const char *dir, const ct_training_state *st, ct_checkpoint_policy p);
+#define ct_checkpoint_keep(...) CT_AT(ct_checkpoint_keep(__VA_ARGS__))
 /* The metric saved in dir/best.safetensors into *metric (to resume a run's notion of
  * its best); 0, or -1: with no error when there is no best file yet, with one when it
  * cannot be read or has no metric. */
 int ct_checkpoint_best_metric(const char *dir, double *metric);
+#define ct_checkpoint_best_metric(dir, metric) CT_AT(ct_checkpoint_best_metric(dir, metric))
 /* The newest dir/ckpt-*.safetensors written by ct_checkpoint_keep, into path_out
  * (size bytes); 0, or -1 when there is none. */
 int ct_checkpoint_latest(const char *dir, char *path_out, size_t size);
+#define ct_checkpoint_latest(dir, path_out, size) CT_AT(ct_checkpoint_latest(dir, path_out, size))
 
 #ifdef __cplusplus
 }

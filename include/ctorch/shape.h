@@ -148,7 +148,7 @@ typedef struct {
  *     ct_tensor *p = ct_pad(t, CT_DIMS(1, 1, 2, 2), .mode = CT_PAD_REFLECT);  // [2, 7, 6]
  */
 ct_tensor *ct_pad_with(ct_tensor *t, ct_dims pad, ct_pad_options o);
-#define ct_pad(t, pad, ...) CT_AT(ct_pad_with(t, pad, (ct_pad_options){__VA_ARGS__}))
+#define ct_pad(t, pad, ...) CT_AT(ct_pad_with(t, pad, CT_OPTIONS(ct_pad_options, __VA_ARGS__)))
 
 #ifdef __cplusplus
 }

@@ -19,17 +19,25 @@ extern "C" {
 typedef struct ct_state_dict ct_state_dict;
 
 ct_state_dict *ct_state_dict_new(void);
+#define ct_state_dict_new(...) CT_AT(ct_state_dict_new(__VA_ARGS__))
 /* Inserts or replaces (keeping the first insertion's position); retains t. */
 int ct_state_dict_set(ct_state_dict *sd, const char *key, ct_tensor *t);
+#define ct_state_dict_set(sd, key, t) CT_AT(ct_state_dict_set(sd, key, t))
 ct_tensor *ct_state_dict_get(const ct_state_dict *sd, const char *key); /* borrowed; NULL if absent */
+#define ct_state_dict_get(sd, key) CT_AT(ct_state_dict_get(sd, key))
 int ct_state_dict_len(const ct_state_dict *sd);
+#define ct_state_dict_len(sd) CT_AT(ct_state_dict_len(sd))
 const char *ct_state_dict_key(const ct_state_dict *sd, int i);
+#define ct_state_dict_key(sd, i) CT_AT(ct_state_dict_key(sd, i))
 ct_tensor *ct_state_dict_value(const ct_state_dict *sd, int i); /* borrowed */
+#define ct_state_dict_value(sd, i) CT_AT(ct_state_dict_value(sd, i))
 int ct_state_dict_remove(ct_state_dict *sd, const char *key);
+#define ct_state_dict_remove(sd, key) CT_AT(ct_state_dict_remove(sd, key))
 
 /* Parameters and persistent buffers under their dotted names, as detached tensors
  * sharing the module's memory (like module.state_dict()). */
 ct_state_dict *ct_module_state_dict(ct_module *m);
+#define ct_module_state_dict(m) CT_AT(ct_module_state_dict(m))
 
 typedef struct {
     int n_missing, n_unexpected;
@@ -45,7 +53,7 @@ typedef struct {
  * mismatches as PyTorch does; nothing is changed when it fails.  Returns 0 or -1. */
 int ct_load_state_dict_with(ct_module *m, const ct_state_dict *sd, ct_load_options o);
 #define ct_load_state_dict(m, sd, ...) \
-    CT_AT(ct_load_state_dict_with(m, sd, (ct_load_options){__VA_ARGS__}))
+    CT_AT(ct_load_state_dict_with(m, sd, CT_OPTIONS(ct_load_options, __VA_ARGS__)))
 
 #ifdef __cplusplus
 }

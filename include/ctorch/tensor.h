@@ -32,7 +32,7 @@ typedef struct {
     bool requires_grad;
     ct_generator *generator; /* random factories: default generator when NULL */
 } ct_tensor_options;
-#define CT_OPTS(...) ((ct_tensor_options){__VA_ARGS__})
+#define CT_OPTS(...) (CT_OPTIONS(ct_tensor_options, __VA_ARGS__))
 
 /* ---- factories -------------------------------------------------------- */
 
@@ -109,28 +109,42 @@ static inline ct_scalar ct__num_scalar(ct_scalar v) { return v; }
  * call fails (NULL) free_fn is not called: the memory stays the caller's. */
 ct_tensor *ct_from_blob(void *data, ct_dtype dtype, ct_shape shape, const int64_t *strides,
                         void (*free_fn)(void *data, void *ctx), void *ctx);
+#define ct_from_blob(...) CT_AT(ct_from_blob(__VA_ARGS__))
 
 /* ---- metadata --------------------------------------------------------- */
 
 int ct_ndim(const ct_tensor *t);
+#define ct_ndim(t) CT_AT(ct_ndim(t))
 int64_t ct_size(const ct_tensor *t, int64_t dim);   /* negative dims count from the end */
+#define ct_size(t, dim) CT_AT(ct_size(t, dim))
 int64_t ct_stride(const ct_tensor *t, int64_t dim); /* in elements */
+#define ct_stride(t, dim) CT_AT(ct_stride(t, dim))
 ct_shape ct_shape_of(const ct_tensor *t);
+#define ct_shape_of(t) CT_AT(ct_shape_of(t))
 int64_t ct_numel(const ct_tensor *t);
+#define ct_numel(t) CT_AT(ct_numel(t))
 int64_t ct_storage_offset(const ct_tensor *t);
+#define ct_storage_offset(t) CT_AT(ct_storage_offset(t))
 ct_dtype ct_dtype_of(const ct_tensor *t);
+#define ct_dtype_of(t) CT_AT(ct_dtype_of(t))
 ct_device ct_device_of(const ct_tensor *t);
+#define ct_device_of(t) CT_AT(ct_device_of(t))
 bool ct_is_contiguous(const ct_tensor *t);
+#define ct_is_contiguous(t) CT_AT(ct_is_contiguous(t))
 /* Address of element 0 of the view (the first element in storage order plus offset). */
 void *ct_data_ptr(const ct_tensor *t);
+#define ct_data_ptr(t) CT_AT(ct_data_ptr(t))
 
 /* ---- reading values --------------------------------------------------- */
 
 /* The value of a one-element tensor as a double; NaN and an error otherwise. */
 double ct_item(const ct_tensor *t);
+#define ct_item(t) CT_AT(ct_item(t))
 int64_t ct_item_int(const ct_tensor *t);
+#define ct_item_int(t) CT_AT(ct_item_int(t))
 /* Copies all elements in C order into dst as `dtype` (converting).  Returns 0 or -1. */
 int ct_copy_to_buffer(const ct_tensor *t, void *dst, ct_dtype dtype, size_t dst_bytes);
+#define ct_copy_to_buffer(...) CT_AT(ct_copy_to_buffer(__VA_ARGS__))
 
 /* ---- conversion ------------------------------------------------------- */
 
@@ -142,7 +156,7 @@ typedef struct {
 ct_tensor *ct_to_with(ct_tensor *t, ct_to_options o);
 /* ct_to(t, .dtype = CT_F64), ct_to(t, .device = CT_CUDA(0)): returns t itself
  * (retained, registered with the scope) when nothing changes. */
-#define ct_to(t, ...) CT_AT(ct_to_with(t, (ct_to_options){__VA_ARGS__}))
+#define ct_to(t, ...) CT_AT(ct_to_with(t, CT_OPTIONS(ct_to_options, __VA_ARGS__)))
 ct_tensor *ct_contiguous(ct_tensor *t);
 ct_tensor *ct_clone(ct_tensor *t);
 #define ct_contiguous(t) CT_AT(ct_contiguous(t))
@@ -163,7 +177,9 @@ ct_tensor *ct_zero_(ct_tensor *t);
 /* PyTorch's repr: "tensor([[1.0000, 2.0000]], requires_grad=True)".  The returned
  * string is malloc'd; free() it. */
 char *ct_to_string(const ct_tensor *t);
+#define ct_to_string(t) CT_AT(ct_to_string(t))
 void ct_print(const ct_tensor *t);
+#define ct_print(t) CT_AT(ct_print(t))
 /* torch.set_printoptions: every field left 0 keeps its current value (so precision 0
  * cannot be asked for); `profile` ("default", "short", "full") applies first.  As in
  * PyTorch, sci_mode is always set: 1 forces scientific notation, -1 forbids it, 0
@@ -179,7 +195,7 @@ typedef struct {
     const char *profile; /* NULL, "default", "short" (precision 2, edgeitems 2), "full" */
 } ct_print_options;
 int ct_set_printoptions_with(ct_print_options o); /* 0, or -1 for an unknown profile */
-#define ct_set_printoptions(...) CT_AT(ct_set_printoptions_with((ct_print_options){__VA_ARGS__}))
+#define ct_set_printoptions(...) CT_AT(ct_set_printoptions_with(CT_OPTIONS(ct_print_options, __VA_ARGS__)))
 
 #ifdef __cplusplus
 }

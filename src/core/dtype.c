@@ -29,13 +29,14 @@ int ct_dtype_category(ct_dtype t) { return valid(t) ? info[t].category : -1; }
 bool ct_dtype_is_floating(ct_dtype t) { return ct_dtype_category(t) == 2; }
 bool ct_dtype_is_integral(ct_dtype t) { return valid(t) && info[t].category < 2; }
 
-void ct_set_default_dtype(ct_dtype t) {
+int ct_set_default_dtype(ct_dtype t) {
     if (t != CT_F32 && t != CT_F64) {
         ct_error("ct_set_default_dtype: only float32 and float64 are supported as the "
                  "default dtype (got %s)", ct_dtype_name(t));
-        return;
+        return -1;
     }
     default_dtype = t;
+    return 0;
 }
 ct_dtype ct_get_default_dtype(void) { return default_dtype; }
 

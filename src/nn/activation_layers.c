@@ -3,11 +3,14 @@
 #include <stdio.h>
 
 #include "nn/layer_util.h"
+#include "ops/options.h"
 
 typedef struct {
     bool inplace;
-    ct_activation_options a;
-    double slope;
+    ct_leaky_relu_options leaky;
+    ct_elu_options elu;
+    ct_softplus_options softplus;
+    ct_hardtanh_options hardtanh;
     int64_t dim;
     ct_gelu_options gelu;
 } act_state;
@@ -19,7 +22,7 @@ static ct_tensor *silu_fwd(ct_module *m, ct_tensor *x) { (void)m; return ct_silu
 static ct_tensor *tanh_fwd(ct_module *m, ct_tensor *x) { (void)m; return ct_tanh(x); }
 static ct_tensor *sigmoid_fwd(ct_module *m, ct_tensor *x) { (void)m; return ct_sigmoid(x); }
 static ct_tensor *leaky_fwd(ct_module *m, ct_tensor *x) {
-    return ct_leaky_relu(x, ((act_state *)ct_module_state(m))->slope);
+    return ct_leaky_relu_with(x, ((act_state *)ct_module_state(m))->leaky);
 }
 static ct_tensor *gelu_fwd(ct_module *m, ct_tensor *x) {
     return ct_gelu_with(x, ((act_state *)ct_module_state(m))->gelu);
@@ -32,15 +35,13 @@ static ct_tensor *log_softmax_fwd(ct_module *m, ct_tensor *x) {
 }
 
 static ct_tensor *elu_fwd(ct_module *m, ct_tensor *x) {
-    return ct_elu(x, ((act_state *)ct_module_state(m))->a.alpha);
+    return ct_elu_with(x, ((act_state *)ct_module_state(m))->elu);
 }
 static ct_tensor *softplus_fwd(ct_module *m, ct_tensor *x) {
-    const ct_activation_options *a = &((act_state *)ct_module_state(m))->a;
-    return ct_softplus(x, a->beta, a->threshold);
+    return ct_softplus_with(x, ((act_state *)ct_module_state(m))->softplus);
 }
 static ct_tensor *hardtanh_fwd(ct_module *m, ct_tensor *x) {
-    const ct_activation_options *a = &((act_state *)ct_module_state(m))->a;
-    return ct_hardtanh(x, a->min_val, a->max_val);
+    return ct_hardtanh_with(x, ((act_state *)ct_module_state(m))->hardtanh);
 }
 
 /* Softplus prints its arguments as given; PyTorch's defaults are ints. */
@@ -50,21 +51,21 @@ static void fmt_number(char *buf, size_t size, double v) {
 }
 static void elu_repr(const ct_module *m, char *buf, size_t size) {
     char f[32];
-    ct_layer_fmt_float(f, sizeof f, ((act_state *)ct_module_state(m))->a.alpha, false);
+    ct_layer_fmt_float(f, sizeof f, ((act_state *)ct_module_state(m))->elu.alpha, false);
     snprintf(buf, size, "alpha=%s", f);
 }
 static void softplus_repr(const ct_module *m, char *buf, size_t size) {
-    const ct_activation_options *a = &((act_state *)ct_module_state(m))->a;
+    const ct_softplus_options *a = &((act_state *)ct_module_state(m))->softplus;
     char b[32], t[32];
     fmt_number(b, sizeof b, a->beta);
     fmt_number(t, sizeof t, a->threshold);
     snprintf(buf, size, "beta=%s, threshold=%s", b, t);
 }
 static void hardtanh_repr(const ct_module *m, char *buf, size_t size) {
-    const ct_activation_options *a = &((act_state *)ct_module_state(m))->a;
+    const ct_hardtanh_options *a = &((act_state *)ct_module_state(m))->hardtanh;
     char lo[32], hi[32];
-    ct_layer_fmt_float(lo, sizeof lo, a->min_val, false);
-    ct_layer_fmt_float(hi, sizeof hi, a->max_val, false);
+    ct_layer_fmt_float(lo, sizeof lo, a->min_val.v, false);
+    ct_layer_fmt_float(hi, sizeof hi, a->max_val.v, false);
     snprintf(buf, size, "min_val=%s, max_val=%s", lo, hi);
 }
 static void relu_repr(const ct_module *m, char *buf, size_t size) {
@@ -72,7 +73,7 @@ static void relu_repr(const ct_module *m, char *buf, size_t size) {
 }
 static void leaky_repr(const ct_module *m, char *buf, size_t size) {
     char f[32];
-    ct_layer_fmt_float(f, sizeof f, ((act_state *)ct_module_state(m))->slope, false);
+    ct_layer_fmt_float(f, sizeof f, ((act_state *)ct_module_state(m))->leaky.negative_slope, false);
     snprintf(buf, size, "negative_slope=%s", f);
 }
 static void gelu_repr(const ct_module *m, char *buf, size_t size) {
@@ -109,18 +110,21 @@ ct_module *(ct_nn_silu)(void) { return act_new(&SILU, (act_state){0}); }
 ct_module *(ct_nn_tanh)(void) { return act_new(&TANH, (act_state){0}); }
 ct_module *(ct_nn_sigmoid)(void) { return act_new(&SIGMOID, (act_state){0}); }
 ct_module *ct_nn_leaky_relu_with(ct_leaky_relu_options o) {
-    return act_new(&LEAKY, (act_state){.slope = o.negative_slope});
+    return act_new(&LEAKY, (act_state){.leaky = ct_leaky_relu_resolve(o)});
 }
 ct_module *ct_nn_gelu_with(ct_gelu_options o) { return act_new(&GELU, (act_state){.gelu = o}); }
 ct_module *(ct_nn_softmax)(int64_t dim) { return act_new(&SOFTMAX, (act_state){.dim = dim}); }
 ct_module *(ct_nn_log_softmax)(int64_t dim) { return act_new(&LOG_SOFTMAX, (act_state){.dim = dim}); }
-ct_module *ct_nn_elu_with(ct_activation_options o) { return act_new(&ELU, (act_state){.a = o}); }
-ct_module *ct_nn_softplus_with(ct_activation_options o) { return act_new(&SOFTPLUS, (act_state){.a = o}); }
-ct_module *ct_nn_hardtanh_with(ct_activation_options o) {
-    if (!(o.max_val > o.min_val)) {
-        ct_error("ct_nn_hardtanh: max_val must be greater than min_val (got %g and %g)", o.max_val,
-                 o.min_val);
+ct_module *ct_nn_elu_with(ct_elu_options o) { return act_new(&ELU, (act_state){.elu = ct_elu_resolve(o)}); }
+ct_module *ct_nn_softplus_with(ct_softplus_options o) {
+    return act_new(&SOFTPLUS, (act_state){.softplus = ct_softplus_resolve(o)});
+}
+ct_module *ct_nn_hardtanh_with(ct_hardtanh_options o) {
+    o = ct_hardtanh_resolve(o);
+    if (!(o.max_val.v > o.min_val.v)) {
+        ct_error("ct_nn_hardtanh: max_val must be greater than min_val (got %g and %g)", o.max_val.v,
+                 o.min_val.v);
         return NULL;
     }
-    return act_new(&HARDTANH, (act_state){.a = o});
+    return act_new(&HARDTANH, (act_state){.hardtanh = o});
 }

@@ -223,7 +223,7 @@ static ct_attention_result mha_forward_impl(const char *who, ct_tensor *query, c
             am = am ? ct_add(am, kpm) : kpm;
         }
         qp = ct_div_scalar(qp, sqrt((double)hd));
-        ct_tensor *scores = am ? ct_baddbmm(am, qp, ct_transpose(kp, 1, 2), 1, 1) : ct_bmm(qp, ct_transpose(kp, 1, 2));
+        ct_tensor *scores = am ? ct_baddbmm(am, qp, ct_transpose(kp, 1, 2)) : ct_bmm(qp, ct_transpose(kp, 1, 2));
         ct_tensor *attn = ct_softmax(scores, -1);
         if (o.training && o.dropout_p > 0) attn = ct_dropout(attn, o.dropout_p, true, .generator = o.generator);
         ct_tensor *out = ct_bmm(attn, vp); /* [B*H, L, hd] */

@@ -4,6 +4,7 @@
 
 #include "core/object.h"
 #include "nn/layer_util.h"
+#include "ops/options.h"
 
 static bool check_p(const char *op, double p) {
     if (!(p >= 0 && p <= 1)) {
@@ -54,59 +55,53 @@ ct_module *ct_nn_dropout2d_with(double p, ct_dropout_layer_options o) { return d
 /* ---- Embedding ------------------------------------------------------------------------- */
 
 typedef struct {
-    int64_t num, dim, padding_idx;
-    double max_norm, norm_type;
-    bool scale_grad_by_freq;
+    int64_t num, dim;
+    ct_embedding_options o; /* padding_idx in [0, num) when given; norm_type resolved */
 } emb_state;
 
 static ct_tensor *embedding_forward(ct_module *m, ct_tensor *idx) {
     const emb_state *s = ct_module_state(m);
-    return ct_embedding(ct_layer_tensor(m, "weight"), idx, s->padding_idx, .max_norm = s->max_norm,
-                        .norm_type = s->norm_type, .scale_grad_by_freq = s->scale_grad_by_freq);
+    return ct_embedding_with(idx, ct_layer_tensor(m, "weight"), s->o);
 }
 static void embedding_repr(const ct_module *m, char *buf, size_t size) {
     const emb_state *s = ct_module_state(m);
     size_t n = (size_t)snprintf(buf, size, "%lld, %lld", (long long)s->num, (long long)s->dim);
     char f[32];
-    if (s->padding_idx != CT_PADDING_NONE && n < size)
-        n += (size_t)snprintf(buf + n, size - n, ", padding_idx=%lld", (long long)s->padding_idx);
-    if (s->max_norm > 0 && n < size) {
-        ct_layer_fmt_float(f, sizeof f, s->max_norm, false);
+    if (s->o.padding_idx.set && n < size)
+        n += (size_t)snprintf(buf + n, size - n, ", padding_idx=%lld", (long long)s->o.padding_idx.v);
+    if (s->o.max_norm > 0 && n < size) {
+        ct_layer_fmt_float(f, sizeof f, s->o.max_norm, false);
         n += (size_t)snprintf(buf + n, size - n, ", max_norm=%s", f);
     }
-    if (s->norm_type != 2 && n < size) {
-        ct_layer_fmt_float(f, sizeof f, s->norm_type, false);
+    if (s->o.norm_type != 2 && n < size) {
+        ct_layer_fmt_float(f, sizeof f, s->o.norm_type, false);
         n += (size_t)snprintf(buf + n, size - n, ", norm_type=%s", f);
     }
-    if (s->scale_grad_by_freq && n < size) snprintf(buf + n, size - n, ", scale_grad_by_freq=True");
+    if (s->o.scale_grad_by_freq && n < size) snprintf(buf + n, size - n, ", scale_grad_by_freq=True");
 }
 static const ct_module_class EMBEDDING = {.name = "Embedding", .forward = embedding_forward,
                                           .extra_repr = embedding_repr};
 
 ct_module *ct_nn_embedding_with(int64_t num, int64_t dim, ct_embedding_options o) {
-    int64_t pad = o.padding_idx;
+    int64_t pad;
     if (o.sparse) {
         ct_error("ct_nn_embedding: sparse=True is not supported: ctorch has no sparse tensors "
                  "(the gradient of weight is dense with sparse=False)");
         return NULL;
     }
-    if (pad != CT_PADDING_NONE) {
-        if (pad >= num || pad < -num) {
-            ct_error("ct_nn_embedding: Padding_idx must be within num_embeddings (got %lld for %lld)",
-                     (long long)pad, (long long)num);
-            return NULL;
-        }
-        if (pad < 0) pad += num;
-    }
+    if (!ct_embedding_padding("ct_nn_embedding", o.padding_idx, num, &pad)) return NULL;
     ct_module *m = ct_module_new(&EMBEDDING, sizeof(emb_state));
-    *(emb_state *)ct_module_state(m) = (emb_state){num, dim, pad, o.max_norm, o.norm_type,
-                                                      o.scale_grad_by_freq};
-    ct_tensor *w = ct_layer_param(m, "weight", CT_SHAPE(num, dim), o.dtype);
+    ct_dtype dtype = o.dtype;
+    o.padding_idx = pad < 0 ? (ct_opt_f64){0} : CT_SOME(pad);
+    o.norm_type = ct_zero_or(o.norm_type, 2);
+    o.dtype = CT_DTYPE_UNSET; /* the weight's; the forward is F.embedding's */
+    *(emb_state *)ct_module_state(m) = (emb_state){num, dim, o};
+    ct_tensor *w = ct_layer_param(m, "weight", CT_SHAPE(num, dim), dtype);
     bool ok = false;
     CT_NO_GRAD {
         CT_SCOPE {
             ok = ct_init_normal_(w, 0, 1) != NULL &&
-                 (pad == CT_PADDING_NONE || ct_fill_(ct_select(w, 0, pad), 0) != NULL);
+                 (pad < 0 || ct_fill_(ct_select(w, 0, pad), 0) != NULL);
         }
     }
     if (!ok) {

@@ -7,6 +7,7 @@
 
 #include "ctorch.h"
 #include "core/error.h"
+#include "ops/options.h"
 #include "ctorch/init.h"
 
 typedef enum { FILL_UNIFORM, FILL_NORMAL, FILL_CONSTANT } fill_kind;
@@ -64,7 +65,7 @@ ct_tensor *ct_init_trunc_normal__with(ct_tensor *t, double mean, double std, dou
     return ok ? t : NULL;
 }
 
-double ct_init_calculate_gain(const char *nl, double param) {
+double ct_init_calculate_gain_with(const char *nl, ct_gain_options o) {
     static const char *const linear[] = {"linear", "conv1d", "conv2d", "conv3d",
                                          "conv_transpose1d", "conv_transpose2d",
                                          "conv_transpose3d", "sigmoid"};
@@ -74,7 +75,7 @@ double ct_init_calculate_gain(const char *nl, double param) {
     if (!strcmp(nl, "tanh")) return 5.0 / 3;
     if (!strcmp(nl, "relu")) return sqrt(2.0);
     if (!strcmp(nl, "leaky_relu")) {
-        double slope = isnan(param) ? 0.01 : param;
+        double slope = ct_opt_or(o.param, 0.01);
         return sqrt(2.0 / (1 + slope * slope));
     }
     if (!strcmp(nl, "selu")) return 3.0 / 4;
@@ -105,13 +106,13 @@ static double xavier_std(const ct_tensor *t, double gain) {
 }
 
 ct_tensor *ct_init_xavier_uniform__with(ct_tensor *t, ct_init_options o) {
-    double std = xavier_std(t, o.gain);
+    double std = xavier_std(t, ct_zero_or(o.gain, 1));
     if (isnan(std)) return NULL;
     return ct_init_uniform__with(t, -sqrt(3.0) * std, sqrt(3.0) * std, o);
 }
 
 ct_tensor *ct_init_xavier_normal__with(ct_tensor *t, ct_init_options o) {
-    double std = xavier_std(t, o.gain);
+    double std = xavier_std(t, ct_zero_or(o.gain, 1));
     if (isnan(std)) return NULL;
     return ct_init_normal__with(t, 0, std, o);
 }
@@ -128,7 +129,8 @@ static double kaiming_std(const ct_tensor *t, ct_init_options o) {
                  (int)o.mode);
         return NAN;
     }
-    double gain = ct_init_calculate_gain(o.nonlinearity, o.a);
+    double gain = ct_init_calculate_gain(o.nonlinearity ? o.nonlinearity : "leaky_relu",
+                                         .param = CT_SOME(o.a));
     return gain / sqrt((double)(o.mode == CT_FAN_IN ? fi : fo));
 }
 
@@ -189,7 +191,7 @@ ct_tensor *ct_init_orthogonal__with(ct_tensor *t, ct_init_options o) {
             ct_tensor *q = ct_tensor_f64(a, CT_SHAPE(r, c));
             free(a);
             if (rows < cols) q = ct_t(q);
-            q = ct_mul_scalar(q, o.gain);
+            q = ct_mul_scalar(q, ct_zero_or(o.gain, 1));
             ok = q && ct_copy_(t, ct_reshape(q, ct_shape_of(t)));
         }
     }

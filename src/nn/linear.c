@@ -10,7 +10,7 @@ ct_tensor *(ct_linear)(ct_tensor *x, ct_tensor *weight, ct_tensor *bias) {
     ct_tensor *y = NULL;
     CT_SCOPE {
         if (bias && ct_ndim(x) == 2)
-            y = ct_keep(ct_addmm(bias, x, ct_t(weight), 1, 1));
+            y = ct_keep(ct_addmm(bias, x, ct_t(weight)));
         else {
             ct_tensor *r = ct_matmul(x, ct_t(weight));
             y = ct_keep(bias ? ct_add(r, bias) : r);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "nn/layer_util.h"
+#include "ops/options.h"
 
 /* ---- BatchNorm1d / BatchNorm2d ------------------------------------------------------ */
 
@@ -35,7 +36,7 @@ static ct_tensor *bn_forward(ct_module *m, ct_tensor *x) {
     bool pass_running = !training || s->track;
     return ct_batch_norm(x, pass_running ? rm : NULL, pass_running ? rv : NULL,
                          .weight = ct_layer_tensor(m, "weight"), .bias = ct_layer_tensor(m, "bias"),
-                         .training = use_batch, .momentum = factor, .eps = s->eps);
+                         .training = use_batch, .momentum = CT_SOME(factor), .eps = s->eps);
 }
 
 static void bn_repr(const ct_module *m, char *buf, size_t size) {
@@ -56,7 +57,8 @@ static const ct_module_class BN2D = {.name = "BatchNorm2d", .forward = bn_forwar
 static ct_module *bn_new(bool is2d, int64_t c, ct_batch_norm_layer_options o) {
     ct_module *m = ct_module_new(is2d ? &BN2D : &BN1D, sizeof(bn_state));
     *(bn_state *)ct_module_state(m) =
-        (bn_state){c, o.eps, o.momentum, o.affine, o.track_running_stats, is2d};
+        (bn_state){c, ct_zero_or(o.eps, 1e-5), o.momentum.none ? NAN : ct_opt_or(o.momentum, 0.1),
+                   o.affine, o.track_running_stats, is2d};
     bool ok = true;
     if (o.affine) {
         CT_SCOPE {
@@ -134,17 +136,18 @@ static ct_module *norm_new(const ct_module_class *cls, ln_state s, ct_shape psha
     return m;
 }
 
-ct_module *ct_nn_layer_norm_with(ct_shape shape, ct_norm_layer_options o) {
-    ln_state s = {.shape = shape, .eps = o.eps, .affine = o.elementwise_affine};
+ct_module *ct_nn_layer_norm_with(ct_shape shape, ct_layer_norm_options o) {
+    ln_state s = {.shape = shape, .eps = ct_zero_or(o.eps, 1e-5), .affine = o.elementwise_affine};
     return norm_new(&LAYER_NORM, s, shape, o.dtype);
 }
 
-ct_module *ct_nn_group_norm_with(int64_t groups, int64_t channels, ct_norm_layer_options o) {
+ct_module *ct_nn_group_norm_with(int64_t groups, int64_t channels, ct_group_norm_options o) {
     if (groups <= 0 || channels % groups) {
         ct_error("ct_nn_group_norm: num_channels must be divisible by num_groups (got %lld and %lld)",
                  (long long)channels, (long long)groups);
         return NULL;
     }
-    ln_state s = {.groups = groups, .channels = channels, .eps = o.eps, .affine = o.elementwise_affine};
+    ln_state s = {.groups = groups, .channels = channels, .eps = ct_zero_or(o.eps, 1e-5),
+                  .affine = o.affine};
     return norm_new(&GROUP_NORM, s, CT_SHAPE(channels), o.dtype);
 }

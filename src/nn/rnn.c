@@ -10,6 +10,7 @@
 #include "ctorch.h"
 #include "ctorch/rnn.h"
 #include "core/error.h"
+#include "nn/layer_util.h"
 
 typedef enum { KIND_RNN, KIND_LSTM, KIND_GRU } rnn_kind;
 
@@ -37,13 +38,13 @@ static ct_tensor *cell_step(rnn_kind kind, ct_rnn_nonlinearity act, ct_tensor *g
         return r.hy;
     }
     if (kind == KIND_GRU) return ct_thnn_fused_gru_cell(gi, ct_mm(h, w_hh_t), h, NULL, b_hh).hy;
-    ct_tensor *pre = ct_add(gi, b_hh ? ct_addmm(b_hh, h, w_hh_t, 1, 1) : ct_mm(h, w_hh_t));
+    ct_tensor *pre = ct_add(gi, b_hh ? ct_addmm(b_hh, h, w_hh_t) : ct_mm(h, w_hh_t));
     return act == CT_RNN_RELU ? ct_relu(pre) : ct_tanh(pre);
 }
 
 /* x @ W_ih^T + b_ih for 2-D x. */
 static ct_tensor *input_projection(ct_tensor *x2d, ct_tensor *w_ih, ct_tensor *b_ih) {
-    return b_ih ? ct_addmm(b_ih, x2d, ct_t(w_ih), 1, 1) : ct_mm(x2d, ct_t(w_ih));
+    return b_ih ? ct_addmm(b_ih, x2d, ct_t(w_ih)) : ct_mm(x2d, ct_t(w_ih));
 }
 
 /* ---- the layers ----------------------------------------------------------------------- */
@@ -185,12 +186,12 @@ static const ct_module_class RNN_CLASSES[3] = {
 };
 
 /* A parameter [rows, cols] (cols 0: a vector) initialised U(-1/sqrt(H), 1/sqrt(H)). */
-static ct_tensor *add_weight(ct_module *m, const char *name, int64_t rows, int64_t cols, int64_t hidden) {
+static ct_tensor *add_weight(ct_module *m, const char *name, int64_t rows, int64_t cols, int64_t hidden,
+                             ct_dtype dtype) {
     double k = 1.0 / sqrt((double)hidden);
-    ct_tensor *w = cols ? ct_empty(CT_SHAPE(rows, cols)) : ct_empty(CT_SHAPE(rows));
-    if (!w) return NULL;
-    CT_NO_GRAD { ct_uniform_(w, -k, k); }
-    return ct_module_add_parameter(m, name, w);
+    ct_tensor *w = ct_layer_param(m, name, cols ? CT_SHAPE(rows, cols) : CT_SHAPE(rows), dtype);
+    if (w) CT_NO_GRAD { ct_uniform_(w, -k, k); }
+    return w;
 }
 
 static bool check_sizes(const char *op, int64_t input_size, int64_t hidden_size) {
@@ -200,9 +201,17 @@ static bool check_sizes(const char *op, int64_t input_size, int64_t hidden_size)
     return false;
 }
 
+/* The layers' parameters are floating point (the default dtype when not given). */
+static bool check_dtype(const char *op, ct_dtype dtype) {
+    if (dtype == CT_DTYPE_UNSET || ct_dtype_is_floating(dtype)) return true;
+    ct_error("%s: dtype must be a floating point dtype (got %s)", op, ct_dtype_name(dtype));
+    return false;
+}
+
 static ct_module *rnn_new(rnn_kind kind, int64_t input_size, int64_t hidden_size, ct_rnn_options o) {
     const char *op = kind == KIND_LSTM ? "ct_lstm" : kind == KIND_GRU ? "ct_gru" : "ct_rnn";
-    if (!check_sizes(op, input_size, hidden_size)) return NULL;
+    if (!check_sizes(op, input_size, hidden_size) || !check_dtype(op, o.dtype)) return NULL;
+    if (o.num_layers == 0) o.num_layers = 1;
     if (o.num_layers < 1 || o.num_layers > 32) {
         ct_error("%s: num_layers must be between 1 and 32 (got %lld)", op, (long long)o.num_layers);
         return NULL;
@@ -232,14 +241,14 @@ static ct_module *rnn_new(rnn_kind kind, int64_t input_size, int64_t hidden_size
                 int64_t in = l == 0 ? input_size : hidden_size * D;
                 ct_tensor **w = &s->weights[(l * D + d) * 4];
                 snprintf(name, sizeof name, "weight_ih_l%lld%s", (long long)l, sfx);
-                w[0] = add_weight(m, name, G * hidden_size, in, hidden_size);
+                w[0] = add_weight(m, name, G * hidden_size, in, hidden_size, o.dtype);
                 snprintf(name, sizeof name, "weight_hh_l%lld%s", (long long)l, sfx);
-                w[1] = add_weight(m, name, G * hidden_size, hidden_size, hidden_size);
+                w[1] = add_weight(m, name, G * hidden_size, hidden_size, hidden_size, o.dtype);
                 if (!o.bias) continue;
                 snprintf(name, sizeof name, "bias_ih_l%lld%s", (long long)l, sfx);
-                w[2] = add_weight(m, name, G * hidden_size, 0, hidden_size);
+                w[2] = add_weight(m, name, G * hidden_size, 0, hidden_size, o.dtype);
                 snprintf(name, sizeof name, "bias_hh_l%lld%s", (long long)l, sfx);
-                w[3] = add_weight(m, name, G * hidden_size, 0, hidden_size);
+                w[3] = add_weight(m, name, G * hidden_size, 0, hidden_size, o.dtype);
             }
     }
     return m;
@@ -321,9 +330,8 @@ static const ct_module_class CELL_CLASSES[3] = {
 };
 
 static ct_module *cell_new(rnn_kind kind, int64_t input_size, int64_t hidden_size, ct_cell_options o) {
-    if (!check_sizes(kind == KIND_LSTM ? "ct_lstm_cell" : kind == KIND_GRU ? "ct_gru_cell" : "ct_rnn_cell",
-                     input_size, hidden_size))
-        return NULL;
+    const char *op = kind == KIND_LSTM ? "ct_lstm_cell" : kind == KIND_GRU ? "ct_gru_cell" : "ct_rnn_cell";
+    if (!check_sizes(op, input_size, hidden_size) || !check_dtype(op, o.dtype)) return NULL;
     ct_module *m = NULL;
     CT_SCOPE {
         m = ct_keep(ct_module_new(&CELL_CLASSES[kind], sizeof(cell_state)));
@@ -331,11 +339,11 @@ static ct_module *cell_new(rnn_kind kind, int64_t input_size, int64_t hidden_siz
         cell_state *s = ct_module_state(m);
         *s = (cell_state){.kind = kind, .input_size = input_size, .hidden_size = hidden_size, .o = o};
         int64_t G = gate_count[kind];
-        s->w_ih = add_weight(m, "weight_ih", G * hidden_size, input_size, hidden_size);
-        s->w_hh = add_weight(m, "weight_hh", G * hidden_size, hidden_size, hidden_size);
+        s->w_ih = add_weight(m, "weight_ih", G * hidden_size, input_size, hidden_size, o.dtype);
+        s->w_hh = add_weight(m, "weight_hh", G * hidden_size, hidden_size, hidden_size, o.dtype);
         if (o.bias) {
-            s->b_ih = add_weight(m, "bias_ih", G * hidden_size, 0, hidden_size);
-            s->b_hh = add_weight(m, "bias_hh", G * hidden_size, 0, hidden_size);
+            s->b_ih = add_weight(m, "bias_ih", G * hidden_size, 0, hidden_size, o.dtype);
+            s->b_hh = add_weight(m, "bias_hh", G * hidden_size, 0, hidden_size, o.dtype);
         }
     }
     return m;

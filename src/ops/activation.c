@@ -4,6 +4,7 @@
 #include <math.h>
 
 #include "ops/trace.h"
+#include "ops/options.h"
 #include "ops/unary.h"
 
 static const ct_unary_spec RELU = {CT_OP_relu, CT_PW_PROMOTE, CT_SAVE_OUTPUT};
@@ -25,11 +26,26 @@ static ct_tensor *relu(ct_tensor *x, bool inplace) {
 ct_tensor *ct_relu(ct_tensor *x) { return relu(x, false); }
 ct_tensor *ct_relu_(ct_tensor *x) { return relu(x, true); }
 
-ct_tensor *ct_leaky_relu(ct_tensor *x, double negative_slope) {
-    return ct_unary_op(&LEAKY, x, &(ct_pw_args){.a = negative_slope}, false);
+ct_leaky_relu_options ct_leaky_relu_resolve(ct_leaky_relu_options o) {
+    return (ct_leaky_relu_options){.negative_slope = ct_zero_or(o.negative_slope, 0.01)};
 }
-ct_tensor *ct_elu(ct_tensor *x, double alpha) {
-    return ct_unary_op(&ELU, x, &(ct_pw_args){.a = alpha}, false);
+ct_elu_options ct_elu_resolve(ct_elu_options o) {
+    return (ct_elu_options){.alpha = ct_zero_or(o.alpha, 1)};
+}
+ct_softplus_options ct_softplus_resolve(ct_softplus_options o) {
+    return (ct_softplus_options){.beta = ct_zero_or(o.beta, 1), .threshold = ct_zero_or(o.threshold, 20)};
+}
+ct_hardtanh_options ct_hardtanh_resolve(ct_hardtanh_options o) {
+    return (ct_hardtanh_options){.min_val = CT_SOME(ct_opt_or(o.min_val, -1)),
+                                 .max_val = CT_SOME(ct_opt_or(o.max_val, 1))};
+}
+
+ct_tensor *ct_leaky_relu_with(ct_tensor *x, ct_leaky_relu_options o) {
+    o = ct_leaky_relu_resolve(o);
+    return ct_unary_op(&LEAKY, x, &(ct_pw_args){.a = o.negative_slope}, false);
+}
+ct_tensor *ct_elu_with(ct_tensor *x, ct_elu_options o) {
+    return ct_unary_op(&ELU, x, &(ct_pw_args){.a = ct_elu_resolve(o).alpha}, false);
 }
 ct_tensor *ct_gelu_with(ct_tensor *x, ct_gelu_options o) {
     if (o.approximate != CT_GELU_NONE && o.approximate != CT_GELU_TANH) {
@@ -40,15 +56,17 @@ ct_tensor *ct_gelu_with(ct_tensor *x, ct_gelu_options o) {
     return ct_unary_op(&GELU, x, &(ct_pw_args){.i = o.approximate}, false);
 }
 ct_tensor *ct_silu(ct_tensor *x) { return ct_unary_op(&SILU, x, NULL, false); }
-ct_tensor *ct_softplus(ct_tensor *x, double beta, double threshold) {
-    return ct_unary_op(&SOFTPLUS, x, &(ct_pw_args){.a = beta, .b = threshold}, false);
+ct_tensor *ct_softplus_with(ct_tensor *x, ct_softplus_options o) {
+    o = ct_softplus_resolve(o);
+    return ct_unary_op(&SOFTPLUS, x, &(ct_pw_args){.a = o.beta, .b = o.threshold}, false);
 }
-ct_tensor *ct_hardtanh(ct_tensor *x, double min_val, double max_val) {
+ct_tensor *ct_hardtanh_with(ct_tensor *x, ct_hardtanh_options o) {
     if (x && x->dtype == CT_BOOL) {
         ct_error("ct_hardtanh: Bool inputs not supported for hardtanh");
         return NULL;
     }
-    return ct_unary_op(&HARDTANH, x, &(ct_pw_args){.a = min_val, .b = max_val}, false);
+    o = ct_hardtanh_resolve(o);
+    return ct_unary_op(&HARDTANH, x, &(ct_pw_args){.a = o.min_val.v, .b = o.max_val.v}, false);
 }
 
 /* The largest finite value of a floating dtype (nan_to_num's default for inf). */

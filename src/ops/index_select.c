@@ -5,6 +5,7 @@
 #include "cpu/index.h"
 #include "ops/index_util.h"
 #include "ops/trace.h"
+#include "ops/options.h"
 
 /* The [outer, n, inner] geometry of a (contiguous) tensor around dim. */
 static void rows_geometry(const ct_tensor *t, int dim, ct_rows_args *a) {
@@ -185,7 +186,7 @@ int (ct_embedding_renorm_)(ct_tensor *weight, ct_tensor *indices, double max_nor
             ct_tensor *idx = ct_reshape(indices, CT_SHAPE(-1));
             ct_tensor *used = ct_index_add(ct_zeros(CT_SHAPE(num), .dtype = ct_dtype_of(weight)), 0,
                                            idx, ct_ones(ct_shape_of(idx), .dtype = ct_dtype_of(weight)), 1);
-            ct_tensor *norms = ct_norm(weight, CT_NORM_P(norm_type), .dims = CT_DIMS(1));
+            ct_tensor *norms = ct_norm(weight, .p = CT_SOME(norm_type), .dims = CT_DIMS(1));
             ct_tensor *over = ct_logical_and(ct_gt_scalar(used, 0), ct_gt_scalar(norms, max_norm));
             ct_tensor *scale = ct_div(ct_full_like(norms, max_norm), ct_add_scalar(norms, 1e-7));
             scale = ct_where(over, scale, ct_ones_like(norms));
@@ -195,10 +196,14 @@ int (ct_embedding_renorm_)(ct_tensor *weight, ct_tensor *indices, double max_nor
     return rc;
 }
 
-ct_tensor *(ct_embedding_with)(ct_tensor *weight, ct_tensor *indices, ct_embedding_fn_options o) {
+ct_tensor *ct_embedding_with(ct_tensor *indices, ct_tensor *weight, ct_embedding_options o) {
     static const char *op = "ct_embedding";
-    int64_t padding_idx = o.padding_idx;
     if (!weight || !indices) return NULL;
+    if (o.dtype != CT_DTYPE_UNSET) {
+        ct_error("%s: dtype is an option of nn.Embedding (F.embedding's result has weight's "
+                 "dtype)", op);
+        return NULL;
+    }
     if (o.sparse) {
         ct_error("%s: sparse=True is not supported: ctorch has no sparse tensors (the gradient "
                  "of weight is dense with sparse=False)", op);
@@ -213,15 +218,8 @@ ct_tensor *(ct_embedding_with)(ct_tensor *weight, ct_tensor *indices, ct_embeddi
         ct_error("%s: indices have too many dimensions (%d)", op, indices->ndim);
         return NULL;
     }
-    int64_t num = weight->sizes[0], dim = weight->sizes[1];
-    if (padding_idx != CT_PADDING_NONE) {
-        if (padding_idx >= num || padding_idx < -num) {
-            ct_error("%s: Padding_idx must be within num_embeddings (got %lld for %lld "
-                     "embeddings)", op, (long long)padding_idx, (long long)num);
-            return NULL;
-        }
-        if (padding_idx < 0) padding_idx += num;
-    }
+    int64_t num = weight->sizes[0], dim = weight->sizes[1], padding_idx;
+    if (!ct_embedding_padding(op, o.padding_idx, num, &padding_idx)) return NULL;
     char expect[160];
     snprintf(expect, sizeof expect, "Expected tensor for argument #1 'indices' to have one of "
              "the following scalar types: Long, Int; but got %s instead",
@@ -231,17 +229,16 @@ ct_tensor *(ct_embedding_with)(ct_tensor *weight, ct_tensor *indices, ct_embeddi
     ct_tensor *out = NULL;
     if (ct_index_check_range(op, idx, 0, num, false, "index out of range in self") &&
         (o.max_norm <= 0 ||
-         !ct_embedding_renorm_(weight, idx, o.max_norm, o.norm_type ? o.norm_type : 2))) {
+         !ct_embedding_renorm_(weight, idx, o.max_norm, ct_zero_or(o.norm_type, 2)))) {
         ct_shape s = ct_shape_of(indices);
         s.d[s.ndim++] = dim;
-        out = select_rows(CT_OP_embedding, weight, 0, idx, s,
-                          padding_idx == CT_PADDING_NONE ? -1 : padding_idx);
+        out = select_rows(CT_OP_embedding, weight, 0, idx, s, padding_idx);
         if (out && out->grad_fn) out->grad_fn->iargs[1] = o.scale_grad_by_freq;
     }
     ct_release(idx);
     if (out)
         CT_TRACE(CT_OP_embedding, 2, ((ct_tensor *[]){weight, indices}), 1, &out,
-                 CT_V_INT(padding_idx == CT_PADDING_NONE ? -1 : padding_idx),
+                 CT_V_INT(padding_idx),
                  CT_V_BOOL(o.scale_grad_by_freq), CT_V_BOOL(false));
     return out;
 }

@@ -8,6 +8,7 @@
 #include "cpu/iter.h"
 #include "ops/internal.h"
 #include "ops/trace.h"
+#include "ops/options.h"
 
 /* Which dims of a tensor are a GEMM operand's batch, rows and cols (-1: absent,
  * size 1). */
@@ -159,7 +160,8 @@ static bool check_init(const char *op, const ct_tensor *input, ct_shape s) {
 }
 
 static ct_tensor *add_product(ct_op_id op, const char *name, ct_tensor *input, ct_tensor *a,
-                              ct_tensor *b, double beta, double alpha, ct_shape s, mat_dims md) {
+                              ct_tensor *b, ct_addmm_options o, ct_shape s, mat_dims md) {
+    double beta = ct_opt_or(o.beta, 1), alpha = ct_opt_or(o.alpha, 1);
     if (!input || !check_pair(name, input, a) || !check_init(name, input, s)) return NULL;
     ct_tensor *out = gemm(op, a, md, b, md, input, beta, alpha, s);
     if (!out) return NULL;
@@ -168,7 +170,7 @@ static ct_tensor *add_product(ct_op_id op, const char *name, ct_tensor *input, c
     return ct_ret(out);
 }
 
-ct_tensor *ct_addmm(ct_tensor *input, ct_tensor *m1, ct_tensor *m2, double beta, double alpha) {
+ct_tensor *ct_addmm_with(ct_tensor *input, ct_tensor *m1, ct_tensor *m2, ct_addmm_options o) {
     if (!check_pair("ct_addmm", m1, m2) || !check_dim("ct_addmm", "mat1", m1, 2) ||
         !check_dim("ct_addmm", "mat2", m2, 2))
         return NULL;
@@ -176,13 +178,13 @@ ct_tensor *ct_addmm(ct_tensor *input, ct_tensor *m1, ct_tensor *m2, double beta,
         cannot_multiply("ct_addmm", m1, m2, m1->sizes[1], m2->sizes[0]);
         return NULL;
     }
-    return add_product(CT_OP_addmm, "ct_addmm", input, m1, m2, beta, alpha,
+    return add_product(CT_OP_addmm, "ct_addmm", input, m1, m2, o,
                        CT_SHAPE(m1->sizes[0], m2->sizes[1]), MAT);
 }
 
-ct_tensor *ct_baddbmm(ct_tensor *input, ct_tensor *b1, ct_tensor *b2, double beta, double alpha) {
+ct_tensor *ct_baddbmm_with(ct_tensor *input, ct_tensor *b1, ct_tensor *b2, ct_addmm_options o) {
     if (!check_bmm("ct_baddbmm", b1, b2)) return NULL;
-    return add_product(CT_OP_baddbmm, "ct_baddbmm", input, b1, b2, beta, alpha,
+    return add_product(CT_OP_baddbmm, "ct_baddbmm", input, b1, b2, o,
                        CT_SHAPE(b1->sizes[0], b1->sizes[1], b2->sizes[2]), BATCH);
 }
 

@@ -9,6 +9,7 @@
 #include "kernels/norm.h"
 #include "ops/internal.h"
 #include "ops/trace.h"
+#include "ops/options.h"
 
 /* Saved tensors and integer arguments of the nodes. */
 enum { SV_X, SV_W, SV_MEAN, SV_RSTD };
@@ -168,7 +169,7 @@ static ct_tensor *train_grad(ct_tensor *xs, ct_tensor *gs, ct_dims red, double e
                              ct_tensor **xhat) {
     ct_tensor *mu = ct_mean(xs, .dims = red, .keepdim = true);
     ct_tensor *r = ct_rsqrt(ct_add_scalar(ct_var(xs, .dims = red, .keepdim = true,
-                                                 CT_CORRECTION(0)), eps));
+                                                 .correction = CT_SOME(0)), eps));
     *xhat = ct_mul(ct_sub(xs, mu), r);
     if (!gs) return NULL;
     ct_tensor *proj = ct_mul(*xhat, ct_mean(ct_mul(gs, *xhat), .dims = red, .keepdim = true));
@@ -277,7 +278,7 @@ ct_tensor *ct_batch_norm_with(ct_tensor *x, ct_tensor *rm, ct_tensor *rv, ct_bat
         return NULL;
     }
     ct_norm_job j = {.training = o.training, .N = x->sizes[0], .C = c, .S = s, .G = 1,
-                     .eps = o.eps, .momentum = o.momentum};
+                     .eps = ct_zero_or(o.eps, 1e-5), .momentum = ct_opt_or(o.momentum, 0.1)};
     return norm_forward(CT_OP_batch_norm, &j, x, o.weight, o.bias, rm, rv, c);
 }
 
@@ -313,7 +314,7 @@ ct_tensor *ct_layer_norm_with(ct_tensor *x, ct_shape ns, ct_norm_options_f o) {
         !check_affine("ct_layer_norm", o.bias, ns, x, true))
         return NULL;
     int64_t d = ct_shape_numel(ns.ndim, ns.d), m = ct_shape_numel(nd - ns.ndim, x->sizes);
-    ct_norm_job j = {.N = m, .C = d, .S = 1, .G = 1, .eps = o.eps};
+    ct_norm_job j = {.N = m, .C = d, .S = 1, .G = 1, .eps = ct_zero_or(o.eps, 1e-5)};
     ct_tensor *y = norm_forward(CT_OP_layer_norm, &j, x, o.weight, o.bias, NULL, NULL, m);
     if (y && y->grad_fn) y->grad_fn->iargs[IA_NORM_DIMS] = ns.ndim;
     return y;
@@ -334,6 +335,6 @@ ct_tensor *ct_group_norm_with(ct_tensor *x, int64_t groups, ct_norm_options_f o)
         !check_affine("ct_group_norm", o.bias, CT_SHAPE(c), x, false))
         return NULL;
     ct_norm_job j = {.N = x->sizes[0], .C = c, .S = ct_shape_numel(nd - 2, x->sizes + 2),
-                     .G = groups, .eps = o.eps};
+                     .G = groups, .eps = ct_zero_or(o.eps, 1e-5)};
     return norm_forward(CT_OP_group_norm, &j, x, o.weight, o.bias, NULL, NULL, x->sizes[0] * groups);
 }

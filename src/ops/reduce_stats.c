@@ -7,6 +7,7 @@
 #include "kernels/reduce_mask.h"
 #include "kernels/softmax.h"
 #include "ops/pointwise.h"
+#include "ops/options.h"
 #include "ops/reduce_plan.h"
 #include "ops/trace.h"
 
@@ -23,7 +24,7 @@ static ct_tensor *var_std(ct_op_id op, const char *name, ct_tensor *t, ct_var_op
     }
     ct_reduce_plan p;
     if (!ct_reduce_plan_make(name, t, o.dims, o.keepdim, &p)) return NULL;
-    double c = (o.has_correction || o.correction != 0) ? o.correction : 1;
+    double c = ct_opt_or(o.correction, 1);
     double denom = fmax(0.0, (double)p.R - c);
     ct_tensor *out = NULL;
     ct_trace_mute(); /* var and std report themselves, not the ops they are made of */
@@ -32,7 +33,7 @@ static ct_tensor *var_std(ct_op_id op, const char *name, ct_tensor *t, ct_var_op
             /* sqrt(sum d^2) by the norm kernel (squared for var: 2 ulp). */
             ct_tensor *d = ct_sub(t, ct_mean_with(t, (ct_reduce_options){.dims = o.dims,
                                                                          .keepdim = true}));
-            ct_norm_options no = {.p = 2, .dims = o.dims, .keepdim = o.keepdim};
+            ct_norm_options no = {.dims = o.dims, .keepdim = o.keepdim};
             ct_tensor *nrm = ct_norm_with(d, no);
             out = op == CT_OP_var ? ct_div_scalar(ct_mul(nrm, nrm), denom)
                                   : ct_div_scalar(nrm, sqrt(denom));
@@ -86,7 +87,7 @@ ct_tensor *ct_norm_with(ct_tensor *t, ct_norm_options o) {
                  "as input. Got %s", ct_dtype_torch_name(t->dtype));
         return NULL;
     }
-    double pv = (o.has_p || o.p != 0) ? o.p : 2;
+    double pv = ct_opt_or(o.p, 2);
     ct_norm_kind kind;
     if (pv == 0) kind = CT_NORM_L0;
     else if (pv == 1) kind = CT_NORM_L1;

@@ -16,10 +16,10 @@ double ct_clip_grad_norm_with(ct_tensor *const *params, int n, double max_norm, 
             for (int i = 0; i < n && ok; i++) {
                 if (!params[i]) ok = false;
                 else if (ct_grad(params[i]))
-                    ok = (norms[k++] = ct_norm(ct_grad(params[i]), CT_NORM_P(o.norm_type))) != NULL;
+                    ok = (norms[k++] = ct_norm(ct_grad(params[i]), .p = CT_SOME(o.norm_type))) != NULL;
             }
             if (!ok || k == 0) break;
-            ct_tensor *t = ct_norm(ct_stack(k, norms, 0), CT_NORM_P(o.norm_type));
+            ct_tensor *t = ct_norm(ct_stack(k, norms, 0), .p = CT_SOME(o.norm_type));
             if (!t) {
                 ok = false;
                 break;

@@ -42,7 +42,7 @@ static void sgd_args(const ct_param_group *g, int64_t step, double *a) {
 static const ct_optim_kind SGD = {"SGD", CT_OP_sgd_step, {"momentum_buffer"}, sgd_bufs, NULL, sgd_args};
 
 ct_optim *ct_sgd_with(ct_tensor *const *params, int n, ct_sgd_options o) {
-    if (isnan(o.lr)) {
+    if (o.lr == 0) {
         ct_error("ct_sgd: required argument lr is missing (give .lr = ...)");
         return NULL;
     }

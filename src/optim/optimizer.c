@@ -95,16 +95,16 @@ int ct_optim_add_param_group_with(ct_optim *opt, ct_tensor *const *params, int n
     if (!opt) return -1;
     double h[H_COUNT];
     memcpy(h, opt->groups[0].h, sizeof h);
-    const double given[] = {o.lr, o.momentum, o.dampening, o.weight_decay, o.beta1, o.beta2,
-                            o.eps, o.alpha, o.lr_decay};
+    const ct_opt_f64 given[] = {o.lr, o.momentum, o.dampening, o.weight_decay, o.beta1, o.beta2,
+                                o.eps, o.alpha, o.lr_decay};
     for (int k = 0; k < (int)(sizeof given / sizeof given[0]); k++) {
-        if (isnan(given[k])) continue;
+        if (!given[k].set || given[k].none) continue;
         if (isnan(h[k])) {
             ct_error("ct_optim_add_param_group: %s has no hyperparameter '%s'", opt->kind->name,
                      ct_hparam_names[k]);
             return -1;
         }
-        h[k] = given[k];
+        h[k] = given[k].v;
     }
     h[H_INITIAL_LR] = NAN; /* set by the first scheduler */
     return add_group(opt, params, n, h);
@@ -217,7 +217,7 @@ int ct_optim_set(ct_optim *opt, int group, const char *key, double value) {
 }
 
 double ct_optim_get_lr(const ct_optim *opt, int group) { return ct_optim_get(opt, group, "lr"); }
-void ct_optim_set_lr(ct_optim *opt, int group, double lr) { ct_optim_set(opt, group, "lr", lr); }
+int ct_optim_set_lr(ct_optim *opt, int group, double lr) { return ct_optim_set(opt, group, "lr", lr); }
 
 ct_param_group_info ct_optim_param_group(const ct_optim *opt, int group) {
     const ct_param_group *g = opt ? group_at("ct_optim_param_group", opt, group) : NULL;

@@ -3,9 +3,9 @@
 
 /* Weak, so that examples link while ct_to_string is not in the library yet (the
  * check is then skipped with a note); the library's definition is used when it is. */
-extern char *ct_to_string(const ct_tensor *t) __attribute__((weak));
+extern char *(ct_to_string)(const ct_tensor *t) __attribute__((weak));
 #undef ct_print
-extern void ct_print(const ct_tensor *t) __attribute__((weak));
+extern void (ct_print)(const ct_tensor *t) __attribute__((weak));
 
 static int failures;
 

@@ -14,6 +14,7 @@
 void ct_doc_expect(const ct_tensor *t, const char *want);
 /* ct_print, or a note while the library has none (see doc_example.c). */
 void ct_doc_print(const ct_tensor *t);
+#undef ct_print
 #define ct_print(t) ct_doc_print(t)
 void ct_doc_setup(void);
 int ct_doc_finish(void); /* the exit status: 1 when an expectation failed */

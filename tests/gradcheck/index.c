@@ -24,7 +24,7 @@ F(f_masked_fill_t, ct_masked_fill_tensor(x[0], c->index, x[1]))
 F(f_masked_fill_, ct_masked_fill_(ct_mul_scalar(x[0], 2), c->index, c->v))
 F(f_masked_fill_t_, ct_masked_fill_tensor_(ct_mul_scalar(x[0], 2), c->index, x[1]))
 F(f_masked_select, ct_masked_select(x[0], c->index))
-F(f_embedding, ct_embedding(x[0], c->index, (int64_t)c->v))
+F(f_embedding, ct_embedding(c->index, x[0]))
 F(f_index_put, ct_index_put_(ct_mul_scalar(x[0], 1), 1, &c->index, x[1], false))
 F(f_index_put_acc, ct_index_put_(ct_mul_scalar(x[0], 1), 1, &c->index, x[1], true))
 F(f_sort, ct_sort(x[0], c->dim).values)
@@ -149,12 +149,12 @@ TEST(grad_masked_select) {
 
 TEST(grad_embedding) {
     int64_t iv[] = {1, 3, 1, 0, 3, 2};
-    ix c = {.dim = 0, .index = ct_tensor_i64(iv, CT_SHAPE(2, 3)), .v = (double)CT_PADDING_NONE};
+    ix c = {.dim = 0, .index = ct_tensor_i64(iv, CT_SHAPE(2, 3))};
     ct_tensor *w[] = {gc_noncontig(CT_SHAPE(4, 3))};
     GRADGRADCHECK("embedding", f_embedding, 1, w, &c);
     /* padding_idx rows get no gradient on purpose (so no finite-difference check);
      * tests/test_index.c compares that gradient with PyTorch's. */
-    ix ce = {.dim = 0, .index = ct_empty(CT_SHAPE(0), .dtype = CT_I64), .v = 0};
+    ix ce = {.dim = 0, .index = ct_empty(CT_SHAPE(0), .dtype = CT_I64)};
     GRADCHECK("embedding", f_embedding, 1, w, &ce);
 }
 

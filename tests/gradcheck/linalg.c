@@ -8,8 +8,8 @@
     }
 F1(f_mm, ct_mm(x[0], x[1]))
 F1(f_bmm, ct_bmm(x[0], x[1]))
-F1(f_addmm, ct_addmm(x[0], x[1], x[2], 0.5, -2))
-F1(f_baddbmm, ct_baddbmm(x[0], x[1], x[2], 1.5, 0.75))
+F1(f_addmm, ct_addmm(x[0], x[1], x[2], .beta = CT_SOME(0.5), .alpha = CT_SOME(-2)))
+F1(f_baddbmm, ct_baddbmm(x[0], x[1], x[2], .beta = CT_SOME(1.5), .alpha = CT_SOME(0.75)))
 F1(f_mv, ct_mv(x[0], x[1]))
 F1(f_dot, ct_dot(x[0], x[1]))
 F1(f_matmul, ct_matmul(x[0], x[1]))

@@ -137,16 +137,16 @@ TEST(grad_var_std_norm) {
     ct_var_options vo[] = {
         {0},
         {.dims = CT_DIMS(-1), .keepdim = true},
-        {.dims = CT_DIMS(0, 2), CT_CORRECTION(0)},
-        {.dims = CT_DIMS(1), .correction = 2},
+        {.dims = CT_DIMS(0, 2), .correction = CT_SOME(0)},
+        {.dims = CT_DIMS(1), .correction = CT_SOME(2)},
     };
     ct_norm_options no[] = {
         {0},
-        {.p = 1, .dims = CT_DIMS(-1)},
-        {.p = INFINITY, .dims = CT_DIMS(0, 2), .keepdim = true},
-        {.p = -INFINITY},
-        {CT_NORM_P(0), .dims = CT_DIMS(1)},
-        {.p = 2, .dims = CT_DIMS(0)},
+        {.p = CT_SOME(1), .dims = CT_DIMS(-1)},
+        {.p = CT_SOME(INFINITY), .dims = CT_DIMS(0, 2), .keepdim = true},
+        {.p = CT_SOME(-INFINITY)},
+        {.p = CT_SOME(0), .dims = CT_DIMS(1)},
+        {.p = CT_SOME(2), .dims = CT_DIMS(0)},
     };
     for (int s = 0; s < 2; s++) {
         ct_tensor *x[] = {inputs3(s)};
