@@ -125,6 +125,34 @@ static int64_t op_peak(int which, ct_tensor *a, ct_tensor *b) {
     return peak;
 }
 
+/* float16 / bfloat16 ops with kernels of their own allocate only their output (no
+ * float32 copies of the operands or the result), small (one kernel call) and large
+ * (the iterator, split across threads) alike: add, exp, sum, mean. */
+TEST(reduced_precision_ops_allocate_only_their_output) {
+    const ct_dtype dts[] = {CT_BF16, CT_F16};
+    const int64_t sizes[] = {4, 100003};
+    for (int k = 0; k < 2; k++) {
+        for (int s = 0; s < 2; s++) {
+            int64_t n = sizes[s], bytes = n * 2;
+            ct_tensor *a = ct_full(CT_SHAPE(n), 2.0, .dtype = dts[k]);
+            ct_tensor *b = ct_full(CT_SHAPE(n), 0.5, .dtype = dts[k]);
+            const int ops[] = {0, 2, 6};
+            const int64_t expect[] = {bytes, bytes, 2};
+            for (int i = 0; i < 3; i++) {
+                int64_t got = op_peak(ops[i], a, b);
+                if (got != expect[i])
+                    ct_test_fail(__FILE__, __LINE__, "%s op %d, %lld elements: peak %lld bytes, "
+                                 "expected %lld", ct_dtype_name(dts[k]), ops[i], (long long)n,
+                                 (long long)got, (long long)expect[i]);
+            }
+            int64_t base = ct_memory_allocated(CT_CPU);
+            ct_reset_peak_memory_stats(CT_CPU);
+            CT_SCOPE { CHECK(ct_mean(b) != NULL); }
+            CHECK_INT_EQ(ct_max_memory_allocated(CT_CPU) - base, 2);
+        }
+    }
+}
+
 TEST(small_ops_allocate_only_their_output) {
     ct_tensor *a = ct_full(CT_SHAPE(4), 2.0), *b = ct_full(CT_SHAPE(4), 3.0, .requires_grad = true);
     const int64_t expect[] = {16, 16, 16, 16, 16, 16, 4, 4, 0, 20};

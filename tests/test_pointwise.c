@@ -335,6 +335,44 @@ TEST(reduced_precision_goes_through_float32) {
     CHECK_CLOSE_T("bf16 tanh", ct_tanh(b), fx_get(f, "bf16.tanh"), 8e-3, 0);
 }
 
+/* float16 / bfloat16 with kernels of their own (converted in registers): the result
+ * keeps the dtype, agrees with PyTorch's reduced-precision result within one unit in
+ * the last place (bfloat16: 2^-7 relative; float16: 2^-10), and is the float32
+ * kernel's result on the widened operands, rounded once. */
+TEST(reduced_precision_kernels_match_pytorch) {
+    fx_file *f = fixtures();
+    const char *pre[] = {"rbf16", "rf16"};
+    const ct_dtype dts[] = {CT_BF16, CT_F16};
+    const double rtol[] = {8e-3, 1e-3}, sum_atol[] = {0.25, 0.06};
+    for (int k = 0; k < 2; k++) {
+        ct_dtype dt = dts[k];
+        ct_tensor *x = fx_get_as(f, key(pre[k], "x"), dt, false);
+        ct_tensor *y = fx_get_as(f, key(pre[k], "y"), dt, false);
+        ct_tensor *got[] = {
+            ct_add_alpha(x, y, 2), ct_sub(x, y), ct_mul(x, y), ct_div(x, y),
+            ct_add(ct_view(x, CT_SHAPE(8, 512)), ct_slice(y, 0, 0, 512, 1)),
+            ct_exp(x), ct_log(y), ct_tanh(x), ct_sigmoid(x),
+            ct_sum(x), ct_mean(x), ct_sum(ct_view(x, CT_SHAPE(8, 512)), .dims = CT_DIMS(0)),
+            ct_sum(ct_view(x, CT_SHAPE(8, 512)), .dims = CT_DIMS(1)),
+        };
+        const char *names[] = {"add", "sub", "mul", "div", "add_row", "exp", "log", "tanh",
+                               "sigmoid", "sum", "mean", "sum_d0", "sum_d1"};
+        for (int i = 0; i < 13; i++) {
+            char what[32];
+            snprintf(what, sizeof what, "%s %s", pre[k], names[i]);
+            CHECK(got[i] && ct_dtype_of(got[i]) == dt);
+            /* Sums: rounding of 4096 terms; the result is one rounding from exact. */
+            CHECK_CLOSE_T(what, got[i], fx_get(f, key(pre[k], names[i])), rtol[k],
+                          i >= 9 ? sum_atol[k] : 0);
+        }
+        /* Bitwise the float32 kernel's result, rounded once. */
+        ct_tensor *xf = ct_to(x, .dtype = CT_F32), *yf = ct_to(y, .dtype = CT_F32);
+        CHECK_CLOSE_T("exp as float32", got[5], ct_to(ct_exp(xf), .dtype = dt), 0, 0);
+        CHECK_CLOSE_T("add as float32", got[0], ct_to(ct_add_alpha(xf, yf, 2), .dtype = dt), 0, 0);
+        CHECK_CLOSE_T("div as float32", got[3], ct_to(ct_div(xf, yf), .dtype = dt), 0, 0);
+    }
+}
+
 /* ---- stability, in place, special cases ---- */
 
 TEST(large_magnitudes_give_no_nan) {
@@ -491,6 +529,13 @@ static ct_tensor *thread_case(int i, ct_tensor *x, ct_tensor *y) {
     case 20: return ct_softmax(ct_view(x, CT_SHAPE(7, 10001)), 1);
     case 21: return ct_log_softmax(ct_view(x, CT_SHAPE(7, 10001)), 1);
     case 22: return ct_nan_to_num(ct_log(x));
+    /* float16 / bfloat16 kernels of their own */
+    case 23: return ct_add(ct_to(x, .dtype = CT_BF16), ct_to(y, .dtype = CT_BF16));
+    case 24: return ct_exp(ct_to(x, .dtype = CT_BF16));
+    case 25: return ct_mul(ct_to(x, .dtype = CT_F16), ct_to(y, .dtype = CT_F16));
+    case 26: return ct_sum(ct_to(x, .dtype = CT_BF16));
+    case 27: return ct_sum(ct_view(ct_to(x, .dtype = CT_BF16), CT_SHAPE(7, 10001)), .dims = CT_DIMS(1));
+    case 28: return ct_mean(ct_view(ct_to(x, .dtype = CT_F16), CT_SHAPE(7, 10001)), .dims = CT_DIMS(0));
     default: return NULL;
     }
 }

@@ -17,13 +17,16 @@ static inline float ct_bf16_to_float(ct_bf16 h) {
     memcpy(&f, &u, 4);
     return f;
 }
-static inline ct_bf16 ct_float_to_bf16(float f) { /* round to nearest even, NaN kept */
+/* Round to nearest even, NaN kept quiet (PyTorch's c10::BFloat16 rounding); written
+ * as a select, without a branch, so that kernel loops vectorize around it. */
+static inline ct_bf16 ct_float_to_bf16(float f) {
     uint32_t u;
     memcpy(&u, &f, 4);
-    if (isnan(f)) return (ct_bf16){(uint16_t)((u >> 16) | 0x40)};
-    u += 0x7fff + ((u >> 16) & 1);
-    return (ct_bf16){(uint16_t)(u >> 16)};
+    uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16, quiet = (u >> 16) | 0x40u;
+    return (ct_bf16){(uint16_t)(f != f ? quiet : rounded)};
 }
+static inline float ct_half_to_float(ct_half h) { return (float)h; }
+static inline ct_half ct_float_to_half(float f) { return (ct_half)f; }
 
 /* Element sizes in bytes (0 for CT_DTYPE_UNSET): ct_dtype_size() without the call
  * and the range check, for per-op paths where the dtype is known to be valid. */

@@ -2,13 +2,20 @@
  * alpha in a (floats) / i (integers); for div, i is the rounding mode. */
 #include "cpu/kernel_util.h"
 
-#define FLOAT_KERNELS(DT, T, SFX)                                                        \
-    CT_BINARY_LOOP(add_##SFX, T, T, x + (T)p->a * y)                                     \
-    CT_BINARY_LOOP(sub_##SFX, T, T, x - (T)p->a * y)                                     \
-    CT_BINARY_LOOP(mul_##SFX, T, T, x * y)                                               \
-    CT_BINARY_LOOP(div_##SFX, T, T, x / y)                                               \
-    CT_BINARY_LOOP(div_trunc_##SFX, T, T, trunc(x / y))                                  \
-    CT_BINARY_LOOP(div_floor_##SFX, T, T, ct_floor_div_f(x, y))
+/* The float ops, as LOOP(name, T, expression): float32 and float64 compute in their
+ * own type; float16 and bfloat16 in float, converted in registers. */
+#define FLOAT_OPS(LOOP, T, SFX)                                                          \
+    LOOP(add_##SFX, T, x + (T)p->a * y)                                                  \
+    LOOP(sub_##SFX, T, x - (T)p->a * y)                                                  \
+    LOOP(mul_##SFX, T, x * y)                                                            \
+    LOOP(div_##SFX, T, x / y)                                                            \
+    LOOP(div_trunc_##SFX, T, trunc(x / y))                                               \
+    LOOP(div_floor_##SFX, T, ct_floor_div_f(x, y))
+#define SAME_LOOP(NAME, T, EXPR) CT_BINARY_LOOP(NAME, T, T, EXPR)
+#define LOOP_f16(NAME, T, EXPR) CT_BINARY_LOOP_REDUCED(NAME, ct_half, EXPR)
+#define LOOP_bf16(NAME, T, EXPR) CT_BINARY_LOOP_REDUCED(NAME, ct_bf16, EXPR)
+#define FLOAT_KERNELS(DT, T, SFX) FLOAT_OPS(SAME_LOOP, T, SFX)
+#define REDUCED_KERNELS(DT, T, SFX) FLOAT_OPS(LOOP_##SFX, float, SFX)
 /* Python's floor division for floats: floor of the exact quotient. */
 static inline double ct_floor_div_f(double x, double y) {
     if (y == 0) return x / y;
@@ -19,6 +26,7 @@ static inline double ct_floor_div_f(double x, double y) {
     return div != 0 ? fl : copysign(0.0, x / y);
 }
 CT_FLOAT_TYPES(FLOAT_KERNELS)
+CT_REDUCED_TYPES(REDUCED_KERNELS)
 
 /* Integer division by zero is refused by the op before a kernel runs.  The one other
  * quotient that does not fit, INT64_MIN / -1, wraps around to INT64_MIN (two's
@@ -51,18 +59,15 @@ CT_BINARY_LOOP(mul_b8, bool, bool, x && y)
         else div_floor_##SFX(d, s, n, ctx);                                              \
     }
 CT_INT_TYPES(DIV_DISPATCH)
-static void div_any_f32(char **d, const int64_t *s, int64_t n, const void *ctx) {
-    const ct_pw_args *p = ctx;
-    if (p->i == 0) div_f32(d, s, n, ctx);
-    else if (p->i == 1) div_trunc_f32(d, s, n, ctx);
-    else div_floor_f32(d, s, n, ctx);
-}
-static void div_any_f64(char **d, const int64_t *s, int64_t n, const void *ctx) {
-    const ct_pw_args *p = ctx;
-    if (p->i == 0) div_f64(d, s, n, ctx);
-    else if (p->i == 1) div_trunc_f64(d, s, n, ctx);
-    else div_floor_f64(d, s, n, ctx);
-}
+#define FLOAT_DIV_DISPATCH(DT, T, SFX)                                                   \
+    static void div_any_##SFX(char **d, const int64_t *s, int64_t n, const void *ctx) {  \
+        const ct_pw_args *p = ctx;                                                       \
+        if (p->i == 0) div_##SFX(d, s, n, ctx);                                          \
+        else if (p->i == 1) div_trunc_##SFX(d, s, n, ctx);                               \
+        else div_floor_##SFX(d, s, n, ctx);                                              \
+    }
+CT_FLOAT_TYPES(FLOAT_DIV_DISPATCH)
+CT_REDUCED_TYPES(FLOAT_DIV_DISPATCH)
 
 #define ENTRIES(DT, T, SFX)                                                              \
     CT_KERNEL(LOOP, CT_OP_add, DT, add_##SFX),                                           \
@@ -70,7 +75,7 @@ static void div_any_f64(char **d, const int64_t *s, int64_t n, const void *ctx) 
     CT_KERNEL(LOOP, CT_OP_mul, DT, mul_##SFX),                                           \
     CT_KERNEL(LOOP, CT_OP_div, DT, div_any_##SFX),
 const ct_kernel_entry ct_cpu_binary_kernels[] = {
-    CT_FLOAT_TYPES(ENTRIES) CT_INT_TYPES(ENTRIES)
+    CT_FLOAT_TYPES(ENTRIES) CT_REDUCED_TYPES(ENTRIES) CT_INT_TYPES(ENTRIES)
     CT_KERNEL(LOOP, CT_OP_add, CT_BOOL, add_b8),
     CT_KERNEL(LOOP, CT_OP_mul, CT_BOOL, mul_b8),
     CT_KERNEL_END,

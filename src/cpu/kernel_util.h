@@ -95,6 +95,68 @@
         }                                                                                \
     })
 
+/* Reduced-precision loops convert in registers: each element is loaded as float
+ * (CT_LOAD_REDUCED), computed on in float, and rounded to nearest even on the store
+ * (CT_STORE_REDUCED(T, v)), so a bfloat16 or float16 kernel gives the bits of the
+ * float32 kernel on the widened operands, without float32 copies of them. */
+#define CT_LOAD_REDUCED(v) _Generic((v), ct_bf16: ct_bf16_to_float, ct_half: ct_half_to_float)(v)
+#define CT_STORE_REDUCED(T, v)                                                           \
+    _Generic((T *)0, ct_bf16 *: ct_float_to_bf16, ct_half *: ct_float_to_half)(v)
+
+/* out (TS) = EXPR(x) with x the float value of a TS element (float16 or bfloat16). */
+#define CT_UNARY_LOOP_REDUCED(NAME, TS, EXPR)                                            \
+    CT_SIMD_PROC(NAME, (char **d, const int64_t *s, int64_t n, const void *ctx), (d, s, n, ctx), {   \
+        const ct_pw_args *p = ctx;                                                       \
+        (void)p;                                                                         \
+        if (s[0] == sizeof(TS) && s[1] == sizeof(TS)) {                                  \
+            TS *restrict o = (TS *)d[0];                                                 \
+            const TS *restrict a = (const TS *)d[1];                                     \
+            for (int64_t i = 0; i < n; i++) {                                            \
+                float x = CT_LOAD_REDUCED(a[i]);                                         \
+                o[i] = CT_STORE_REDUCED(TS, (float)(EXPR));                              \
+            }                                                                            \
+        } else {                                                                         \
+            for (int64_t i = 0; i < n; i++) {                                            \
+                float x = CT_LOAD_REDUCED(*(const TS *)(d[1] + i * s[1]));               \
+                *(TS *)(d[0] + i * s[0]) = CT_STORE_REDUCED(TS, (float)(EXPR));          \
+            }                                                                            \
+        }                                                                                \
+    })
+
+/* out (TS) = EXPR(x, y) with x, y the float values of TS elements. */
+#define CT_BINARY_LOOP_REDUCED(NAME, TS, EXPR)                                           \
+    CT_SIMD_PROC(NAME, (char **d, const int64_t *s, int64_t n, const void *ctx), (d, s, n, ctx), {   \
+        const ct_pw_args *p = ctx;                                                       \
+        (void)p;                                                                         \
+        TS *restrict o = (TS *)d[0];                                                     \
+        const TS *restrict A = (const TS *)d[1], *restrict B = (const TS *)d[2];         \
+        const int64_t e = sizeof(TS);                                                    \
+        if (s[0] == e && s[1] == e && s[2] == e) {                                       \
+            for (int64_t i = 0; i < n; i++) {                                            \
+                float x = CT_LOAD_REDUCED(A[i]), y = CT_LOAD_REDUCED(B[i]);              \
+                o[i] = CT_STORE_REDUCED(TS, (float)(EXPR));                              \
+            }                                                                            \
+        } else if (s[0] == e && s[1] == e && s[2] == 0) {                                \
+            const float y = CT_LOAD_REDUCED(B[0]);                                       \
+            for (int64_t i = 0; i < n; i++) {                                            \
+                float x = CT_LOAD_REDUCED(A[i]);                                         \
+                o[i] = CT_STORE_REDUCED(TS, (float)(EXPR));                              \
+            }                                                                            \
+        } else if (s[0] == e && s[1] == 0 && s[2] == e) {                                \
+            const float x = CT_LOAD_REDUCED(A[0]);                                       \
+            for (int64_t i = 0; i < n; i++) {                                            \
+                float y = CT_LOAD_REDUCED(B[i]);                                         \
+                o[i] = CT_STORE_REDUCED(TS, (float)(EXPR));                              \
+            }                                                                            \
+        } else {                                                                         \
+            for (int64_t i = 0; i < n; i++) {                                            \
+                float x = CT_LOAD_REDUCED(*(const TS *)(d[1] + i * s[1]));               \
+                float y = CT_LOAD_REDUCED(*(const TS *)(d[2] + i * s[2]));               \
+                *(TS *)(d[0] + i * s[0]) = CT_STORE_REDUCED(TS, (float)(EXPR));          \
+            }                                                                            \
+        }                                                                                \
+    })
+
 /* Dtype lists for generating one loop per type: X(dtype enum, C type, suffix). */
 #define CT_FLOAT_TYPES(X) X(CT_F32, float, f32) X(CT_F64, double, f64)
 #define CT_INT_TYPES(X)                                                                  \

@@ -24,7 +24,8 @@
 
 /* Defines `static void NAME(in, out, M1, R, M2, ctx)` reducing T into ACC:
  * INIT the identity, STEP(a, x) folds one element in, COMB(a, b) combines partials
- * (b comes after a), FIN(a) converts to TO.  STEP/COMB/FIN may read `ctx`. */
+ * (b comes after a), FIN(a) gives the value stored as TO (assigned, so arithmetic
+ * types convert; a bfloat16 FIN rounds itself).  STEP/COMB/FIN may read `ctx`. */
 #define CT_DEFINE_REDUCE(NAME, T, ACC, TO, INIT, STEP, COMB, FIN)                          \
     CT_DEFINE_REDUCE_CHUNK(NAME, T, ACC, INIT, STEP, COMB)                                 \
     CT_DEFINE_REDUCE_DRIVER(NAME, T, ACC, TO, INIT, STEP, COMB, FIN)
@@ -89,7 +90,7 @@
                 _Pragma("omp parallel for if (par) num_threads(nt)")                       \
                 for (int64_t m = 0; m < M1; m++) {                                         \
                     ACC a = NAME##_chunk(x + m * R, R, ctx);                               \
-                    o[m] = (TO)(FIN(a));                                                   \
+                    o[m] = FIN(a);                                                       \
                 }                                                                          \
                 return;                                                                    \
             }                                                                              \
@@ -104,7 +105,7 @@
             for (int64_t m = 0; m < M1; m++) {                                             \
                 ACC a = part[m * nch];                                                     \
                 for (int64_t c = 1; c < nch; c++) a = COMB(a, part[m * nch + c]);          \
-                o[m] = (TO)(FIN(a));                                                       \
+                o[m] = FIN(a);                                                           \
             }                                                                              \
             free(part);                                                                    \
             return;                                                                        \
@@ -132,7 +133,7 @@
             int64_t m = k / M2, c = k % M2;                                                \
             ACC a = part[m * nrc * M2 + c];                                                \
             for (int64_t rc = 1; rc < nrc; rc++) a = COMB(a, part[(m * nrc + rc) * M2 + c]); \
-            o[k] = (TO)(FIN(a));                                                           \
+            o[k] = FIN(a);                                                             \
         }                                                                                  \
         free(part);                                                                        \
     }

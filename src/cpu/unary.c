@@ -11,24 +11,32 @@
 /* sign of a float: 0 for NaN, as PyTorch's cpu kernel ((0 < x) - (x < 0)). */
 #define SIGN(T, x) (T)((T)(0 < (x)) - (T)((x) < 0))
 
-#define FLOAT_KERNELS(DT, T, SFX)                                                        \
-    CT_UNARY_LOOP(neg_##SFX, T, T, -x)                                                   \
-    CT_UNARY_LOOP(exp_##SFX, T, T, CT_VEXP(x))                                           \
-    CT_UNARY_LOOP(log_##SFX, T, T, CT_VLOG(x))                                           \
-    CT_UNARY_LOOP(reciprocal_##SFX, T, T, (T)1 / x)                                      \
-    CT_UNARY_LOOP(expm1_##SFX, T, T, CT_MF(expm1, x))                                    \
-    CT_UNARY_LOOP(log1p_##SFX, T, T, CT_MF(log1p, x))                                    \
-    CT_UNARY_LOOP(log2_##SFX, T, T, CT_MF(log2, x))                                      \
-    CT_UNARY_LOOP(sqrt_##SFX, T, T, CT_MF(sqrt, x))                                      \
-    CT_UNARY_LOOP(rsqrt_##SFX, T, T, (T)1 / CT_MF(sqrt, x))                              \
-    CT_UNARY_LOOP(abs_##SFX, T, T, CT_MF(fabs, x))                                       \
-    CT_UNARY_LOOP(sign_##SFX, T, T, SIGN(T, x))                                          \
-    CT_UNARY_LOOP(sin_##SFX, T, T, CT_MF(sin, x))                                        \
-    CT_UNARY_LOOP(cos_##SFX, T, T, CT_MF(cos, x))                                        \
-    CT_UNARY_LOOP(tanh_##SFX, T, T, CT_VTANH(x))                                         \
-    CT_UNARY_LOOP(sigmoid_##SFX, T, T, CT_VSIGMOID(x))                                   \
-    CT_UNARY_LOOP(erf_##SFX, T, T, CT_VERF(x))
+/* The float ops, as LOOP(name, T, expression): float32 and float64 compute in their
+ * own type; float16 and bfloat16 in float, converted in registers. */
+#define FLOAT_OPS(LOOP, T, SFX)                                                          \
+    LOOP(neg_##SFX, T, -x)                                                               \
+    LOOP(exp_##SFX, T, CT_VEXP(x))                                                       \
+    LOOP(log_##SFX, T, CT_VLOG(x))                                                       \
+    LOOP(reciprocal_##SFX, T, (T)1 / x)                                                  \
+    LOOP(expm1_##SFX, T, CT_MF(expm1, x))                                                \
+    LOOP(log1p_##SFX, T, CT_MF(log1p, x))                                                \
+    LOOP(log2_##SFX, T, CT_MF(log2, x))                                                  \
+    LOOP(sqrt_##SFX, T, CT_MF(sqrt, x))                                                  \
+    LOOP(rsqrt_##SFX, T, (T)1 / CT_MF(sqrt, x))                                          \
+    LOOP(abs_##SFX, T, CT_MF(fabs, x))                                                   \
+    LOOP(sign_##SFX, T, SIGN(T, x))                                                      \
+    LOOP(sin_##SFX, T, CT_MF(sin, x))                                                    \
+    LOOP(cos_##SFX, T, CT_MF(cos, x))                                                    \
+    LOOP(tanh_##SFX, T, CT_VTANH(x))                                                     \
+    LOOP(sigmoid_##SFX, T, CT_VSIGMOID(x))                                               \
+    LOOP(erf_##SFX, T, CT_VERF(x))
+#define SAME_LOOP(NAME, T, EXPR) CT_UNARY_LOOP(NAME, T, T, EXPR)
+#define LOOP_f16(NAME, T, EXPR) CT_UNARY_LOOP_REDUCED(NAME, ct_half, EXPR)
+#define LOOP_bf16(NAME, T, EXPR) CT_UNARY_LOOP_REDUCED(NAME, ct_bf16, EXPR)
+#define FLOAT_KERNELS(DT, T, SFX) FLOAT_OPS(SAME_LOOP, T, SFX)
+#define REDUCED_KERNELS(DT, T, SFX) FLOAT_OPS(LOOP_##SFX, float, SFX)
 CT_FLOAT_TYPES(FLOAT_KERNELS)
+CT_REDUCED_TYPES(REDUCED_KERNELS)
 
 #define INT_KERNELS(DT, T, SFX)                                                          \
     CT_UNARY_LOOP(neg_##SFX, T, T, -x)                                                   \
@@ -64,7 +72,7 @@ CT_UNARY_LOOP(sign_b8, bool, bool, x)
     CT_KERNEL(LOOP, CT_OP_abs, DT, abs_##SFX),                                           \
     CT_KERNEL(LOOP, CT_OP_sign, DT, sign_##SFX),
 const ct_kernel_entry ct_cpu_unary_kernels[] = {
-    CT_FLOAT_TYPES(FLOAT_ENTRIES) CT_INT_TYPES(INT_ENTRIES)
+    CT_FLOAT_TYPES(FLOAT_ENTRIES) CT_REDUCED_TYPES(FLOAT_ENTRIES) CT_INT_TYPES(INT_ENTRIES)
     CT_KERNEL(LOOP, CT_OP_sign, CT_BOOL, sign_b8),
     CT_KERNEL_END,
 };

@@ -29,32 +29,37 @@
  * one: the preprocessor cannot tell variants apart.  Without variants (other
  * compilers), a hardware fma when the target has one, else the plain product and sum:
  * unfused, but the same in every path, so deterministic too. */
+/* The polynomials are always inlined: called from a loop, they vectorize with it; a
+ * call (which gcc's unit-growth limit makes once a file has many callers) would run
+ * each element through scalar code. */
+#define CT_VINLINE static inline __attribute__((always_inline))
+
 #if defined(CT_SIMD_CLONES) || defined(__FP_FAST_FMAF)
 #define CT_FMAF(a, b, c) __builtin_fmaf(a, b, c)
 #else
 #define CT_FMAF(a, b, c) ((a) * (b) + (c))
 #endif
 
-static inline float ct_bits_f(uint32_t u) {
+CT_VINLINE float ct_bits_f(uint32_t u) {
     float f;
     __builtin_memcpy(&f, &u, 4);
     return f;
 }
-static inline uint32_t ct_f_bits(float f) {
+CT_VINLINE uint32_t ct_f_bits(float f) {
     uint32_t u;
     __builtin_memcpy(&u, &f, 4);
     return u;
 }
 
 /* c[0] x^(n-1) + ... + c[n-1] (Horner); unrolled when inlined with a constant n. */
-static inline float ct_polyf(float x, const float *c, int n) {
+CT_VINLINE float ct_polyf(float x, const float *c, int n) {
     float p = c[0];
     for (int i = 1; i < n; i++) p = CT_FMAF(p, x, c[i]);
     return p;
 }
 
 /* exp(x) = 2^n e^r, n = round(x / ln 2), |r| <= ln 2 / 2. */
-static inline float ct_vexpf(float x) {
+CT_VINLINE float ct_vexpf(float x) {
     float xc = x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : x);
     const float shifter = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
     float n = CT_FMAF(xc, 1.44269504088896341f, shifter) - shifter;
@@ -73,7 +78,7 @@ static inline float ct_vexpf(float x) {
 }
 
 /* log(x) = e ln 2 + log(m), m in [sqrt(1/2), sqrt(2)). */
-static inline float ct_vlogf(float x) {
+CT_VINLINE float ct_vlogf(float x) {
     int sub = x < 1.17549435e-38f; /* subnormal (or <= 0): scale by 2^23 first */
     float xs = sub ? x * 8388608.0f : x;
     uint32_t u = ct_f_bits(xs);
@@ -98,7 +103,7 @@ static inline float ct_vlogf(float x) {
 
 /* tanh: an odd polynomial near 0 (no cancellation), 1 - 2 / (exp(2|x|) + 1) beyond;
  * exp overflowing to inf gives exactly +-1, never NaN. */
-static inline float ct_vtanhf(float x) {
+CT_VINLINE float ct_vtanhf(float x) {
     float a = fabsf(x);
     float z = x * x;
     static const float P[] = {-5.70498872745e-3f, 2.06390887954e-2f, -5.37397155531e-2f,
@@ -118,7 +123,7 @@ static const float CT_ERF_T[] = {7.853861353153693e-5f,  -8.010193625184903e-4f,
 /* erfc for float32 (Cephes' polynomials): 1 - erf near 0; exp(-x^2) (x^2 split in two so
  * that it is exact) times a polynomial in 1/x^2 beyond 1; 2 - erfc(-x) below -1.
  * Accurate in the tail, where 1 - erf(x) would cancel (gelu at negative x). */
-static inline float ct_verfcf(float x) {
+CT_VINLINE float ct_verfcf(float x) {
     float a = fabsf(x);
     a = a > 20.0f ? 20.0f : a; /* erfc(20) is 0 in float32; keeps inf out of the split */
     float z2 = a * a;
@@ -144,7 +149,7 @@ static inline float ct_verfcf(float x) {
 }
 
 /* erf: the polynomial below 1, 1 - erfc(|x|) (no cancellation there) beyond. */
-static inline float ct_verff(float x) {
+CT_VINLINE float ct_verff(float x) {
     float a = fabsf(x);
     float small = x * ct_polyf(x * x, CT_ERF_T, 7);
     float big = 1.0f - ct_verfcf(a);
@@ -154,12 +159,12 @@ static inline float ct_verff(float x) {
 
 /* With e = exp(-|x|) (never overflows): 1 / (1 + e) for x >= 0, e / (1 + e) below, which
  * keeps relative accuracy in the left tail (down to subnormal results). */
-static inline float ct_vsigmoidf(float x) {
+CT_VINLINE float ct_vsigmoidf(float x) {
     float e = ct_vexpf(-fabsf(x));
     float r = 1.0f / (1.0f + e);
     return x < 0 ? e * r : r;
 }
-static inline double ct_sigmoid_d(double x) { return 1.0 / (1.0 + exp(-x)); }
+CT_VINLINE double ct_sigmoid_d(double x) { return 1.0 / (1.0 + exp(-x)); }
 
 #define CT_VEXP(x) _Generic((x), float: ct_vexpf, default: exp)(x)
 #define CT_VLOG(x) _Generic((x), float: ct_vlogf, default: log)(x)

@@ -70,7 +70,7 @@ static ct_conv_geom geometry(const conv_params *p, const ct_tensor *x, const ct_
  * (*gb, unregistered; gy read once for both). */
 static ct_tensor *conv_run(ct_conv_kind kind, const ct_conv_geom *g, ct_tensor *a, ct_tensor *b,
                            ct_tensor *bias, ct_shape shape, ct_dtype dt, ct_tensor **gb) {
-    ct_dtype kd = ct_compute_dtype(dt);
+    ct_dtype kd = ct_compute_dtype_for(CT_OP_convolution, a->storage->device, dt);
     ct_conv_fn k = ct_compute_conv_kernel(CT_OP_convolution, a->storage->device, dt);
     if (!k) return NULL;
     const char *name = ct_ops[CT_OP_convolution].fn;
@@ -459,7 +459,7 @@ bool convolution_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     ct_tensor *gy = go[0];
     if (ct_is_grad_enabled()) return backward_with_ops(n, &p, gy, gi);
     /* gy made contiguous once for all three jobs (sum's gradient is an expanded view) */
-    if (!(gy = ct_ret(ct_contiguous_as(ct_ops[n->op].fn, gy, ct_compute_dtype(gy->dtype)))))
+    if (!(gy = ct_ret(ct_contiguous_as(ct_ops[n->op].fn, gy, ct_compute_dtype_for(CT_OP_convolution, gy->storage->device, gy->dtype)))))
         return false;
     const ct_input_meta *xm = &n->in_meta[0], *wm = &n->in_meta[1];
     ct_shape xs = {.ndim = xm->ndim}, ws = {.ndim = wm->ndim};

@@ -80,6 +80,13 @@ __attribute__((constructor)) static void fill_at_start_up(void) {
     pthread_once(&slots_once, fill_slots);
 }
 
+bool ct_kernel_registered(ct_op_id op, ct_device dev, ct_dtype dtype) {
+    if (!atomic_load_explicit(&slots_ready, memory_order_acquire))
+        pthread_once(&slots_once, fill_slots);
+    return (unsigned)dev.type < CT_NUM_DEVICE_TYPES && (unsigned)dtype < CT_NUM_DTYPES &&
+           slots[op][dev.type][dtype] != NULL;
+}
+
 const ct_kernel_entry *ct_kernel_entry_for(ct_kernel_family family, ct_op_id op,
                                            ct_device dev, ct_dtype dtype) {
     if (!atomic_load_explicit(&slots_ready, memory_order_acquire))

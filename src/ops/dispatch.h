@@ -24,6 +24,9 @@ const char *ct_kernel_family_name(ct_kernel_family f);
 const ct_kernel_entry *ct_kernel_entry_for(ct_kernel_family family, ct_op_id op,
                                            ct_device dev, ct_dtype dtype);
 
+/* Whether a kernel of (op, device type of dev, dtype) is registered; sets no error. */
+bool ct_kernel_registered(ct_op_id op, ct_device dev, ct_dtype dtype);
+
 /* Checks one backend's table (ended by CT_KERNEL_END): every entry's op, dtype and
  * family must be valid and the family must be its op's.  False, with an error naming
  * the backend, op, dtype and both families, on the first bad entry. */

@@ -5,6 +5,7 @@
 #include "ctorch.h"
 #include "core/tensor_impl.h"
 #include "ops/op_table.h"
+#include "ops/dtype_policy.h"
 
 /* A new contiguous tensor holding t converted to dtype (unregistered, no graph). */
 ct_tensor *ct_cast_new(const char *op, const ct_tensor *t, ct_dtype dtype);
@@ -33,10 +34,8 @@ ct_tensor *ct_nll_loss_op(const char *op, ct_tensor *x, ct_tensor *t, ct_tensor 
  * ends with where ctorch's op differs in name only (clamp_min's ClampMinBackward0,
  * div by a C++ scalar's DivBackward1); t returned. */
 ct_tensor *ct_loss_grad_fn_as(ct_tensor *t, const char *name);
-/* The dtype nn kernels compute in: float16/bfloat16 go through float32. */
-ct_dtype ct_compute_dtype(ct_dtype t);
 /* The kernel entry of op (of family `family`) for dtype dt, computed in
- * ct_compute_dtype(dt); NULL with the error naming dt itself when there is none.
+ * ct_compute_dtype_for(op, dev, dt) (ops/dtype_policy.h); NULL with the error naming dt itself when there is none.
  * Typed forms, one per family: ct_compute_conv_kernel(op, dev, dt), ... */
 const ct_kernel_entry *ct_compute_kernel(ct_kernel_family family, ct_op_id op, ct_device dev,
                                          ct_dtype dt);

@@ -33,7 +33,7 @@ static ct_tensor *gemm_operand(const char *op, ct_tensor *t, mat_dims md, ct_dty
  * unregistered tensor of a's dtype. */
 static ct_tensor *gemm(ct_op_id op, ct_tensor *a, mat_dims ad, ct_tensor *b, mat_dims bd,
                        ct_tensor *init, double beta, double alpha, ct_shape shape) {
-    ct_dtype dt = a->dtype, kd = ct_compute_dtype(dt);
+    ct_dtype dt = a->dtype, kd = ct_compute_dtype_for(op, a->storage->device, dt);
     ct_device dev = a->storage->device;
     ct_gemm_fn k = ct_compute_gemm_kernel(op, dev, dt);
     if (!k) return NULL;

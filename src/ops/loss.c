@@ -247,7 +247,7 @@ static bool targets_in_range(const char *op, const int64_t *t, int64_t n, ct_nll
 static ct_tensor *nll_forward(const char *op, ct_tensor *x, ct_tensor *t, ct_tensor *w,
                               ct_reduction red, int64_t ignore_index, double *total) {
     if (!nll_check(op, x, t, w, red)) return NULL;
-    ct_dtype k = ct_compute_dtype(x->dtype);
+    ct_dtype k = ct_compute_dtype_for(CT_OP_nll_loss, x->storage->device, x->dtype);
     ct_nll_fwd_fn fn = ct_kernel_nll_for(CT_OP_nll_loss, x->storage->device, k);
     if (!fn) return NULL;
     ct_nll_dims d = nll_dims(x->ndim, x->sizes, ignore_index);
@@ -314,7 +314,7 @@ ct_tensor *(ct_nll_loss_with)(ct_tensor *input, ct_tensor *target, ct_nll_loss_o
  * targets.  Linear in g, so its own backward is nll_loss of the incoming gradient. */
 static ct_tensor *nll_backward_op(ct_tensor *g, ct_tensor *t, ct_tensor *w, const ct_input_meta *m,
                                   ct_reduction red, int64_t ignore_index, double total) {
-    ct_dtype k = ct_compute_dtype(m->dtype);
+    ct_dtype k = ct_compute_dtype_for(CT_OP_nll_loss_backward, g->storage->device, m->dtype);
     ct_device dev = g->storage->device;
     ct_nll_bwd_fn fn = ct_kernel_nll_backward_for(CT_OP_nll_loss_backward, dev, k);
     if (!fn) return NULL;

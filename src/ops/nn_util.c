@@ -2,11 +2,9 @@
  * (convolution, pooling, upsampling, matrix products). */
 #include "ops/internal.h"
 
-ct_dtype ct_compute_dtype(ct_dtype t) { return t == CT_F16 || t == CT_BF16 ? CT_F32 : t; }
-
 const ct_kernel_entry *ct_compute_kernel(ct_kernel_family family, ct_op_id op, ct_device dev,
                                          ct_dtype dt) {
-    ct_dtype kd = ct_compute_dtype(dt);
+    ct_dtype kd = ct_compute_dtype_for(op, dev, dt);
     const ct_kernel_entry *e = ct_kernel_entry_for(family, op, dev, kd);
     if (!e && kd != dt) { /* report the user's dtype, not the internal float32 */
         ct_clear_error();

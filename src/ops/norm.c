@@ -52,7 +52,7 @@ static void trace_norm(ct_op_id op, const ct_norm_job *j, ct_tensor *x, ct_tenso
  * node.  nstat: the number of statistics (channels or rows). */
 static ct_tensor *norm_forward(ct_op_id op, ct_norm_job *j, ct_tensor *x, ct_tensor *w,
                                ct_tensor *b, ct_tensor *rm, ct_tensor *rv, int64_t nstat) {
-    ct_dtype kd = ct_compute_dtype(x->dtype);
+    ct_dtype kd = ct_compute_dtype_for(op, x->storage->device, x->dtype);
     ct_norm_fn fn = ct_compute_norm_kernel(op, x->storage->device, x->dtype);
     if (!fn) return NULL;
     const char *name = ct_ops[op].fn;
@@ -122,7 +122,7 @@ static ct_tensor *norm_forward(ct_op_id op, ct_norm_job *j, ct_tensor *x, ct_ten
 
 /* The fused backward: gradients of x, weight and bias by op's kernel. */
 static bool fused_backward(ct_node *n, ct_tensor *x, ct_tensor *w, ct_tensor *gy, ct_tensor **gi) {
-    ct_dtype kd = ct_compute_dtype(x->dtype);
+    ct_dtype kd = ct_compute_dtype_for(n->op, x->storage->device, x->dtype);
     ct_norm_fn fn = ct_compute_norm_kernel(n->op, x->storage->device, x->dtype);
     if (!fn) return false;
     const char *name = ct_ops[n->op].fn;

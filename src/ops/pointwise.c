@@ -81,9 +81,6 @@ bool ct_check_inplace(const char *op, ct_tensor *t) { return ct_check_inplace_of
 
 static const char *op_name(const ct_pw_spec *s) { return ct_ops[s->op].name; }
 
-/* Reduced-precision floats have no kernels of their own: they compute in float32. */
-static bool is_reduced(ct_dtype t) { return t == CT_F16 || t == CT_BF16; }
-
 /* The per-op fast path: a new output from small inputs of one shape and dtype, all
  * contiguous on the cpu (no wrapped numbers), computes in that dtype with one kernel
  * call, as the iterator would (one flat run under CT_GRAIN elements), without its
@@ -93,7 +90,7 @@ static bool same_shape_small(const ct_pw_spec *spec, int n_in, ct_tensor *const 
                              const ct_pw_args *args, ct_tensor **res) {
     const ct_tensor *a = inputs[0];
     ct_dtype dt = a->dtype;
-    if (a->numel >= CT_GRAIN || is_reduced(dt) ||
+    if (a->numel >= CT_GRAIN || ct_compute_dtype_for(spec->op, CT_CPU, dt) != dt ||
         (spec->result == CT_PW_PROMOTE_FLOAT && !ct_dtype_is_floating(dt)))
         return false;
     for (int i = 0; i < n_in; i++) {
@@ -197,8 +194,8 @@ ct_tensor *ct_pointwise(const ct_pw_spec *spec, int n_in, ct_tensor *const *inpu
             return NULL;
         }
     }
-    ct_dtype kdtype = is_reduced(compute) ? CT_F32 : compute;
     ct_device dev = first ? first->storage->device : CT_CPU;
+    ct_dtype kdtype = ct_compute_dtype_for(spec->op, dev, compute);
     ct_loop_fn kernel = ct_kernel_loop_for(spec->op, dev, kdtype);
     if (!kernel) {
         /* Report the user's dtype, not the internal float32 one. */

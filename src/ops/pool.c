@@ -69,7 +69,7 @@ static void adaptive_windows(int64_t I, int64_t O, ct_pool_win *w) {
  * Returns an unregistered tensor of dtype dt. */
 ct_tensor *ct_pool_run(ct_op_id op, ct_pool_geom *g, ct_pool_mode mode, ct_tensor *in,
                       ct_tensor *idx_in, ct_shape shape, ct_dtype dt, ct_tensor **idx_out) {
-    ct_dtype kd = ct_compute_dtype(dt);
+    ct_dtype kd = ct_compute_dtype_for(op, in->storage->device, dt);
     ct_pool_fn k = ct_compute_pool_kernel(op, in->storage->device, dt);
     if (!k) return NULL;
     ct_tensor *A = ct_contiguous_as(ct_ops[op].fn, in, kd);

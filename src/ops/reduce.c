@@ -6,18 +6,6 @@
 #include "ops/reduce_plan.h"
 #include "ops/trace.h"
 
-/* Kernel input / output dtypes of sum and prod for result dtype out_dt: floats
- * compute in their own (or float32) dtype; integer results accumulate in int64 from
- * the integer input itself. */
-static void arith_dtypes(const ct_tensor *t, ct_dtype out_dt, ct_dtype *kin, ct_dtype *kout) {
-    if (ct_dtype_is_floating(out_dt)) {
-        *kin = *kout = ct_compute_dtype(out_dt);
-    } else {
-        *kin = ct_dtype_is_floating(t->dtype) ? out_dt : t->dtype;
-        *kout = CT_I64;
-    }
-}
-
 static ct_dtype arith_result(const ct_tensor *t, ct_dtype given) {
     return given ? given : ct_dtype_is_floating(t->dtype) ? t->dtype : CT_I64;
 }
@@ -34,7 +22,7 @@ static ct_tensor *arith_reduce(ct_op_id op, const char *name, ct_tensor *t, ct_r
     if (!t || !ct_reduce_plan_make(name, t, o.dims, o.keepdim, p)) return NULL;
     ct_dtype kin, kout;
     *out_dt = arith_result(t, o.dtype);
-    arith_dtypes(t, *out_dt, &kin, &kout);
+    ct_reduce_kernel_dtypes(op, t->storage->device, t->dtype, *out_dt, &kin, &kout);
     return ct_reduce_run(op, t, p, kin, kout, *out_dt, NULL);
 }
 
@@ -66,7 +54,7 @@ ct_tensor *ct_mean_with(ct_tensor *t, ct_reduce_options o) {
     ct_reduce_plan p;
     if (!ct_reduce_plan_make("ct_mean", t, o.dims, o.keepdim, &p)) return NULL;
     /* The kernel divides the double sum by R (0 / 0: NaN for an empty reduction). */
-    ct_dtype k = ct_compute_dtype(out_dt);
+    ct_dtype k = ct_compute_dtype_for(CT_OP_mean, t->storage->device, out_dt);
     double scale = 1.0 / (double)p.R;
     ct_tensor *out = ct_reduce_run(CT_OP_mean, t, &p, k, k, out_dt, &scale);
     if (!out) return NULL;
@@ -141,7 +129,7 @@ static ct_tensor *logical(ct_op_id op, const char *name, ct_tensor *t, ct_reduce
     ct_reduce_plan p;
     if (!ct_reduce_plan_make(name, t, o.dims, o.keepdim, &p)) return NULL;
     ct_dtype out_dt = t->dtype == CT_U8 ? CT_U8 : CT_BOOL;
-    ct_tensor *out = ct_reduce_run(op, t, &p, ct_compute_dtype(t->dtype), CT_BOOL, out_dt, NULL);
+    ct_tensor *out = ct_reduce_run(op, t, &p, ct_compute_dtype_for(op, t->storage->device, t->dtype), CT_BOOL, out_dt, NULL);
     if (__builtin_expect(ct_trace_active != 0, 0))
         ct_reduce_trace(op, t, out, o.dims, o.keepdim, CT_DTYPE_UNSET);
     return ct_ret(out);

@@ -32,7 +32,7 @@ static ct_tensor *extreme(ct_op_id op, ct_op_id kop, const char *name, const cha
     ct_reduce_plan p;
     if (!ct_reduce_plan_make(name, t, o.dims, o.keepdim, &p)) return NULL;
     if (!check_nonempty(name, torch, t, &p, o.dims.n > 0)) return NULL;
-    ct_dtype k = ct_compute_dtype(t->dtype);
+    ct_dtype k = ct_compute_dtype_for(kop, t->storage->device, t->dtype);
     ct_tensor *out = ct_reduce_run(kop, t, &p, k, k, t->dtype, NULL);
     if (!out) return NULL;
     ct_node *n = ct_dtype_is_floating(t->dtype) ? ct_reduce_record(op, out, t, &p, o.keepdim)
@@ -80,7 +80,7 @@ bool min_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) { return extreme_b
  * dims; unregistered results. */
 static bool arg_extreme(ct_op_id kop, ct_tensor *t, const ct_reduce_plan *p, bool want_values,
                         ct_tensor **values, ct_tensor **indices) {
-    ct_dtype k = ct_compute_dtype(t->dtype);
+    ct_dtype k = ct_compute_dtype_for(kop, t->storage->device, t->dtype);
     ct_argreduce_fn fn = ct_kernel_argreduce_for(kop, t->storage->device, k);
     if (!fn) return false;
     int64_t M1 = 0, M2 = 0;

@@ -105,7 +105,7 @@ ct_tensor *ct_norm_with(ct_tensor *t, ct_norm_options o) {
                  "because the operation does not have an identity", pv);
         return NULL;
     }
-    ct_dtype k = ct_compute_dtype(t->dtype);
+    ct_dtype k = ct_compute_dtype_for(CT_OP_norm, t->storage->device, t->dtype);
     ct_tensor *out = ct_reduce_run(CT_OP_norm, t, &p, k, k, t->dtype, &kind);
     if (!out) return NULL;
     ct_node *n = ct_reduce_record(CT_OP_norm, out, t, &p, o.keepdim);
@@ -155,7 +155,7 @@ ct_tensor *ct_logsumexp_with(ct_tensor *t, ct_reduce_options o) {
     ct_reduce_plan p;
     if (!ct_reduce_plan_make("ct_logsumexp", t, o.dims, o.keepdim, &p)) return NULL;
     ct_dtype out_dt = ct_dtype_is_floating(t->dtype) ? t->dtype : ct_get_default_dtype();
-    ct_dtype k = ct_compute_dtype(out_dt);
+    ct_dtype k = ct_compute_dtype_for(CT_OP_softmax, t->storage->device, out_dt);
     ct_softmax_fn fn = ct_kernel_softmax_for(CT_OP_softmax, t->storage->device, k);
     if (!fn) return NULL;
     int64_t M1 = 0, M2 = 0;

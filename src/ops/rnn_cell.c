@@ -97,7 +97,7 @@ static bool run(const cell_kind *k, bool backward, ct_rnn_cell_args *a, ct_dtype
                 ct_device dev, int n_use, const use_slot *use, int n_make, const make_slot *make) {
     ct_rnn_cell_fn fn = ct_compute_rnn_cell_kernel(k->op, dev, dt);
     if (!fn) return false;
-    ct_dtype kd = ct_compute_dtype(dt);
+    ct_dtype kd = ct_compute_dtype_for(k->op, dev, dt);
     ct_tensor *conv[8] = {0};
     bool ok = true;
     for (int i = 0; i < n_use; i++) {

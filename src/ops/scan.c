@@ -29,12 +29,7 @@ ct_tensor *ct_scan(ct_op_id op, ct_tensor *t, int64_t dim, bool reverse, bool ex
     if (d < 0) return NULL;
     ct_dtype out_dt = dtype ? dtype : ct_dtype_is_floating(t->dtype) ? t->dtype : CT_I64;
     ct_dtype kin, kout;
-    if (ct_dtype_is_floating(out_dt)) {
-        kin = kout = ct_compute_dtype(out_dt);
-    } else {
-        kin = ct_dtype_is_floating(t->dtype) ? out_dt : t->dtype;
-        kout = CT_I64;
-    }
+    ct_reduce_kernel_dtypes(op, t->storage->device, t->dtype, out_dt, &kin, &kout);
     ct_scan_fn fn = ct_kernel_scan_for(op, t->storage->device, kin);
     if (!fn) return NULL;
     int64_t M1, L, M2;
@@ -96,7 +91,7 @@ bool cumprod_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
         gi[0] = ct_div(ct_scan(CT_OP_cumsum, ct_mul(go[0], y), dim, !rev, excl, 0), x);
         return gi[0] != NULL;
     }
-    ct_dtype k = ct_compute_dtype(x->dtype);
+    ct_dtype k = ct_compute_dtype_for(CT_OP_cumprod_grad, x->storage->device, x->dtype);
     ct_cumprod_grad_fn fn = ct_kernel_cumprod_grad_for(CT_OP_cumprod_grad,
                                                               x->storage->device, k);
     if (!fn) return false;

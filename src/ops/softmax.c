@@ -9,7 +9,7 @@
 
 /* Runs kind along dim over x (and g); a new unregistered tensor of dtype out_dt. */
 static ct_tensor *run(ct_softmax_kind kind, ct_tensor *x, ct_tensor *g, int dim, ct_dtype out_dt) {
-    ct_dtype k = ct_compute_dtype(out_dt);
+    ct_dtype k = ct_compute_dtype_for(CT_OP_softmax, x->storage->device, out_dt);
     ct_softmax_fn fn = ct_kernel_softmax_for(CT_OP_softmax, x->storage->device, k);
     if (!fn) return NULL;
     const char *op = ct_ops[CT_OP_softmax].fn;
