@@ -141,6 +141,9 @@ int ct_named_buffers(ct_module *m, const char **names, ct_tensor **out, int max)
 int ct_named_children(ct_module *m, const char **names, ct_module **out, int max);
 int ct_named_modules(ct_module *m, const char **names, ct_module **out, int max);
 int64_t ct_module_num_parameters(ct_module *m, bool trainable_only);
+/* The model's size: the bytes of its parameters and buffers (elements times element
+ * size, whatever their device: on the meta device an estimate that allocates nothing). */
+int64_t ct_module_num_bytes(ct_module *m);
 
 /* ---- modes and bulk operations ---------------------------------------- */
 

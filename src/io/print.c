@@ -324,8 +324,44 @@ static char *format_tensor(const ct_tensor *t, const ct_tensor *orig) {
     return b.s;
 }
 
+/* tensor(..., device='meta', size=(2, 3)) and the dtype whenever it is not the
+ * default one, as PyTorch prints a tensor without data. */
+static char *format_meta(const ct_tensor *t) {
+    sbuf b = {0};
+    const char *prefix = "tensor(";
+    int indent = (int)strlen(prefix);
+    print_opts o;
+    pthread_mutex_lock(&opts_lock);
+    o = opts;
+    pthread_mutex_unlock(&opts_lock);
+    sb_puts(&b, prefix);
+    sb_puts(&b, "...");
+    add_suffix(&b, "device='meta'", indent, o.linewidth);
+    char suffix[CT_SHAPE_STR_MAX + 32];
+    int n = snprintf(suffix, sizeof suffix, "size=(");
+    for (int i = 0; i < t->ndim; i++)
+        n += snprintf(suffix + n, sizeof suffix - (size_t)n, i ? ", %lld" : "%lld",
+                      (long long)t->sizes[i]);
+    snprintf(suffix + n, sizeof suffix - (size_t)n, t->ndim == 1 ? ",)" : ")");
+    add_suffix(&b, suffix, indent, o.linewidth);
+    if (t->dtype != ct_get_default_dtype()) {
+        snprintf(suffix, sizeof suffix, "dtype=torch.%s", ct_dtype_name(t->dtype));
+        add_suffix(&b, suffix, indent, o.linewidth);
+    }
+    ct_node *grad_fn = ct_grad_fn_of((ct_tensor *)t);
+    if (grad_fn) {
+        snprintf(suffix, sizeof suffix, "grad_fn=<%s>", ct_node_grad_name(grad_fn));
+        add_suffix(&b, suffix, indent, o.linewidth);
+    } else if (t->requires_grad) {
+        add_suffix(&b, "requires_grad=True", indent, o.linewidth);
+    }
+    sb_puts(&b, ")");
+    return b.s;
+}
+
 char *ct_to_string(const ct_tensor *t) {
     if (!t) return NULL;
+    if (ct_tensor_is_meta(t)) return format_meta(t);
     if (t->storage->device.type == CT_DEV_CPU) return format_tensor(t, t);
     char *s = NULL;
     CT_SCOPE {
