@@ -204,17 +204,9 @@ TEST(data_dependent_ops_fail_clearly) {
                     CT_SHAPE()));
 }
 
-/* The model of examples/fashion_mnist.c. */
-static ct_module *demo_cnn(void) {
-    return ct_sequential(CT_MODULES(ct_nn_conv2d(1, 32, CT_DIMS(3), .padding = CT_DIMS(1)),
-                                    ct_nn_relu(), ct_nn_max_pool2d(CT_DIMS(2)),
-                                    ct_nn_conv2d(32, 64, CT_DIMS(3), .padding = CT_DIMS(1)),
-                                    ct_nn_relu(), ct_nn_max_pool2d(CT_DIMS(2)), ct_nn_flatten(),
-                                    ct_nn_linear(3136, 128), ct_nn_relu(), ct_nn_linear(128, 10)));
-}
 
 TEST(demo_cnn_forward_and_backward_on_meta) {
-    ct_module *net = demo_cnn();
+    ct_module *net = ct_test_demo_cnn();
     ct_tensor *y_cpu = ct_forward(net, ct_randn(CT_SHAPE(2, 1, 28, 28)));
     CHECK(has_shape(y_cpu, CT_SHAPE(2, 10)));
     int64_t params = ct_module_num_parameters(net, false);

@@ -160,7 +160,8 @@ ct_tensor *ct_clone(ct_tensor *t);
  *     ct_module *net = ct_sequential(CT_MODULES(ct_nn_flatten(), ct_nn_linear(784, 10)));
  *     ct_module_to(net, .device = CT_META);    // parameters become meta tensors
  *     ct_tensor *in = ct_empty(CT_SHAPE(64, 1, 28, 28), .device = CT_META);
- *     ct_print(ct_forward(net, in));           // tensor(..., device='meta', size=(64, 10))
+ *     ct_tensor *y = ct_forward(net, in);
+ *     ct_print(y);  // tensor(..., device='meta', size=(64, 10), grad_fn=<AddmmBackward0>)
  *     printf("%lld bytes\n", (long long)ct_module_num_bytes(net)); // 31400 bytes
  *
  * ct_to(t, .device = CT_META) moves no data; copying out of a meta tensor (ct_to

@@ -274,6 +274,18 @@ static void add_suffix(sbuf *b, const char *suffix, int indent, int linewidth) {
     sb_puts(b, suffix);
 }
 
+/* ", grad_fn=<MulBackward0>" or ", requires_grad=True" (a leaf), or nothing. */
+static void add_grad_suffix(sbuf *b, const ct_tensor *t, int indent, int linewidth) {
+    ct_node *grad_fn = ct_grad_fn_of((ct_tensor *)t);
+    if (grad_fn) {
+        char suffix[96];
+        snprintf(suffix, sizeof suffix, "grad_fn=<%s>", ct_node_grad_name(grad_fn));
+        add_suffix(b, suffix, indent, linewidth);
+    } else if (t->requires_grad) {
+        add_suffix(b, "requires_grad=True", indent, linewidth);
+    }
+}
+
 static char *format_tensor(const ct_tensor *t, const ct_tensor *orig) {
     sbuf b = {0};
     const char *prefix = "tensor(";
@@ -313,13 +325,7 @@ static char *format_tensor(const ct_tensor *t, const ct_tensor *orig) {
         snprintf(suffix, sizeof suffix, "dtype=torch.%s", ct_dtype_name(t->dtype));
         add_suffix(&b, suffix, indent, o.linewidth);
     }
-    ct_node *grad_fn = ct_grad_fn_of((ct_tensor *)orig);
-    if (grad_fn) {
-        snprintf(suffix, sizeof suffix, "grad_fn=<%s>", ct_node_grad_name(grad_fn));
-        add_suffix(&b, suffix, indent, o.linewidth);
-    } else if (orig->requires_grad) {
-        add_suffix(&b, "requires_grad=True", indent, o.linewidth);
-    }
+    add_grad_suffix(&b, orig, indent, o.linewidth);
     sb_puts(&b, ")");
     return b.s;
 }
@@ -348,13 +354,7 @@ static char *format_meta(const ct_tensor *t) {
         snprintf(suffix, sizeof suffix, "dtype=torch.%s", ct_dtype_name(t->dtype));
         add_suffix(&b, suffix, indent, o.linewidth);
     }
-    ct_node *grad_fn = ct_grad_fn_of((ct_tensor *)t);
-    if (grad_fn) {
-        snprintf(suffix, sizeof suffix, "grad_fn=<%s>", ct_node_grad_name(grad_fn));
-        add_suffix(&b, suffix, indent, o.linewidth);
-    } else if (t->requires_grad) {
-        add_suffix(&b, "requires_grad=True", indent, o.linewidth);
-    }
+    add_grad_suffix(&b, t, indent, o.linewidth);
     sb_puts(&b, ")");
     return b.s;
 }
