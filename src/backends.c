@@ -2,5 +2,9 @@
  * (src/cuda, ...) adds its init here. */
 #include "core/backend.h"
 #include "cpu/backend.h"
+#include "meta/backend.h"
 
-void ct_register_builtin_backends(void) { ct_cpu_backend_init(); }
+void ct_register_builtin_backends(void) {
+    ct_cpu_backend_init();
+    ct_meta_backend_init();
+}

@@ -109,3 +109,11 @@ int main(int argc, char **argv) {
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }
+
+ct_module *ct_test_demo_cnn(void) {
+    return ct_sequential(CT_MODULES(ct_nn_conv2d(1, 32, CT_DIMS(3), .padding = CT_DIMS(1)),
+                                    ct_nn_relu(), ct_nn_max_pool2d(CT_DIMS(2)),
+                                    ct_nn_conv2d(32, 64, CT_DIMS(3), .padding = CT_DIMS(1)),
+                                    ct_nn_relu(), ct_nn_max_pool2d(CT_DIMS(2)), ct_nn_flatten(),
+                                    ct_nn_linear(3136, 128), ct_nn_relu(), ct_nn_linear(128, 10)));
+}

@@ -21,6 +21,8 @@ double *ct_test_values(const ct_tensor *t);
 double ct_test_max_diff(const ct_tensor *a, const ct_tensor *b);
 /* Keeps leak checking off for a test that keeps objects on purpose (caches). */
 void ct_test_allow_leaks(void);
+/* The model of examples/fashion_mnist.c (the demo CNN), freshly initialised. */
+ct_module *ct_test_demo_cnn(void);
 
 #define TEST(name)                                                                  \
     static void name(void);                                                         \

@@ -31,14 +31,6 @@ static void collect(const ct_op_call *c, void *ctx) {
         fclose(f_);                                                                \
     } while (0)
 
-/* The model of examples/fashion_mnist.c. */
-static ct_module *demo_cnn(void) {
-    return ct_sequential(CT_MODULES(ct_nn_conv2d(1, 32, CT_DIMS(3), .padding = CT_DIMS(1)),
-                                    ct_nn_relu(), ct_nn_max_pool2d(CT_DIMS(2)),
-                                    ct_nn_conv2d(32, 64, CT_DIMS(3), .padding = CT_DIMS(1)),
-                                    ct_nn_relu(), ct_nn_max_pool2d(CT_DIMS(2)), ct_nn_flatten(),
-                                    ct_nn_linear(3136, 128), ct_nn_relu(), ct_nn_linear(128, 10)));
-}
 
 static const char DEMO_CNN_GRAPH[] =
     "%0: float32[2, 1, 28, 28] = input\n"
@@ -68,7 +60,7 @@ static const char DEMO_CNN_GRAPH[] =
     "%22: float32[2, 10] = addmm(%21, %18, %20, beta=1, alpha=1)\n";
 
 TEST(demo_cnn_forward_prints_as_a_graph) {
-    ct_module *m = demo_cnn();
+    ct_module *m = ct_test_demo_cnn();
     ct_tensor *x = ct_zeros(CT_SHAPE(2, 1, 28, 28));
     char *text = NULL;
     PRINTED(text, CHECK(ct_forward(m, x)));

@@ -140,13 +140,20 @@ ct_dtype ct_get_default_dtype(void);
 /* ---- devices ---------------------------------------------------------- */
 
 /* type 0 means "not given" in option structs. */
-typedef enum { CT_DEV_UNSET = 0, CT_DEV_CPU, CT_DEV_CUDA, CT_NUM_DEVICE_TYPES } ct_device_type;
+typedef enum {
+    CT_DEV_UNSET = 0,
+    CT_DEV_CPU,
+    CT_DEV_CUDA,
+    CT_DEV_META, /* shapes, dtypes and strides without memory (ctorch/tensor.h, "meta") */
+    CT_NUM_DEVICE_TYPES
+} ct_device_type;
 typedef struct { int8_t type; int8_t index; } ct_device;
 #define CT_CPU ((ct_device){CT_DEV_CPU, 0})
 #define CT_CUDA(i) ((ct_device){CT_DEV_CUDA, (i)})
+#define CT_META ((ct_device){CT_DEV_META, 0})
 bool ct_device_eq(ct_device a, ct_device b);
 #define ct_device_eq(...) CT_AT(ct_device_eq(__VA_ARGS__))
-const char *ct_device_str(ct_device d, char buf[16]); /* "cpu", "cuda:0" */
+const char *ct_device_str(ct_device d, char buf[16]); /* "cpu", "cuda:0", "meta" */
 #define ct_device_str(...) CT_AT(ct_device_str(__VA_ARGS__))
 
 /* ---- shapes ----------------------------------------------------------- */

@@ -164,6 +164,10 @@ int ct_named_modules(ct_module *m, const char **names, ct_module **out, int max)
 int64_t ct_module_num_parameters(ct_module *m, bool trainable_only);
 #define ct_module_num_parameters(m, trainable_only) \
     CT_AT(ct_module_num_parameters(m, trainable_only))
+/* The model's size: the bytes of its parameters and buffers (elements times element
+ * size, whatever their device: on the meta device an estimate that allocates nothing). */
+int64_t ct_module_num_bytes(ct_module *m);
+#define ct_module_num_bytes(m) CT_AT(ct_module_num_bytes(m))
 
 /* ---- modes and bulk operations ---------------------------------------- */
 

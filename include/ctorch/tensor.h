@@ -129,6 +129,9 @@ ct_dtype ct_dtype_of(const ct_tensor *t);
 #define ct_dtype_of(t) CT_AT(ct_dtype_of(t))
 ct_device ct_device_of(const ct_tensor *t);
 #define ct_device_of(t) CT_AT(ct_device_of(t))
+/* Tensor.is_meta: on the meta device (below, "the meta device"). */
+bool ct_is_meta(const ct_tensor *t);
+#define ct_is_meta(t) CT_AT(ct_is_meta(t))
 bool ct_is_contiguous(const ct_tensor *t);
 #define ct_is_contiguous(t) CT_AT(ct_is_contiguous(t))
 /* Address of element 0 of the view (the first element in storage order plus offset). */
@@ -161,6 +164,27 @@ ct_tensor *ct_contiguous(ct_tensor *t);
 ct_tensor *ct_clone(ct_tensor *t);
 #define ct_contiguous(t) CT_AT(ct_contiguous(t))
 #define ct_clone(t) CT_AT(ct_clone(t))
+
+/* ---- the meta device -------------------------------------------------- */
+
+/* CT_META, PyTorch's `meta` device: tensors with shape, dtype and strides but no
+ * memory.  Every op and every module forward runs on it and gives the output's shape,
+ * dtype and strides as on the cpu, without allocating data (ct_memory_allocated is
+ * not changed; ct_memory_allocated(CT_META) stays 0):
+ *
+ *     ct_module *net = ct_sequential(CT_MODULES(ct_nn_flatten(), ct_nn_linear(784, 10)));
+ *     ct_module_to(net, .device = CT_META);    // parameters become meta tensors
+ *     ct_tensor *in = ct_empty(CT_SHAPE(64, 1, 28, 28), .device = CT_META);
+ *     ct_tensor *y = ct_forward(net, in);
+ *     ct_print(y);  // tensor(..., device='meta', size=(64, 10), grad_fn=<AddmmBackward0>)
+ *     printf("%lld bytes\n", (long long)ct_module_num_bytes(net)); // 31400 bytes
+ *
+ * ct_to(t, .device = CT_META) moves no data; copying out of a meta tensor (ct_to
+ * another device, ct_item, ct_copy_to_buffer) fails: it has no data.  Ops whose
+ * output shape depends on the values (ct_nonzero, ct_masked_select, ct_one_hot
+ * without num_classes, ...) fail with "...: cannot run on the meta device: its output
+ * shape depends on the data"; checks that need the values (index bounds, integer
+ * division by zero, loss targets in range) are skipped, as in PyTorch. */
 
 /* ---- in-place writes -------------------------------------------------- */
 

@@ -20,7 +20,10 @@ __attribute__((constructor)) static void init_at_start_up(void) { ct_backends_in
 
 bool ct_backend_register(const ct_backend *b) {
     if (!b || !b->name || b->type <= CT_DEV_UNSET || b->type >= CT_NUM_DEVICE_TYPES ||
-        !b->alloc || !b->free || !b->copy || !b->synchronize || !b->kernel_tables) {
+        !b->alloc || !b->free || !b->copy || !b->synchronize ||
+        !(b->kernel_tables ||
+          (b->family_kernels && b->slots_of > CT_DEV_UNSET && b->slots_of < CT_NUM_DEVICE_TYPES &&
+           b->slots_of != b->type))) {
         ct_error("ct_backend_register: backend %s lacks a required member or has an invalid "
                  "device type", b && b->name ? b->name : "(unnamed)");
         return false;

@@ -4,6 +4,10 @@
  *                                    .alloc = ..., .free = ..., .copy = ...,
  *                                    .synchronize = ..., .kernel_tables = ...};
  *     void ct_cpu_backend_init(void) { ct_backend_register(&cpu); }
+ *     // the meta device: no memory, a no-op kernel per family in every cpu slot
+ *     static const ct_backend meta = {.name = "meta", .type = CT_DEV_META,
+ *                                     .no_memory = true, ..., .family_kernels = noops,
+ *                                     .slots_of = CT_DEV_CPU};
  *
  *     const ct_backend *b = ct_backend_of("ct_zeros", dev);
  *     if (!b) return NULL; // "ct_zeros: no backend for device cuda:0 in this build of ctorch"
@@ -25,6 +29,9 @@
 typedef struct {
     const char *name;    /* "cpu" */
     ct_device_type type; /* the device type it serves */
+    /* Its tensors hold no memory (the meta device): alloc returns a placeholder that
+     * nothing reads, and the allocation statistics are not kept for it. */
+    bool no_memory;
     /* Memory of the device, 64-byte aligned; NULL when out of memory.  free gets the
      * size alloc was given. */
     void *(*alloc)(ct_device d, size_t nbytes);
@@ -42,10 +49,16 @@ typedef struct {
     void (*set_cache_limit)(ct_device d, int64_t bytes);
     /* Its kernel tables (kernels/kernel.h), NULL-terminated. */
     const ct_kernel_entry *const *kernel_tables;
+    /* Instead of tables: one kernel per family (family_kernels[CT_FAMILY_LOOP], ...),
+     * taking every (op, dtype) slot that the backend of device type slots_of has, each
+     * with its op's family's kernel (the meta backend takes the cpu's slots). */
+    const ct_kernel_fn *family_kernels;
+    ct_device_type slots_of;
 } ct_backend;
 
 /* Registers b as the backend of its device type (from the backend's init); false with
- * an error when b lacks a required member or its device type has a backend already. */
+ * an error when b lacks a required member (kernel_tables or family_kernels with
+ * slots_of among them) or its device type has a backend already. */
 bool ct_backend_register(const ct_backend *b);
 /* The backend of the device, or NULL with "<op>: no backend for device D in this
  * build of ctorch". */

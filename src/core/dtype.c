@@ -64,6 +64,8 @@ bool ct_device_eq(ct_device a, ct_device b) { return a.type == b.type && a.index
 const char *ct_device_str(ct_device d, char buf[16]) {
     if (d.type == CT_DEV_CUDA)
         snprintf(buf, 16, "cuda:%d", d.index);
+    else if (d.type == CT_DEV_META)
+        snprintf(buf, 16, "meta");
     else
         snprintf(buf, 16, "cpu");
     return buf;

@@ -35,8 +35,9 @@ static void storage_destroy(ct_object *o) {
         else
             free(s);
     } else {
-        ct_alloc_stats_add(s->device, -(int64_t)s->nbytes);
-        ct_backend_for_type(s->device.type)->free(s->device, s->data, s->nbytes);
+        const ct_backend *b = ct_backend_for_type(s->device.type);
+        if (!b->no_memory) ct_alloc_stats_add(s->device, -(int64_t)s->nbytes);
+        b->free(s->device, s->data, s->nbytes);
         free(s);
     }
 }
@@ -80,7 +81,7 @@ static ct_storage *storage_new(const char *op, size_t nbytes, ct_device device) 
     s->external = false;
     s->free_fn = NULL;
     s->free_ctx = NULL;
-    ct_alloc_stats_add(device, (int64_t)nbytes);
+    if (!b->no_memory) ct_alloc_stats_add(device, (int64_t)nbytes);
     return s;
 }
 
@@ -305,6 +306,7 @@ int64_t ct_numel(const ct_tensor *t) { return t ? t->numel : -1; }
 int64_t ct_storage_offset(const ct_tensor *t) { return t ? t->offset : -1; }
 ct_dtype ct_dtype_of(const ct_tensor *t) { return t ? t->dtype : CT_DTYPE_UNSET; }
 ct_device ct_device_of(const ct_tensor *t) { return t ? t->storage->device : (ct_device){0, 0}; }
+bool ct_is_meta(const ct_tensor *t) { return t && ct_tensor_is_meta(t); }
 bool ct_is_contiguous(const ct_tensor *t) { return t && ct_tensor_is_contiguous(t); }
 void *ct_data_ptr(const ct_tensor *t) { return t ? ct_tensor_data(t) : NULL; }
 

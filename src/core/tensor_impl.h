@@ -50,6 +50,11 @@ struct ct_tensor {
     ct_hook_list *hooks;
 };
 
+/* On the meta device: the tensor has no data, so nothing may read or write it on the
+ * host (ops skip their data-dependent checks, or refuse data-dependent shapes). */
+static inline bool ct_tensor_is_meta(const ct_tensor *t) {
+    return t->storage->device.type == CT_DEV_META;
+}
 static inline char *ct_tensor_data(const ct_tensor *t) {
     return (char *)t->storage->data + t->offset * (int64_t)ct_dtype_sizes[t->dtype];
 }

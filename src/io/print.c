@@ -274,6 +274,18 @@ static void add_suffix(sbuf *b, const char *suffix, int indent, int linewidth) {
     sb_puts(b, suffix);
 }
 
+/* ", grad_fn=<MulBackward0>" or ", requires_grad=True" (a leaf), or nothing. */
+static void add_grad_suffix(sbuf *b, const ct_tensor *t, int indent, int linewidth) {
+    ct_node *grad_fn = ct_grad_fn_of((ct_tensor *)t);
+    if (grad_fn) {
+        char suffix[96];
+        snprintf(suffix, sizeof suffix, "grad_fn=<%s>", ct_node_grad_name(grad_fn));
+        add_suffix(b, suffix, indent, linewidth);
+    } else if (t->requires_grad) {
+        add_suffix(b, "requires_grad=True", indent, linewidth);
+    }
+}
+
 static char *format_tensor(const ct_tensor *t, const ct_tensor *orig) {
     sbuf b = {0};
     const char *prefix = "tensor(";
@@ -313,19 +325,43 @@ static char *format_tensor(const ct_tensor *t, const ct_tensor *orig) {
         snprintf(suffix, sizeof suffix, "dtype=torch.%s", ct_dtype_name(t->dtype));
         add_suffix(&b, suffix, indent, o.linewidth);
     }
-    ct_node *grad_fn = ct_grad_fn_of((ct_tensor *)orig);
-    if (grad_fn) {
-        snprintf(suffix, sizeof suffix, "grad_fn=<%s>", ct_node_grad_name(grad_fn));
+    add_grad_suffix(&b, orig, indent, o.linewidth);
+    sb_puts(&b, ")");
+    return b.s;
+}
+
+/* tensor(..., device='meta', size=(2, 3)) and the dtype whenever it is not the
+ * default one, as PyTorch prints a tensor without data. */
+static char *format_meta(const ct_tensor *t) {
+    sbuf b = {0};
+    const char *prefix = "tensor(";
+    int indent = (int)strlen(prefix);
+    print_opts o;
+    pthread_mutex_lock(&opts_lock);
+    o = opts;
+    pthread_mutex_unlock(&opts_lock);
+    sb_puts(&b, prefix);
+    sb_puts(&b, "...");
+    add_suffix(&b, "device='meta'", indent, o.linewidth);
+    char suffix[CT_SHAPE_STR_MAX + 32];
+    int n = snprintf(suffix, sizeof suffix, "size=(");
+    for (int i = 0; i < t->ndim; i++)
+        n += snprintf(suffix + n, sizeof suffix - (size_t)n, i ? ", %lld" : "%lld",
+                      (long long)t->sizes[i]);
+    snprintf(suffix + n, sizeof suffix - (size_t)n, t->ndim == 1 ? ",)" : ")");
+    add_suffix(&b, suffix, indent, o.linewidth);
+    if (t->dtype != ct_get_default_dtype()) {
+        snprintf(suffix, sizeof suffix, "dtype=torch.%s", ct_dtype_name(t->dtype));
         add_suffix(&b, suffix, indent, o.linewidth);
-    } else if (orig->requires_grad) {
-        add_suffix(&b, "requires_grad=True", indent, o.linewidth);
     }
+    add_grad_suffix(&b, t, indent, o.linewidth);
     sb_puts(&b, ")");
     return b.s;
 }
 
 char *ct_to_string(const ct_tensor *t) {
     if (!t) return NULL;
+    if (ct_tensor_is_meta(t)) return format_meta(t);
     if (t->storage->device.type == CT_DEV_CPU) return format_tensor(t, t);
     char *s = NULL;
     CT_SCOPE {

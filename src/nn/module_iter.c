@@ -105,15 +105,26 @@ int ct_named_children(ct_module *m, const char **names, ct_module **out, int max
     return deliver(m, NAMES_CHILDREN, &w, names, (void **)out, max);
 }
 
-int64_t ct_module_num_parameters(ct_module *m, bool trainable_only) {
-    int n = ct_parameters(m, NULL, 0);
+/* The sum over m's parameters (or buffers) of elements, or of bytes. */
+static int64_t sum_over(ct_module *m, bool buffers, bool trainable_only, bool bytes) {
+    int n = buffers ? ct_buffers(m, NULL, 0) : ct_parameters(m, NULL, 0);
     if (n <= 0) return 0;
     ct_tensor **ps = malloc(sizeof *ps * (size_t)n);
     if (!ps) ct_fatal("out of memory listing module entries");
-    ct_parameters(m, ps, n);
+    if (buffers) ct_buffers(m, ps, n);
+    else ct_parameters(m, ps, n);
     int64_t total = 0;
     for (int i = 0; i < n; i++)
-        if (!trainable_only || ct_requires_grad(ps[i])) total += ct_numel(ps[i]);
+        if (!trainable_only || ct_requires_grad(ps[i]))
+            total += ct_numel(ps[i]) * (bytes ? (int64_t)ct_dtype_size(ct_dtype_of(ps[i])) : 1);
     free(ps);
     return total;
+}
+
+int64_t ct_module_num_parameters(ct_module *m, bool trainable_only) {
+    return sum_over(m, false, trainable_only, false);
+}
+
+int64_t ct_module_num_bytes(ct_module *m) {
+    return sum_over(m, false, false, true) + sum_over(m, true, false, true);
 }

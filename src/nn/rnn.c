@@ -152,7 +152,7 @@ static int rnn_forward(ct_module *m, int n_in, ct_tensor *const *in, ct_tensor *
                     }
                     hs[t] = h;
                 }
-                dir_out[d] = T > 0 ? ct_stack((int)T, hs, 0) : ct_zeros(CT_SHAPE(0, B, H), .dtype = ct_dtype_of(x));
+                dir_out[d] = T > 0 ? ct_stack((int)T, hs, 0) : ct_zeros(CT_SHAPE(0, B, H), .dtype = ct_dtype_of(x), .device = ct_device_of(x));
                 free(hs);
                 free(gis);
                 h_n[l * D + d] = h;

@@ -34,7 +34,7 @@ static ct_tensor *binary(ct_op_id op, ct_tensor *a, ct_tensor *b, bool inplace, 
     bool int_div = op == CT_OP_div && mode != CT_ROUND_NONE;
     bool frac_alpha = alpha != 1 && alpha != floor(alpha);
     ct_dtype rt = int_div || frac_alpha ? ct_result_type(2, in) : CT_DTYPE_UNSET;
-    if (int_div && !ct_dtype_is_floating(rt)) {
+    if (int_div && !ct_dtype_is_floating(rt) && !ct_tensor_is_meta(b)) { /* meta: no values */
         /* Integer division by zero has no value; refuse it instead of trapping. */
         double *bv = malloc(sizeof(double) * (size_t)(b->numel ? b->numel : 1));
         if (!bv) ct_fatal("out of memory");

@@ -39,6 +39,12 @@ ct_tensor *ct_to_with(ct_tensor *t, ct_to_options o) {
     }
     if (!o.copy && dtype == t->dtype && ct_device_eq(dev, t->storage->device))
         return ct_ret(ct_retain(t));
+    if (ct_tensor_is_meta(t) && dev.type != CT_DEV_META) {
+        char to[16];
+        ct_error("ct_to: cannot copy out of a meta tensor to %s: it has no data",
+                 ct_device_str(dev, to));
+        return NULL;
+    }
     if (!ct_device_available(dev)) {
         char from[16], to[16];
         ct_error("ct_to: cannot copy a tensor from %s to %s: no backend for device %s in this "
@@ -154,6 +160,10 @@ static const ct_tensor *item_source(const char *op, const ct_tensor *t) {
     if (t->numel != 1) {
         ct_error("%s: a Tensor with %lld elements cannot be converted to Scalar", op,
                  (long long)t->numel);
+        return NULL;
+    }
+    if (ct_tensor_is_meta(t)) {
+        ct_error("%s: cannot read the value of a meta tensor: it has no data", op);
         return NULL;
     }
     if (t->storage->device.type != CT_DEV_CPU) {

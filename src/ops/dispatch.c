@@ -1,5 +1,6 @@
 /* The dispatch slots, filled from the registered backends' kernel tables at start-up. */
 #include <pthread.h>
+#include <stdlib.h>
 #include <stdatomic.h>
 
 #include "core/backend.h"
@@ -67,10 +68,39 @@ static void fill_from(const ct_backend *b) {
     }
 }
 
+/* A backend with one kernel per family takes every slot of the backend of slots_of
+ * (filled from tables first), each with its op's family's kernel: one entry per slot. */
+static void fill_like(const ct_backend *b) {
+    const ct_backend *like = ct_backend_for_type(b->slots_of);
+    if (!like || !like->kernel_tables)
+        ct_fatal("backend %s: takes the kernel slots of a device type without kernel tables",
+                 b->name);
+    int n = 0;
+    for (int op = 0; op < CT_NUM_OPS; op++)
+        for (int d = 0; d < CT_NUM_DTYPES; d++) n += slots[op][like->type][d] != NULL;
+    ct_kernel_entry *entries = calloc((size_t)n + 1, sizeof *entries); /* kept for good */
+    if (!entries) ct_fatal("out of memory");
+    int k = 0;
+    for (int op = 0; op < CT_NUM_OPS; op++)
+        for (int d = 0; d < CT_NUM_DTYPES; d++) {
+            if (!slots[op][like->type][d]) continue;
+            ct_kernel_family f = ct_op_family[op];
+            entries[k] = (ct_kernel_entry){(ct_op_id)op, (ct_dtype)d, f, b->family_kernels[f]};
+            if (!entries[k].fn.LOOP)
+                ct_fatal("backend %s: no %s kernel, needed by ct_%s", b->name,
+                         ct_kernel_family_name(f), ct_ops[op].name);
+            slots[op][b->type][d] = &entries[k++];
+        }
+}
+
 static void fill_slots(void) {
     for (int t = 0; t < CT_NUM_DEVICE_TYPES; t++) {
         const ct_backend *b = ct_backend_for_type((ct_device_type)t);
-        if (b) fill_from(b);
+        if (b && b->kernel_tables) fill_from(b);
+    }
+    for (int t = 0; t < CT_NUM_DEVICE_TYPES; t++) {
+        const ct_backend *b = ct_backend_for_type((ct_device_type)t);
+        if (b && !b->kernel_tables) fill_like(b);
     }
     atomic_store_explicit(&slots_ready, true, memory_order_release);
 }

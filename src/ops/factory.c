@@ -66,7 +66,7 @@ ct_tensor *ct_full_with(ct_shape shape, double value, ct_tensor_options o) {
 
 ct_tensor *ct_zeros_with(ct_shape shape, ct_tensor_options o) {
     ct_tensor *t = ct_factory_new("ct_zeros", shape, o);
-    if (t) memset(t->storage->data, 0, t->storage->nbytes);
+    if (t && !ct_tensor_is_meta(t)) memset(t->storage->data, 0, t->storage->nbytes);
     return ct_factory_finish("ct_zeros", t, o.requires_grad);
 }
 
@@ -221,7 +221,7 @@ ct_tensor *ct_eye_with(int64_t n, int64_t m, ct_tensor_options o) {
     }
     ct_tensor *t = ct_factory_new("ct_eye", CT_SHAPE(n, m), o);
     if (!t) return NULL;
-    memset(t->storage->data, 0, t->storage->nbytes);
+    if (!ct_tensor_is_meta(t)) memset(t->storage->data, 0, t->storage->nbytes);
     int64_t k = n < m ? n : m, stride = m + 1; /* the diagonal as a strided view */
     ct_tensor *diag = ct_tensor_view_of(t, 1, &k, &stride, 0);
     if (!diag) {

@@ -182,7 +182,8 @@ ct_tensor *ct_scatter_add(ct_tensor *t, int64_t dim, ct_tensor *index, ct_tensor
 bool gather_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     ct_tensor *index = ct_node_saved(n, 0);
     if (!index) return false;
-    ct_tensor *z = ct_zeros(ct_index_input_shape(n, 0), .dtype = go[0]->dtype);
+    ct_tensor *z =
+        ct_zeros(ct_index_input_shape(n, 0), .dtype = go[0]->dtype, .device = go[0]->storage->device);
     return (gi[0] = ct_scatter_add(z, n->iargs[0], index, go[0])) != NULL;
 }
 
@@ -203,9 +204,12 @@ static ct_tensor *src_grad(ct_node *n, ct_tensor *go, ct_tensor *index) {
         if (k < d) outer *= i1->sizes[k];
         if (k > d) inner *= i1->sizes[k];
     }
-    ct_cpu_arange_along((int64_t *)ct_tensor_data(ident), outer, i1->sizes[d], inner);
+    if (!ct_tensor_is_meta(ident))
+        ct_cpu_arange_along((int64_t *)ct_tensor_data(ident), outer, i1->sizes[d], inner);
     ct_release(i1);
-    return ct_scatter(ct_zeros(ct_index_input_shape(n, 2), .dtype = go->dtype), d, ident, g);
+    return ct_scatter(ct_zeros(ct_index_input_shape(n, 2), .dtype = go->dtype,
+                               .device = go->storage->device),
+                      d, ident, g);
 }
 
 /* ScatterBackward0: self gets grad with the scattered positions zeroed; src gets

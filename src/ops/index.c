@@ -6,6 +6,7 @@
 #include "ops/trace.h"
 
 ct_tensor *ct_nonzero_new(ct_tensor *t) {
+    if (ct_meta_data_dependent("ct_nonzero", t)) return NULL;
     ct_tensor *m = t->dtype == CT_BOOL ? ct_index_contig("ct_nonzero", t)
                                        : ct_cast_new("ct_nonzero", t, CT_BOOL);
     if (!m) return NULL;
@@ -41,6 +42,11 @@ ct_tensor *ct_one_hot(ct_tensor *t, int64_t num_classes) {
     const int64_t given = num_classes; /* as passed (-1: inferred), for the record hook */
     const int64_t *v = (const int64_t *)ct_tensor_data(idx);
     ct_tensor *out = NULL;
+    bool meta = ct_tensor_is_meta(t); /* no values: no inferred count, no range check */
+    if (num_classes == -1 && meta) {
+        ct_meta_data_dependent(op, t);
+        goto done;
+    }
     if (num_classes == -1) {
         if (t->numel == 0) {
             ct_error("%s: Can not infer total number of classes from empty tensor.", op);
@@ -48,7 +54,8 @@ ct_tensor *ct_one_hot(ct_tensor *t, int64_t num_classes) {
         }
         num_classes = ct_cpu_max_i64(v, idx->numel) + 1;
     }
-    int64_t bad = ct_cpu_find_out_of_range(v, idx->numel, 0, num_classes > 0 ? num_classes : 0);
+    int64_t bad =
+        meta ? -1 : ct_cpu_find_out_of_range(v, idx->numel, 0, num_classes > 0 ? num_classes : 0);
     if (bad >= 0) {
         if (v[bad] < 0)
             ct_error("%s: Class values must be non-negative. (got %lld)", op, (long long)v[bad]);
@@ -65,7 +72,7 @@ ct_tensor *ct_one_hot(ct_tensor *t, int64_t num_classes) {
     ct_shape s = ct_shape_of(t);
     s.d[s.ndim++] = num_classes;
     out = ct_zeros(s, .dtype = CT_I64, .device = t->storage->device);
-    if (out) ct_cpu_one_hot(v, idx->numel, num_classes, (int64_t *)ct_tensor_data(out));
+    if (out && !meta) ct_cpu_one_hot(v, idx->numel, num_classes, (int64_t *)ct_tensor_data(out));
 done:
     ct_release(idx);
     if (out) CT_TRACE(CT_OP_one_hot, 1, &t, 1, &out, CT_V_INT(given));

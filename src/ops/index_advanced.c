@@ -205,14 +205,18 @@ bool ct_adv_index_plan(const char *op, ct_tensor *t, int n, ct_tensor *const *in
     }
     int64_t count = ct_shape_numel(g->bnd, g->bshape);
     if (ok) {
-        p->linear = ct_tensor_new_dims(op, g->bnd, g->bshape, CT_I64, CT_CPU);
+        /* linear, saved for the backward's index_add, goes with t on meta */
+        p->linear = ct_tensor_new_dims(op, g->bnd, g->bshape, CT_I64,
+                                       ct_tensor_is_meta(t) ? CT_META : CT_CPU);
         p->offsets = ct_tensor_new(op, CT_SHAPE(count), CT_I64, CT_CPU);
         ok = p->linear && p->offsets;
     }
-    if (ok) {
+    if (ok && !ct_tensor_is_meta(t)) { /* meta: no index values, no offsets to compute */
         ct_cpu_index_offsets(k, colv, count, ksizes, kstrides,
                              (int64_t *)ct_tensor_data(p->offsets),
                              (int64_t *)ct_tensor_data(p->linear));
+    }
+    if (ok) {
         ct_put_args *a = &p->rows;
         a->offsets = (const int64_t *)ct_tensor_data(p->offsets);
         a->nrows = count;

@@ -82,7 +82,7 @@ bool index_put_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
         if (n->iargs[2]) {
             gi[0] = go[0];
         } else {
-            ct_tensor *zero = ct_zeros(CT_SHAPE(), .dtype = go[0]->dtype);
+            ct_tensor *zero = ct_zeros(CT_SHAPE(), .dtype = go[0]->dtype, .device = go[0]->storage->device);
             ct_tensor *c = ct_index_put_(ct_clone(rows), 1, &row_idx, zero);
             if (!(gi[0] = ct_adv_from_rows(c, &g, CT_ADV_SELF))) return false;
         }

@@ -79,7 +79,8 @@ ct_tensor *ct_index_select(ct_tensor *t, int64_t dim, ct_tensor *index) {
 bool index_select_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     ct_tensor *idx = ct_node_saved(n, 0);
     if (!idx) return false;
-    ct_tensor *z = ct_zeros(ct_index_input_shape(n, 0), .dtype = go[0]->dtype);
+    ct_tensor *z =
+        ct_zeros(ct_index_input_shape(n, 0), .dtype = go[0]->dtype, .device = go[0]->storage->device);
     return (gi[0] = ct_index_add(z, n->iargs[0], idx, go[0], 1)) != NULL;
 }
 
@@ -184,8 +185,9 @@ int (ct_embedding_renorm_)(ct_tensor *weight, ct_tensor *indices, double max_nor
              * max_norm are scaled by max_norm / (norm + 1e-7), as PyTorch does. */
             int64_t num = ct_size(weight, 0);
             ct_tensor *idx = ct_reshape(indices, CT_SHAPE(-1));
-            ct_tensor *used = ct_index_add(ct_zeros(CT_SHAPE(num), .dtype = ct_dtype_of(weight)), 0,
-                                           idx, ct_ones(ct_shape_of(idx), .dtype = ct_dtype_of(weight)), 1);
+            ct_tensor_options wo = {.dtype = ct_dtype_of(weight), .device = ct_device_of(weight)};
+            ct_tensor *used = ct_index_add(ct_zeros_with(CT_SHAPE(num), wo), 0, idx,
+                                           ct_ones_with(ct_shape_of(idx), wo), 1);
             ct_tensor *norms = ct_norm(weight, .p = CT_SOME(norm_type), .dims = CT_DIMS(1));
             ct_tensor *over = ct_logical_and(ct_gt_scalar(used, 0), ct_gt_scalar(norms, max_norm));
             ct_tensor *scale = ct_div(ct_full_like(norms, max_norm), ct_add_scalar(norms, 1e-7));
@@ -255,16 +257,20 @@ bool embedding_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     ct_tensor *flat = ct_reshape(idx, CT_SHAPE(-1));
     ct_tensor *g = ct_reshape(go[0], CT_SHAPE(idx->numel, dim));
     if (n->iargs[0] >= 0 && flat && g) {
-        ct_tensor *pad = ct_empty(CT_SHAPE(idx->numel, 1), .dtype = CT_BOOL);
+        ct_tensor *pad =
+            ct_empty(CT_SHAPE(idx->numel, 1), .dtype = CT_BOOL, .device = flat->storage->device);
         if (!pad) return false;
-        ct_cpu_eq_i64((const int64_t *)ct_tensor_data(flat), flat->numel, n->iargs[0],
+        if (!ct_tensor_is_meta(flat))
+            ct_cpu_eq_i64((const int64_t *)ct_tensor_data(flat), flat->numel, n->iargs[0],
                       (uint8_t *)ct_tensor_data(pad));
         g = ct_masked_fill(g, pad, 0);
     }
-    ct_tensor *z = ct_zeros(CT_SHAPE(num, dim), .dtype = go[0]->dtype);
+    ct_device dev = go[0]->storage->device;
+    ct_tensor *z = ct_zeros(CT_SHAPE(num, dim), .dtype = go[0]->dtype, .device = dev);
     if (n->iargs[1] && flat && g) {
-        ct_tensor *counts = ct_index_add(ct_zeros(CT_SHAPE(num), .dtype = go[0]->dtype), 0, flat,
-                                         ct_ones(CT_SHAPE(flat->numel), .dtype = go[0]->dtype), 1);
+        ct_tensor *counts =
+            ct_index_add(ct_zeros(CT_SHAPE(num), .dtype = go[0]->dtype, .device = dev), 0, flat,
+                         ct_ones(CT_SHAPE(flat->numel), .dtype = go[0]->dtype, .device = dev), 1);
         g = ct_div(g, ct_unsqueeze(ct_index_select(counts, 0, flat), 1));
     }
     return (gi[0] = ct_index_add(z, 0, flat, g, 1)) != NULL;

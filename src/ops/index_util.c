@@ -17,6 +17,7 @@ ct_tensor *ct_index_i64(const char *op, ct_tensor *index, bool allow_int32, cons
 
 bool ct_index_check_range(const char *op, const ct_tensor *idx, int dim, int64_t size,
                           bool allow_negative, const char *what) {
+    if (ct_tensor_is_meta(idx)) return true; /* no values to check, as PyTorch's meta */
     const int64_t *v = (const int64_t *)ct_tensor_data(idx);
     int64_t bad = ct_cpu_find_out_of_range(v, idx->numel, allow_negative ? -size : 0, size);
     if (bad < 0) return true;

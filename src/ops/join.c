@@ -119,7 +119,8 @@ bool cat_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
         const ct_input_meta *m = &n->in_meta[i];
         bool skipped = m->ndim == 1 && m->sizes[0] == 0;
         if (n->needs_grad[i]) {
-            gi[i] = skipped ? ct_zeros_with(CT_SHAPE(0), (ct_tensor_options){.dtype = go[0]->dtype})
+            gi[i] = skipped ? ct_zeros_with(CT_SHAPE(0), (ct_tensor_options){.dtype = go[0]->dtype,
+                                                                        .device = go[0]->storage->device})
                             : ct_narrow(go[0], d, at, m->sizes[d]);
             if (!gi[i]) return false;
         }
@@ -252,12 +253,13 @@ int ct_split(ct_tensor *t, int64_t split_size, int64_t dim, ct_tensor **out, int
 }
 
 /* The gradient of a piece, or zeros shaped like it when it got none. */
-static ct_tensor *piece_grad(ct_tensor *g, const ct_input_meta *m, int d, int64_t len, bool drop) {
+static ct_tensor *piece_grad(ct_tensor *g, const ct_input_meta *m, int d, int64_t len, bool drop,
+                             ct_device dev) {
     if (g) return g;
     ct_shape s = {.ndim = 0};
     for (int k = 0; k < m->ndim; k++)
         if (!(drop && k == d)) s.d[s.ndim++] = k == d ? len : m->sizes[k];
-    return ct_zeros_with(s, (ct_tensor_options){.dtype = m->dtype});
+    return ct_zeros_with(s, (ct_tensor_options){.dtype = m->dtype, .device = dev});
 }
 
 /* Joins the pieces' gradients: cat along d (lens given) or stack (lens NULL). */
@@ -267,8 +269,11 @@ static bool join_grads(ct_node *n, ct_tensor **go, ct_tensor **gi, const int64_t
     ct_tensor **gs = malloc(sizeof(ct_tensor *) * (size_t)n->n_out);
     if (!gs) ct_fatal("out of memory in backward");
     bool ok = true;
+    ct_device dev = CT_CPU; /* the pieces that got no gradient get zeros where the others are */
+    for (int i = 0; i < n->n_out; i++)
+        if (go[i]) dev = go[i]->storage->device;
     for (int i = 0; ok && i < n->n_out; i++)
-        ok = (gs[i] = piece_grad(go[i], m, d, lens ? lens[i] : 1, !lens)) != NULL;
+        ok = (gs[i] = piece_grad(go[i], m, d, lens ? lens[i] : 1, !lens, dev)) != NULL;
     if (ok) ok = (gi[0] = lens ? ct_cat(n->n_out, gs, d) : ct_stack(n->n_out, gs, d)) != NULL;
     free(gs);
     return ok;

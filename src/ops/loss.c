@@ -252,7 +252,9 @@ static ct_tensor *nll_forward(const char *op, ct_tensor *x, ct_tensor *t, ct_ten
     if (!fn) return NULL;
     ct_nll_dims d = nll_dims(x->ndim, x->sizes, ignore_index);
     ct_tensor *tc = as_contig(op, t, CT_I64), *xc = NULL, *wc = NULL, *out = NULL;
-    if (!tc || !targets_in_range(op, (const int64_t *)ct_tensor_data(tc), tc->numel, d)) goto done;
+    if (!tc || (!ct_tensor_is_meta(tc) && /* meta: no values to check */
+                !targets_in_range(op, (const int64_t *)ct_tensor_data(tc), tc->numel, d)))
+        goto done;
     xc = as_contig(op, x, k);
     wc = as_contig(op, w, k);
     if (!xc || (w && !wc)) goto done;

@@ -42,7 +42,7 @@ static ct_tensor *masked_fill_impl(const char *op, ct_tensor *t, ct_tensor *mask
                      "tensor with %d dimension(s).", op, value_t->ndim);
             return NULL;
         }
-        value = ct_item(value_t);
+        value = ct_tensor_is_meta(value_t) ? 0 : ct_item(value_t); /* meta: no value */
     }
     if (inplace && !ct_check_inplace_of(op, t, value_t ? 1 : 0, &value_t)) return NULL;
     if (inplace && (nd != t->ndim || memcmp(shape, t->sizes, sizeof(int64_t) * (size_t)nd))) {
@@ -55,7 +55,7 @@ static ct_tensor *masked_fill_impl(const char *op, ct_tensor *t, ct_tensor *mask
     ct_loop_fn k = ct_kernel_loop_for(CT_OP_masked_fill, t->storage->device, t->dtype);
     if (!k) return NULL;
     ct_scatter_args a = {0};
-    if (value_t && !ct_dtype_is_floating(value_t->dtype))
+    if (value_t && !ct_dtype_is_floating(value_t->dtype) && !ct_tensor_is_meta(value_t))
         ct_store_i64(a.value, t->dtype, ct_item_int(value_t)); /* exact for large ints */
     else
         ct_store_f64(a.value, t->dtype, value);
@@ -120,7 +120,7 @@ ct_tensor *ct_masked_select(ct_tensor *t, ct_tensor *mask) {
     if (!t || !mask) return NULL;
     int nd;
     int64_t shape[CT_MAX_DIMS];
-    if (!check_mask(op, t, mask, false, &nd, shape))
+    if (!check_mask(op, t, mask, false, &nd, shape) || ct_meta_data_dependent(op, t))
         return NULL;
     ct_tensor *m = ct_index_broadcast_copy("ct_masked_select", mask, nd, shape, NULL, CT_BOOL);
     ct_tensor *x =
@@ -156,6 +156,6 @@ bool masked_select_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     ct_shape s = {.ndim = (int)n->iargs[0]};
     memcpy(s.d, &n->iargs[1], sizeof(int64_t) * (size_t)s.ndim);
     ct_tensor *full = ct_expand(mask, s);
-    ct_tensor *z = ct_zeros(s, .dtype = go[0]->dtype);
+    ct_tensor *z = ct_zeros(s, .dtype = go[0]->dtype, .device = go[0]->storage->device);
     return (gi[0] = ct_index_put_(z, 1, &full, go[0], false)) != NULL;
 }

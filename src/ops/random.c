@@ -179,7 +179,7 @@ ct_tensor *ct_bernoulli_with(ct_tensor *p, ct_random_options o) {
     ct_tensor *pd = ct_cast_new("ct_bernoulli", p, CT_F64); /* contiguous doubles for the kernel */
     if (!pd) return NULL;
     const double *pv = (const double *)ct_tensor_data(pd);
-    for (int64_t i = 0; i < pd->numel; i++)
+    for (int64_t i = 0; !ct_tensor_is_meta(pd) && i < pd->numel; i++) /* meta: no values */
         if (!(pv[i] >= 0 && pv[i] <= 1)) {
             ct_error("ct_bernoulli: Expected p_in >= 0 && p_in <= 1 to be true, but got false "
                      "(p[%lld] = %g)", (long long)i, pv[i]);
@@ -273,7 +273,7 @@ ct_tensor *ct_multinomial_with(ct_tensor *probs, int64_t n, ct_multinomial_optio
     if (!pd) return NULL;
     const double *pv = (const double *)ct_tensor_data(pd);
     ct_tensor *out = NULL;
-    if (check_multinomial(pv, rows, ncat, n, o.replacement)) {
+    if (ct_tensor_is_meta(pd) || check_multinomial(pv, rows, ncat, n, o.replacement)) {
         out = ct_tensor_new("ct_multinomial", probs->ndim == 2 ? CT_SHAPE(rows, n) : CT_SHAPE(n),
                             CT_I64, probs->storage->device);
     }

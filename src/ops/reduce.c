@@ -117,7 +117,9 @@ bool prod_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     if (!x || !y) return false;
     ct_tensor *g = ct_reduce_kept(go[0], n);
     bool nonzero = true;
-    CT_NO_GRAD { nonzero = x->numel == 0 || ct_item(ct_all(x)) != 0; }
+    /* meta: no values, so the formula that holds for zeros too */
+    if (ct_tensor_is_meta(x)) nonzero = false;
+    else CT_NO_GRAD { nonzero = x->numel == 0 || ct_item(ct_all(x)) != 0; }
     if (nonzero) gi[0] = ct_div(ct_mul(g, ct_reduce_kept(y, n)), x);
     else gi[0] = ct_mul(g, prod_others(x, n));
     return gi[0] != NULL;

@@ -142,7 +142,8 @@ static bool extreme_dim_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     int64_t R = m->ndim ? m->sizes[dim] : 1;
     ct_shape s = {.ndim = m->ndim};
     for (int d = 0; d < m->ndim; d++) s.d[d] = d == dim ? R : 1;
-    ct_tensor *pos = ct_sub_scalar(ct_cumsum(ct_ones(s, .dtype = CT_F64), dim), 1);
+    ct_tensor *pos = ct_sub_scalar(
+        ct_cumsum(ct_ones(s, .dtype = CT_F64, .device = go[0]->storage->device), dim), 1);
     ct_tensor *onehot = ct_reduce_mask(pos, ct_reduce_kept(idx, n), CT_MASK_EQ);
     gi[0] = ct_mul(ct_reduce_kept(go[0], n), onehot);
     return gi[0] != NULL;

@@ -82,7 +82,8 @@ bool cumprod_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     bool rev = n->iargs[1], excl = n->iargs[2];
     if (ct_is_grad_enabled()) {
         bool nonzero = true;
-        CT_NO_GRAD { nonzero = x->numel == 0 || ct_item(ct_all(x)) != 0; }
+        if (!ct_tensor_is_meta(x)) /* meta: no values to check */
+            CT_NO_GRAD { nonzero = x->numel == 0 || ct_item(ct_all(x)) != 0; }
         if (!nonzero) {
             ct_error("ct_cumprod: double backward of cumprod at an input with zeros is not "
                      "implemented");

@@ -68,7 +68,8 @@ ct_values_indices ct_topk_with(ct_tensor *t, int64_t k, int64_t dim, ct_topk_opt
 static bool scatter_back(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     ct_tensor *idx = ct_node_saved(n, 0);
     if (!idx) return false;
-    ct_tensor *z = ct_zeros(ct_index_input_shape(n, 0), .dtype = go[0]->dtype);
+    ct_tensor *z =
+        ct_zeros(ct_index_input_shape(n, 0), .dtype = go[0]->dtype, .device = go[0]->storage->device);
     return (gi[0] = ct_scatter(z, n->iargs[0], idx, go[0])) != NULL;
 }
 

@@ -67,7 +67,8 @@ ct_tensor *ct_mask_grad(ct_tensor *mask, ct_tensor *g) {
     if (!mask || !g) return NULL;
     ct_tensor *r = NULL;
     CT_SCOPE {
-        ct_tensor *zero = ct_zeros_with(CT_SHAPE(), (ct_tensor_options){.dtype = g->dtype});
+        ct_tensor *zero = ct_zeros_with(
+            CT_SHAPE(), (ct_tensor_options){.dtype = g->dtype, .device = g->storage->device});
         r = ct_keep(ct_where(mask, g, zero));
     }
     return r;

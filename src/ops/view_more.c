@@ -403,6 +403,7 @@ static bool geom_overlaps(const ct_geom *g) {
 
 /* out[view] += src element by element, for a view that overlaps itself. */
 static void scatter_add_overlapping(ct_tensor *out, const ct_tensor *src, const ct_geom *g) {
+    if (ct_tensor_is_meta(out)) return; /* no data */
     ct_tensor *c = ct_cast_new(ct_ops[CT_OP_strided_scatter].fn, src, CT_F64);
     if (!c) ct_fatal("out of memory in strided_scatter");
     const double *v = (const double *)ct_tensor_data(c);
@@ -429,7 +430,7 @@ ct_tensor *ct_strided_scatter(ct_tensor *src, int ndim, const int64_t *sizes, co
     const char *op = ct_ops[CT_OP_strided_scatter].fn;
     ct_tensor *out = k ? ct_tensor_new(op, s, src->dtype, src->storage->device) : NULL;
     if (!out) return NULL;
-    memset(ct_tensor_data(out), 0, out->storage->nbytes);
+    if (!ct_tensor_is_meta(out)) memset(ct_tensor_data(out), 0, out->storage->nbytes);
     ct_tensor *view = ct_tensor_view_of(out, g->ndim, g->sizes, g->strides, g->offset);
     if (!view) {
         ct_release(out);
