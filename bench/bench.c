@@ -57,6 +57,14 @@ static void add_small(long iters) {
     }
 }
 
+/* As a training step holds them: a thousand results (and their graph nodes) alive
+ * in one scope before they are all freed. */
+static void add_small_alive(long iters) {
+    for (long i = 0; i < iters;) CT_SCOPE {
+        for (long j = 0; j < 1000 && i < iters; j++, i++) ct_add(s_a, s_b);
+    }
+}
+
 /* Backward through a chain of CHAIN adds: y = (((x + b) + b) + ...); the time of the
  * backward alone divided by CHAIN.  The graph is built untimed before each backward. */
 enum { CHAIN = 1000 };
@@ -182,6 +190,7 @@ typedef struct {
 static const bench_case cases[] = {
     {"add_1elem_nograd", "ns/op", setup_scalar_nograd, add_small, PER_CALL_NS, 0, NULL},
     {"add_1elem_grad", "ns/op", setup_scalar_grad, add_small, PER_CALL_NS, 0, NULL},
+    {"add_1elem_grad_1000alive", "ns/op", setup_scalar_grad, add_small_alive, PER_CALL_NS, 0, NULL},
     {"backward_per_node", "ns/node", setup_scalar_grad, NULL, DIRECT, 0, backward_per_node},
     {"add_16M", "GB/s", setup_big2, add_big, GBPS, 3.0 * 4 * BIG, NULL},
     {"neg_16M", "GB/s", setup_big2, neg_big, GBPS, 2.0 * 4 * BIG, NULL},

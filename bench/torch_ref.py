@@ -53,6 +53,15 @@ def add_small(a, b):
     return run
 
 
+def add_small_alive(a, b):
+    """A thousand results (and their graph nodes) alive before they are freed."""
+    def run(iters):
+        for i in range(0, iters, 1000):
+            kept = [a + b for _ in range(min(1000, iters - i))]
+            del kept
+    return run
+
+
 def backward_per_node():
     a = torch.tensor(1.5, requires_grad=True)
     b = torch.tensor(2.5)
@@ -111,6 +120,8 @@ def cases():
     return [
         ("add_1elem_nograd", "ns/op", lambda: (scalar(False), "NS", 0)),
         ("add_1elem_grad", "ns/op", lambda: (scalar(True), "NS", 0)),
+        ("add_1elem_grad_1000alive", "ns/op",
+         lambda: (add_small_alive(torch.tensor(1.5, requires_grad=True), torch.tensor(2.5)), "NS", 0)),
         ("backward_per_node", "ns/node", backward_per_node),
         ("add_16M", "GB/s", big(lambda a, b: a + b, 3.0 * 4 * BIG)),
         ("neg_16M", "GB/s", big(lambda a, b: torch.neg(a), 2.0 * 4 * BIG)),
