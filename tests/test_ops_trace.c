@@ -71,7 +71,6 @@ TEST(demo_cnn_forward_prints_as_a_graph) {
     CT_NO_GRAD { PRINTED(text, CHECK(ct_forward(m, x))); }
     CHECK_STR_EQ(text, DEMO_CNN_GRAPH);
     free(text);
-    ct_release(m);
 }
 
 TEST(hooks_see_calls_with_their_attributes) {

@@ -189,7 +189,7 @@ static ct_module *conv_new(conv_kind kind, const char *op, int64_t in, int64_t o
     ct_tensor *w = ct_layer_param(m, "weight", ws, o.dtype);
     ct_tensor *b = o.bias ? ct_layer_param(m, "bias", CT_SHAPE(out), o.dtype) : NULL;
     if (!w || (o.bias && !b) || ct_layer_reset_kaiming(w, b)) {
-        ct_release(m);
+        ct_layer_discard(m);
         return NULL;
     }
     return m;

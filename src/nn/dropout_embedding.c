@@ -105,7 +105,7 @@ ct_module *ct_nn_embedding_with(int64_t num, int64_t dim, ct_embedding_options o
         }
     }
     if (!ok) {
-        ct_release(m);
+        ct_layer_discard(m);
         return NULL;
     }
     return m;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "nn/layer_util.h"
+#include "core/object.h"
 
 ct_tensor *ct_layer_param(ct_module *m, const char *name, ct_shape shape, ct_dtype dtype) {
     ct_tensor *t = NULL;
@@ -75,4 +76,9 @@ void ct_layer_fmt_shape(char *buf, size_t size, ct_shape s) {
     for (int i = 0; i < s.ndim && k < size; i++)
         k += (size_t)snprintf(buf + k, size - k, i ? ", %lld" : "%lld", (long long)s.d[i]);
     if (k < size) snprintf(buf + k, size - k, "]");
+}
+
+void ct_layer_discard(ct_module *m) {
+    ct_scope_unregister(m);
+    ct_release(m);
 }

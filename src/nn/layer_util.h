@@ -12,6 +12,10 @@
 /* A new parameter of `shape` (uninitialized; dtype 0: the default) registered as
  * `name`; NULL on error. */
 ct_tensor *ct_layer_param(ct_module *m, const char *name, ct_shape shape, ct_dtype dtype);
+/* Frees a module its constructor gives up on: ct_module_new registered it with the
+ * innermost open scope, so a plain ct_release would leave the scope a dangling
+ * reference to release again. */
+void ct_layer_discard(ct_module *m);
 /* The registered parameter or buffer `name`, or NULL (no error). */
 ct_tensor *ct_layer_tensor(const ct_module *m, const char *name);
 /* Linear/Conv reset_parameters: weight ~ kaiming_uniform_(a=sqrt(5)), bias ~

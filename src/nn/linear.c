@@ -90,7 +90,7 @@ static ct_module *linear_new(const ct_module_class *cls, int64_t in, int64_t out
     ct_tensor *w = ct_layer_param(m, "weight", CT_SHAPE(out, in), o.dtype);
     ct_tensor *b = o.bias ? ct_layer_param(m, "bias", CT_SHAPE(out), o.dtype) : NULL;
     if (!w || (o.bias && !b) || ct_layer_reset_kaiming(w, b)) {
-        ct_release(m);
+        ct_layer_discard(m);
         return NULL;
     }
     return m;
@@ -135,7 +135,7 @@ ct_module *ct_nn_bilinear_with(int64_t in1, int64_t in2, int64_t out, ct_linear_
              (!b || ct_init_uniform_(b, -bound, bound));
     }
     if (!ok) {
-        ct_release(m);
+        ct_layer_discard(m);
         return NULL;
     }
     return m;

@@ -5,6 +5,7 @@
 #include "ctorch.h"
 #include "core/error.h"
 #include "core/object.h"
+#include "nn/layer_util.h"
 
 /* The options of whichever loss the module computes (weights live in buffers). */
 typedef union {
@@ -80,8 +81,7 @@ static ct_module *make(const ct_module_class *cls, loss_state s, ct_tensor *weig
     *(loss_state *)ct_module_state(m) = s;
     if ((weight && !ct_module_add_buffer(m, "weight", ct_detach(weight), true)) ||
         (pos_weight && !ct_module_add_buffer(m, "pos_weight", ct_detach(pos_weight), true))) {
-        ct_scope_unregister(m); /* whoever held it, nobody else will */
-        ct_release(m);
+        ct_layer_discard(m);
         return NULL;
     }
     return m;

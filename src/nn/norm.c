@@ -73,7 +73,7 @@ static ct_module *bn_new(bool is2d, int64_t c, ct_batch_norm_layer_options o) {
                                   true);
     }
     if (!ok) {
-        ct_release(m);
+        ct_layer_discard(m);
         return NULL;
     }
     return m;
@@ -130,7 +130,7 @@ static ct_module *norm_new(const ct_module_class *cls, ln_state s, ct_shape psha
         }
     }
     if (!ok) {
-        ct_release(m);
+        ct_layer_discard(m);
         return NULL;
     }
     return m;
