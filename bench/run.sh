@@ -1,6 +1,8 @@
 #!/bin/sh
 # Runs the ctorch benchmarks and PyTorch's (bench/torch_ref.py, Debian's python3-torch)
-# with the same thread count, then prints them side by side.
+# with the same thread count (PyTorch with OPENBLAS_NUM_THREADS=1 and
+# torch.set_num_threads(n), its best setting: both pools at n oversubscribe the cores),
+# then prints them side by side.
 #
 #   bench/run.sh [BUILD_DIR [name-substring]]     THREADS=n (default: all cores)
 #   bench/run.sh BUILD_DIR train                  the training benchmarks only
@@ -25,7 +27,7 @@ echo "ctorch: $build/bench/bench (threads $threads)" >&2
 "$build/bench/bench" $pattern | tee "$tmp/ctorch" >&2
 if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
     echo "PyTorch: bench/torch_ref.py (threads $threads)" >&2
-    /usr/bin/python3 "$here/torch_ref.py" $pattern | tee "$tmp/torch" >&2
+    OPENBLAS_NUM_THREADS=1 /usr/bin/python3 "$here/torch_ref.py" $pattern | tee "$tmp/torch" >&2
 else
     echo "PyTorch is not installed (apt-get install python3-torch): its column is empty" >&2
     : >"$tmp/torch"
@@ -65,7 +67,7 @@ for r in $(seq "$reps"); do
         echo "training $c, run $r/$reps" >&2
         "$build/bench/bench_train" "$c" "$threads" | tee -a "$tmp/train_ct" >&2
         if [ "$have_torch" = 1 ]; then
-            /usr/bin/python3 "$here/bench_train.py" "$c" "$threads" | tee -a "$tmp/train_torch" >&2
+            OPENBLAS_NUM_THREADS=1 /usr/bin/python3 "$here/bench_train.py" "$c" "$threads" | tee -a "$tmp/train_torch" >&2
         fi
     done
 done
