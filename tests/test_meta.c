@@ -92,9 +92,12 @@ TEST(to_meta_and_back) {
     CHECK(ct_to(m, .device = CT_META) == m);
     CHECK(ct_is_meta(ct_to(m, .dtype = CT_F32)));
     CHECK_ERROR(ct_to(m, .device = CT_CPU), "ct_to: cannot copy out of a meta tensor to cpu");
+    /* PyTorch 1.13: "Could not run 'aten::_local_scalar_dense' with arguments from the
+     * 'Meta' backend" (2.x: "Tensor.item() cannot be called on meta tensors") */
     CHECK_ERROR(ct_item(ct_sum(m)) == ct_item(ct_sum(m)) ? 1 : 0,
-                "ct_item: cannot read the value of a meta tensor: it has no data");
-    CHECK_ERROR(ct_item_int(ct_sum(m)) ? 1 : 0, "ct_item_int: cannot read the value");
+                "ct_item: cannot be called on meta tensors: it needs the tensor's values, "
+                "and a meta tensor has no data");
+    CHECK_ERROR(ct_item_int(ct_sum(m)) ? 1 : 0, "ct_item_int: cannot be called on meta tensors");
     double out[6];
     CHECK_ERROR(ct_copy_to_buffer(m, out, CT_F64, sizeof out) == 0 ? 1 : 0,
                 "ct_copy_to_buffer: tensor is not on the cpu");
@@ -116,12 +119,14 @@ TEST(factories_on_meta) {
             ct_randn(CT_SHAPE(3, 4), .device = CT_META),
             ct_randint(0, 9, CT_SHAPE(3, 4), .device = CT_META),
             ct_zeros_like(ct_empty(CT_SHAPE(2), .dtype = CT_I32, .device = CT_META)),
+            ct_tensor_from(((int32_t[]){1, 2}), CT_I32, CT_SHAPE(2), .device = CT_META),
         };
         ct_tensor *cpu[] = {ct_zeros(CT_SHAPE(3, 4)),      ct_ones(CT_SHAPE(3, 4)),
                             ct_full(CT_SHAPE(3, 4), 2),    ct_eye(5),
                             ct_arange(10),                 ct_linspace(0, 1, 7),
                             ct_randn(CT_SHAPE(3, 4)),      ct_randint(0, 9, CT_SHAPE(3, 4)),
-                            ct_zeros(CT_SHAPE(2), .dtype = CT_I32)};
+                            ct_zeros(CT_SHAPE(2), .dtype = CT_I32),
+                            ct_tensor_from(((int32_t[]){1, 2}), CT_I32, CT_SHAPE(2))};
         for (size_t i = 0; i < sizeof made / sizeof *made; i++) {
             if (!same_geometry(made[i], cpu[i])) ct_test_fail(__FILE__, __LINE__, "factory %zu", i);
         }
@@ -146,7 +151,8 @@ OP(o_idiv, ct_div_mode(i, ct_add_scalar(i, 1), CT_ROUND_FLOOR))
 OP(o_where, ct_where(b, x, ct_neg(x)))
 OP(o_index_select, ct_index_select(x, 0, i))
 OP(o_gather, ct_gather(x, 1, ct_reshape(i, CT_SHAPE(4, 1))))
-OP(o_one_hot, ct_one_hot(i, 4))
+OP(o_one_hot_empty, ct_one_hot(ct_narrow(i, 0, 0, 0), 4))
+OP(o_bernoulli, ct_bernoulli(ct_sigmoid(x)))
 OP(o_masked_fill, ct_masked_fill(x, b, 7))
 OP(o_masked_fill_t, ct_masked_fill_tensor(x, b, ct_sum(x)))
 OP(o_clamp, ct_clamp(i, .min = CT_SOME(1)))
@@ -164,7 +170,8 @@ TEST(ops_on_meta_match_the_cpu) {
                {"any", o_any},             {"cumsum", o_cumsum},
                {"div floor", o_idiv},      {"where", o_where},
                {"index_select", o_index_select}, {"gather", o_gather},
-               {"one_hot", o_one_hot},     {"masked_fill", o_masked_fill},
+               {"one_hot empty", o_one_hot_empty}, {"bernoulli", o_bernoulli},
+               {"masked_fill", o_masked_fill},
                {"masked_fill tensor", o_masked_fill_t}, {"clamp", o_clamp},
                {"contiguous", o_nonc},     {"view", o_view},
                {"to bf16", o_cast},        {"logical_not", o_bool}};
@@ -190,11 +197,23 @@ TEST(ops_on_meta_match_the_cpu) {
 TEST(data_dependent_ops_fail_clearly) {
     ct_tensor *m = ct_empty(CT_SHAPE(3, 4), .device = CT_META);
     ct_tensor *mask = ct_empty(CT_SHAPE(3, 4), .dtype = CT_BOOL, .device = CT_META);
-    CHECK_ERROR(ct_nonzero(m),
-                "ct_nonzero: cannot run on the meta device: its output shape depends on the data");
-    CHECK_ERROR(ct_masked_select(m, mask), "ct_masked_select: cannot run on the meta device");
-    CHECK_ERROR(ct_one_hot(ct_empty(CT_SHAPE(3), .dtype = CT_I64, .device = CT_META), -1),
-                "ct_one_hot: cannot run on the meta device: its output shape depends on the data");
+    /* PyTorch 1.13 raises for each: "Could not run 'aten::nonzero' (masked_select,
+     * multinomial) with arguments from the 'Meta' backend", and for one_hot of a
+     * non-empty input, classes given or not, its own message */
+    CHECK_ERROR(ct_nonzero(m), "ct_nonzero: cannot be called on meta tensors: it needs the "
+                               "tensor's values, and a meta tensor has no data");
+    CHECK_ERROR(ct_masked_select(m, mask), "ct_masked_select: cannot be called on meta tensors");
+    CHECK_ERROR(ct_index(m, 1, &mask), "ct_nonzero: cannot be called on meta tensors");
+    ct_tensor *mi = ct_empty(CT_SHAPE(3), .dtype = CT_I64, .device = CT_META);
+    CHECK_ERROR(ct_one_hot(mi, -1),
+                "ct_one_hot: Can not infer total number of classes from meta tensor.");
+    CHECK_ERROR(ct_one_hot(mi, 5),
+                "ct_one_hot: Can not infer total number of classes from meta tensor.");
+    CHECK_ERROR(ct_multinomial(ct_empty(CT_SHAPE(4), .device = CT_META), 2),
+                "ct_multinomial: cannot be called on meta tensors");
+    /* a data-dependent shape is refused before any memory is taken */
+    int64_t before = ct_memory_allocated(CT_CPU);
+    CHECK(ct_nonzero(m) == NULL && ct_memory_allocated(CT_CPU) == before);
     /* checks of the values are skipped, as in PyTorch: no values, no error */
     ct_tensor *idx = ct_empty(CT_SHAPE(5), .dtype = CT_I64, .device = CT_META);
     CHECK(has_shape(ct_index_select(m, 1, idx), CT_SHAPE(3, 5)));
@@ -202,6 +221,11 @@ TEST(data_dependent_ops_fail_clearly) {
     CHECK(has_shape(ct_div_mode(zi, zi, CT_ROUND_TRUNC), CT_SHAPE(3)));
     CHECK(has_shape(ct_cross_entropy(m, ct_empty(CT_SHAPE(3), .dtype = CT_I64, .device = CT_META)),
                     CT_SHAPE()));
+    CHECK(has_shape(ct_index(m, 1, &idx), CT_SHAPE(5, 4)));
+    CHECK(has_shape(ct_embedding(ct_empty(CT_SHAPE(2), .dtype = CT_I64, .device = CT_META), m),
+                    CT_SHAPE(2, 4)));
+    /* trunc_normal_ draws again where values fall outside [a, b]; meta has none */
+    CHECK(ct_init_trunc_normal_(ct_empty(CT_SHAPE(3), .device = CT_META), 0, 1, -2, 2) != NULL);
 }
 
 

@@ -8,6 +8,7 @@
 
 #include "ctorch.h"
 #include "autograd/node.h"
+#include "ops/host.h"
 #include "ops/internal.h"
 
 static _Atomic bool check_inf; /* ctorch's extension; PyTorch checks NaN only */
@@ -26,14 +27,16 @@ void ct_anomaly_end(ct_anomaly_guard *g) { ct_set_detect_anomaly(g->prev); }
 
 /* The first bad element of g (NaN, or Inf when inf is set), or -1. */
 static int64_t first_bad(const ct_tensor *g, bool inf, bool *is_nan) {
-    double *v = malloc(sizeof(double) * (size_t)(g->numel ? g->numel : 1));
-    if (!v) ct_fatal("out of memory in anomaly mode");
-    ct_copy_to_buffer(g, v, CT_F64, sizeof(double) * (size_t)g->numel);
+    *is_nan = false;
+    if (!ct_has_values(g)) return -1; /* meta: no values to check */
+    ct_host_buf hb;
+    const double *v = ct_host_read("anomaly mode", g, CT_F64, &hb);
+    if (!v) ct_fatal("%s", ct_last_error());
     int64_t bad = -1;
     for (int64_t k = 0; k < g->numel && bad < 0; k++)
         if (isnan(v[k]) || (inf && isinf(v[k]))) bad = k;
     *is_nan = bad >= 0 && isnan(v[bad]);
-    free(v);
+    ct_host_release(&hb);
     return bad;
 }
 

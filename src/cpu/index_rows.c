@@ -1,9 +1,9 @@
-/* Row kernels along a dim (index_select, embedding, index_add) and the helpers that
- * read index values and masks (range checks, counting, compaction, nonzero). */
+/* Row kernels along a dim (index_select, embedding, index_add). */
 #include <omp.h>
 #include <string.h>
 
-#include "cpu/index.h"
+#include "cpu/iter.h"
+#include "kernels/index.h"
 #include "cpu/index_types.h"
 #include "cpu/kernel_util.h"
 
@@ -60,90 +60,6 @@ static void index_select_rows(char *dst, const char *src, const ct_rows_args *a)
         }                                                                                \
     }
 CT_IDX_FOREACH(INDEX_ADD)
-
-/* ---- helpers ------------------------------------------------------------- */
-
-/* Any of v[0..n) outside [lo, hi)?  Branch-free and vectorized: one unsigned
- * compare per value (v - lo wraps to a huge number below lo). */
-CT_SIMD_FN(bool, any_out_of_range, (const int64_t *restrict v, int64_t n, int64_t lo,
-                                     int64_t hi), (v, n, lo, hi), {
-    uint64_t span = (uint64_t)hi - (uint64_t)lo, bad = 0;
-    for (int64_t i = 0; i < n; i++) bad |= (uint64_t)v[i] - (uint64_t)lo >= span;
-    return bad != 0;
-})
-
-int64_t ct_cpu_find_out_of_range(const int64_t *v, int64_t n, int64_t lo, int64_t hi) {
-    if (hi <= lo) return n > 0 ? 0 : -1;
-    if (!any_out_of_range(v, n, lo, hi)) return -1; /* the common case */
-    for (int64_t i = 0; i < n; i++)
-        if (v[i] < lo || v[i] >= hi) return i;
-    return -1;
-}
-
-void ct_cpu_index_offsets(int k, const int64_t *const *cols, int64_t count, const int64_t *sizes,
-                          const int64_t *strides, int64_t *offsets, int64_t *linear) {
-    for (int64_t r = 0; r < count; r++) {
-        int64_t off = 0, lin = 0;
-        for (int j = 0; j < k; j++) {
-            int64_t c = cols[j][r];
-            c += c < 0 ? sizes[j] : 0;
-            off += c * strides[j];
-            lin = lin * sizes[j] + c;
-        }
-        offsets[r] = off;
-        linear[r] = lin;
-    }
-}
-
-int64_t ct_cpu_max_i64(const int64_t *v, int64_t n) {
-    int64_t m = v[0];
-    for (int64_t i = 1; i < n; i++) m = v[i] > m ? v[i] : m;
-    return m;
-}
-
-void ct_cpu_one_hot(const int64_t *v, int64_t n, int64_t classes, int64_t *out) {
-    for (int64_t i = 0; i < n; i++) out[i * classes + v[i]] = 1;
-}
-
-void ct_cpu_arange_along(int64_t *out, int64_t outer, int64_t n, int64_t inner) {
-    for (int64_t o = 0; o < outer; o++)
-        for (int64_t j = 0; j < n; j++)
-            for (int64_t i = 0; i < inner; i++) *out++ = j;
-}
-
-void ct_cpu_eq_i64(const int64_t *v, int64_t n, int64_t x, uint8_t *out) {
-    for (int64_t i = 0; i < n; i++) out[i] = v[i] == x;
-}
-
-int64_t ct_cpu_count_true(const uint8_t *m, int64_t n) {
-    int64_t c = 0;
-    for (int64_t i = 0; i < n; i++) c += m[i] != 0;
-    return c;
-}
-
-void ct_cpu_masked_compact(char *dst, const char *src, const uint8_t *m, int64_t n,
-                           size_t elsize) {
-    for (int64_t i = 0; i < n; i++) {
-        if (!m[i]) continue;
-        copy_row(dst, src + (size_t)i * elsize, elsize);
-        dst += elsize;
-    }
-}
-
-void ct_cpu_nonzero_coords(const uint8_t *m, int ndim, const int64_t *sizes, int64_t *out) {
-    int64_t n = 1, idx[CT_MAX_DIMS] = {0};
-    for (int d = 0; d < ndim; d++) n *= sizes[d];
-    for (int64_t i = 0; i < n; i++) {
-        if (m[i]) {
-            memcpy(out, idx, sizeof(int64_t) * (size_t)ndim);
-            out += ndim;
-        }
-        for (int d = ndim - 1; d >= 0; d--) { /* advance the multi-index (C order) */
-            if (++idx[d] < sizes[d]) break;
-            idx[d] = 0;
-        }
-    }
-}
 
 #define ADD_ENTRY(DT, T, SFX) CT_KERNEL(ROWS, CT_OP_index_add, DT, index_add_##SFX),
 #define SELECT_ENTRY(DT, T, SFX) CT_KERNEL(ROWS, CT_OP_index_select, DT, index_select_rows),

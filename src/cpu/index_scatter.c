@@ -1,10 +1,11 @@
 /* Iterator loops of gather, scatter (tensor and value), scatter_add and masked_fill,
- * and the row kernels of index_put_ and index (t[indices]).  See cpu/index.h for the
+ * and the row kernels of index_put_ and index (t[indices]).  See kernels/index.h for the
  * operand layouts. */
 #include <omp.h>
 #include <string.h>
 
-#include "cpu/index.h"
+#include "cpu/iter.h"
+#include "kernels/index.h"
 #include "cpu/index_types.h"
 #include "cpu/kernel_util.h"
 

@@ -5,7 +5,8 @@
 #include <omp.h>
 #include <stdlib.h>
 
-#include "cpu/index.h"
+#include "cpu/iter.h"
+#include "kernels/index.h"
 #include "cpu/index_types.h"
 #include "kernels/kernel.h"
 

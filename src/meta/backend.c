@@ -5,9 +5,9 @@
  *
  * Its storages hold no memory: alloc gives every one the same placeholder address,
  * which nothing may read or write (the backend is marked no_memory, so the allocation
- * statistics of ctorch/memory.h are not kept for it, and the ops that would read
- * data on the host ask ct_tensor_is_meta first).  Its kernel slots are the cpu's:
- * one no-op kernel per family, registered for every (op, dtype) the cpu backend has
+ * statistics of ctorch/memory.h are not kept for it, and ops/host.h, the one way to
+ * read or write values on the host, refuses it).  Its kernel slots are the cpu's: one
+ * no-op kernel per family, registered for every (op, dtype) the cpu backend has
  * (core/backend.h's family_kernels and slots_of), so the meta device accepts and
  * refuses exactly what the cpu does. */
 #include <sys/mman.h>

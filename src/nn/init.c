@@ -7,6 +7,7 @@
 
 #include "ctorch.h"
 #include "core/error.h"
+#include "ops/host.h"
 #include "ops/options.h"
 #include "ctorch/init.h"
 
@@ -54,7 +55,8 @@ ct_tensor *ct_init_trunc_normal__with(ct_tensor *t, double mean, double std, dou
                                       .generator = o.generator);
             for (int it = 0; x && it < 1000; it++) {
                 ct_tensor *bad = ct_logical_or(ct_lt_scalar(x, a), ct_gt_scalar(x, b));
-                if (!bad || !ct_item(ct_any(bad))) break;
+                /* meta: no values to redraw, as PyTorch's meta draws none */
+                if (!bad || !ct_has_values(bad) || !ct_item(ct_any(bad))) break;
                 ct_tensor *y = ct_normal_(ct_empty_like(x), mean, std, .generator = o.generator);
                 x = ct_where(bad, y, x);
             }

@@ -1,5 +1,6 @@
 /* add, sub, mul, div: forward (tensor, scalar and in-place forms) and backward. */
 #include "autograd/node.h"
+#include "ops/host.h"
 #include "ops/internal.h"
 #include "ops/pointwise.h"
 #include "ops/trace.h"
@@ -34,14 +35,14 @@ static ct_tensor *binary(ct_op_id op, ct_tensor *a, ct_tensor *b, bool inplace, 
     bool int_div = op == CT_OP_div && mode != CT_ROUND_NONE;
     bool frac_alpha = alpha != 1 && alpha != floor(alpha);
     ct_dtype rt = int_div || frac_alpha ? ct_result_type(2, in) : CT_DTYPE_UNSET;
-    if (int_div && !ct_dtype_is_floating(rt) && !ct_tensor_is_meta(b)) { /* meta: no values */
+    if (int_div && !ct_dtype_is_floating(rt) && ct_has_values(b)) { /* meta: no values */
         /* Integer division by zero has no value; refuse it instead of trapping. */
-        double *bv = malloc(sizeof(double) * (size_t)(b->numel ? b->numel : 1));
-        if (!bv) ct_fatal("out of memory");
-        ct_copy_to_buffer(b, bv, CT_F64, sizeof(double) * (size_t)b->numel);
+        ct_host_buf hb;
+        const bool *nz = ct_host_read(NAME(), b, CT_BOOL, &hb); /* each divisor != 0 */
+        if (!nz) return NULL;
         bool zero = false;
-        for (int64_t i = 0; i < b->numel && !zero; i++) zero = bv[i] == 0;
-        free(bv);
+        for (int64_t i = 0; i < b->numel && !zero; i++) zero = !nz[i];
+        ct_host_release(&hb);
         if (zero) {
             ct_error("%s: ZeroDivisionError: integer division by zero", NAME());
             return NULL;

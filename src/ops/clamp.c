@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "ops/host.h"
 #include "ops/trace.h"
 #include "ops/unary.h"
 
@@ -88,9 +89,15 @@ static ct_tensor *open_bound(ct_dtype t, bool high) {
     double lo = -INFINITY, hi = INFINITY;
     if (!ct_dtype_is_floating(t)) int_range(t, &lo, &hi);
     ct_tensor *b = ct_tensor_new("ct_clamp", CT_SHAPE(), t, CT_CPU);
-    if (!b) return NULL;
-    if (t == CT_I64) ct_store_i64(ct_tensor_data(b), t, high ? INT64_MAX : INT64_MIN);
-    else ct_store_f64(ct_tensor_data(b), t, high ? hi : lo);
+    ct_host_buf hb;
+    void *v = b ? ct_host_write("ct_clamp", b, &hb) : NULL;
+    if (!v) {
+        ct_release(b);
+        return NULL;
+    }
+    if (t == CT_I64) ct_store_i64(v, t, high ? INT64_MAX : INT64_MIN);
+    else ct_store_f64(v, t, high ? hi : lo);
+    ct_host_release(&hb);
     return b;
 }
 

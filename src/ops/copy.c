@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "autograd/node.h"
+#include "ops/host.h"
 #include "ops/internal.h"
 #include "ops/pointwise.h"
 #include "ops/trace.h"
@@ -155,30 +156,30 @@ int ct_copy_to_buffer(const ct_tensor *t, void *dst, ct_dtype dtype, size_t dst_
     return 0;
 }
 
-static const ct_tensor *item_source(const char *op, const ct_tensor *t) {
-    if (!t) return NULL;
+/* The value of a one-element tensor, read on the host: f64 or i64 (exact for large
+ * integers); false with the error set. */
+static bool item_value(const char *op, const ct_tensor *t, ct_dtype as, void *value) {
+    if (!t) return false;
     if (t->numel != 1) {
         ct_error("%s: a Tensor with %lld elements cannot be converted to Scalar", op,
                  (long long)t->numel);
-        return NULL;
+        return false;
     }
-    if (ct_tensor_is_meta(t)) {
-        ct_error("%s: cannot read the value of a meta tensor: it has no data", op);
-        return NULL;
-    }
-    if (t->storage->device.type != CT_DEV_CPU) {
-        ct_error("%s: tensor is not on the cpu", op);
-        return NULL;
-    }
-    return t;
+    ct_host_buf hb;
+    const void *v = ct_host_read(op, t, CT_DTYPE_UNSET, &hb);
+    if (!v) return false;
+    if (as == CT_I64) *(int64_t *)value = ct_load_i64(v, t->dtype);
+    else *(double *)value = ct_load_f64(v, t->dtype);
+    ct_host_release(&hb);
+    return true;
 }
 
 double ct_item(const ct_tensor *t) {
-    if (!item_source("ct_item", t)) return NAN;
-    return ct_load_f64(ct_tensor_data(t), t->dtype);
+    double v;
+    return item_value("ct_item", t, CT_F64, &v) ? v : NAN;
 }
 
 int64_t ct_item_int(const ct_tensor *t) {
-    if (!item_source("ct_item_int", t)) return 0;
-    return ct_load_i64(ct_tensor_data(t), t->dtype);
+    int64_t v;
+    return item_value("ct_item_int", t, CT_I64, &v) ? v : 0;
 }

@@ -102,16 +102,16 @@ ct_tensor *ct_tensor_from_with(const void *data, ct_dtype dtype, ct_shape shape,
         ct_error("ct_tensor_from: data is NULL");
         return NULL;
     }
-    ct_tensor *src = ct_tensor_new("ct_tensor_from", shape, dtype, CT_CPU);
-    if (!src) return NULL;
-    memcpy(src->storage->data, data, src->storage->nbytes);
-    ct_dtype want = pick_dtype(o.dtype, dtype);
-    ct_device dev = pick_device(o.device, CT_CPU);
-    ct_tensor *t = src;
-    if (want != dtype || dev.type != CT_DEV_CPU) {
-        t = ct_tensor_new("ct_tensor_from", shape, want, dev);
-        if (t) ct_copy_into(t, src);
+    ct_tensor *t = ct_tensor_new("ct_tensor_from", shape, pick_dtype(o.dtype, dtype),
+                                 pick_device(o.device, CT_CPU));
+    /* the caller's memory as a host tensor, copied in by t's backend */
+    ct_tensor *src = t ? ct_blob_new((void *)data, dtype, shape, NULL, NULL, NULL) : NULL;
+    if (src) {
+        ct_copy_into(t, src);
         ct_release(src);
+    } else if (t) {
+        ct_release(t);
+        t = NULL;
     }
     return ct_factory_finish("ct_tensor_from", t, o.requires_grad);
 }

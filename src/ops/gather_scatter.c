@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "autograd/node.h"
-#include "cpu/index.h"
+#include "cpu/iter.h" /* until the iterator moves above the backends */
 #include "ops/index_util.h"
 #include "ops/trace.h"
 
@@ -196,17 +196,17 @@ static ct_tensor *src_grad(ct_node *n, ct_tensor *go, ct_tensor *index) {
     if (!g || (m->ndim == index->ndim &&
                !memcmp(m->sizes, index->sizes, sizeof(int64_t) * (size_t)m->ndim)))
         return g;
-    ct_tensor *ident = ct_empty_like(index);
-    if (!ident) return NULL;
-    ct_tensor *i1 = ct_index_at_least_1d(ident);
-    int64_t outer = 1, inner = 1;
-    for (int k = 0; k < i1->ndim; k++) {
-        if (k < d) outer *= i1->sizes[k];
-        if (k > d) inner *= i1->sizes[k];
+    /* ident: index's shape, each element its position along d */
+    ct_shape along = {.ndim = index->ndim};
+    for (int k = 0; k < index->ndim; k++) along.d[k] = k == d ? index->sizes[k] : 1;
+    ct_tensor *ident;
+    if (index->ndim) {
+        ct_tensor *pos = ct_arange(index->sizes[d], .device = index->storage->device);
+        ident = ct_expand(ct_reshape(pos, along), ct_shape_of(index));
+    } else {
+        ident = ct_zeros_like(index); /* a 0-d index: position 0 */
     }
-    if (!ct_tensor_is_meta(ident))
-        ct_cpu_arange_along((int64_t *)ct_tensor_data(ident), outer, i1->sizes[d], inner);
-    ct_release(i1);
+    if (!ident) return NULL;
     return ct_scatter(ct_zeros(ct_index_input_shape(n, 2), .dtype = go->dtype,
                                .device = go->storage->device),
                       d, ident, g);

@@ -1,21 +1,27 @@
 /* Index-producing ops without gradients: nonzero and one_hot. */
 #include <string.h>
 
-#include "cpu/index.h"
+#include "ops/host.h"
+#include "ops/host_index.h"
 #include "ops/index_util.h"
 #include "ops/trace.h"
 
 ct_tensor *ct_nonzero_new(ct_tensor *t) {
-    if (ct_meta_data_dependent("ct_nonzero", t)) return NULL;
-    ct_tensor *m = t->dtype == CT_BOOL ? ct_index_contig("ct_nonzero", t)
-                                       : ct_cast_new("ct_nonzero", t, CT_BOOL);
+    static const char *op = "ct_nonzero";
+    ct_host_buf mb, ob;
+    const uint8_t *m = ct_host_read(op, t, CT_BOOL, &mb); /* meta: no values, no shape */
     if (!m) return NULL;
-    const uint8_t *mb = (const uint8_t *)ct_tensor_data(m);
-    int64_t count = ct_cpu_count_true(mb, m->numel);
-    ct_tensor *out =
-        ct_tensor_new("ct_nonzero", CT_SHAPE(count, t->ndim), CT_I64, t->storage->device);
-    if (out) ct_cpu_nonzero_coords(mb, t->ndim, t->sizes, (int64_t *)ct_tensor_data(out));
-    ct_release(m);
+    int64_t count = ct_host_count_true(m, t->numel);
+    ct_tensor *out = ct_tensor_new(op, CT_SHAPE(count, t->ndim), CT_I64, t->storage->device);
+    int64_t *o = out ? ct_host_write(op, out, &ob) : NULL;
+    if (o) {
+        ct_host_nonzero_coords(m, t->ndim, t->sizes, o);
+        ct_host_release(&ob);
+    } else {
+        ct_release(out);
+        out = NULL;
+    }
+    ct_host_release(&mb);
     return out;
 }
 
@@ -37,25 +43,23 @@ ct_tensor *ct_one_hot(ct_tensor *t, int64_t num_classes) {
         ct_error("%s: input has too many dimensions (%d)", op, t->ndim);
         return NULL;
     }
-    ct_tensor *idx = ct_index_contig("ct_one_hot", t);
-    if (!idx) return NULL;
     const int64_t given = num_classes; /* as passed (-1: inferred), for the record hook */
-    const int64_t *v = (const int64_t *)ct_tensor_data(idx);
-    ct_tensor *out = NULL;
-    bool meta = ct_tensor_is_meta(t); /* no values: no inferred count, no range check */
-    if (num_classes == -1 && meta) {
-        ct_meta_data_dependent(op, t);
-        goto done;
+    if (t->numel && !ct_has_values(t)) { /* PyTorch 1.13 refuses a meta input, classes given or not */
+        ct_error("%s: Can not infer total number of classes from meta tensor.", op);
+        return NULL;
     }
+    ct_host_buf ib = {0}, ob;
+    const int64_t *v = t->numel ? ct_host_read(op, t, CT_I64, &ib) : NULL;
+    ct_tensor *out = NULL;
+    if (t->numel && !v) return NULL;
     if (num_classes == -1) {
         if (t->numel == 0) {
             ct_error("%s: Can not infer total number of classes from empty tensor.", op);
             goto done;
         }
-        num_classes = ct_cpu_max_i64(v, idx->numel) + 1;
+        num_classes = ct_host_max_i64(v, t->numel) + 1;
     }
-    int64_t bad =
-        meta ? -1 : ct_cpu_find_out_of_range(v, idx->numel, 0, num_classes > 0 ? num_classes : 0);
+    int64_t bad = v ? ct_host_find_out_of_range(v, t->numel, 0, num_classes > 0 ? num_classes : 0) : -1;
     if (bad >= 0) {
         if (v[bad] < 0)
             ct_error("%s: Class values must be non-negative. (got %lld)", op, (long long)v[bad]);
@@ -71,10 +75,16 @@ ct_tensor *ct_one_hot(ct_tensor *t, int64_t num_classes) {
     }
     ct_shape s = ct_shape_of(t);
     s.d[s.ndim++] = num_classes;
-    out = ct_zeros(s, .dtype = CT_I64, .device = t->storage->device);
-    if (out && !meta) ct_cpu_one_hot(v, idx->numel, num_classes, (int64_t *)ct_tensor_data(out));
+    out = ct_empty(s, .dtype = CT_I64, .device = t->storage->device);
+    int64_t *o = out && v ? ct_host_write(op, out, &ob) : NULL; /* empty: nothing to write */
+    if (o) {
+        ct_host_one_hot(v, t->numel, num_classes, o);
+        ct_host_release(&ob);
+    } else if (v) {
+        out = NULL; /* registered by ct_empty */
+    }
 done:
-    ct_release(idx);
+    ct_host_release(&ib);
     if (out) CT_TRACE(CT_OP_one_hot, 1, &t, 1, &out, CT_V_INT(given));
-    return out; /* registered by ct_zeros */
+    return out; /* registered by ct_empty */
 }

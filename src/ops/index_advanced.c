@@ -6,7 +6,9 @@
 #include <string.h>
 
 #include "autograd/node.h"
-#include "cpu/index.h"
+#include "cpu/iter.h" /* until the iterator moves above the backends */
+#include "ops/host.h"
+#include "ops/host_index.h"
 #include "ops/index_util.h"
 
 /* One index column: an int64 tensor indexing dim `dim` of t, or (dim -1) the shape
@@ -189,32 +191,41 @@ bool ct_adv_index_plan(const char *op, ct_tensor *t, int n, ct_tensor *const *in
                  g->bnd + whole, CT_MAX_DIMS);
         ok = false;
     }
-    /* each column broadcast to B, contiguous, checked against its dim */
+    /* each column broadcast to B, contiguous, read on the host (not on meta: no values)
+     * and checked against its dim */
+    bool values = ct_has_values(t);
     const int64_t *colv[CT_MAX_DIMS];
     int64_t ksizes[CT_MAX_DIMS], kstrides[CT_MAX_DIMS];
     ct_tensor *bc[CT_MAX_DIMS] = {0};
+    ct_host_buf cb[CT_MAX_DIMS] = {0};
     for (int c = 0, j = 0; c < nc && ok; c++) {
         int d = cols[c].dim;
         if (d < 0) continue;
         ok = (bc[j] = ct_index_broadcast_copy(op, cols[c].idx, g->bnd, g->bshape, NULL, CT_I64)) &&
-             ct_index_check_range(op, bc[j], d, t->sizes[d], true, NULL);
-        if (!ok) break;
-        colv[j] = (const int64_t *)ct_tensor_data(bc[j]);
+             (!values || ((colv[j] = ct_host_read(op, bc[j], CT_I64, &cb[j])) &&
+                          ct_index_check_values(op, colv[j], bc[j]->numel, d, t->sizes[d], true,
+                                                NULL)));
         ksizes[j] = t->sizes[d];
         kstrides[j++] = t->strides[d];
     }
     int64_t count = ct_shape_numel(g->bnd, g->bshape);
     if (ok) {
-        /* linear, saved for the backward's index_add, goes with t on meta */
-        p->linear = ct_tensor_new_dims(op, g->bnd, g->bshape, CT_I64,
-                                       ct_tensor_is_meta(t) ? CT_META : CT_CPU);
-        p->offsets = ct_tensor_new(op, CT_SHAPE(count), CT_I64, CT_CPU);
+        /* linear, saved for the backward's index_add, and the offsets go with t */
+        ct_device dev = t->storage->device;
+        p->linear = ct_tensor_new_dims(op, g->bnd, g->bshape, CT_I64, dev);
+        p->offsets = ct_tensor_new(op, CT_SHAPE(count), CT_I64, dev);
         ok = p->linear && p->offsets;
     }
-    if (ok && !ct_tensor_is_meta(t)) { /* meta: no index values, no offsets to compute */
-        ct_cpu_index_offsets(k, colv, count, ksizes, kstrides,
-                             (int64_t *)ct_tensor_data(p->offsets),
-                             (int64_t *)ct_tensor_data(p->linear));
+    if (ok && values) {
+        ct_host_buf ob, lb;
+        int64_t *off = ct_host_write(op, p->offsets, &ob);
+        int64_t *lin = off ? ct_host_write(op, p->linear, &lb) : NULL;
+        if (lin) {
+            ct_host_index_offsets(k, colv, count, ksizes, kstrides, off, lin);
+            ct_host_release(&lb);
+        }
+        if (off) ct_host_release(&ob);
+        ok = lin != NULL;
     }
     if (ok) {
         ct_put_args *a = &p->rows;
@@ -226,7 +237,10 @@ bool ct_adv_index_plan(const char *op, ct_tensor *t, int n, ct_tensor *const *in
             a->rest_strides[a->rest_ndim++] = t->strides[d];
         }
     }
-    for (int j = 0; j < k; j++) ct_release(bc[j]);
+    for (int j = 0; j < k; j++) {
+        ct_host_release(&cb[j]);
+        ct_release(bc[j]);
+    }
     for (int c = 0; c < nc; c++) ct_release(cols[c].idx);
     if (!ok) ct_adv_index_free(p);
     return ok;

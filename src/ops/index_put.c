@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "autograd/node.h"
-#include "cpu/index.h"
 #include "ops/index_util.h"
 #include "ops/pointwise.h"
 

@@ -2,7 +2,6 @@
 #include <string.h>
 
 #include "autograd/node.h"
-#include "cpu/index.h"
 #include "ops/index_util.h"
 #include "ops/trace.h"
 #include "ops/options.h"
@@ -257,12 +256,8 @@ bool embedding_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     ct_tensor *flat = ct_reshape(idx, CT_SHAPE(-1));
     ct_tensor *g = ct_reshape(go[0], CT_SHAPE(idx->numel, dim));
     if (n->iargs[0] >= 0 && flat && g) {
-        ct_tensor *pad =
-            ct_empty(CT_SHAPE(idx->numel, 1), .dtype = CT_BOOL, .device = flat->storage->device);
+        ct_tensor *pad = ct_unsqueeze(ct_eq_scalar(flat, (double)n->iargs[0]), 1);
         if (!pad) return false;
-        if (!ct_tensor_is_meta(flat))
-            ct_cpu_eq_i64((const int64_t *)ct_tensor_data(flat), flat->numel, n->iargs[0],
-                      (uint8_t *)ct_tensor_data(pad));
         g = ct_masked_fill(g, pad, 0);
     }
     ct_device dev = go[0]->storage->device;

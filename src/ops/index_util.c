@@ -2,7 +2,8 @@
 #include <string.h>
 
 #include "autograd/node.h"
-#include "cpu/index.h"
+#include "ops/host.h"
+#include "ops/host_index.h"
 #include "ops/index_util.h"
 #include "ops/trace.h"
 
@@ -15,15 +16,23 @@ ct_tensor *ct_index_i64(const char *op, ct_tensor *index, bool allow_int32, cons
     return ct_cast_new(op, index, CT_I64);
 }
 
-bool ct_index_check_range(const char *op, const ct_tensor *idx, int dim, int64_t size,
-                          bool allow_negative, const char *what) {
-    if (ct_tensor_is_meta(idx)) return true; /* no values to check, as PyTorch's meta */
-    const int64_t *v = (const int64_t *)ct_tensor_data(idx);
-    int64_t bad = ct_cpu_find_out_of_range(v, idx->numel, allow_negative ? -size : 0, size);
+bool ct_index_check_values(const char *op, const int64_t *v, int64_t n, int dim, int64_t size,
+                           bool allow_negative, const char *what) {
+    int64_t bad = ct_host_find_out_of_range(v, n, allow_negative ? -size : 0, size);
     if (bad < 0) return true;
     ct_error("%s: %s%sindex %lld is out of bounds for dimension %d with size %lld", op,
              what ? what : "", what ? ": " : "", (long long)v[bad], dim, (long long)size);
     return false;
+}
+
+bool ct_index_check_range(const char *op, const ct_tensor *idx, int dim, int64_t size,
+                          bool allow_negative, const char *what) {
+    if (!ct_has_values(idx)) return true; /* no values to check, as PyTorch's meta */
+    ct_host_buf hb;
+    const int64_t *v = ct_host_read(op, idx, CT_I64, &hb);
+    bool ok = v && ct_index_check_values(op, v, idx->numel, dim, size, allow_negative, what);
+    ct_host_release(&hb);
+    return ok;
 }
 
 ct_tensor *ct_index_at_least_1d(ct_tensor *t) {

@@ -4,7 +4,7 @@
 #ifndef CT_OPS_INDEX_UTIL_H
 #define CT_OPS_INDEX_UTIL_H
 
-#include "cpu/index.h"
+#include "kernels/index.h"
 #include "ops/internal.h"
 
 /* Reports index (values NULL) or index_put (values, accumulate) to the record hook:
@@ -22,11 +22,15 @@ static inline int64_t ct_index_dim_size(const ct_tensor *t, int dim) {
  * dtype fails with "<op>: <expect> (got <dtype>)". */
 ct_tensor *ct_index_i64(const char *op, ct_tensor *index, bool allow_int32, const char *expect);
 
-/* Checks every value of idx (contiguous int64) against [-size, size) when
- * allow_negative, else [0, size): "<op>: index 5 is out of bounds for dimension 0
- * with size 3", prefixed by `what` (PyTorch's own wording for that op) when given. */
+/* Checks every value of idx (read on the host as int64, ops/host.h) against
+ * [-size, size) when allow_negative, else [0, size): "<op>: index 5 is out of bounds
+ * for dimension 0 with size 3", prefixed by `what` (PyTorch's own wording for that op)
+ * when given.  A tensor without values (meta) passes, as on PyTorch's meta device. */
 bool ct_index_check_range(const char *op, const ct_tensor *idx, int dim, int64_t size,
                           bool allow_negative, const char *what);
+/* The same check of n values already on the host. */
+bool ct_index_check_values(const char *op, const int64_t *v, int64_t n, int dim, int64_t size,
+                           bool allow_negative, const char *what);
 
 /* A view of t (unregistered) with at least one dim: a 0-d tensor becomes [1]. */
 ct_tensor *ct_index_at_least_1d(ct_tensor *t);

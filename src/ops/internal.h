@@ -20,14 +20,6 @@ ct_tensor *ct_factory_new(const char *op, ct_shape shape, ct_tensor_options o);
 ct_tensor *ct_factory_finish(const char *op, ct_tensor *t, bool requires_grad);
 /* *_like options: t's dtype and device unless o gives them. */
 ct_tensor_options ct_like_options(const ct_tensor *t, ct_tensor_options o);
-/* On the meta device an op whose output shape depends on the values cannot run: true,
- * with "<op>: cannot run on the meta device: its output shape depends on the data",
- * when t is a meta tensor. */
-static inline bool ct_meta_data_dependent(const char *op, const ct_tensor *t) {
-    if (!ct_tensor_is_meta(t)) return false;
-    ct_error("%s: cannot run on the meta device: its output shape depends on the data", op);
-    return true;
-}
 /* Fills t (any dtype, any strides) with value, without recording anything. */
 void ct_fill_raw(ct_tensor *t, double value);
 

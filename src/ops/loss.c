@@ -10,6 +10,7 @@
 
 #include "autograd/node.h"
 #include "kernels/loss.h"
+#include "ops/host.h"
 #include "ops/internal.h"
 #include "ops/loss_impl.h"
 #include "ops/reduce_plan.h"
@@ -233,13 +234,18 @@ static ct_tensor *as_contig(const char *op, const ct_tensor *t, ct_dtype k) {
                                                        : ct_cast_new(op, t, k);
 }
 
-static bool targets_in_range(const char *op, const int64_t *t, int64_t n, ct_nll_dims d) {
-    for (int64_t i = 0; i < n; i++)
+static bool targets_in_range(const char *op, const ct_tensor *tc, ct_nll_dims d) {
+    if (!ct_has_values(tc)) return true; /* meta: no values to check */
+    ct_host_buf hb;
+    const int64_t *t = ct_host_read(op, tc, CT_I64, &hb);
+    bool ok = t != NULL;
+    for (int64_t i = 0; ok && i < tc->numel; i++)
         if (t[i] != d.ignore_index && (t[i] < 0 || t[i] >= d.C)) {
             ct_error("%s: Target %lld is out of bounds.", op, (long long)t[i]);
-            return false;
+            ok = false;
         }
-    return true;
+    ct_host_release(&hb);
+    return ok;
 }
 
 /* The forward without a node: an unregistered tensor of x's dtype; *total gets the
@@ -252,9 +258,7 @@ static ct_tensor *nll_forward(const char *op, ct_tensor *x, ct_tensor *t, ct_ten
     if (!fn) return NULL;
     ct_nll_dims d = nll_dims(x->ndim, x->sizes, ignore_index);
     ct_tensor *tc = as_contig(op, t, CT_I64), *xc = NULL, *wc = NULL, *out = NULL;
-    if (!tc || (!ct_tensor_is_meta(tc) && /* meta: no values to check */
-                !targets_in_range(op, (const int64_t *)ct_tensor_data(tc), tc->numel, d)))
-        goto done;
+    if (!tc || !targets_in_range(op, tc, d)) goto done;
     xc = as_contig(op, x, k);
     wc = as_contig(op, w, k);
     if (!xc || (w && !wc)) goto done;

@@ -3,7 +3,8 @@
 #include <string.h>
 
 #include "autograd/node.h"
-#include "cpu/index.h"
+#include "ops/host.h"
+#include "ops/host_index.h"
 #include "ops/index_util.h"
 #include "ops/pointwise.h"
 #include "ops/trace.h"
@@ -42,7 +43,7 @@ static ct_tensor *masked_fill_impl(const char *op, ct_tensor *t, ct_tensor *mask
                      "tensor with %d dimension(s).", op, value_t->ndim);
             return NULL;
         }
-        value = ct_tensor_is_meta(value_t) ? 0 : ct_item(value_t); /* meta: no value */
+        value = ct_has_values(value_t) ? ct_item(value_t) : 0; /* meta: no value */
     }
     if (inplace && !ct_check_inplace_of(op, t, value_t ? 1 : 0, &value_t)) return NULL;
     if (inplace && (nd != t->ndim || memcmp(shape, t->sizes, sizeof(int64_t) * (size_t)nd))) {
@@ -55,7 +56,7 @@ static ct_tensor *masked_fill_impl(const char *op, ct_tensor *t, ct_tensor *mask
     ct_loop_fn k = ct_kernel_loop_for(CT_OP_masked_fill, t->storage->device, t->dtype);
     if (!k) return NULL;
     ct_scatter_args a = {0};
-    if (value_t && !ct_dtype_is_floating(value_t->dtype) && !ct_tensor_is_meta(value_t))
+    if (value_t && !ct_dtype_is_floating(value_t->dtype) && ct_has_values(value_t))
         ct_store_i64(a.value, t->dtype, ct_item_int(value_t)); /* exact for large ints */
     else
         ct_store_f64(a.value, t->dtype, value);
@@ -120,20 +121,27 @@ ct_tensor *ct_masked_select(ct_tensor *t, ct_tensor *mask) {
     if (!t || !mask) return NULL;
     int nd;
     int64_t shape[CT_MAX_DIMS];
-    if (!check_mask(op, t, mask, false, &nd, shape) || ct_meta_data_dependent(op, t))
-        return NULL;
-    ct_tensor *m = ct_index_broadcast_copy("ct_masked_select", mask, nd, shape, NULL, CT_BOOL);
-    ct_tensor *x =
-        m ? ct_index_broadcast_copy("ct_masked_select", t, nd, shape, NULL, t->dtype) : NULL;
+    if (!check_mask(op, t, mask, false, &nd, shape)) return NULL;
+    ct_tensor *m = ct_index_broadcast_copy(op, mask, nd, shape, NULL, CT_BOOL);
+    ct_tensor *x = m ? ct_index_broadcast_copy(op, t, nd, shape, NULL, t->dtype) : NULL;
     ct_tensor *out = NULL;
-    if (x) {
-        const uint8_t *mb = (const uint8_t *)ct_tensor_data(m);
-        int64_t count = ct_cpu_count_true(mb, m->numel);
-        out = ct_tensor_new("ct_masked_select", CT_SHAPE(count), t->dtype, t->storage->device);
-        if (out)
-            ct_cpu_masked_compact(ct_tensor_data(out), ct_tensor_data(x), mb, m->numel,
-                                  ct_dtype_size(t->dtype));
+    ct_host_buf mb = {0}, xb = {0}, ob;
+    const uint8_t *mv = x ? ct_host_read(op, m, CT_BOOL, &mb) : NULL; /* meta: no values */
+    const char *xv = mv ? ct_host_read(op, x, CT_DTYPE_UNSET, &xb) : NULL;
+    if (xv) {
+        int64_t count = ct_host_count_true(mv, m->numel);
+        out = ct_tensor_new(op, CT_SHAPE(count), t->dtype, t->storage->device);
+        char *o = out ? ct_host_write(op, out, &ob) : NULL;
+        if (o) {
+            ct_host_masked_compact(o, xv, mv, m->numel, ct_dtype_size(t->dtype));
+            ct_host_release(&ob);
+        } else {
+            ct_release(out);
+            out = NULL;
+        }
+        ct_host_release(&xb);
     }
+    ct_host_release(&mb);
     ct_release(m);
     ct_release(x);
     if (!out) return NULL;

@@ -6,6 +6,7 @@
 
 #include "autograd/node.h"
 #include "core/generator.h"
+#include "ops/host.h"
 #include "ops/internal.h"
 #include "ops/pointwise.h"
 #include "ops/trace.h"
@@ -173,19 +174,32 @@ ct_tensor *ct_randint_like_with(const ct_tensor *t, int64_t low, int64_t high,
 
 /* ---- bernoulli ---------------------------------------------------------- */
 
+/* PyTorch's check of bernoulli's probabilities pd (float64), skipped on meta as there. */
+static bool probabilities_in_range(const ct_tensor *pd) {
+    if (!ct_has_values(pd)) return true;
+    ct_host_buf hb;
+    const double *pv = ct_host_read("ct_bernoulli", pd, CT_F64, &hb);
+    bool ok = pv != NULL;
+    for (int64_t i = 0; ok && i < pd->numel; i++)
+        if (!(pv[i] >= 0 && pv[i] <= 1)) {
+            ct_error("ct_bernoulli: Expected p_in >= 0 && p_in <= 1 to be true, but got false "
+                     "(p[%lld] = %g)", (long long)i, pv[i]);
+            ok = false;
+        }
+    ct_host_release(&hb);
+    return ok;
+}
+
 ct_tensor *ct_bernoulli_with(ct_tensor *p, ct_random_options o) {
     if (!p) return NULL;
     if (!check_floating("ct_bernoulli", "tensor of probabilities", p->dtype)) return NULL;
     ct_tensor *pd = ct_cast_new("ct_bernoulli", p, CT_F64); /* contiguous doubles for the kernel */
     if (!pd) return NULL;
-    const double *pv = (const double *)ct_tensor_data(pd);
-    for (int64_t i = 0; !ct_tensor_is_meta(pd) && i < pd->numel; i++) /* meta: no values */
-        if (!(pv[i] >= 0 && pv[i] <= 1)) {
-            ct_error("ct_bernoulli: Expected p_in >= 0 && p_in <= 1 to be true, but got false "
-                     "(p[%lld] = %g)", (long long)i, pv[i]);
-            ct_release(pd);
-            return NULL;
-        }
+    if (!probabilities_in_range(pd)) {
+        ct_release(pd);
+        return NULL;
+    }
+    const double *pv = (const double *)ct_tensor_data(pd); /* the kernel's operand */
     ct_tensor *out = ct_tensor_new("ct_bernoulli", ct_shape_of(p), p->dtype, p->storage->device);
     if (!out || !ct_draw_random(CT_OP_bernoulli, out, &(ct_rng_args){.p = pv}, o.generator)) {
         ct_release(out);
@@ -271,9 +285,14 @@ ct_tensor *ct_multinomial_with(ct_tensor *probs, int64_t n, ct_multinomial_optio
         ct_kernel_multinomial_for(CT_OP_multinomial, probs->storage->device, CT_F64);
     ct_tensor *pd = k ? ct_cast_new("ct_multinomial", probs, CT_F64) : NULL;
     if (!pd) return NULL;
-    const double *pv = (const double *)ct_tensor_data(pd);
+    /* the check reads the values: as in PyTorch 1.13, not on meta */
+    ct_host_buf hb;
+    const double *hv = ct_host_read("ct_multinomial", pd, CT_F64, &hb);
     ct_tensor *out = NULL;
-    if (ct_tensor_is_meta(pd) || check_multinomial(pv, rows, ncat, n, o.replacement)) {
+    bool ok = hv && check_multinomial(hv, rows, ncat, n, o.replacement);
+    ct_host_release(&hb);
+    const double *pv = (const double *)ct_tensor_data(pd); /* the kernel's operand */
+    if (ok) {
         out = ct_tensor_new("ct_multinomial", probs->ndim == 2 ? CT_SHAPE(rows, n) : CT_SHAPE(n),
                             CT_I64, probs->storage->device);
     }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "kernels/shape.h"
+#include "ops/host.h"
 #include "ops/internal.h"
 #include "ops/shape_internal.h"
 #include "ops/trace.h"
@@ -403,13 +404,15 @@ static bool geom_overlaps(const ct_geom *g) {
 
 /* out[view] += src element by element, for a view that overlaps itself. */
 static void scatter_add_overlapping(ct_tensor *out, const ct_tensor *src, const ct_geom *g) {
-    if (ct_tensor_is_meta(out)) return; /* no data */
-    ct_tensor *c = ct_cast_new(ct_ops[CT_OP_strided_scatter].fn, src, CT_F64);
-    if (!c) ct_fatal("out of memory in strided_scatter");
-    const double *v = (const double *)ct_tensor_data(c);
-    char *base = ct_tensor_data(out);
+    if (!ct_has_values(out)) return; /* meta: no data */
+    const char *op = ct_ops[CT_OP_strided_scatter].fn;
+    ct_host_buf vb, ob;
+    const double *v = ct_host_read(op, src, CT_F64, &vb);
+    char *base = v ? ct_host_write(op, out, &ob) : NULL; /* out: contiguous */
+    if (!base) ct_fatal("out of memory in strided_scatter");
     size_t es = ct_dtype_size(out->dtype);
-    for (int64_t k = 0; k < c->numel; k++) {
+    memset(base, 0, (size_t)out->numel * es);
+    for (int64_t k = 0; k < src->numel; k++) {
         int64_t rem = k, off = g->offset;
         for (int d = g->ndim - 1; d >= 0; d--) {
             off += (rem % g->sizes[d]) * g->strides[d];
@@ -418,7 +421,8 @@ static void scatter_add_overlapping(ct_tensor *out, const ct_tensor *src, const 
         char *p = base + (size_t)off * es;
         ct_store_f64(p, out->dtype, ct_load_f64(p, out->dtype) + v[k]);
     }
-    ct_release(c);
+    ct_host_release(&ob);
+    ct_host_release(&vb);
 }
 
 ct_tensor *ct_strided_scatter(ct_tensor *src, int ndim, const int64_t *sizes, const ct_geom *g) {
