@@ -7,35 +7,9 @@
 #include "ct_test.h"
 #include "fixtures.h"
 
-/* |got - want| <= atol + rtol |want| elementwise; NaN matches NaN, inf matches inf of the
- * same sign.  Prints the first mismatch. */
-static void check_close(const char *file, int line, const char *what, const ct_tensor *got,
-                        const ct_tensor *want, double rtol, double atol) {
-    if (!got || !want) {
-        ct_test_fail(file, line, "%s: missing tensor (%s)", what,
-                     ct_last_error() ? ct_last_error() : "no error");
-        return;
-    }
-    if (ct_numel(got) != ct_numel(want)) {
-        ct_test_fail(file, line, "%s: %lld elements, expected %lld", what,
-                     (long long)ct_numel(got), (long long)ct_numel(want));
-        return;
-    }
-    double *g = ct_test_values(got), *w = ct_test_values(want);
-    for (int64_t i = 0; g && w && i < ct_numel(got); i++) {
-        bool ok = (isnan(g[i]) && isnan(w[i])) || g[i] == w[i] ||
-                  fabs(g[i] - w[i]) <= atol + rtol * fabs(w[i]);
-        if (!ok) {
-            ct_test_fail(file, line, "%s[%lld] = %.17g, expected %.17g", what, (long long)i, g[i],
-                         w[i]);
-            break;
-        }
-    }
-    free(g);
-    free(w);
-}
-#define CHECK_CLOSE_T(what, got, want, rtol, atol) \
-    check_close(__FILE__, __LINE__, what, got, want, rtol, atol)
+/* One tensor comparison, rtol and atol (ct_test.h). */
+#define CHECK_CLOSE_T(what, got, want, rtol_, atol_) \
+    CHECK_TENSOR_CLOSE(what, got, want, .rtol = (rtol_), .atol = (atol_))
 
 static fx_file *fixtures(void) {
     static fx_file *f;
