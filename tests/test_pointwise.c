@@ -6,6 +6,7 @@
 
 #include "ct_test.h"
 #include "fixtures.h"
+#include "opinfo.h"
 
 /* One tensor comparison, rtol and atol (ct_test.h). */
 #define CHECK_CLOSE_T(what, got, want, rtol_, atol_) \
@@ -23,73 +24,24 @@ static char *key(const char *name, const char *suffix) {
     return buf;
 }
 
+/* The unary values cases: the OPVALUES rows of tests/opinfo.def, which the fixture
+ * generator reads too. */
 typedef ct_tensor *(*unary_fn)(ct_tensor *);
-#define U(name, expr) \
-    static ct_tensor *u_##name(ct_tensor *x) { return expr; }
-U(reciprocal, ct_reciprocal(x))
-U(expm1, ct_expm1(x))
-U(log1p, ct_log1p(x))
-U(log2, ct_log2(x))
-U(sqrt, ct_sqrt(x))
-U(rsqrt, ct_rsqrt(x))
-U(abs, ct_abs(x))
-U(sign, ct_sign(x))
-U(sin, ct_sin(x))
-U(cos, ct_cos(x))
-U(tanh, ct_tanh(x))
-U(sigmoid, ct_sigmoid(x))
-U(erf, ct_erf(x))
-U(exp, ct_exp(x))
-U(log, ct_log(x))
-U(relu, ct_relu(x))
-U(leaky_relu, ct_leaky_relu(x, .negative_slope = 0.1))
-U(elu, ct_elu(x, .alpha = 1.3))
-U(gelu, ct_gelu(x))
-U(gelu_tanh, ct_gelu(x, .approximate = CT_GELU_TANH))
-U(silu, ct_silu(x))
-U(softplus, ct_softplus(x))
-U(softplus_b2, ct_softplus(x, .beta = 2, .threshold = 5))
-U(hardtanh, ct_hardtanh(x, .min_val = CT_SOME(-2), .max_val = CT_SOME(3)))
-U(nan_to_num, ct_nan_to_num(x))
-U(nan_to_num_args, ct_nan_to_num(x, .nan = 7, .posinf = CT_SOME(100), .neginf = CT_SOME(-50)))
-U(pow2, ct_pow_scalar(x, 2))
-U(pow3, ct_pow_scalar(x, 3))
-U(pow_half, ct_pow_scalar(x, 0.5))
-U(pow_m1, ct_pow_scalar(x, -1))
-U(pow_2_5, ct_pow_scalar(x, 2.5))
-U(pow_0, ct_pow_scalar(x, 0))
-U(rpow_2, ct_rpow_scalar(x, 2))
-U(rpow_0, ct_rpow_scalar(x, 0))
-U(clamp, ct_clamp(x, .min = CT_SOME(-2), .max = CT_SOME(3)))
-U(clamp_min, ct_clamp(x, .min = CT_SOME(0.25 + 1e-9)))
-U(clamp_max, ct_clamp(x, .max = CT_SOME(-0.25)))
-U(clamp_crossed, ct_clamp(x, .min = CT_SOME(1.5), .max = CT_SOME(-1.5)))
+#define OPINFO(op, dtypes, flags, ulps, reason)
+#define OPVALUES(name, op, rtol32, c_expr, torch_expr, inputs) \
+    static ct_tensor *u_##name(ct_tensor *x) { return c_expr; }
+#include "opinfo.def"
+#undef OPVALUES
 
-/* Tolerances: float64 values to 1e-12 and gradients to 1e-9 relative (libm differences,
- * cancellation in 1 + tanh of gelu's tanh form);
- * float32 to a few ulp (rtol32) against PyTorch's float32 kernels.  A negative rtol32
- * compares with the float64 values instead: PyTorch's float32 gelu loses accuracy at
- * negative x (4% at x = -5, cancellation in 1 + erf), ctorch's does not. */
 static const struct {
-    const char *name;
+    const char *name, *op;
     unary_fn f;
     double rtol32;
 } UNARY[] = {
-    {"reciprocal", u_reciprocal, 1.2e-7}, {"expm1", u_expm1, 3e-7},   {"log1p", u_log1p, 3e-7},
-    {"log2", u_log2, 3e-7},               {"sqrt", u_sqrt, 1.2e-7},   {"rsqrt", u_rsqrt, 3e-7},
-    {"abs", u_abs, 0},                    {"sign", u_sign, 0},        {"sin", u_sin, 3e-7},
-    {"cos", u_cos, 3e-7},                 {"tanh", u_tanh, 3e-7},     {"sigmoid", u_sigmoid, 3e-7},
-    {"erf", u_erf, 3e-7},                 {"exp", u_exp, 3e-7},       {"log", u_log, 3e-7},
-    {"relu", u_relu, 0},                  {"leaky_relu", u_leaky_relu, 1.2e-7},
-    {"elu", u_elu, 3e-7},                 {"gelu", u_gelu, -1e-6},     {"gelu_tanh", u_gelu_tanh, 5e-7},
-    {"silu", u_silu, 3e-7},               {"softplus", u_softplus, 3e-7},
-    {"softplus_b2", u_softplus_b2, 3e-7}, {"hardtanh", u_hardtanh, 0},
-    {"nan_to_num", u_nan_to_num, 0},      {"nan_to_num_args", u_nan_to_num_args, 0},
-    {"pow2", u_pow2, 1.2e-7},             {"pow3", u_pow3, 3e-7},     {"pow_half", u_pow_half, 1.2e-7},
-    {"pow_m1", u_pow_m1, 1.2e-7},         {"pow_2_5", u_pow_2_5, 3e-7}, {"pow_0", u_pow_0, 0},
-    {"rpow_2", u_rpow_2, 3e-7},           {"rpow_0", u_rpow_0, 0},    {"clamp", u_clamp, 0},
-    {"clamp_min", u_clamp_min, 1.2e-7},   {"clamp_max", u_clamp_max, 0},
-    {"clamp_crossed", u_clamp_crossed, 0},
+#define OPVALUES(name, op, rtol32, c_expr, torch_expr, inputs) {#name, #op, u_##name, rtol32},
+#include "opinfo.def"
+#undef OPVALUES
+#undef OPINFO
 };
 
 /* tests/force_isa.sh forces the kernels' instruction set: check that it took, or those
@@ -105,6 +57,9 @@ TEST(unary_values_and_gradients_match_pytorch) {
     fx_file *f = fixtures();
     for (size_t i = 0; i < sizeof UNARY / sizeof UNARY[0]; i++) {
         const char *name = UNARY[i].name;
+        if (!oi_row_of(UNARY[i].op))
+            ct_test_fail(__FILE__, __LINE__, "values case %s: %s is no op of tests/opinfo.def",
+                         name, UNARY[i].op);
         CT_SCOPE {
             ct_tensor *x = fx_get_as(f, key(name, "x"), CT_F64, true);
             ct_tensor *y = UNARY[i].f(x);
