@@ -15,10 +15,8 @@ enum {
 
 const oi_row oi_rows[] = {
 #define OPINFO(op, dtypes, flags, ulps, reason) {#op, dtypes, (flags), (ulps), reason, __LINE__},
-#define OPVALUES(name, op, rtol32, c_expr, torch_expr, inputs)
 #include "opinfo.def"
 #undef OPINFO
-#undef OPVALUES
 };
 const int oi_num_rows = (int)(sizeof oi_rows / sizeof oi_rows[0]);
 

@@ -27,7 +27,6 @@ static char *key(const char *name, const char *suffix) {
 /* The unary values cases: the OPVALUES rows of tests/opinfo.def, which the fixture
  * generator reads too. */
 typedef ct_tensor *(*unary_fn)(ct_tensor *);
-#define OPINFO(op, dtypes, flags, ulps, reason)
 #define OPVALUES(name, op, rtol32, c_expr, torch_expr, inputs) \
     static ct_tensor *u_##name(ct_tensor *x) { return c_expr; }
 #include "opinfo.def"
@@ -41,7 +40,6 @@ static const struct {
 #define OPVALUES(name, op, rtol32, c_expr, torch_expr, inputs) {#name, #op, u_##name, rtol32},
 #include "opinfo.def"
 #undef OPVALUES
-#undef OPINFO
 };
 
 /* tests/force_isa.sh forces the kernels' instruction set: check that it took, or those
