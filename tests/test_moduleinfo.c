@@ -194,7 +194,8 @@ TEST(every_module_constructor_has_a_row) {
             if (!row_of(name))
                 ct_test_fail(__FILE__, __LINE__,
                              "ct_%s (%s) makes a module but has no row in tests/moduleinfo.def: "
-                             "add MODULEINFO(%s, ct_%s(...), <number of inputs>, (<R(shape), ...>), 0, \"\")",
+                             "add MODULEINFO(%s, ct_%s(...), <number of inputs>, (<R(shape), "
+                             "...>), 0, \"\")",
                              name, HEADERS[h], name, name);
         }
         fclose(f);
