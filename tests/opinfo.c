@@ -11,6 +11,7 @@ enum {
     NO_LOWP = OI_NO_LOWP,
     ELSEWHERE = OI_ELSEWHERE,
     EXEMPT = OI_EXEMPT,
+    NO_LARGE = OI_NO_LARGE,
 };
 
 const oi_row oi_rows[] = {

@@ -26,6 +26,7 @@ enum {
     OI_NO_LOWP = 1 << 5,      /* skip the reduced-precision runs (reason required) */
     OI_ELSEWHERE = 1 << 6,    /* no sample here; the reason names the test that covers it */
     OI_EXEMPT = 1 << 7,       /* no generic checks apply (autograd plumbing); reason required */
+    OI_NO_LARGE = 1 << 8,     /* no OPLARGE sample (reason required) */
 };
 
 typedef struct {

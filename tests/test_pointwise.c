@@ -1,6 +1,7 @@
 /* Pointwise ops against PyTorch (tests/fixtures/pointwise.fx): values in float64 and
- * float32, gradients, result dtypes; numerics at large magnitudes; in-place forms;
- * error messages. */
+ * float32, gradients, result dtypes; numerics at large magnitudes; in-place forms.
+ * (Error messages and thread-count independence: tests/opinfo.def's OPERROR and
+ * OPLARGE rows.) */
 #include <stdlib.h>
 #include <string.h>
 
@@ -406,66 +407,8 @@ TEST(noncontiguous_and_broadcast_inputs_match_contiguous) {
     }
 }
 
-/* Large tensors run on several threads: the same bits as one thread.  An odd length
- * moves the split between vector loops and scalar remainders with the thread count,
- * so a kernel whose vector and scalar forms round differently (e.g. a contracted
- * multiply-add in one of them) fails here. */
-static ct_tensor *thread_case(int i, ct_tensor *x, ct_tensor *y) {
-    switch (i) {
-    case 0: return ct_gelu(x);
-    case 1: return ct_gelu(x, .approximate = CT_GELU_TANH);
-    case 2: return ct_sigmoid(x);
-    case 3: return ct_tanh(x);
-    case 4: return ct_silu(x);
-    case 5: return ct_elu(x, .alpha = 0.7);
-    case 6: return ct_softplus(x, .beta = 1.5);
-    case 7: return ct_leaky_relu(x);
-    case 8: return ct_exp(x);
-    case 9: return ct_expm1(x);
-    case 10: return ct_log1p(ct_abs(x));
-    case 11: return ct_sqrt(ct_abs(x));
-    case 12: return ct_rsqrt(ct_add_scalar(ct_abs(x), 1));
-    case 13: return ct_sin(x);
-    case 14: return ct_erf(x);
-    case 15: return ct_lerp(x, y, 0.3);
-    case 16: return ct_lerp_tensor(x, y, ct_sigmoid(y));
-    case 17: return ct_pow_scalar(ct_abs(x), 1.7);
-    case 18: return ct_div(x, ct_add_scalar(ct_abs(y), 1));
-    case 19: return ct_add(ct_mul(x, y), x);
-    case 20: return ct_softmax(ct_view(x, CT_SHAPE(7, 10001)), 1);
-    case 21: return ct_log_softmax(ct_view(x, CT_SHAPE(7, 10001)), 1);
-    case 22: return ct_nan_to_num(ct_log(x));
-    /* float16 / bfloat16 kernels of their own */
-    case 23: return ct_add(ct_to(x, .dtype = CT_BF16), ct_to(y, .dtype = CT_BF16));
-    case 24: return ct_exp(ct_to(x, .dtype = CT_BF16));
-    case 25: return ct_mul(ct_to(x, .dtype = CT_F16), ct_to(y, .dtype = CT_F16));
-    case 26: return ct_sum(ct_to(x, .dtype = CT_BF16));
-    case 27: return ct_sum(ct_view(ct_to(x, .dtype = CT_BF16), CT_SHAPE(7, 10001)), .dims = CT_DIMS(1));
-    case 28: return ct_mean(ct_view(ct_to(x, .dtype = CT_F16), CT_SHAPE(7, 10001)), .dims = CT_DIMS(0));
-    default: return NULL;
-    }
-}
-TEST(results_do_not_depend_on_thread_count) {
-    int64_t n = 70007;
-    ct_tensor *x = ct_empty(CT_SHAPE(n)), *y = ct_empty(CT_SHAPE(n));
-    float *p = ct_data_ptr(x), *q = ct_data_ptr(y);
-    for (int64_t i = 0; i < n; i++) {
-        p[i] = (float)((i * 7919) % 20001 - 10000) * 1e-3f;
-        q[i] = (float)((i * 104729) % 19997 - 9998) * 7e-4f;
-    }
-    int threads = ct_get_num_threads();
-    for (int i = 0; thread_case(i, x, y); i++) {
-        char what[32];
-        snprintf(what, sizeof what, "case %d", i);
-        ct_set_num_threads(1);
-        ct_tensor *one = thread_case(i, x, y);
-        for (int t = 2; t <= 3; t++) {
-            ct_set_num_threads(t);
-            CHECK_CLOSE_T(what, thread_case(i, x, y), one, 0, 0);
-        }
-    }
-    ct_set_num_threads(threads);
-}
+/* Thread-count independence: the OPLARGE rows of tests/opinfo.def
+ * (tests/gradcheck/large.c). */
 
 /* The examples at the head of ctorch/pointwise.h. */
 TEST(header_examples_compile_and_run) {

@@ -83,8 +83,8 @@ TEST(rows_agree_with_ops_def) {
         if ((r->flags & OI_GRADGRAD) && !(r->flags & OI_GRAD))
             ct_test_fail(__FILE__, __LINE__, "tests/opinfo.def:%d: %s: GRADGRAD without GRAD",
                          r->line, r->op);
-        unsigned skips =
-            OI_NO_META | OI_NO_THREADS | OI_NO_NONCONTIG | OI_NO_LOWP | OI_ELSEWHERE | OI_EXEMPT;
+        unsigned skips = OI_NO_META | OI_NO_THREADS | OI_NO_NONCONTIG | OI_NO_LOWP |
+                         OI_ELSEWHERE | OI_EXEMPT | OI_NO_LARGE;
         if (!(r->flags & skips) != !r->reason[0])
             ct_test_fail(__FILE__, __LINE__, "tests/opinfo.def:%d: %s: %s", r->line, r->op,
                          r->reason[0] ? "a reason, but nothing is skipped"
