@@ -54,10 +54,62 @@ double ct_test_max_diff(const ct_tensor *a, const ct_tensor *b) {
     return m;
 }
 
+/* "[2, 3]" */
+static const char *shape_text(ct_shape s, char *buf, size_t size) {
+    size_t n = (size_t)snprintf(buf, size, "[");
+    for (int d = 0; d < s.ndim && n < size; d++)
+        n += (size_t)snprintf(buf + n, size - n, "%s%lld", d ? ", " : "", (long long)s.d[d]);
+    if (n < size) snprintf(buf + n, size - n, "]");
+    return buf;
+}
+
+bool ct_test_check_close(const char *file, int line, const char *what, const ct_tensor *got,
+                         const ct_tensor *want, ct_test_tol tol) {
+    if (!got || !want) {
+        ct_test_fail(file, line, "%s: missing tensor (%s)", what,
+                     ct_last_error() ? ct_last_error() : "no error");
+        return false;
+    }
+    ct_shape sg = ct_shape_of(got), sw = ct_shape_of(want);
+    bool same = sg.ndim == sw.ndim;
+    for (int d = 0; same && d < sg.ndim; d++) same = sg.d[d] == sw.d[d];
+    if (!same) {
+        char a[160], b[160];
+        ct_test_fail(file, line, "%s: shape %s, expected %s", what, shape_text(sg, a, sizeof a),
+                     shape_text(sw, b, sizeof b));
+        return false;
+    }
+    double *g = ct_test_values(got), *w = ct_test_values(want);
+    int64_t n = ct_numel(got), first = -1;
+    double scale = 1, worst = 0;
+    for (int64_t i = 0; tol.atol_of_max && w && i < n; i++)
+        if (fabs(w[i]) > scale) scale = fabs(w[i]);
+    for (int64_t i = 0; g && w && i < n; i++) {
+        if (g[i] == w[i] || (isnan(w[i]) && (tol.nan_any || isnan(g[i])))) continue;
+        double d = fabs(g[i] - w[i]);
+        if (d <= tol.atol * scale + tol.rtol * fabs(w[i])) continue;
+        if (first < 0) first = i;
+        if (!(d <= worst)) worst = isnan(d) ? INFINITY : d;
+    }
+    if (!g || !w)
+        ct_test_fail(file, line, "%s: cannot read the values (%s)", what,
+                     ct_last_error() ? ct_last_error() : "no error");
+    else if (first >= 0)
+        ct_test_fail(file, line,
+                     "%s: element %lld is %.17g, expected %.17g; largest difference %g "
+                     "(rtol %g, atol %g)",
+                     what, (long long)first, g[first], w[first], worst, tol.rtol, tol.atol * scale);
+    bool ok = g && w && first < 0;
+    free(g);
+    free(w);
+    return ok;
+}
+
 void ct_test_check_values(const char *file, int line, const char *expr, const ct_tensor *t,
                           const double *want, int64_t n, double tol) {
     if (!t) {
-        ct_test_fail(file, line, "%s is NULL (%s)", expr, ct_last_error() ? ct_last_error() : "no error");
+        ct_test_fail(file, line, "%s is NULL (%s)", expr,
+                     ct_last_error() ? ct_last_error() : "no error");
         return;
     }
     if (ct_numel(t) != n) {

@@ -60,6 +60,24 @@ ct_module *ct_test_demo_cnn(void);
                          a_ ? a_ : "(null)", b_);                                   \
     } while (0)
 
+/* Tolerances of ct_test_check_close: element i passes when got == want (infinities of
+ * the same sign), both are NaN, want is NaN and nan_any is set, or
+ *     |got - want| <= atol * scale + rtol * |want|
+ * where scale is max(1, max |want|) with atol_of_max set, else 1. */
+typedef struct {
+    double rtol, atol;
+    bool atol_of_max; /* atol relative to the largest expected magnitude */
+    bool nan_any;     /* an expected NaN accepts any value */
+} ct_test_tol;
+/* got equals want (same shape) within tol; otherwise a failure naming `what`, the
+ * first mismatching element and the largest difference.  True when it passed.  The
+ * one tensor comparison of the suite:
+ *     CHECK_TENSOR_CLOSE("exp (float32)", ct_exp(x), want, .rtol = 3e-7, .atol = 1e-37); */
+bool ct_test_check_close(const char *file, int line, const char *what, const ct_tensor *got,
+                         const ct_tensor *want, ct_test_tol tol);
+#define CHECK_TENSOR_CLOSE(what, got, want, ...) \
+    ct_test_check_close(__FILE__, __LINE__, what, got, want, (ct_test_tol){__VA_ARGS__})
+
 /* Tensor t equals the values array (C order) within tol, and has that many elements. */
 #define CHECK_VALUES(t, tol, ...)                                                   \
     do {                                                                            \

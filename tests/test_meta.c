@@ -1,7 +1,7 @@
 /* The meta device: tensors with shape, dtype and strides but no memory.  Ops and module
  * forwards on meta give the cpu's output shapes, dtypes and strides without allocating
- * data; what needs the values fails with a clear error.  (Every differentiable op is
- * also run on meta, with its backward, by each gradcheck case: tests/gradcheck/gc.c.) */
+ * data; what needs the values fails with a clear error.  (Every op is also run on
+ * meta, with its backward, by each of its samples: tests/opinfo.def, tests/gradcheck/gc.c.) */
 #include <stdlib.h>
 #include <string.h>
 
@@ -132,66 +132,6 @@ TEST(factories_on_meta) {
         }
     }
     CHECK_INT_EQ(ct_memory_allocated(CT_CPU), before);
-}
-
-/* Ops without gradients (or not reached by the gradcheck cases) on meta and on the cpu. */
-typedef ct_tensor *(*op_fn)(ct_tensor *x, ct_tensor *i, ct_tensor *b);
-#define OP(name, expr)                                                          \
-    static ct_tensor *name(ct_tensor *x, ct_tensor *i, ct_tensor *b) {          \
-        (void)x, (void)i, (void)b;                                              \
-        return expr;                                                            \
-    }
-OP(o_argmax, ct_argmax(x, .dims = CT_DIMS(1)))
-OP(o_sort, ct_sort(x, 1).indices)
-OP(o_topk, ct_topk(x, 2, 1).values)
-OP(o_eq, ct_eq(x, ct_transpose(x, 0, 1)))
-OP(o_any, ct_any(b))
-OP(o_cumsum, ct_cumsum(i, 0))
-OP(o_idiv, ct_div_mode(i, ct_add_scalar(i, 1), CT_ROUND_FLOOR))
-OP(o_where, ct_where(b, x, ct_neg(x)))
-OP(o_index_select, ct_index_select(x, 0, i))
-OP(o_gather, ct_gather(x, 1, ct_reshape(i, CT_SHAPE(4, 1))))
-OP(o_one_hot_empty, ct_one_hot(ct_narrow(i, 0, 0, 0), 4))
-OP(o_bernoulli, ct_bernoulli(ct_sigmoid(x)))
-OP(o_masked_fill, ct_masked_fill(x, b, 7))
-OP(o_masked_fill_t, ct_masked_fill_tensor(x, b, ct_sum(x)))
-OP(o_clamp, ct_clamp(i, .min = CT_SOME(1)))
-OP(o_nonc, ct_contiguous(ct_transpose(x, 0, 1)))
-OP(o_view, ct_transpose(ct_reshape(x, CT_SHAPE(2, 8)), 0, 1))
-OP(o_cast, ct_to(x, .dtype = CT_BF16))
-OP(o_bool, ct_logical_not(b))
-
-TEST(ops_on_meta_match_the_cpu) {
-    static const struct {
-        const char *name;
-        op_fn f;
-    } OPS[] = {{"argmax", o_argmax},       {"sort", o_sort},
-               {"topk", o_topk},           {"eq", o_eq},
-               {"any", o_any},             {"cumsum", o_cumsum},
-               {"div floor", o_idiv},      {"where", o_where},
-               {"index_select", o_index_select}, {"gather", o_gather},
-               {"one_hot empty", o_one_hot_empty}, {"bernoulli", o_bernoulli},
-               {"masked_fill", o_masked_fill},
-               {"masked_fill tensor", o_masked_fill_t}, {"clamp", o_clamp},
-               {"contiguous", o_nonc},     {"view", o_view},
-               {"to bf16", o_cast},        {"logical_not", o_bool}};
-    ct_tensor *x = ct_randn(CT_SHAPE(4, 4));
-    ct_tensor *i = ct_arange(4);
-    ct_tensor *b = ct_gt_scalar(x, 0);
-    ct_tensor *mx = ct_to(x, .device = CT_META), *mi = ct_to(i, .device = CT_META),
-              *mb = ct_to(b, .device = CT_META);
-    for (size_t k = 0; k < sizeof OPS / sizeof *OPS; k++) {
-        int64_t before = ct_memory_allocated(CT_CPU);
-        CT_SCOPE {
-            ct_tensor *want = OPS[k].f(x, i, b);
-            before = ct_memory_allocated(CT_CPU);
-            ct_tensor *got = OPS[k].f(mx, mi, mb);
-            if (!same_geometry(got, want))
-                ct_test_fail(__FILE__, __LINE__, "%s on meta: %s", OPS[k].name,
-                             got ? "geometry differs from the cpu's" : ct_last_error());
-        }
-        (void)before;
-    }
 }
 
 TEST(data_dependent_ops_fail_clearly) {

@@ -1,41 +1,17 @@
 /* Pointwise ops against PyTorch (tests/fixtures/pointwise.fx): values in float64 and
- * float32, gradients, result dtypes; numerics at large magnitudes; in-place forms;
- * error messages. */
+ * float32, gradients, result dtypes; numerics at large magnitudes; in-place forms.
+ * (Error messages and thread-count independence: tests/opinfo.def's OPERROR and
+ * OPLARGE rows.) */
 #include <stdlib.h>
 #include <string.h>
 
 #include "ct_test.h"
 #include "fixtures.h"
+#include "opinfo.h"
 
-/* |got - want| <= atol + rtol |want| elementwise; NaN matches NaN, inf matches inf of the
- * same sign.  Prints the first mismatch. */
-static void check_close(const char *file, int line, const char *what, const ct_tensor *got,
-                        const ct_tensor *want, double rtol, double atol) {
-    if (!got || !want) {
-        ct_test_fail(file, line, "%s: missing tensor (%s)", what,
-                     ct_last_error() ? ct_last_error() : "no error");
-        return;
-    }
-    if (ct_numel(got) != ct_numel(want)) {
-        ct_test_fail(file, line, "%s: %lld elements, expected %lld", what,
-                     (long long)ct_numel(got), (long long)ct_numel(want));
-        return;
-    }
-    double *g = ct_test_values(got), *w = ct_test_values(want);
-    for (int64_t i = 0; g && w && i < ct_numel(got); i++) {
-        bool ok = (isnan(g[i]) && isnan(w[i])) || g[i] == w[i] ||
-                  fabs(g[i] - w[i]) <= atol + rtol * fabs(w[i]);
-        if (!ok) {
-            ct_test_fail(file, line, "%s[%lld] = %.17g, expected %.17g", what, (long long)i, g[i],
-                         w[i]);
-            break;
-        }
-    }
-    free(g);
-    free(w);
-}
-#define CHECK_CLOSE_T(what, got, want, rtol, atol) \
-    check_close(__FILE__, __LINE__, what, got, want, rtol, atol)
+/* One tensor comparison, rtol and atol (ct_test.h). */
+#define CHECK_CLOSE_T(what, got, want, rtol_, atol_) \
+    CHECK_TENSOR_CLOSE(what, got, want, .rtol = (rtol_), .atol = (atol_))
 
 static fx_file *fixtures(void) {
     static fx_file *f;
@@ -49,73 +25,22 @@ static char *key(const char *name, const char *suffix) {
     return buf;
 }
 
+/* The unary values cases: the OPVALUES rows of tests/opinfo.def, which the fixture
+ * generator reads too. */
 typedef ct_tensor *(*unary_fn)(ct_tensor *);
-#define U(name, expr) \
-    static ct_tensor *u_##name(ct_tensor *x) { return expr; }
-U(reciprocal, ct_reciprocal(x))
-U(expm1, ct_expm1(x))
-U(log1p, ct_log1p(x))
-U(log2, ct_log2(x))
-U(sqrt, ct_sqrt(x))
-U(rsqrt, ct_rsqrt(x))
-U(abs, ct_abs(x))
-U(sign, ct_sign(x))
-U(sin, ct_sin(x))
-U(cos, ct_cos(x))
-U(tanh, ct_tanh(x))
-U(sigmoid, ct_sigmoid(x))
-U(erf, ct_erf(x))
-U(exp, ct_exp(x))
-U(log, ct_log(x))
-U(relu, ct_relu(x))
-U(leaky_relu, ct_leaky_relu(x, .negative_slope = 0.1))
-U(elu, ct_elu(x, .alpha = 1.3))
-U(gelu, ct_gelu(x))
-U(gelu_tanh, ct_gelu(x, .approximate = CT_GELU_TANH))
-U(silu, ct_silu(x))
-U(softplus, ct_softplus(x))
-U(softplus_b2, ct_softplus(x, .beta = 2, .threshold = 5))
-U(hardtanh, ct_hardtanh(x, .min_val = CT_SOME(-2), .max_val = CT_SOME(3)))
-U(nan_to_num, ct_nan_to_num(x))
-U(nan_to_num_args, ct_nan_to_num(x, .nan = 7, .posinf = CT_SOME(100), .neginf = CT_SOME(-50)))
-U(pow2, ct_pow_scalar(x, 2))
-U(pow3, ct_pow_scalar(x, 3))
-U(pow_half, ct_pow_scalar(x, 0.5))
-U(pow_m1, ct_pow_scalar(x, -1))
-U(pow_2_5, ct_pow_scalar(x, 2.5))
-U(pow_0, ct_pow_scalar(x, 0))
-U(rpow_2, ct_rpow_scalar(x, 2))
-U(rpow_0, ct_rpow_scalar(x, 0))
-U(clamp, ct_clamp(x, .min = CT_SOME(-2), .max = CT_SOME(3)))
-U(clamp_min, ct_clamp(x, .min = CT_SOME(0.25 + 1e-9)))
-U(clamp_max, ct_clamp(x, .max = CT_SOME(-0.25)))
-U(clamp_crossed, ct_clamp(x, .min = CT_SOME(1.5), .max = CT_SOME(-1.5)))
+#define OPVALUES(name, op, rtol32, c_expr, torch_expr, inputs) \
+    static ct_tensor *u_##name(ct_tensor *x) { return c_expr; }
+#include "opinfo.def"
+#undef OPVALUES
 
-/* Tolerances: float64 values to 1e-12 and gradients to 1e-9 relative (libm differences,
- * cancellation in 1 + tanh of gelu's tanh form);
- * float32 to a few ulp (rtol32) against PyTorch's float32 kernels.  A negative rtol32
- * compares with the float64 values instead: PyTorch's float32 gelu loses accuracy at
- * negative x (4% at x = -5, cancellation in 1 + erf), ctorch's does not. */
 static const struct {
-    const char *name;
+    const char *name, *op;
     unary_fn f;
     double rtol32;
 } UNARY[] = {
-    {"reciprocal", u_reciprocal, 1.2e-7}, {"expm1", u_expm1, 3e-7},   {"log1p", u_log1p, 3e-7},
-    {"log2", u_log2, 3e-7},               {"sqrt", u_sqrt, 1.2e-7},   {"rsqrt", u_rsqrt, 3e-7},
-    {"abs", u_abs, 0},                    {"sign", u_sign, 0},        {"sin", u_sin, 3e-7},
-    {"cos", u_cos, 3e-7},                 {"tanh", u_tanh, 3e-7},     {"sigmoid", u_sigmoid, 3e-7},
-    {"erf", u_erf, 3e-7},                 {"exp", u_exp, 3e-7},       {"log", u_log, 3e-7},
-    {"relu", u_relu, 0},                  {"leaky_relu", u_leaky_relu, 1.2e-7},
-    {"elu", u_elu, 3e-7},                 {"gelu", u_gelu, -1e-6},     {"gelu_tanh", u_gelu_tanh, 5e-7},
-    {"silu", u_silu, 3e-7},               {"softplus", u_softplus, 3e-7},
-    {"softplus_b2", u_softplus_b2, 3e-7}, {"hardtanh", u_hardtanh, 0},
-    {"nan_to_num", u_nan_to_num, 0},      {"nan_to_num_args", u_nan_to_num_args, 0},
-    {"pow2", u_pow2, 1.2e-7},             {"pow3", u_pow3, 3e-7},     {"pow_half", u_pow_half, 1.2e-7},
-    {"pow_m1", u_pow_m1, 1.2e-7},         {"pow_2_5", u_pow_2_5, 3e-7}, {"pow_0", u_pow_0, 0},
-    {"rpow_2", u_rpow_2, 3e-7},           {"rpow_0", u_rpow_0, 0},    {"clamp", u_clamp, 0},
-    {"clamp_min", u_clamp_min, 1.2e-7},   {"clamp_max", u_clamp_max, 0},
-    {"clamp_crossed", u_clamp_crossed, 0},
+#define OPVALUES(name, op, rtol32, c_expr, torch_expr, inputs) {#name, #op, u_##name, rtol32},
+#include "opinfo.def"
+#undef OPVALUES
 };
 
 /* tests/force_isa.sh forces the kernels' instruction set: check that it took, or those
@@ -131,6 +56,9 @@ TEST(unary_values_and_gradients_match_pytorch) {
     fx_file *f = fixtures();
     for (size_t i = 0; i < sizeof UNARY / sizeof UNARY[0]; i++) {
         const char *name = UNARY[i].name;
+        if (!oi_row_of(UNARY[i].op))
+            ct_test_fail(__FILE__, __LINE__, "values case %s: %s is no op of tests/opinfo.def",
+                         name, UNARY[i].op);
         CT_SCOPE {
             ct_tensor *x = fx_get_as(f, key(name, "x"), CT_F64, true);
             ct_tensor *y = UNARY[i].f(x);
@@ -450,29 +378,8 @@ TEST(logical_and_classification_ops) {
 
 /* ---- errors ---- */
 
-TEST(pointwise_errors_use_pytorch_wording) {
-    ct_tensor *a = ct_ones(CT_SHAPE(2)), *b = ct_ones(CT_SHAPE(3));
-    CHECK_ERROR(ct_maximum(a, b), "ct_maximum: The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 0");
-    CHECK_ERROR(ct_eq(a, b), "must match the size of tensor b (3)");
-    CHECK_ERROR(ct_where(ct_ones(CT_SHAPE(2), .dtype = CT_BOOL), a, b), "must match the size");
-    ct_tensor *bo = ct_ones(CT_SHAPE(2), .dtype = CT_BOOL);
-    CHECK_ERROR(ct_neg(bo), "Negation, the `-` operator, on a bool tensor is not supported");
-    CHECK_ERROR(ct_relu(bo), "Boolean inputs not supported for relu");
-    CHECK_ERROR(ct_abs(bo), "ct_abs: not implemented for bool on cpu");
-    ct_tensor *i = ct_ones(CT_SHAPE(2), .dtype = CT_I64);
-    CHECK_ERROR(ct_add_alpha(i, i, 1.5), "For integral input tensors, argument alpha must not be a floating point number.");
-    CHECK_ERROR(ct_leaky_relu(i, .negative_slope = 0.1), "ct_leaky_relu: not implemented for int64 on cpu");
-    CHECK_ERROR(ct_where(i, a, a), "expected condition to be a boolean tensor, but got a tensor with dtype int64");
-    CHECK_ERROR(ct_clamp(a), "At least one of 'min' or 'max' must not be None");
-    CHECK_ERROR(ct_clamp_tensor(a, NULL, NULL), "At least one of 'min' or 'max' must not be None");
-    CHECK_ERROR(ct_clamp(ct_ones(CT_SHAPE(2), .dtype = CT_U8), .min = CT_SOME(-1)),
-                "value cannot be converted to type uint8 without overflow");
-    CHECK_ERROR(ct_pow_scalar(i, -1), "Integers to negative integer powers are not allowed.");
-    CHECK_ERROR(ct_lerp(a, ct_ones(CT_SHAPE(2), .dtype = CT_F64), 0.5), "expected dtype float32 for `end` but got dtype float64");
-    CHECK_ERROR(ct_lerp(i, i, 0.5), "ct_lerp: not implemented for int64 on cpu");
-    CHECK_ERROR(ct_gelu(a, .approximate = 7), "approximate must be CT_GELU_NONE or CT_GELU_TANH");
-    CHECK(ct_sigmoid(NULL) == NULL); /* a failed call's NULL passes through */
-}
+/* The error messages are OPERROR rows of tests/opinfo.def (tests/gradcheck/errors.c). */
+TEST(a_failed_calls_null_passes_through) { CHECK(ct_sigmoid(NULL) == NULL); }
 
 /* Strided and broadcast inputs take the kernels' general paths: the same values as a
  * contiguous copy. */
@@ -500,66 +407,8 @@ TEST(noncontiguous_and_broadcast_inputs_match_contiguous) {
     }
 }
 
-/* Large tensors run on several threads: the same bits as one thread.  An odd length
- * moves the split between vector loops and scalar remainders with the thread count,
- * so a kernel whose vector and scalar forms round differently (e.g. a contracted
- * multiply-add in one of them) fails here. */
-static ct_tensor *thread_case(int i, ct_tensor *x, ct_tensor *y) {
-    switch (i) {
-    case 0: return ct_gelu(x);
-    case 1: return ct_gelu(x, .approximate = CT_GELU_TANH);
-    case 2: return ct_sigmoid(x);
-    case 3: return ct_tanh(x);
-    case 4: return ct_silu(x);
-    case 5: return ct_elu(x, .alpha = 0.7);
-    case 6: return ct_softplus(x, .beta = 1.5);
-    case 7: return ct_leaky_relu(x);
-    case 8: return ct_exp(x);
-    case 9: return ct_expm1(x);
-    case 10: return ct_log1p(ct_abs(x));
-    case 11: return ct_sqrt(ct_abs(x));
-    case 12: return ct_rsqrt(ct_add_scalar(ct_abs(x), 1));
-    case 13: return ct_sin(x);
-    case 14: return ct_erf(x);
-    case 15: return ct_lerp(x, y, 0.3);
-    case 16: return ct_lerp_tensor(x, y, ct_sigmoid(y));
-    case 17: return ct_pow_scalar(ct_abs(x), 1.7);
-    case 18: return ct_div(x, ct_add_scalar(ct_abs(y), 1));
-    case 19: return ct_add(ct_mul(x, y), x);
-    case 20: return ct_softmax(ct_view(x, CT_SHAPE(7, 10001)), 1);
-    case 21: return ct_log_softmax(ct_view(x, CT_SHAPE(7, 10001)), 1);
-    case 22: return ct_nan_to_num(ct_log(x));
-    /* float16 / bfloat16 kernels of their own */
-    case 23: return ct_add(ct_to(x, .dtype = CT_BF16), ct_to(y, .dtype = CT_BF16));
-    case 24: return ct_exp(ct_to(x, .dtype = CT_BF16));
-    case 25: return ct_mul(ct_to(x, .dtype = CT_F16), ct_to(y, .dtype = CT_F16));
-    case 26: return ct_sum(ct_to(x, .dtype = CT_BF16));
-    case 27: return ct_sum(ct_view(ct_to(x, .dtype = CT_BF16), CT_SHAPE(7, 10001)), .dims = CT_DIMS(1));
-    case 28: return ct_mean(ct_view(ct_to(x, .dtype = CT_F16), CT_SHAPE(7, 10001)), .dims = CT_DIMS(0));
-    default: return NULL;
-    }
-}
-TEST(results_do_not_depend_on_thread_count) {
-    int64_t n = 70007;
-    ct_tensor *x = ct_empty(CT_SHAPE(n)), *y = ct_empty(CT_SHAPE(n));
-    float *p = ct_data_ptr(x), *q = ct_data_ptr(y);
-    for (int64_t i = 0; i < n; i++) {
-        p[i] = (float)((i * 7919) % 20001 - 10000) * 1e-3f;
-        q[i] = (float)((i * 104729) % 19997 - 9998) * 7e-4f;
-    }
-    int threads = ct_get_num_threads();
-    for (int i = 0; thread_case(i, x, y); i++) {
-        char what[32];
-        snprintf(what, sizeof what, "case %d", i);
-        ct_set_num_threads(1);
-        ct_tensor *one = thread_case(i, x, y);
-        for (int t = 2; t <= 3; t++) {
-            ct_set_num_threads(t);
-            CHECK_CLOSE_T(what, thread_case(i, x, y), one, 0, 0);
-        }
-    }
-    ct_set_num_threads(threads);
-}
+/* Thread-count independence: the OPLARGE rows of tests/opinfo.def
+ * (tests/gradcheck/large.c). */
 
 /* The examples at the head of ctorch/pointwise.h. */
 TEST(header_examples_compile_and_run) {

@@ -100,32 +100,8 @@ static const fx_case CASES[] = {
     {"any_d0", "bools", ND, any_d0, NULL, CT_BOOL}, {"amax_ints", "ints", ND, amax_d0, NULL, CT_I64},
 };
 
-/* |a - b| <= atol + rtol |b| everywhere, with the first mismatch reported. */
-static void check_close(const char *what, const ct_tensor *a, const ct_tensor *b, double rtol,
-                        double atol) {
-    if (!a || !b) {
-        ct_test_fail(__FILE__, __LINE__, "%s: missing result (%s)", what,
-                     ct_last_error() ? ct_last_error() : "no error");
-        return;
-    }
-    ct_shape sa = ct_shape_of(a), sb = ct_shape_of(b);
-    if (sa.ndim != sb.ndim || memcmp(sa.d, sb.d, sizeof(int64_t) * (size_t)sa.ndim)) {
-        ct_test_fail(__FILE__, __LINE__, "%s: shapes differ (ndim %d vs %d)", what, sa.ndim, sb.ndim);
-        return;
-    }
-    double *va = ct_test_values(a), *vb = ct_test_values(b);
-    for (int64_t i = 0; i < ct_numel(a); i++) {
-        double d = fabs(va[i] - vb[i]);
-        if (!(d <= atol + rtol * fabs(vb[i])) && !(isnan(va[i]) && isnan(vb[i])) &&
-            !(va[i] == vb[i])) {
-            ct_test_fail(__FILE__, __LINE__, "%s: element %lld is %.10g, PyTorch %.10g", what,
-                         (long long)i, va[i], vb[i]);
-            break;
-        }
-    }
-    free(va);
-    free(vb);
-}
+#define check_close(what, a, b, rtol_, atol_) \
+    CHECK_TENSOR_CLOSE(what, a, b, .rtol = (rtol_), .atol = (atol_))
 
 static void run_case(fx_file *f, const fx_case *c, ct_dtype dt) {
     CT_SCOPE_HERE;

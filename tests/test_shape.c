@@ -44,11 +44,12 @@ static const struct {
 #undef C
 };
 
+/* "value of NAME" (or gradient) within an absolute tol. */
 static void check_close(const char *what, const char *name, ct_tensor *got, ct_tensor *want,
                         double tol) {
-    double d = ct_test_max_diff(got, want);
-    if (!(d <= tol))
-        ct_test_fail(__FILE__, __LINE__, "%s of %s: max difference %g (tol %g)", what, name, d, tol);
+    char label[96];
+    snprintf(label, sizeof label, "%s of %s", what, name);
+    CHECK_TENSOR_CLOSE(label, got, want, .atol = tol);
 }
 
 /* Data movement is exact: values must match bitwise; gradients sum a few terms. */

@@ -1,10 +1,14 @@
+/* The checks each sample gets, as its op's row of tests/opinfo.def asks (gc.h). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "gc.h"
-#include "ops/op_table.h"
+#include "core/error.h"
 
-static bool covered[CT_NUM_OPS];
+#define MAX_ROWS 512
+#define MAX_IN 16
+static int n_samples[MAX_ROWS], n_second[MAX_ROWS], n_meta_skipped[MAX_ROWS];
+static int meta_checked, meta_skipped, lowp_runs;
 static uint64_t lcg = 0x9e3779b97f4a7c15ull;
 
 static double next_unit(void) {
@@ -12,14 +16,32 @@ static double next_unit(void) {
     return (double)(lcg >> 11) / 9007199254740992.0;
 }
 
+static const oi_row *row_for(const char *file, int line, const char *op) {
+    const oi_row *r = oi_row_of(op);
+    if (!r)
+        ct_test_fail(file, line,
+                     "a sample of \"%s\", which has no row in tests/opinfo.def: add "
+                     "OPINFO(%s, \"<dtypes>\", <flags>, 0, \"\")",
+                     op, op);
+    return r;
+}
+
 void gc_cover(const char *op) {
-    for (int i = 0; i < CT_NUM_OPS; i++)
-        if (!strcmp(ct_ops[i].name, op)) {
-            covered[i] = true;
-            return;
-        }
-    fprintf(stderr, "gc_cover: no op named \"%s\" in ops.def\n", op);
-    abort();
+    const oi_row *r = row_for(__FILE__, __LINE__, op);
+    if (r) n_samples[r - oi_rows]++;
+}
+
+/* f on the inputs; the result belongs to the caller's scope.  Grad mode stays on: the
+ * samples of backward ops differentiate inside f. */
+static ct_tensor *evaluate(ct_gradcheck_fn f, ct_tensor *const *in, void *ctx) {
+    return f(in, ctx);
+}
+
+/* A leaf holding t (a copy or a view), requiring grad as like does. */
+static ct_tensor *leaf_like(ct_tensor *t, const ct_tensor *like) {
+    t = ct_detach(t);
+    if (t && ct_requires_grad(like)) ct_set_requires_grad(t, true);
+    return t;
 }
 
 static bool all_contiguous(int n, ct_tensor *const *t) {
@@ -28,15 +50,25 @@ static bool all_contiguous(int n, ct_tensor *const *t) {
     return true;
 }
 
+/* Whether the last error says the sample cannot run on meta: it brings cpu tensors of
+ * its own, or something in it (forward or backward) has an output shape that depends
+ * on the data, as in PyTorch.  Counted per row and listed at the end. */
+static bool skipped_on_meta(const oi_row *r) {
+    const char *e = ct_last_error();
+    if (!e || (!strstr(e, "on the same device") && !strstr(e, "depends on the data"))) return false;
+    meta_skipped++;
+    n_meta_skipped[r - oi_rows]++;
+    return true;
+}
+
 /* The case on the meta device: f on meta copies of the inputs gives the cpu's shape
  * and dtype (and strides, for contiguous inputs), and its backward gives each input a
- * gradient of the input's shape, all without allocating data.  A case whose function
- * brings cpu tensors of its own (targets, indices in ctx) cannot run on meta: it is
+ * gradient of the input's shape, all without allocating data.  A sample whose function
+ * brings cpu tensors of its own (not made with gc_like) cannot run on meta: it is
  * counted, not checked. */
-static int meta_checked, meta_skipped;
-
-static void meta_check(const char *file, int line, const char *op, ct_gradcheck_fn f, int n,
+static void meta_check(const char *file, int line, const oi_row *r, ct_gradcheck_fn f, int n,
                        ct_tensor *const *inputs, void *ctx) {
+    const char *op = r->op;
     ct_shape want;
     ct_dtype dtype = CT_DTYPE_UNSET;
     int64_t strides[CT_MAX_DIMS];
@@ -52,21 +84,18 @@ static void meta_check(const char *file, int line, const char *op, ct_gradcheck_
     bool same_strides = all_contiguous(n, inputs);
     int64_t before = ct_memory_allocated(CT_CPU);
     CT_SCOPE {
-        ct_tensor *m[16];
-        for (int i = 0; i < n && i < 16; i++) {
+        ct_tensor *m[MAX_IN];
+        for (int i = 0; i < n; i++) {
             m[i] = ct_detach(ct_to(inputs[i], .device = CT_META));
             ct_set_requires_grad(m[i], ct_requires_grad(inputs[i]));
         }
         ct_clear_error();
         ct_tensor *y = f(m, ctx);
-        if ((!y || !ct_is_meta(y)) && ct_last_error() &&
-            strstr(ct_last_error(), "on the same device")) {
-            meta_skipped++;
-            break;
-        }
+        if ((!y || !ct_is_meta(y)) && skipped_on_meta(r)) break;
         meta_checked++;
         if (!y || !ct_is_meta(y)) {
-            ct_test_fail(file, line, "%s on meta: %s", op, y ? "result not on meta" : ct_last_error());
+            ct_test_fail(file, line, "%s on meta: %s", op,
+                         y ? "result not on meta" : ct_last_error());
             break;
         }
         ct_shape got = ct_shape_of(y);
@@ -82,10 +111,11 @@ static void meta_check(const char *file, int line, const char *op, ct_gradcheck_
         }
         if (!ct_requires_grad(y)) break;
         if (ct_backward(ct_sum(y)) != 0) {
+            if (skipped_on_meta(r)) break;
             ct_test_fail(file, line, "%s: backward on meta: %s", op, ct_last_error());
             break;
         }
-        for (int i = 0; i < n && i < 16; i++) {
+        for (int i = 0; i < n; i++) {
             ct_tensor *g = ct_grad(m[i]);
             if (!g) continue; /* an input y does not depend on */
             ct_shape gs = ct_shape_of(g), is = ct_shape_of(m[i]);
@@ -99,18 +129,146 @@ static void meta_check(const char *file, int line, const char *op, ct_gradcheck_
                      (long long)(ct_memory_allocated(CT_CPU) - before));
 }
 
+/* Bitwise the same result with 1 and with 3 threads (Determinism, DESIGN.md). */
+static void threads_check(const char *file, int line, const char *op, ct_gradcheck_fn f,
+                          ct_tensor *const *inputs, void *ctx) {
+    CT_SCOPE_HERE;
+    int saved = ct_get_num_threads();
+    ct_set_num_threads(1);
+    ct_tensor *one = evaluate(f, inputs, ctx);
+    ct_set_num_threads(3);
+    ct_tensor *three = evaluate(f, inputs, ctx);
+    ct_set_num_threads(saved);
+    if (!one) return; /* gradcheck reports the error */
+    char what[96];
+    snprintf(what, sizeof what, "%s with 3 threads against 1", op);
+    ct_test_check_close(file, line, what, three, one, (ct_test_tol){0});
+}
+
+/* A non-contiguous copy of t (every other element of a wider buffer), same values. */
+static ct_tensor *noncontig_copy(ct_tensor *t) {
+    ct_shape s = ct_shape_of(t);
+    int last = s.ndim - 1;
+    int64_t len = s.d[last];
+    s.d[last] = 2 * len;
+    ct_tensor *wide = ct_empty(s, .dtype = ct_dtype_of(t));
+    ct_tensor *nc = ct_slice(wide, last, 0, 2 * len, 2);
+    return ct_copy_(nc, ct_detach(t)) ? leaf_like(nc, t) : NULL;
+}
+
+/* The same result on non-contiguous copies of the (contiguous) inputs. */
+static void noncontig_check(const char *file, int line, const char *op, ct_gradcheck_fn f, int n,
+                            ct_tensor *const *inputs, void *ctx) {
+    CT_SCOPE_HERE;
+    ct_tensor *nc[MAX_IN];
+    bool any = false;
+    for (int i = 0; i < n; i++) {
+        bool copy =
+            ct_is_contiguous(inputs[i]) && ct_ndim(inputs[i]) > 0 && ct_numel(inputs[i]) > 1;
+        nc[i] = copy ? noncontig_copy(inputs[i]) : inputs[i];
+        any |= copy;
+    }
+    if (!any) return;
+    ct_tensor *want = evaluate(f, inputs, ctx);
+    if (!want) return;
+    char what[96];
+    snprintf(what, sizeof what, "%s on non-contiguous inputs", op);
+    ct_test_check_close(file, line, what, evaluate(f, nc, ctx), want, (ct_test_tol){0});
+}
+
+static double epsilon_of(ct_dtype dt) {
+    return dt == CT_BF16 ? 0x1p-7 : dt == CT_F16 ? 0x1p-10 : dt == CT_F32 ? 0x1p-23 : 0x1p-52;
+}
+
+/* The floating inputs rounded to dt, then (when to is set) widened to `to`: leaves
+ * requiring grad where the inputs do. */
+static void cast_inputs(int n, ct_tensor *const *in, ct_dtype dt, ct_dtype to, ct_tensor **out) {
+    for (int i = 0; i < n; i++) {
+        ct_tensor *t = in[i];
+        if (ct_dtype_is_floating(ct_dtype_of(t))) {
+            t = ct_to(ct_detach(t), .dtype = dt);
+            if (to) t = ct_to(t, .dtype = to);
+            t = leaf_like(t, in[i]);
+        }
+        out[i] = t;
+    }
+}
+
+/* In each floating dtype of the row: float32 against float64, bfloat16 and float16
+ * against float32, all on the same rounded inputs, within ulps of the dtype's epsilon
+ * (relative, and absolute scaled by the largest magnitude). */
+static void lowp_check(const char *file, int line, const oi_row *r, ct_gradcheck_fn f, int n,
+                       ct_tensor *const *inputs, void *ctx) {
+    static const ct_dtype DTS[] = {CT_F32, CT_BF16, CT_F16};
+    bool floating = false;
+    for (int i = 0; i < n; i++) floating |= ct_dtype_is_floating(ct_dtype_of(inputs[i]));
+    for (size_t k = 0; floating && k < sizeof DTS / sizeof DTS[0]; k++) {
+        ct_dtype dt = DTS[k], ref = dt == CT_F32 ? CT_F64 : CT_F32;
+        if (!oi_has_dtype(r, dt)) continue;
+        CT_SCOPE {
+            ct_tensor *a[MAX_IN], *b[MAX_IN];
+            cast_inputs(n, inputs, dt, CT_DTYPE_UNSET, a);
+            cast_inputs(n, inputs, dt, ref, b);
+            ct_tensor *want = evaluate(f, b, ctx);
+            if (!want) break; /* not defined on these values; gradcheck reports errors */
+            ct_clear_error();
+            ct_tensor *got = evaluate(f, a, ctx);
+            lowp_runs++;
+            char what[128];
+            snprintf(what, sizeof what, "%s in %s against %s (row at tests/opinfo.def:%d)", r->op,
+                     ct_dtype_name(dt), ct_dtype_name(ref), r->line);
+            if (!got) {
+                ct_test_fail(file, line, "%s: %s", what, ct_last_error());
+                break;
+            }
+            if (ct_dtype_of(want) == ref && ct_dtype_of(got) != dt)
+                ct_test_fail(file, line, "%s: the result is %s", what,
+                             ct_dtype_name(ct_dtype_of(got)));
+            double tol = (r->ulps > 0 ? r->ulps : 8) * epsilon_of(dt);
+            ct_test_check_close(file, line, what, got, want,
+                                (ct_test_tol){.rtol = tol, .atol = tol, .atol_of_max = true});
+        }
+    }
+}
+
 void gc_run(const char *file, int line, const char *op, ct_gradcheck_fn f, int n,
             ct_tensor *const *inputs, void *ctx, bool second_order) {
-    gc_cover(op);
+    const oi_row *r = row_for(file, line, op);
+    if (!r) return;
+    if (n > MAX_IN) {
+        ct_test_fail(file, line, "a sample of %s has %d inputs (at most %d)", op, n, MAX_IN);
+        return;
+    }
+    n_samples[r - oi_rows]++;
+    n_second[r - oi_rows] += second_order;
+    unsigned fl = r->flags;
     ct_clear_error();
-    meta_check(file, line, op, f, n, inputs, ctx);
+    if (!(fl & OI_NO_META)) meta_check(file, line, r, f, n, inputs, ctx);
     ct_clear_error();
+    if (!(fl & OI_NO_THREADS)) threads_check(file, line, op, f, inputs, ctx);
+    if (!(fl & OI_NO_NONCONTIG)) noncontig_check(file, line, op, f, n, inputs, ctx);
+    if (!(fl & OI_NO_LOWP)) lowp_check(file, line, r, f, n, inputs, ctx);
+    ct_clear_error();
+    if (second_order && !(fl & OI_GRADGRAD))
+        ct_test_fail(file, line,
+                     "a sample asks gradgradcheck of %s, but its row (tests/opinfo.def:%d) lacks "
+                     "GRADGRAD",
+                     op, r->line);
+    bool any_grad = false;
+    for (int i = 0; i < n; i++) any_grad |= ct_requires_grad(inputs[i]);
+    if (!(fl & OI_GRAD) || !any_grad) return;
     if (ct_gradcheck(f, n, inputs, ctx) != 0) {
         ct_test_fail(file, line, "gradcheck of %s: %s", op, ct_last_error());
         return;
     }
     if (second_order && ct_gradgradcheck(f, n, inputs, ctx) != 0)
         ct_test_fail(file, line, "gradgradcheck of %s: %s", op, ct_last_error());
+}
+
+ct_tensor *gc_like(const ct_tensor *ref, ct_tensor *t) {
+    if (!ref || !t) return t;
+    bool cast = ct_dtype_is_floating(ct_dtype_of(ref)) && ct_dtype_is_floating(ct_dtype_of(t));
+    return ct_to(t, .device = ct_device_of(ref), .dtype = cast ? ct_dtype_of(ref) : ct_dtype_of(t));
 }
 
 ct_tensor *gc_rand_range(ct_shape shape, double lo, double hi) {
@@ -144,16 +302,39 @@ ct_tensor *gc_noncontig_range(ct_shape shape, double lo, double hi) {
 
 ct_tensor *gc_noncontig(ct_shape shape) { return gc_noncontig_range(shape, -1, 1); }
 
-/* Called by the harness after the last test: every differentiable op needs a case. */
+/* Called by the harness after the last test: every row had the samples it promises. */
 int ct_test_finish(void) {
-    int missing = 0;
-    printf("meta device: %d cases checked, %d with cpu tensors of their own skipped\n",
-           meta_checked, meta_skipped);
-    for (int i = 0; i < CT_NUM_OPS; i++) {
-        if (!ct_ops[i].backward || covered[i] || i == CT_OP_accumulate_grad) continue;
-        fprintf(stderr, "differentiable op \"%s\" (%s) has no gradcheck case\n", ct_ops[i].name,
-                ct_ops[i].grad_name);
-        missing++;
+    int missing = 0, samples = 0;
+    for (int i = 0; i < oi_num_rows; i++) {
+        const oi_row *r = &oi_rows[i];
+        samples += n_samples[i];
+        if (r->flags & (OI_ELSEWHERE | OI_EXEMPT)) {
+            if (n_samples[i]) {
+                fprintf(stderr, "tests/opinfo.def:%d: %s has samples here but is marked %s\n",
+                        r->line, r->op, r->flags & OI_EXEMPT ? "EXEMPT" : "ELSEWHERE");
+                missing++;
+            }
+            continue;
+        }
+        if (!n_samples[i]) {
+            fprintf(stderr,
+                    "tests/opinfo.def:%d: %s has no sample: add one to tests/gradcheck/, or mark "
+                    "the row ELSEWHERE with the test that covers it\n",
+                    r->line, r->op);
+            missing++;
+        } else if ((r->flags & OI_GRADGRAD) && !n_second[i]) {
+            fprintf(stderr,
+                    "tests/opinfo.def:%d: %s is GRADGRAD but no sample asks gradgradcheck "
+                    "(GRADGRADCHECK)\n",
+                    r->line, r->op);
+            missing++;
+        }
     }
+    printf("%d samples of %d rows; meta device: %d checked, %d skipped (cpu tensors of their "
+           "own, or data-dependent shapes); %d reduced-precision runs\n",
+           samples, oi_num_rows, meta_checked, meta_skipped, lowp_runs);
+    for (int i = 0; i < oi_num_rows; i++)
+        if (n_meta_skipped[i])
+            printf("  not on meta: %d samples of %s\n", n_meta_skipped[i], oi_rows[i].op);
     return missing;
 }

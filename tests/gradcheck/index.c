@@ -7,26 +7,28 @@ typedef struct {
     double v;
 } ix;
 
+/* the case's index (or mask), on the input's device */
+#define IDX gc_like(x[0], c->index)
 #define F(name, expr)                                                         \
     static ct_tensor *name(ct_tensor *const *x, void *c_) {                   \
         ix *c = c_;                                                           \
         (void)c;                                                              \
         return expr;                                                          \
     }
-F(f_index_select, ct_index_select(x[0], c->dim, c->index))
-F(f_index_add, ct_index_add(x[0], c->dim, c->index, x[1], c->v))
-F(f_gather, ct_gather(x[0], c->dim, c->index))
-F(f_scatter, ct_scatter(x[0], c->dim, c->index, x[1]))
-F(f_scatter_value, ct_scatter_value(x[0], c->dim, c->index, c->v))
-F(f_scatter_add, ct_scatter_add(x[0], c->dim, c->index, x[1]))
-F(f_masked_fill, ct_masked_fill(x[0], c->index, c->v))
-F(f_masked_fill_t, ct_masked_fill_tensor(x[0], c->index, x[1]))
-F(f_masked_fill_, ct_masked_fill_(ct_mul_scalar(x[0], 2), c->index, c->v))
-F(f_masked_fill_t_, ct_masked_fill_tensor_(ct_mul_scalar(x[0], 2), c->index, x[1]))
-F(f_masked_select, ct_masked_select(x[0], c->index))
-F(f_embedding, ct_embedding(c->index, x[0]))
-F(f_index_put, ct_index_put_(ct_mul_scalar(x[0], 1), 1, &c->index, x[1], false))
-F(f_index_put_acc, ct_index_put_(ct_mul_scalar(x[0], 1), 1, &c->index, x[1], true))
+F(f_index_select, ct_index_select(x[0], c->dim, IDX))
+F(f_index_add, ct_index_add(x[0], c->dim, IDX, x[1], c->v))
+F(f_gather, ct_gather(x[0], c->dim, IDX))
+F(f_scatter, ct_scatter(x[0], c->dim, IDX, x[1]))
+F(f_scatter_value, ct_scatter_value(x[0], c->dim, IDX, c->v))
+F(f_scatter_add, ct_scatter_add(x[0], c->dim, IDX, x[1]))
+F(f_masked_fill, ct_masked_fill(x[0], IDX, c->v))
+F(f_masked_fill_t, ct_masked_fill_tensor(x[0], IDX, x[1]))
+F(f_masked_fill_, ct_masked_fill_(ct_mul_scalar(x[0], 2), IDX, c->v))
+F(f_masked_fill_t_, ct_masked_fill_tensor_(ct_mul_scalar(x[0], 2), IDX, x[1]))
+F(f_masked_select, ct_masked_select(x[0], IDX))
+F(f_embedding, ct_embedding(IDX, x[0]))
+F(f_index_put, ct_index_put_(ct_mul_scalar(x[0], 1), 1, (ct_tensor *[]){IDX}, x[1], false))
+F(f_index_put_acc, ct_index_put_(ct_mul_scalar(x[0], 1), 1, (ct_tensor *[]){IDX}, x[1], true))
 F(f_sort, ct_sort(x[0], c->dim).values)
 F(f_sort_desc, ct_sort(x[0], c->dim, .descending = true).values)
 F(f_topk, ct_topk(x[0], (int64_t)c->v, c->dim).values)

@@ -38,7 +38,7 @@ static void free_buf(void *data, void *ctx) {
     free(data);
 }
 F(f_noncontig_base, double *buf = calloc(12, sizeof(double)); int64_t st[2] = {1, 3};
-  ct_tensor *z = ct_from_blob(buf, CT_F64, CT_SHAPE(3, 4), st, free_buf, NULL);
+  ct_tensor *z = gc_like(x[0], ct_from_blob(buf, CT_F64, CT_SHAPE(3, 4), st, free_buf, NULL));
   ct_add_(ct_slice(z, 1, 1, 3, 1), x[0]);
   ct_tensor *zc = ct_clone(z); return ct_mul(zc, zc);)
 

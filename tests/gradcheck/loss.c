@@ -14,13 +14,14 @@ typedef struct {
 
 static ct_tensor *f_nll(ct_tensor *const *x, void *c) {
     const nll_case *k = c;
-    return ct_nll_loss(x[0], k->target, .weight = k->weight, .reduction = k->reduction,
-                       .ignore_index = k->ignore_index);
+    return ct_nll_loss(x[0], gc_like(x[0], k->target), .weight = gc_like(x[0], k->weight),
+                       .reduction = k->reduction, .ignore_index = k->ignore_index);
 }
 static ct_tensor *f_ce(ct_tensor *const *x, void *c) {
     const nll_case *k = c;
-    return ct_cross_entropy(x[0], k->target, .weight = k->weight, .reduction = k->reduction,
-                            .ignore_index = k->ignore_index, .label_smoothing = k->smoothing);
+    return ct_cross_entropy(x[0], gc_like(x[0], k->target), .weight = gc_like(x[0], k->weight),
+                            .reduction = k->reduction, .ignore_index = k->ignore_index,
+                            .label_smoothing = k->smoothing);
 }
 /* The input gradient of nll_loss for grad_output x[1], built with create_graph: made
  * by the nll_loss_backward op, checked as a function of x[0] and x[1]. */
@@ -35,9 +36,7 @@ static ct_tensor *f_nll_bwd(ct_tensor *const *x, void *c) {
     return r[0];
 }
 
-static ct_tensor *targets(ct_shape s, const int64_t *v) {
-    return ct_tensor_i64(v, s);
-}
+static ct_tensor *targets(ct_shape s, const int64_t *v) { return ct_tensor_i64(v, s); }
 
 TEST(grad_nll_loss_and_cross_entropy) {
     static const int64_t t4[] = {0, 2, -100, 1}, t2[] = {0, 2, 2, 1}, t0[] = {0, 2, 0, 1};
@@ -88,8 +87,8 @@ TEST(grad_nll_loss_backward) {
 /* Class probabilities as targets (x[1] differentiable too). */
 static ct_tensor *f_ce_prob(ct_tensor *const *x, void *c) {
     const nll_case *k = c;
-    return ct_cross_entropy(x[0], x[1], .weight = k->weight, .reduction = k->reduction,
-                            .label_smoothing = k->smoothing);
+    return ct_cross_entropy(x[0], x[1], .weight = gc_like(x[0], k->weight),
+                            .reduction = k->reduction, .label_smoothing = k->smoothing);
 }
 
 TEST(grad_cross_entropy_probabilities) {
@@ -104,18 +103,19 @@ TEST(grad_cross_entropy_probabilities) {
 typedef struct {
     ct_tensor *weight, *pos_weight;
     ct_reduction reduction;
-    double p; /* beta, delta, margin */
+    double p;  /* beta, delta, margin */
     bool flag; /* log_target */
 } pw_case;
 
 static ct_tensor *f_bce(ct_tensor *const *x, void *c) {
     const pw_case *k = c;
-    return ct_binary_cross_entropy(x[0], x[1], .weight = k->weight, .reduction = k->reduction);
+    return ct_binary_cross_entropy(x[0], x[1], .weight = gc_like(x[0], k->weight),
+                                   .reduction = k->reduction);
 }
 static ct_tensor *f_bcel(ct_tensor *const *x, void *c) {
     const pw_case *k = c;
-    return ct_binary_cross_entropy_with_logits(x[0], x[1], .weight = k->weight,
-                                               .pos_weight = k->pos_weight,
+    return ct_binary_cross_entropy_with_logits(x[0], x[1], .weight = gc_like(x[0], k->weight),
+                                               .pos_weight = gc_like(x[0], k->pos_weight),
                                                .reduction = k->reduction);
 }
 static ct_tensor *f_mse(ct_tensor *const *x, void *c) {
@@ -150,11 +150,13 @@ TEST(grad_binary_cross_entropy) {
         GRADGRADCHECK("binary_cross_entropy_with_logits", f_bcel, 2, xl, &k);
         /* pos_weight alone, broadcast from [1, 3]; size-1 dims */
         pw_case kp = {NULL, ct_reshape(w, CT_SHAPE(1, 3)), (ct_reduction)r, 0, false};
-        ct_tensor *x1[] = {gc_rand_range(CT_SHAPE(1, 3), -3, 3), gc_rand_range(CT_SHAPE(1, 3), 0, 1)};
+        ct_tensor *x1[] = {gc_rand_range(CT_SHAPE(1, 3), -3, 3),
+                           gc_rand_range(CT_SHAPE(1, 3), 0, 1)};
         GRADGRADCHECK("binary_cross_entropy_with_logits", f_bcel, 2, x1, &kp);
         GRADGRADCHECK("binary_cross_entropy", f_bce, 2,
                       ((ct_tensor *[]){gc_rand_range(CT_SHAPE(1, 1), 0.1, 0.9),
-                                       gc_rand_range(CT_SHAPE(1, 1), 0, 1)}), &kp);
+                                       gc_rand_range(CT_SHAPE(1, 1), 0, 1)}),
+                      &kp);
     }
     /* the second derivatives above go through the fused backward ops */
     gc_cover("binary_cross_entropy_backward");
@@ -230,7 +232,8 @@ TEST(grad_loss_backward_ops) {
             ct_tensor *x[] = {gc_noncontig(CT_SHAPE(2, 3)), gc_rand(CT_SHAPE(3)), gc_rand(gs)};
             GRADCHECK("mse_loss_backward", f_loss_bwd, 3, x, &((bwd_case){f_mse, &k, which}));
             GRADCHECK("smooth_l1_loss_backward", f_loss_bwd, 3, x, &((bwd_case){f_sl1, &k, which}));
-            GRADCHECK("smooth_l1_loss_backward", f_loss_bwd, 3, x, &((bwd_case){f_sl1, &k0, which}));
+            GRADCHECK("smooth_l1_loss_backward", f_loss_bwd, 3, x,
+                      &((bwd_case){f_sl1, &k0, which}));
             GRADCHECK("huber_loss_backward", f_loss_bwd, 3, x, &((bwd_case){f_huber, &k, which}));
             ct_tensor *xb[] = {gc_rand_range(CT_SHAPE(2, 3), 0.05, 0.95),
                                gc_rand_range(CT_SHAPE(2, 3), 0, 1), gc_rand(gs)};
@@ -248,12 +251,13 @@ TEST(grad_loss_backward_ops) {
 
 static ct_tensor *f_cos(ct_tensor *const *x, void *c) {
     const pw_case *k = c;
-    return ct_cosine_embedding_loss(x[0], x[1], k->weight, .margin = k->p,
+    return ct_cosine_embedding_loss(x[0], x[1], gc_like(x[0], k->weight), .margin = k->p,
                                     .reduction = k->reduction);
 }
 static ct_tensor *f_rank(ct_tensor *const *x, void *c) {
     const pw_case *k = c;
-    return ct_margin_ranking_loss(x[0], x[1], k->weight, .margin = k->p, .reduction = k->reduction);
+    return ct_margin_ranking_loss(x[0], x[1], gc_like(x[0], k->weight), .margin = k->p,
+                                  .reduction = k->reduction);
 }
 
 TEST(grad_embedding_losses) {

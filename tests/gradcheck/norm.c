@@ -12,11 +12,12 @@ typedef struct {
 
 static ct_tensor *f_bn(ct_tensor *const *x, void *c) {
     const norm_case *k = c;
-    return ct_batch_norm(x[0], k->rm, k->rv, .weight = x[1], .bias = x[2], .training = k->training);
+    return ct_batch_norm(x[0], gc_like(x[0], k->rm), gc_like(x[0], k->rv), .weight = x[1],
+                         .bias = x[2], .training = k->training);
 }
 static ct_tensor *f_bn_plain(ct_tensor *const *x, void *c) {
     const norm_case *k = c;
-    return ct_batch_norm(x[0], k->rm, k->rv, .training = k->training);
+    return ct_batch_norm(x[0], gc_like(x[0], k->rm), gc_like(x[0], k->rv), .training = k->training);
 }
 static ct_tensor *f_ln(ct_tensor *const *x, void *c) {
     return ct_layer_norm(x[0], ((const norm_case *)c)->ns, .weight = x[1], .bias = x[2]);
