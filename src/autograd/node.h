@@ -3,10 +3,14 @@
  * A node holds an edge per input (the input's grad_fn, or its AccumulateGrad node
  * for a leaf, or nothing when that input needs no gradient), the input's shape and
  * dtype (so the engine can reduce broadcast gradients and cast them back), the
- * tensors its backward needs, and the op's scalar arguments. */
+ * tensors its backward needs, the op's attributes by name (the generated struct of its
+ * schema row, ops/attrs.h: node->attrs.add.alpha) and what else its forward computed
+ * for the backward (ops/node_state.h: node->state.reduce.mask). */
 #ifndef CT_AUTOGRAD_NODE_H
 #define CT_AUTOGRAD_NODE_H
 
+#include "ops/attrs.h"
+#include "ops/node_state.h"
 #include "ops/op_table.h"
 
 #define CT_NODE_MAX_SAVED 6
@@ -40,8 +44,16 @@ struct ct_node {
     bool *needs_grad;       /* n_in: next[i].fn != NULL */
     ct_saved saved[CT_NODE_MAX_SAVED];
     bool released;          /* saved tensors were freed by a backward */
-    double args[4];         /* scalar arguments of the forward (alpha, ...) */
-    int64_t iargs[CT_MAX_DIMS + 4];
+    union {
+        struct {
+            ct_op_attrs attrs;   /* the forward's schema attributes: attrs.<op>.<name> */
+            ct_node_state state; /* the forward's other results for the backward: state.<op> */
+        };
+        struct { /* positional slots of the ops not converted yet (going away) */
+            double args[4];
+            int64_t iargs[CT_MAX_DIMS + 4];
+        };
+    };
     void *extra;            /* op-specific state, freed by extra_free */
     void (*extra_free)(void *);
     ct_tensor *variable;    /* AccumulateGrad: the leaf (owned) */

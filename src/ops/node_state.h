@@ -1,0 +1,42 @@
+/* What a forward computes for its backward beyond its schema attributes (those are in
+ * node->attrs, ops/attrs.h): one named struct per op or family, in a union held by
+ * every graph node (ct_node.state), written by the forward and read by the backward:
+ *
+ *     n->state.reduce = (ct_reduce_state){.mask = p->mask, .keepdim = keepdim};
+ *     bool keepdim = n->state.reduce.keepdim;
+ *
+ * The union stays within CT_NODE_STATE_MAX bytes, so that attributes and state together
+ * take no more room in a node than CT_NODE_ATTRS_MAX + CT_NODE_STATE_MAX. */
+#ifndef CT_OPS_NODE_STATE_H
+#define CT_OPS_NODE_STATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define CT_NODE_STATE_MAX 48
+
+/* Reductions over a dim mask (ops/reduce_plan.h) and the statistics built on them. */
+typedef struct {
+    uint64_t mask;  /* the reduced dims of the input, bit d for dim d */
+    bool keepdim;
+    int dim;        /* max.dim, min.dim: the dim, wrapped */
+    int kind;       /* norm: its ct_norm_kind */
+    double scale;   /* mean: the count averaged over; var, std: the denominator */
+} ct_reduce_state;
+
+/* clamp.Tensor: which of the optional bounds were given (saved slots 1 and 2). */
+typedef struct { bool has_min, has_max; } ct_clamp_tensor_state;
+
+/* cumsum, cumprod (and the reversed, exclusive scans of their backward). */
+typedef struct { int dim; bool reverse, exclusive; } ct_scan_state;
+
+typedef union {
+    int64_t dim;             /* ops along one dim (softmax, sort, gather, cat, ...): it, wrapped */
+    ct_reduce_state reduce;
+    ct_scan_state scan;
+    ct_clamp_tensor_state clamp_tensor;
+} ct_node_state;
+
+_Static_assert(sizeof(ct_node_state) <= CT_NODE_STATE_MAX, "ct_node_state grew");
+
+#endif
