@@ -30,10 +30,25 @@ typedef struct { bool has_min, has_max; } ct_clamp_tensor_state;
 /* cumsum, cumprod (and the reversed, exclusive scans of their backward). */
 typedef struct { int dim; bool reverse, exclusive; } ct_scan_state;
 
+/* slice (and select: start is the index, step 1), resolved against the input. */
+typedef struct { int dim; int64_t start, step; } ct_slice_state;
+
+/* split, split_with_sizes, unbind: the dim (wrapped) and for split the pieces' size,
+ * for split_with_sizes the dim's size (the last piece ends there). */
+typedef struct { int dim; int64_t size; } ct_split_state;
+
+/* index, index_put: the indexed dims of the input (bit d) and where the broadcast
+ * index dims go in the result (ops/index_util.h's ct_adv_geom). */
+typedef struct { uint32_t dims; int pos; } ct_adv_index_state;
+
 typedef union {
+    int pad_mode;            /* the pads: their ct_pad_mode */
     int64_t dim;             /* ops along one dim (softmax, sort, gather, cat, ...): it, wrapped */
     ct_reduce_state reduce;
     ct_scan_state scan;
+    ct_slice_state slice;
+    ct_split_state split;
+    ct_adv_index_state adv_index;
     ct_clamp_tensor_state clamp_tensor;
 } ct_node_state;
 
