@@ -41,6 +41,10 @@ typedef struct { int dim; int64_t size; } ct_split_state;
  * index dims go in the result (ops/index_util.h's ct_adv_geom). */
 typedef struct { uint32_t dims; int pos; } ct_adv_index_state;
 
+/* upsample_nearest2d, upsample_bilinear2d and their backward ops (whose schema
+ * attributes are too big for node->attrs): the scale factors given (0: none). */
+typedef struct { double scale_factors[2]; bool align_corners; } ct_upsample_state;
+
 typedef union {
     int pad_mode;            /* the pads: their ct_pad_mode */
     int64_t dim;             /* ops along one dim (softmax, sort, gather, cat, ...): it, wrapped */
@@ -49,6 +53,7 @@ typedef union {
     ct_slice_state slice;
     ct_split_state split;
     ct_adv_index_state adv_index;
+    ct_upsample_state upsample;
     ct_clamp_tensor_state clamp_tensor;
 } ct_node_state;
 
