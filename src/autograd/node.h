@@ -44,16 +44,8 @@ struct ct_node {
     bool *needs_grad;       /* n_in: next[i].fn != NULL */
     ct_saved saved[CT_NODE_MAX_SAVED];
     bool released;          /* saved tensors were freed by a backward */
-    union {
-        struct {
-            ct_op_attrs attrs;   /* the forward's schema attributes: attrs.<op>.<name> */
-            ct_node_state state; /* the forward's other results for the backward: state.<op> */
-        };
-        struct { /* positional slots of the ops not converted yet (going away) */
-            double args[4];
-            int64_t iargs[CT_MAX_DIMS + 4];
-        };
-    };
+    ct_op_attrs attrs;      /* the forward's schema attributes: attrs.<op>.<name> */
+    ct_node_state state;    /* what else the forward computed for the backward: state.<op> */
     void *extra;            /* op-specific state, freed by extra_free */
     void (*extra_free)(void *);
     ct_tensor *variable;    /* AccumulateGrad: the leaf (owned) */
@@ -68,6 +60,11 @@ struct ct_node {
     ct_tensor **buffer;     /* n_out gradient slots */
     uint8_t flags;          /* CT_NODE_* below */
 };
+
+/* Attributes and state together keep to the 160 bytes the node has for them. */
+_Static_assert(sizeof(ct_op_attrs) + sizeof(ct_node_state) <= 160,
+               "a graph node's attributes and state outgrew their room (CT_NODE_ATTRS_MAX, "
+               "CT_NODE_STATE_MAX)");
 
 /* Engine flags of a node within one backward run. */
 enum {

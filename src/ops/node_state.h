@@ -45,6 +45,25 @@ typedef struct { uint32_t dims; int pos; } ct_adv_index_state;
  * attributes are too big for node->attrs): the scale factors given (0: none). */
 typedef struct { double scale_factors[2]; bool align_corners; } ct_upsample_state;
 
+/* The losses and their fused backward ops (ops/loss_impl.h). */
+typedef struct {
+    int reduction;        /* ct_reduction */
+    bool has_weight;      /* weight saved (slot CT_PW_LOSS_WEIGHT; nll: 1) */
+    bool has_pos_weight;  /* binary_cross_entropy_with_logits(_backward): pos_weight saved */
+    int64_t ignore_index; /* nll_loss */
+    double numel;         /* what a mean reduction divides by (nll: the total weight) */
+    double p;             /* smooth_l1's beta, huber's delta */
+} ct_loss_state;
+
+/* batch_norm, layer_norm, group_norm: the kernels' job (kernels/norm.h). */
+typedef struct {
+    int64_t N, C, S, G;
+    double eps;
+    bool training;
+    bool has_weight; /* weight saved */
+    int norm_dims;   /* layer_norm: the number of normalized (last) dims */
+} ct_norm_state;
+
 typedef union {
     int pad_mode;            /* the pads: their ct_pad_mode */
     int64_t dim;             /* ops along one dim (softmax, sort, gather, cat, ...): it, wrapped */
@@ -54,6 +73,8 @@ typedef union {
     ct_split_state split;
     ct_adv_index_state adv_index;
     ct_upsample_state upsample;
+    ct_loss_state loss;
+    ct_norm_state norm;
     ct_clamp_tensor_state clamp_tensor;
 } ct_node_state;
 
