@@ -4,6 +4,9 @@
 #include "ops/pointwise.h"
 #include "ops/trace.h"
 
+/* Saved tensors: mul's and div's self and other, div's result. */
+enum { SV_SELF, SV_OTHER, SV_RESULT };
+
 /* The schema attributes of add, sub, mul or div (its rounding mode as PyTorch's string). */
 static void attrs_of(ct_op_id op, double alpha, int64_t mode, ct_op_attrs *at) {
     if (op == CT_OP_div)
@@ -72,13 +75,13 @@ static ct_tensor *binary(ct_op_id op, ct_tensor *a, ct_tensor *b, bool inplace, 
         attrs_of(op, alpha, mode, &n->attrs);
         switch (op) {
         case CT_OP_mul:
-            if (n->needs_grad[0]) ct_node_save(n, 1, b, false);
-            if (n->needs_grad[1]) ct_node_save(n, 0, a_before ? a_before : a, false);
+            if (n->needs_grad[0]) ct_node_save(n, SV_OTHER, b, false);
+            if (n->needs_grad[1]) ct_node_save(n, SV_SELF, a_before ? a_before : a, false);
             break;
         case CT_OP_div:
             if (mode == CT_ROUND_NONE) {
-                ct_node_save(n, 1, b, false);
-                if (n->needs_grad[1]) ct_node_save(n, 2, out, true); /* -g * out / b */
+                ct_node_save(n, SV_OTHER, b, false);
+                if (n->needs_grad[1]) ct_node_save(n, SV_RESULT, out, true); /* -g * out / b */
             }
             break;
         default: break;
@@ -172,11 +175,11 @@ bool sub_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 
 bool mul_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     if (n->needs_grad[0]) {
-        ct_tensor *b = ct_node_saved(n, 1);
+        ct_tensor *b = ct_node_saved(n, SV_OTHER);
         if (!(gi[0] = ct_mul(go[0], b))) return false;
     }
     if (n->needs_grad[1]) {
-        ct_tensor *a = ct_node_saved(n, 0);
+        ct_tensor *a = ct_node_saved(n, SV_SELF);
         if (!(gi[1] = ct_mul(go[0], a))) return false;
     }
     return true;
@@ -189,11 +192,11 @@ bool div_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
                 return false;
         return true;
     }
-    ct_tensor *b = ct_node_saved(n, 1);
+    ct_tensor *b = ct_node_saved(n, SV_OTHER);
     if (!b) return false;
     if (n->needs_grad[0] && !(gi[0] = ct_div(go[0], b))) return false;
     if (n->needs_grad[1]) {
-        ct_tensor *out = ct_node_saved(n, 2);
+        ct_tensor *out = ct_node_saved(n, SV_RESULT);
         if (!out || !(gi[1] = ct_neg(ct_div(ct_mul(go[0], out), b)))) return false;
     }
     return true;
