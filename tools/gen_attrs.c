@@ -129,7 +129,8 @@ int main(int argc, char **argv) {
         for (int i = 0; i < s[r].n_attrs; i++) {
             const ct_schema_arg *a = &s[r].attrs[i];
             field_type t = type_of(rows[r].name, rows[r].text, a);
-            fprintf(h, "    %s %s;\n", t.ctype, a->name);
+            bool ptr = t.ctype[strlen(t.ctype) - 1] == '*';
+            fprintf(h, "    %s%s%s;\n", t.ctype, ptr ? "" : " ", a->name);
             off = (off + t.align - 1) / t.align * t.align + t.size;
             if (t.align > align) align = t.align;
         }
