@@ -143,7 +143,7 @@ TEST(trace_shows_the_attributes_from_the_structs) {
     PRINTED(text, {
         ct_sub_alpha(x, x, 2);
         ct_gelu(x, .approximate = CT_GELU_TANH);
-        ct_softplus(x, .beta = 2, .threshold = 10);
+        ct_softplus(x, .beta = 2, .threshold = 5);
         ct_hardtanh(x);
         ct_clamp(x, .min = CT_SOME(0));
         ct_pow_scalar(x, 3);
@@ -162,7 +162,7 @@ TEST(trace_shows_the_attributes_from_the_structs) {
                  "%0: float32[2, 3] = input\n"
                  "%1: float32[2, 3] = sub(%0, %0, alpha=2)\n"
                  "%2: float32[2, 3] = gelu(%0, approximate='tanh')\n"
-                 "%3: float32[2, 3] = softplus(%0, beta=2, threshold=10)\n"
+                 "%3: float32[2, 3] = softplus(%0, beta=2, threshold=5)\n"
                  "%4: float32[2, 3] = hardtanh(%0, min_val=-1, max_val=1)\n"
                  "%5: float32[2, 3] = clamp(%0, min=0, max=None)\n"
                  "%6: float32[2, 3] = pow_scalar(%0, exponent=3)\n"
