@@ -95,22 +95,19 @@ void ct_attrs_values(ct_op_id op, const void *attrs, ct_value *v) {
         const char *p = (const char *)attrs + f->offset;
         ct_value x = {.kind = f->kind};
         switch (f->storage) {
+/* An optional number ({some, v}) into x.member. */
+#define OPTIONAL(T, member)                                                            \
+    do {                                                                               \
+        T o_;                                                                          \
+        memcpy(&o_, p, sizeof o_);                                                     \
+        x.none = !o_.some;                                                             \
+        x.member = o_.v;                                                               \
+    } while (0)
         case CT_ATTR_INT: memcpy(&x.i, p, sizeof x.i); break;
-        case CT_ATTR_OPT_INT: {
-            ct_attr_opt_int o;
-            memcpy(&o, p, sizeof o);
-            x.none = !o.some;
-            x.i = o.v;
-            break;
-        }
+        case CT_ATTR_OPT_INT: OPTIONAL(ct_attr_opt_int, i); break;
         case CT_ATTR_FLOAT: memcpy(&x.f, p, sizeof x.f); break;
-        case CT_ATTR_OPT_FLOAT: {
-            ct_attr_opt_float o;
-            memcpy(&o, p, sizeof o);
-            x.none = !o.some;
-            x.f = o.v;
-            break;
-        }
+        case CT_ATTR_OPT_FLOAT: OPTIONAL(ct_attr_opt_float, f); break;
+#undef OPTIONAL
         case CT_ATTR_BOOL: memcpy(&x.b, p, sizeof x.b); break;
         case CT_ATTR_DTYPE:
             memcpy(&x.dtype, p, sizeof x.dtype);
