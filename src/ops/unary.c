@@ -37,9 +37,8 @@ ct_tensor *ct_unary_op(const ct_unary_spec *u, ct_tensor *x, const ct_pw_args *a
         return NULL;
     }
     ct_node *n = ct_node_record(u->op, 1, &x, 1);
-    ct_op_attrs at;
-    if (args) attrs_of(u->op, args, n ? &n->attrs : &at);
     if (n) {
+        if (args) attrs_of(u->op, args, &n->attrs);
         if (u->save == CT_SAVE_INPUT) ct_node_save(n, 0, before ? before : x, false);
         if (u->save == CT_SAVE_OUTPUT) ct_node_save(n, 0, out, true);
         if (inplace) ct_rebase_history(n, out);
@@ -48,7 +47,8 @@ ct_tensor *ct_unary_op(const ct_unary_spec *u, ct_tensor *x, const ct_pw_args *a
     }
     ct_release(before);
     if (__builtin_expect(ct_trace_active != 0, 0)) {
-        if (n) at = n->attrs; /* n is alive: out holds it */
+        ct_op_attrs at = {0}; /* ops with attributes pass args */
+        if (args) attrs_of(u->op, args, &at);
         CT_TRACE_ATTRS(u->op, 1, &x, 1, &out, &at);
     }
     return ct_ret(out);
