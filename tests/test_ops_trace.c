@@ -282,3 +282,54 @@ TEST(fused_backward_ops_report_themselves) {
     CHECK(strstr(seen.text, "binary_cross_entropy_backward (backward)\n"));
     CHECK(strstr(seen.text, "upsample_nearest2d_backward (backward)\n"));
 }
+
+/* Ops that report their attribute struct show the attributes they showed when they
+ * listed the values one by one. */
+TEST(trace_shows_the_attributes_from_the_structs) {
+    ct_tensor *x = ct_tensor_f32(((float[]){-1, 2, 3, -4, 5, 6}), CT_SHAPE(2, 3),
+                                 .requires_grad = true);
+    ct_tensor *img = ct_ones(CT_SHAPE(1, 1, 4, 4));
+    char *text = NULL;
+    PRINTED(text, {
+        ct_sub_alpha(x, x, 2);
+        ct_gelu(x, .approximate = CT_GELU_TANH);
+        ct_softplus(x, .beta = 2, .threshold = 5);
+        ct_hardtanh(x);
+        ct_clamp(x, .min = CT_SOME(0));
+        ct_pow_scalar(x, 3);
+        ct_lerp(x, x, 0.25);
+        ct_transpose(x, -1, 0);
+        ct_permute(x, CT_DIMS(1, 0));
+        ct_flip(x, CT_DIMS(-1));
+        ct_repeat(x, CT_SHAPE(2, 1));
+        ct_tril(x, 1);
+        ct_roll(x, CT_DIMS(1), CT_DIMS(1));
+        ct_avg_pool2d(img, .kernel_size = CT_DIMS(2));
+        ct_max_pool2d(img, .kernel_size = CT_DIMS(2), .stride = CT_DIMS(1));
+        ct_im2col(img, .kernel_size = CT_DIMS(2, 2));
+    });
+    CHECK_STR_EQ(text,
+                 "%0: float32[2, 3] = input\n"
+                 "%1: float32[2, 3] = sub(%0, %0, alpha=2)\n"
+                 "%2: float32[2, 3] = gelu(%0, approximate='tanh')\n"
+                 "%3: float32[2, 3] = softplus(%0, beta=2, threshold=5)\n"
+                 "%4: float32[2, 3] = hardtanh(%0, min_val=-1, max_val=1)\n"
+                 "%5: float32[2, 3] = clamp(%0, min=0, max=None)\n"
+                 "%6: float32[2, 3] = pow_scalar(%0, exponent=3)\n"
+                 "%7: float32[2, 3] = lerp(%0, %0, weight=0.25)\n"
+                 "%8: float32[3, 2] = transpose(%0, dim0=-1, dim1=0)\n"
+                 "%9: float32[3, 2] = permute(%0, dims=[1, 0])\n"
+                 "%10: float32[2, 3] = flip(%0, dims=[-1])\n"
+                 "%11: float32[4, 3] = repeat(%0, repeats=[2, 1])\n"
+                 "%12: float32[2, 3] = tril(%0, diagonal=1)\n"
+                 "%13: float32[2, 3] = roll(%0, shifts=[1], dims=[1])\n"
+                 "%14: float32[1, 1, 4, 4] = input\n"
+                 "%15: float32[1, 1, 2, 2] = avg_pool2d(%14, kernel_size=[2, 2], stride=[2, 2], "
+                 "padding=[0, 0], ceil_mode=False, count_include_pad=True, divisor_override=None)\n"
+                 "%16: float32[1, 1, 3, 3], %17: int64[1, 1, 3, 3] = max_pool2d(%14, "
+                 "kernel_size=[2, 2], stride=[1, 1], padding=[0, 0], dilation=[1, 1], "
+                 "ceil_mode=False)\n"
+                 "%18: float32[1, 4, 9] = im2col(%14, kernel_size=[2, 2], dilation=[1, 1], "
+                 "padding=[0, 0], stride=[1, 1])\n");
+    free(text);
+}

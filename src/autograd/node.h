@@ -3,10 +3,14 @@
  * A node holds an edge per input (the input's grad_fn, or its AccumulateGrad node
  * for a leaf, or nothing when that input needs no gradient), the input's shape and
  * dtype (so the engine can reduce broadcast gradients and cast them back), the
- * tensors its backward needs, and the op's scalar arguments. */
+ * tensors its backward needs, the op's attributes by name (the generated struct of its
+ * schema row, ops/attrs.h: node->attrs.add.alpha) and what else its forward computed
+ * for the backward (ops/node_state.h: node->state.reduce.mask). */
 #ifndef CT_AUTOGRAD_NODE_H
 #define CT_AUTOGRAD_NODE_H
 
+#include "ops/attrs.h"
+#include "ops/node_state.h"
 #include "ops/op_table.h"
 
 #define CT_NODE_MAX_SAVED 6
@@ -40,8 +44,8 @@ struct ct_node {
     bool *needs_grad;       /* n_in: next[i].fn != NULL */
     ct_saved saved[CT_NODE_MAX_SAVED];
     bool released;          /* saved tensors were freed by a backward */
-    double args[4];         /* scalar arguments of the forward (alpha, ...) */
-    int64_t iargs[CT_MAX_DIMS + 4];
+    ct_op_attrs attrs;      /* the forward's schema attributes: attrs.<op>.<name> */
+    ct_node_state state;    /* what else the forward computed for the backward: state.<op> */
     void *extra;            /* op-specific state, freed by extra_free */
     void (*extra_free)(void *);
     ct_tensor *variable;    /* AccumulateGrad: the leaf (owned) */
@@ -56,6 +60,11 @@ struct ct_node {
     ct_tensor **buffer;     /* n_out gradient slots */
     uint8_t flags;          /* CT_NODE_* below */
 };
+
+/* Attributes and state together keep to the 160 bytes the node has for them. */
+_Static_assert(sizeof(ct_op_attrs) + sizeof(ct_node_state) <= 160,
+               "a graph node's attributes and state outgrew their room (CT_NODE_ATTRS_MAX, "
+               "CT_NODE_STATE_MAX)");
 
 /* Engine flags of a node within one backward run. */
 enum {

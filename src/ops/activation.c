@@ -2,6 +2,7 @@
  * one-input ops with scalar arguments, backward in terms of ops. */
 #include <float.h>
 #include <math.h>
+#include <string.h>
 
 #include "ops/trace.h"
 #include "ops/options.h"
@@ -102,11 +103,12 @@ static ct_tensor *threshold_backward(ct_tensor *g, ct_tensor *y, double threshol
     if (!out) return NULL;
     ct_node *n = ct_node_record(CT_OP_threshold_backward, 2, in, 1);
     if (n) {
-        n->args[0] = threshold;
+        n->attrs.threshold_backward.threshold = threshold;
         ct_node_save(n, 0, y, false);
         ct_node_give_output(n, out, 0);
     }
-    CT_TRACE(CT_OP_threshold_backward, 2, in, 1, &out, CT_V_SCALAR(threshold));
+    CT_TRACE_ATTRS(CT_OP_threshold_backward, 2, in, 1, &out,
+                   &(ct_threshold_backward_attrs){threshold});
     return ct_ret(out);
 }
 bool relu_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
@@ -115,22 +117,22 @@ bool relu_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 /* Linear in g; y only selects, so its gradient is zero (none is sent). */
 bool threshold_backward_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     if (!n->needs_grad[0]) return true;
-    return (gi[0] = threshold_backward(go[0], SAVED(n), n->args[0])) != NULL;
+    return (gi[0] = threshold_backward(go[0], SAVED(n), n->attrs.threshold_backward.threshold)) != NULL;
 }
 bool leaky_relu_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     ct_tensor *x = SAVED(n);
-    return (gi[0] = ct_where(ct_gt_scalar(x, 0), go[0], ct_mul_scalar(go[0], n->args[0]))) != NULL;
+    return (gi[0] = ct_where(ct_gt_scalar(x, 0), go[0], ct_mul_scalar(go[0], n->attrs.leaky_relu.negative_slope))) != NULL;
 }
 /* g where x > 0, else g * alpha * exp(x) (NaN for NaN, as PyTorch) */
 bool elu_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     ct_tensor *x = SAVED(n);
-    ct_tensor *neg = ct_mul(go[0], ct_mul_scalar(ct_exp(x), n->args[0]));
+    ct_tensor *neg = ct_mul(go[0], ct_mul_scalar(ct_exp(x), n->attrs.elu.alpha));
     return (gi[0] = ct_where(ct_gt_scalar(x, 0), go[0], neg)) != NULL;
 }
 /* exact: g * (Phi(x) + x phi(x)); tanh: PyTorch's GeluBackward formula. */
 bool gelu_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     ct_tensor *x = SAVED(n), *d;
-    if (n->iargs[0] == CT_GELU_TANH) {
+    if (!strcmp(n->attrs.gelu.approximate, "tanh")) {
         const double beta = M_SQRT2 * M_2_SQRTPI * 0.5, kappa = 0.044715;
         ct_tensor *x2 = ct_mul(x, x);
         ct_tensor *inner = ct_mul_scalar(ct_add(x, ct_mul_scalar(ct_mul(x2, x), kappa)), beta);
@@ -155,14 +157,15 @@ bool silu_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 }
 /* g where beta x > threshold, else g * sigmoid(beta x) */
 bool softplus_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    ct_tensor *z = ct_mul_scalar(SAVED(n), n->args[0]);
-    ct_tensor *lin = ct_gt_scalar(z, n->args[1]);
+    ct_tensor *z = ct_mul_scalar(SAVED(n), n->attrs.softplus.beta);
+    ct_tensor *lin = ct_gt_scalar(z, n->attrs.softplus.threshold);
     return (gi[0] = ct_where(lin, go[0], ct_mul(go[0], ct_sigmoid(z)))) != NULL;
 }
 /* g where min_val < x < max_val */
 bool hardtanh_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     ct_tensor *x = SAVED(n);
-    ct_tensor *in = ct_logical_and(ct_gt_scalar(x, n->args[0]), ct_lt_scalar(x, n->args[1]));
+    const ct_hardtanh_attrs *a = &n->attrs.hardtanh;
+    ct_tensor *in = ct_logical_and(ct_gt_scalar(x, a->min_val), ct_lt_scalar(x, a->max_val));
     return (gi[0] = ct_mask_grad(in, go[0])) != NULL;
 }
 /* g where x is finite */

@@ -5,16 +5,17 @@
 #include "ops/pointwise.h"
 #include "ops/trace.h"
 
-/* Reports a call of add, sub, mul or div (its rounding mode as PyTorch's string). */
-static void trace_binary(ct_op_id op, ct_tensor **in, ct_tensor *out, double alpha, int64_t mode) {
-    if (op == CT_OP_mul) {
-        CT_TRACE(op, 2, in, 1, &out);
-    } else if (op == CT_OP_div) {
-        const char *m = mode == CT_ROUND_TRUNC ? "trunc" : mode == CT_ROUND_FLOOR ? "floor" : NULL;
-        CT_TRACE(op, 2, in, 1, &out, CT_V_STR(m));
-    } else {
-        CT_TRACE(op, 2, in, 1, &out, CT_V_SCALAR(alpha));
-    }
+/* Saved tensors: mul's and div's self and other, div's result. */
+enum { SV_SELF, SV_OTHER, SV_RESULT };
+
+/* The schema attributes of add, sub, mul or div (its rounding mode as PyTorch's string). */
+static void attrs_of(ct_op_id op, double alpha, int64_t mode, ct_op_attrs *at) {
+    if (op == CT_OP_div)
+        at->div.rounding_mode = mode == CT_ROUND_TRUNC ? "trunc" : mode == CT_ROUND_FLOOR ? "floor" : NULL;
+    else if (op == CT_OP_add)
+        at->add.alpha = alpha;
+    else if (op == CT_OP_sub)
+        at->sub.alpha = alpha;
 }
 
 /* The forward shared by all forms.  `self` is both input 0 and the output of an
@@ -72,17 +73,16 @@ static ct_tensor *binary(ct_op_id op, ct_tensor *a, ct_tensor *b, bool inplace, 
     }
     ct_node *n = ct_node_record(op, 2, in, 1);
     if (n) {
-        n->args[0] = alpha;
-        n->iargs[0] = mode;
+        attrs_of(op, alpha, mode, &n->attrs);
         switch (op) {
         case CT_OP_mul:
-            if (n->needs_grad[0]) ct_node_save(n, 1, b, false);
-            if (n->needs_grad[1]) ct_node_save(n, 0, a_before ? a_before : a, false);
+            if (n->needs_grad[0]) ct_node_save(n, SV_OTHER, b, false);
+            if (n->needs_grad[1]) ct_node_save(n, SV_SELF, a_before ? a_before : a, false);
             break;
         case CT_OP_div:
             if (mode == CT_ROUND_NONE) {
-                ct_node_save(n, 1, b, false);
-                if (n->needs_grad[1]) ct_node_save(n, 2, out, true); /* -g * out / b */
+                ct_node_save(n, SV_OTHER, b, false);
+                if (n->needs_grad[1]) ct_node_save(n, SV_RESULT, out, true); /* -g * out / b */
             }
             break;
         default: break;
@@ -95,7 +95,11 @@ static ct_tensor *binary(ct_op_id op, ct_tensor *a, ct_tensor *b, bool inplace, 
         }
     }
     ct_release(a_before);
-    if (__builtin_expect(ct_trace_active != 0, 0)) trace_binary(op, in, out, alpha, mode);
+    if (__builtin_expect(ct_trace_active != 0, 0)) {
+        ct_op_attrs at;
+        attrs_of(op, alpha, mode, &at);
+        CT_TRACE_ATTRS(op, 2, in, 1, &out, &at);
+    }
     return out;
 #undef NAME
 }
@@ -157,14 +161,14 @@ ct_tensor *ct_mul_scalar_(ct_tensor *a, double b) { return ct_ret(binary_scalar(
 /* ---- backward formulas (the engine reduces broadcasting) ---- */
 
 bool add_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    double alpha = n->args[0];
+    double alpha = n->attrs.add.alpha;
     if (n->needs_grad[0]) gi[0] = go[0];
     if (n->needs_grad[1]) gi[1] = alpha == 1 ? go[0] : ct_mul_scalar(go[0], alpha);
     return true;
 }
 
 bool sub_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    double alpha = n->args[0];
+    double alpha = n->attrs.sub.alpha;
     if (n->needs_grad[0]) gi[0] = go[0];
     if (n->needs_grad[1]) gi[1] = ct_mul_scalar(go[0], -alpha);
     return !n->needs_grad[1] || gi[1];
@@ -172,28 +176,28 @@ bool sub_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 
 bool mul_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     if (n->needs_grad[0]) {
-        ct_tensor *b = ct_node_saved(n, 1);
+        ct_tensor *b = ct_node_saved(n, SV_OTHER);
         if (!(gi[0] = ct_mul(go[0], b))) return false;
     }
     if (n->needs_grad[1]) {
-        ct_tensor *a = ct_node_saved(n, 0);
+        ct_tensor *a = ct_node_saved(n, SV_SELF);
         if (!(gi[1] = ct_mul(go[0], a))) return false;
     }
     return true;
 }
 
 bool div_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    if (n->iargs[0] != CT_ROUND_NONE) { /* piecewise constant: zero gradient */
+    if (n->attrs.div.rounding_mode) { /* trunc or floor: piecewise constant, zero gradient */
         for (int i = 0; i < 2; i++)
             if (n->needs_grad[i] && !(gi[i] = ct_zeros_like_with(go[0], (ct_tensor_options){0})))
                 return false;
         return true;
     }
-    ct_tensor *b = ct_node_saved(n, 1);
+    ct_tensor *b = ct_node_saved(n, SV_OTHER);
     if (!b) return false;
     if (n->needs_grad[0] && !(gi[0] = ct_div(go[0], b))) return false;
     if (n->needs_grad[1]) {
-        ct_tensor *out = ct_node_saved(n, 2);
+        ct_tensor *out = ct_node_saved(n, SV_RESULT);
         if (!out || !(gi[1] = ct_neg(ct_div(ct_mul(go[0], out), b)))) return false;
     }
     return true;

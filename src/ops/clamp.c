@@ -73,14 +73,14 @@ ct_tensor *ct_clamp_with_(ct_tensor *x, ct_clamp_options o) { return clamp_scala
 bool clamp_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     ct_tensor *x = ct_node_saved(n, 0);
     if (!x) return false;
-    bool has_min = n->iargs[1], has_max = n->iargs[2];
+    const ct_clamp_attrs *a = &n->attrs.clamp;
     ct_tensor *mask;
-    if (has_min && has_max)
-        mask = ct_logical_and(ct_ge_scalar(x, n->args[0]), ct_le_scalar(x, n->args[1]));
-    else if (has_min)
-        mask = ct_ge_scalar(x, n->args[0]);
+    if (a->min.some && a->max.some)
+        mask = ct_logical_and(ct_ge_scalar(x, a->min.v), ct_le_scalar(x, a->max.v));
+    else if (a->min.some)
+        mask = ct_ge_scalar(x, a->min.v);
     else
-        mask = ct_le_scalar(x, n->args[1]);
+        mask = ct_le_scalar(x, a->max.v);
     return (gi[0] = ct_mask_grad(mask, go[0])) != NULL;
 }
 
@@ -128,8 +128,7 @@ ct_tensor *ct_clamp_tensor(ct_tensor *x, ct_tensor *min, ct_tensor *max) {
     if (n) {
         for (int i = 0; i < 3; i++)
             if (rec[i]) ct_node_save(n, i, rec[i], false);
-        n->iargs[1] = min != NULL;
-        n->iargs[2] = max != NULL;
+        n->state.clamp_tensor = (ct_clamp_tensor_state){min != NULL, max != NULL};
         ct_node_set_output(n, out, 0);
         ct_release(n);
     }
@@ -140,7 +139,7 @@ ct_tensor *ct_clamp_tensor(ct_tensor *x, ct_tensor *min, ct_tensor *max) {
 /* PyTorch's clamp_backward and clamp_backward_min_max: x gets g inside the bounds; min
  * gets g where x < min (and min < max), max where x > max (or max < min). */
 bool clamp_tensor_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    bool has_min = n->iargs[1], has_max = n->iargs[2];
+    bool has_min = n->state.clamp_tensor.has_min, has_max = n->state.clamp_tensor.has_max;
     ct_tensor *x = ct_node_saved(n, 0);
     ct_tensor *lo = has_min ? ct_node_saved(n, 1) : NULL, *hi = has_max ? ct_node_saved(n, 2) : NULL;
     if (!x || (has_min && !lo) || (has_max && !hi)) return false;

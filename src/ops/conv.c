@@ -2,6 +2,7 @@
  * covers them all; its kernels are in src/cpu/conv.c.  The backward computes the
  * gradients with kernels (GEMM + col2im); with create_graph it builds them from
  * differentiable ops instead (transposed conv, ct_im2col, ct_matmul). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "autograd/node.h"
@@ -10,7 +11,8 @@
 #include "ops/internal.h"
 #include "ops/trace.h"
 
-/* Geometry and options after defaults; iargs of the node, in this order. */
+/* Geometry and options after defaults; kept for the backward in the node's extra
+ * (convolution's schema attributes, int[] lists, are too big for node->attrs). */
 typedef struct {
     int nd;            /* spatial dims: 1 or 2 */
     bool transposed;
@@ -18,8 +20,6 @@ typedef struct {
     int64_t pad_end[2]; /* padding after the last element (differs for odd 'same') */
 } conv_params;
 
-enum { IA_ND, IA_TRANSPOSED, IA_GROUPS, IA_STRIDE, IA_PAD = IA_STRIDE + 2,
-       IA_DIL = IA_PAD + 2, IA_OUTPAD = IA_DIL + 2 };
 
 /* One option list: empty -> dflt, one value -> every dim, nd values -> per dim. */
 static bool expand_dims(const char *op, const char *what, ct_dims d, int nd, int64_t dflt,
@@ -284,15 +284,11 @@ static ct_tensor *convolution(const char *op, conv_params *p, ct_tensor *x, ct_t
     ct_tensor *in[] = {x, w, bias};
     ct_node *n = ct_node_record(CT_OP_convolution, 3, in, 1);
     if (n) {
-        n->iargs[IA_ND] = p->nd;
-        n->iargs[IA_TRANSPOSED] = p->transposed;
-        n->iargs[IA_GROUPS] = p->groups;
-        for (int i = 0; i < 2; i++) {
-            n->iargs[IA_STRIDE + i] = p->stride[i];
-            n->iargs[IA_PAD + i] = p->pad[i];
-            n->iargs[IA_DIL + i] = p->dil[i];
-            n->iargs[IA_OUTPAD + i] = p->out_pad[i];
-        }
+        conv_params *saved = malloc(sizeof *saved);
+        if (!saved) ct_fatal("out of memory recording the graph");
+        *saved = *p;
+        n->extra = saved;
+        n->extra_free = free;
         if (n->needs_grad[1]) ct_node_save(n, 0, x, false);
         if (n->needs_grad[0]) ct_node_save(n, 1, w, false);
         ct_node_set_output(n, out, 0);
@@ -448,14 +444,7 @@ static bool backward_with_ops(ct_node *n, const conv_params *p0, ct_tensor *gy,
 /* Gradients by kernels (see Note [Conv determinism] in cpu/conv.h); with
  * create_graph, by differentiable ops (backward_with_ops). */
 bool convolution_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    conv_params p = {.nd = (int)n->iargs[IA_ND], .transposed = n->iargs[IA_TRANSPOSED] != 0,
-                     .groups = n->iargs[IA_GROUPS]};
-    for (int i = 0; i < 2; i++) {
-        p.stride[i] = n->iargs[IA_STRIDE + i];
-        p.pad[i] = n->iargs[IA_PAD + i];
-        p.dil[i] = n->iargs[IA_DIL + i];
-        p.out_pad[i] = n->iargs[IA_OUTPAD + i];
-    }
+    conv_params p = *(const conv_params *)n->extra;
     ct_tensor *gy = go[0];
     if (ct_is_grad_enabled()) return backward_with_ops(n, &p, gy, gi);
     /* gy made contiguous once for all three jobs (sum's gradient is an expanded view) */

@@ -1,12 +1,11 @@
 /* im2col / col2im as ops: F.unfold and F.fold.  Each is the other's backward, so
  * they are differentiable to any order; the convolution's double backward is built
  * on them (src/ops/conv.c). */
+#include <stdlib.h>
+
 #include "autograd/node.h"
 #include "ops/conv_impl.h"
 #include "ops/trace.h"
-
-/* Node iargs: kernel, dilation, padding, stride (2 each), then the image H, W. */
-enum { IA_K = 0, IA_D = 2, IA_P = 4, IA_S = 6, IA_H = 8, IA_W = 9 };
 
 typedef struct { int64_t k[2], d[2], p[2], s[2]; } fold_params;
 
@@ -65,22 +64,28 @@ static bool geometry(const char *op, const fold_params *p, int64_t N, int64_t C,
     return true;
 }
 
-static void save(ct_node *n, const fold_params *p, int64_t H, int64_t W) {
-    for (int i = 0; i < 2; i++) {
-        n->iargs[IA_K + i] = p->k[i];
-        n->iargs[IA_D + i] = p->d[i];
-        n->iargs[IA_P + i] = p->p[i];
-        n->iargs[IA_S + i] = p->s[i];
-    }
-    n->iargs[IA_H] = H;
-    n->iargs[IA_W] = W;
+#define INTS2(a) ((ct_attr_ints2){2, {(a)[0], (a)[1]}})
+
+/* im2col's schema attributes: kernel_size, dilation, padding, stride (col2im's after
+ * its output_size). */
+static ct_im2col_attrs attrs_of(const fold_params *p) {
+    return (ct_im2col_attrs){INTS2(p->k), INTS2(p->d), INTS2(p->p), INTS2(p->s)};
 }
 
+/* The backward's options from a node's attributes: im2col's in node->attrs, col2im's
+ * (too big for it) in extra. */
 static ct_fold_options load(const ct_node *n) {
-    return (ct_fold_options){.kernel_size = CT_DIMS(n->iargs[IA_K], n->iargs[IA_K + 1]),
-                             .dilation = CT_DIMS(n->iargs[IA_D], n->iargs[IA_D + 1]),
-                             .padding = CT_DIMS(n->iargs[IA_P], n->iargs[IA_P + 1]),
-                             .stride = CT_DIMS(n->iargs[IA_S], n->iargs[IA_S + 1])};
+    const ct_im2col_attrs *a = &n->attrs.im2col;
+    ct_im2col_attrs c;
+    if (n->op == CT_OP_col2im) {
+        const ct_col2im_attrs *ca = n->extra;
+        c = (ct_im2col_attrs){ca->kernel_size, ca->dilation, ca->padding, ca->stride};
+        a = &c;
+    }
+    return (ct_fold_options){.kernel_size = CT_DIMS(a->kernel_size.d[0], a->kernel_size.d[1]),
+                             .dilation = CT_DIMS(a->dilation.d[0], a->dilation.d[1]),
+                             .padding = CT_DIMS(a->padding.d[0], a->padding.d[1]),
+                             .stride = CT_DIMS(a->stride.d[0], a->stride.d[1])};
 }
 
 ct_tensor *ct_im2col_with(ct_tensor *x, ct_fold_options o) {
@@ -99,9 +104,9 @@ ct_tensor *ct_im2col_with(ct_tensor *x, ct_fold_options o) {
     ct_tensor *out = ct_conv_run(CT_CONV_IM2COL, &g, x, x, NULL, shape, x->dtype);
     if (!out) return NULL;
     ct_node *n = ct_record1(CT_OP_im2col, out, 1, &x);
-    if (n) save(n, &p, g.H, g.W);
-    CT_TRACE(CT_OP_im2col, 1, &x, 1, &out, CT_V_INTS(2, p.k), CT_V_INTS(2, p.d), CT_V_INTS(2, p.p),
-             CT_V_INTS(2, p.s));
+    ct_im2col_attrs a = attrs_of(&p);
+    if (n) n->attrs.im2col = a;
+    CT_TRACE_ATTRS(CT_OP_im2col, 1, &x, 1, &out, &a);
     return ct_ret(out);
 }
 
@@ -137,14 +142,21 @@ ct_tensor *ct_col2im_with(ct_tensor *cols, ct_dims output_size, ct_fold_options 
                                  CT_SHAPE(g.N, g.C, g.H, g.W), cols->dtype);
     if (!out) return NULL;
     ct_node *n = ct_record1(CT_OP_col2im, out, 1, &cols);
-    if (n) save(n, &p, g.H, g.W);
-    CT_TRACE(CT_OP_col2im, 1, &cols, 1, &out, CT_V_INTS(2, hw), CT_V_INTS(2, p.k),
-             CT_V_INTS(2, p.d), CT_V_INTS(2, p.p), CT_V_INTS(2, p.s));
+    ct_im2col_attrs f = attrs_of(&p);
+    ct_col2im_attrs a = {INTS2(hw), f.kernel_size, f.dilation, f.padding, f.stride};
+    if (n) {
+        ct_col2im_attrs *saved = malloc(sizeof *saved);
+        if (!saved) ct_fatal("out of memory recording the graph");
+        *saved = a;
+        n->extra = saved;
+        n->extra_free = free;
+    }
+    CT_TRACE_ATTRS(CT_OP_col2im, 1, &cols, 1, &out, &a);
     return ct_ret(out);
 }
 
 bool im2col_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    return (gi[0] = ct_col2im_with(go[0], CT_DIMS(n->iargs[IA_H], n->iargs[IA_W]), load(n))) != NULL;
+    return (gi[0] = ct_col2im_with(go[0], CT_DIMS(n->in_meta[0].sizes[2], n->in_meta[0].sizes[3]), load(n))) != NULL;
 }
 
 bool col2im_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {

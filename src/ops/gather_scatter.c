@@ -99,7 +99,7 @@ ct_tensor *ct_gather(ct_tensor *t, int64_t dim, ct_tensor *index) {
     ct_tensor *in[2] = {t, NULL};
     ct_node *n = ct_record1(CT_OP_gather, out, 2, in);
     if (n) {
-        n->iargs[0] = ct_wrap_dim("ct_gather", dim, t->ndim);
+        n->state.dim = ct_wrap_dim("ct_gather", dim, t->ndim);
         ct_node_save(n, 0, index, false);
     }
     CT_TRACE(CT_OP_gather, 2, ((ct_tensor *[]){t, index}), 1, &out, CT_V_INT(dim), CT_V_BOOL(false));
@@ -148,7 +148,7 @@ static ct_tensor *scatter_record(ct_op_id opid, ct_tensor *out, ct_tensor *t, in
     ct_tensor *in[3] = {t, NULL, src};
     ct_node *n = ct_record1(opid, out, src ? 3 : 2, in);
     if (n) {
-        n->iargs[0] = ct_wrap_dim("ct_scatter", dim, t->ndim);
+        n->state.dim = ct_wrap_dim("ct_scatter", dim, t->ndim);
         ct_node_save(n, 0, index, false);
     }
     if (src) CT_TRACE(opid, 3, ((ct_tensor *[]){t, index, src}), 1, &out, CT_V_INT(dim));
@@ -184,13 +184,13 @@ bool gather_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     if (!index) return false;
     ct_tensor *z =
         ct_zeros(ct_index_input_shape(n, 0), .dtype = go[0]->dtype, .device = go[0]->storage->device);
-    return (gi[0] = ct_scatter_add(z, n->iargs[0], index, go[0])) != NULL;
+    return (gi[0] = ct_scatter_add(z, n->state.dim, index, go[0])) != NULL;
 }
 
 /* The gradient of src: grad.gather(dim, index), placed into zeros(src) when src is
  * larger than index (a scatter with the identity index along dim). */
 static ct_tensor *src_grad(ct_node *n, ct_tensor *go, ct_tensor *index) {
-    int d = (int)n->iargs[0];
+    int d = (int)n->state.dim;
     ct_tensor *g = ct_gather(go, d, index);
     const ct_input_meta *m = &n->in_meta[2];
     if (!g || (m->ndim == index->ndim &&
@@ -217,7 +217,7 @@ static ct_tensor *src_grad(ct_node *n, ct_tensor *go, ct_tensor *index) {
 bool scatter_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     ct_tensor *index = ct_node_saved(n, 0);
     if (!index) return false;
-    if (n->needs_grad[0] && !(gi[0] = ct_scatter_value(go[0], n->iargs[0], index, 0)))
+    if (n->needs_grad[0] && !(gi[0] = ct_scatter_value(go[0], n->state.dim, index, 0)))
         return false;
     if (n->needs_grad[2] && !(gi[2] = src_grad(n, go[0], index))) return false;
     return true;
@@ -227,7 +227,7 @@ bool scatter_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 bool scatter_value_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     ct_tensor *index = ct_node_saved(n, 0);
     if (!index) return false;
-    return (gi[0] = ct_scatter_value(go[0], n->iargs[0], index, 0)) != NULL;
+    return (gi[0] = ct_scatter_value(go[0], n->state.dim, index, 0)) != NULL;
 }
 
 /* ScatterAddBackward0: self gets grad; src gets grad.gather(dim, index). */

@@ -253,14 +253,13 @@ void ct_adv_index_free(ct_adv_index *p) {
 }
 
 void ct_adv_save(ct_node *n, const ct_adv_index *p) {
-    n->iargs[0] = p->g.dims;
-    n->iargs[1] = p->g.pos;
+    n->state.adv_index = (ct_adv_index_state){p->g.dims, p->g.pos};
     ct_node_save(n, 0, p->linear, false);
 }
 
 ct_adv_geom ct_adv_geom_of(const ct_node *n, const ct_tensor *lin) {
     const ct_input_meta *m = &n->in_meta[0];
-    ct_adv_geom g = {.ndim = m->ndim, .dims = (uint32_t)n->iargs[0], .pos = (int)n->iargs[1],
+    ct_adv_geom g = {.ndim = m->ndim, .dims = n->state.adv_index.dims, .pos = n->state.adv_index.pos,
                      .bnd = lin->ndim};
     memcpy(g.sizes, m->sizes, sizeof(int64_t) * (size_t)m->ndim);
     memcpy(g.bshape, lin->sizes, sizeof(int64_t) * (size_t)lin->ndim);

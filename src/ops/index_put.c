@@ -47,7 +47,7 @@ ct_tensor *ct_index_put__with(ct_tensor *t, int n_indices, ct_tensor *const *ind
     ct_node *n = ct_node_record(CT_OP_index_put, 2, in, 1);
     if (n) {
         ct_adv_save(n, &p);
-        n->iargs[2] = o.accumulate;
+        n->attrs.index_put.accumulate = o.accumulate;
         ct_rebase_history(n, t);
         ct_release(n);
     }
@@ -78,7 +78,7 @@ bool index_put_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     ct_tensor *row_idx = ct_reshape(lin, CT_SHAPE(lin->numel));
     if (!rows || !row_idx) return false;
     if (n->needs_grad[0]) {
-        if (n->iargs[2]) {
+        if (n->attrs.index_put.accumulate) {
             gi[0] = go[0];
         } else {
             ct_tensor *zero = ct_zeros(CT_SHAPE(), .dtype = go[0]->dtype, .device = go[0]->storage->device);

@@ -18,7 +18,8 @@ static void rows_geometry(const ct_tensor *t, int dim, ct_rows_args *a) {
 }
 
 /* The forward shared by index_select and embedding: rows idx (checked) of t along
- * dim into a new tensor of shape s, recorded as opid (saving idx, iargs[0] = iarg).
+ * dim into a new tensor of shape s, recorded as opid (saving idx; index_select keeps
+ * iarg, the dim wrapped, in node->state.dim).
  * Registered result or NULL. */
 static ct_tensor *select_rows(ct_op_id opid, ct_tensor *t, int dim, ct_tensor *idx, ct_shape s,
                               int64_t iarg) {
@@ -38,7 +39,7 @@ static ct_tensor *select_rows(ct_op_id opid, ct_tensor *t, int dim, ct_tensor *i
     ct_tensor *in[2] = {t, NULL};
     ct_node *n = ct_record1(opid, out, 2, in);
     if (n) {
-        n->iargs[0] = iarg;
+        if (opid == CT_OP_index_select) n->state.dim = iarg;
         ct_node_save(n, 0, idx, false);
     }
     return ct_ret(out);
@@ -80,7 +81,7 @@ bool index_select_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     if (!idx) return false;
     ct_tensor *z =
         ct_zeros(ct_index_input_shape(n, 0), .dtype = go[0]->dtype, .device = go[0]->storage->device);
-    return (gi[0] = ct_index_add(z, n->iargs[0], idx, go[0], 1)) != NULL;
+    return (gi[0] = ct_index_add(z, n->state.dim, idx, go[0], 1)) != NULL;
 }
 
 ct_tensor *ct_index_add(ct_tensor *t, int64_t dim, ct_tensor *index, ct_tensor *source,
@@ -146,13 +147,12 @@ ct_tensor *ct_index_add(ct_tensor *t, int64_t dim, ct_tensor *index, ct_tensor *
     if (idx->numel && out->numel) kern(ct_tensor_data(out), ct_tensor_data(src), &a);
     ct_tensor *in[3] = {t, NULL, source};
     ct_node *n = ct_record1(CT_OP_index_add, out, 3, in);
+    ct_index_add_attrs at = {dim, alpha};
     if (n) {
-        n->iargs[0] = d;
-        n->args[0] = alpha;
+        n->attrs.index_add = at;
         ct_node_save(n, 0, idx, false);
     }
-    CT_TRACE(CT_OP_index_add, 3, ((ct_tensor *[]){t, index, source}), 1, &out, CT_V_INT(dim),
-             CT_V_SCALAR(alpha));
+    CT_TRACE_ATTRS(CT_OP_index_add, 3, ((ct_tensor *[]){t, index, source}), 1, &out, &at);
 done:
     ct_release(src);
     ct_release(idx);
@@ -165,8 +165,9 @@ bool index_add_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     if (n->needs_grad[2]) {
         ct_tensor *idx = ct_node_saved(n, 0);
         if (!idx) return false;
-        ct_tensor *g = ct_index_select(go[0], n->iargs[0], idx);
-        if (g && n->args[0] != 1) g = ct_mul_scalar(g, n->args[0]);
+        const ct_index_add_attrs *a = &n->attrs.index_add;
+        ct_tensor *g = ct_index_select(go[0], a->dim, idx);
+        if (g && a->alpha != 1) g = ct_mul_scalar(g, a->alpha);
         if (g && n->in_meta[2].ndim != g->ndim) /* a 0-d source */
             g = ct_reshape(g, ct_index_input_shape(n, 2));
         if (!(gi[2] = g)) return false;
@@ -234,13 +235,11 @@ ct_tensor *ct_embedding_with(ct_tensor *indices, ct_tensor *weight, ct_embedding
         ct_shape s = ct_shape_of(indices);
         s.d[s.ndim++] = dim;
         out = select_rows(CT_OP_embedding, weight, 0, idx, s, padding_idx);
-        if (out && out->grad_fn) out->grad_fn->iargs[1] = o.scale_grad_by_freq;
     }
     ct_release(idx);
-    if (out)
-        CT_TRACE(CT_OP_embedding, 2, ((ct_tensor *[]){weight, indices}), 1, &out,
-                 CT_V_INT(padding_idx),
-                 CT_V_BOOL(o.scale_grad_by_freq), CT_V_BOOL(false));
+    ct_embedding_attrs at = {padding_idx, o.scale_grad_by_freq, false};
+    if (out && out->grad_fn) out->grad_fn->attrs.embedding = at;
+    if (out) CT_TRACE_ATTRS(CT_OP_embedding, 2, ((ct_tensor *[]){weight, indices}), 1, &out, &at);
     return out;
 }
 
@@ -255,14 +254,15 @@ bool embedding_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     int64_t num = m->sizes[0], dim = m->sizes[1];
     ct_tensor *flat = ct_reshape(idx, CT_SHAPE(-1));
     ct_tensor *g = ct_reshape(go[0], CT_SHAPE(idx->numel, dim));
-    if (n->iargs[0] >= 0 && flat && g) {
-        ct_tensor *pad = ct_unsqueeze(ct_eq_scalar(flat, (double)n->iargs[0]), 1);
+    const ct_embedding_attrs *a = &n->attrs.embedding;
+    if (a->padding_idx >= 0 && flat && g) {
+        ct_tensor *pad = ct_unsqueeze(ct_eq_scalar(flat, (double)a->padding_idx), 1);
         if (!pad) return false;
         g = ct_masked_fill(g, pad, 0);
     }
     ct_device dev = go[0]->storage->device;
     ct_tensor *z = ct_zeros(CT_SHAPE(num, dim), .dtype = go[0]->dtype, .device = dev);
-    if (n->iargs[1] && flat && g) {
+    if (a->scale_grad_by_freq && flat && g) {
         ct_tensor *counts =
             ct_index_add(ct_zeros(CT_SHAPE(num), .dtype = go[0]->dtype, .device = dev), 0, flat,
                          ct_ones(CT_SHAPE(flat->numel), .dtype = go[0]->dtype, .device = dev), 1);

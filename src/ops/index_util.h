@@ -95,7 +95,7 @@ int ct_adv_result_shape(const ct_adv_geom *g, int64_t *shape);
 /* The result in the rows frame's order, B then the whole dims: its shape (ndim
  * returned) and, in perm, where each of its dims is in the result. */
 int ct_adv_front_shape(const ct_adv_geom *g, int64_t *shape, ct_dims *perm);
-/* Records what the backward needs on n: iargs[0..1] and saved slot 0. */
+/* Records what the backward needs on n: node->state.adv_index and saved slot 0. */
 struct ct_node;
 void ct_adv_save(struct ct_node *n, const ct_adv_index *p);
 /* The geometry recorded by ct_adv_save (lin: the saved slot 0). */

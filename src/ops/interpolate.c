@@ -112,9 +112,7 @@ ct_tensor *ct_interpolate_with(ct_tensor *x, ct_interpolate_options o) {
     if (!out) return NULL;
     ct_node *n = ct_node_record(id, 1, &x, 1);
     if (n) {
-        n->args[0] = sf[0];
-        n->args[1] = sf[1];
-        n->iargs[0] = o.align_corners;
+        n->state.upsample = (ct_upsample_state){{sf[0], sf[1]}, o.align_corners};
         ct_node_set_output(n, out, 0);
         ct_release(n);
     }
@@ -134,20 +132,21 @@ ct_tensor *ct_interpolate_with(ct_tensor *x, ct_interpolate_options o) {
 static bool upsample_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     ct_shape xs = ct_meta_shape(&n->in_meta[0]);
     ct_tensor *gy = go[0];
-    ct_tensor *gx = upsample(n->op, gy, &xs, gy->sizes[2], gy->sizes[3], n->iargs[0] != 0,
-                             n->args, true);
+    const ct_upsample_state *u = &n->state.upsample;
+    ct_tensor *gx = upsample(n->op, gy, &xs, gy->sizes[2], gy->sizes[3], u->align_corners,
+                             u->scale_factors, true);
     if (gx) ct_pool_record_backward(n, gy, gx, NULL);
     if (gx && __builtin_expect(ct_trace_active != 0, 0)) {
         ct_op_id op = n->op == CT_OP_upsample_bilinear2d ? CT_OP_upsample_bilinear2d_backward
                                                          : CT_OP_upsample_nearest2d_backward;
         const int64_t osz[2] = {gy->sizes[2], gy->sizes[3]};
-        int ns = n->args[0] != 0 ? 2 : -1;
+        int ns = u->scale_factors[0] != 0 ? 2 : -1;
         if (op == CT_OP_upsample_bilinear2d_backward)
             CT_TRACE(op, 1, &gy, 1, &gx, CT_V_INTS(2, osz), CT_V_INTS(xs.ndim, xs.d),
-                     CT_V_BOOL(n->iargs[0] != 0), CT_V_FLOATS(ns, n->args));
+                     CT_V_BOOL(u->align_corners), CT_V_FLOATS(ns, u->scale_factors));
         else
             CT_TRACE(op, 1, &gy, 1, &gx, CT_V_INTS(2, osz), CT_V_INTS(xs.ndim, xs.d),
-                     CT_V_FLOATS(ns, n->args));
+                     CT_V_FLOATS(ns, u->scale_factors));
     }
     return (gi[0] = ct_ret(gx)) != NULL;
 }
@@ -164,10 +163,11 @@ bool upsample_bilinear2d_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 static bool upsample_backward_backward(ct_node *n, ct_tensor **go, ct_tensor **gi,
                                        ct_interp_mode mode) {
     ct_shape ys = ct_meta_shape(&n->in_meta[0]);
-    ct_interpolate_options o = {.mode = mode, .align_corners = n->iargs[0] != 0};
-    if (n->args[0] > 0) {
-        o.scale_factor[0] = n->args[0];
-        o.scale_factor[1] = n->args[1];
+    const ct_upsample_state *u = &n->state.upsample;
+    ct_interpolate_options o = {.mode = mode, .align_corners = u->align_corners};
+    if (u->scale_factors[0] > 0) {
+        o.scale_factor[0] = u->scale_factors[0];
+        o.scale_factor[1] = u->scale_factors[1];
     } else {
         o.size = CT_DIMS(ys.d[2], ys.d[3]);
     }

@@ -106,14 +106,14 @@ ct_tensor *ct_cat(int n, ct_tensor *const *ts, int64_t dim) {
     }
     if (ct_dtype_is_floating(dt)) {
         ct_node *node = ct_record1(CT_OP_cat, out, n, ts);
-        if (node) node->iargs[0] = d;
+        if (node) node->state.dim = d;
     }
     CT_TRACE(CT_OP_cat, n, ts, 1, &out, CT_V_INT(dim));
     return ct_ret(out);
 }
 
 bool cat_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    int d = (int)n->iargs[0];
+    int d = (int)n->state.dim;
     int64_t at = 0;
     for (int i = 0; i < n->n_in; i++) {
         const ct_input_meta *m = &n->in_meta[i];
@@ -157,7 +157,7 @@ ct_tensor *ct_stack(int n, ct_tensor *const *ts, int64_t dim) {
     for (int i = 0; i < n; i++) copy_into_region(k, out, ts[i], d, i, true);
     if (ct_dtype_is_floating(dt)) {
         ct_node *node = ct_record1(CT_OP_stack, out, n, ts);
-        if (node) node->iargs[0] = d;
+        if (node) node->state.dim = d;
     }
     CT_TRACE(CT_OP_stack, n, ts, 1, &out, CT_V_INT(dim));
     return ct_ret(out);
@@ -165,7 +165,7 @@ ct_tensor *ct_stack(int n, ct_tensor *const *ts, int64_t dim) {
 
 bool stack_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     for (int i = 0; i < n->n_in; i++)
-        if (n->needs_grad[i] && !(gi[i] = ct_select(go[0], n->iargs[0], i))) return false;
+        if (n->needs_grad[i] && !(gi[i] = ct_select(go[0], n->state.dim, i))) return false;
     return true;
 }
 
@@ -226,10 +226,7 @@ static int split_equal(ct_op_id op, const char *name, ct_tensor *t, int d, int64
     }
     ct_node *node;
     int r = make_pieces(op, t, d, (int)count, se, se + count, false, out, &node);
-    if (node) {
-        node->iargs[0] = d;
-        node->iargs[1] = step;
-    }
+    if (node) node->state.split = (ct_split_state){d, step};
     free(se);
     if (r >= 0) CT_TRACE(op, 1, &t, r, out, CT_V_INT(step), CT_V_INT(d));
     return r;
@@ -265,7 +262,7 @@ static ct_tensor *piece_grad(ct_tensor *g, const ct_input_meta *m, int d, int64_
 /* Joins the pieces' gradients: cat along d (lens given) or stack (lens NULL). */
 static bool join_grads(ct_node *n, ct_tensor **go, ct_tensor **gi, const int64_t *lens) {
     const ct_input_meta *m = &n->in_meta[0];
-    int d = (int)n->iargs[0];
+    int d = n->state.split.dim;
     ct_tensor **gs = malloc(sizeof(ct_tensor *) * (size_t)n->n_out);
     if (!gs) ct_fatal("out of memory in backward");
     bool ok = true;
@@ -280,7 +277,7 @@ static bool join_grads(ct_node *n, ct_tensor **go, ct_tensor **gi, const int64_t
 }
 
 bool split_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    int64_t size = n->in_meta[0].sizes[n->iargs[0]], step = n->iargs[1];
+    int64_t size = n->in_meta[0].sizes[n->state.split.dim], step = n->state.split.size;
     int64_t *lens = malloc(sizeof(int64_t) * (size_t)n->n_out);
     if (!lens) ct_fatal("out of memory in backward");
     for (int i = 0; i < n->n_out; i++) {
@@ -335,10 +332,9 @@ int ct_split_with_sizes(ct_tensor *t, int n, const int64_t *sizes, int64_t dim, 
     ct_node *node;
     int r = make_pieces(CT_OP_split_with_sizes, t, d, n, starts, sizes, false, out, &node);
     if (node) {
-        node->iargs[0] = d;
+        node->state.split = (ct_split_state){d, t->sizes[d]};
         node->extra = starts; /* kept for the backward: piece i has starts[i+1]-starts[i] */
         node->extra_free = free;
-        node->iargs[1] = t->sizes[d];
     } else {
         free(starts);
     }
@@ -351,7 +347,7 @@ bool split_with_sizes_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     int64_t *lens = malloc(sizeof(int64_t) * (size_t)n->n_out);
     if (!lens) ct_fatal("out of memory in backward");
     for (int i = 0; i < n->n_out; i++)
-        lens[i] = (i + 1 < n->n_out ? starts[i + 1] : n->iargs[1]) - starts[i];
+        lens[i] = (i + 1 < n->n_out ? starts[i + 1] : n->state.split.size) - starts[i];
     bool ok = join_grads(n, go, gi, lens);
     free(lens);
     return ok;
@@ -396,7 +392,7 @@ int ct_unbind(ct_tensor *t, int64_t dim, ct_tensor **out, int max_out) {
     if (!out) return count;
     ct_node *node;
     int r = make_pieces(CT_OP_unbind, t, d, count, NULL, NULL, true, out, &node);
-    if (node) node->iargs[0] = d;
+    if (node) node->state.split = (ct_split_state){d, 0};
     if (r >= 0) CT_TRACE(CT_OP_unbind, 1, &t, r, out, CT_V_INT(dim));
     return r;
 }

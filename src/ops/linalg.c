@@ -88,20 +88,21 @@ static bool check_pair(const char *op, const ct_tensor *a, const ct_tensor *b) {
     return a && b && ct_check_same_device(op, a, b) && same_dtype(op, a, b);
 }
 
+/* Saved tensors of the products: the left factor (a, mat1, batch1) and the right. */
+enum { SV_LEFT, SV_RIGHT };
+
 /* Records a node over inputs, saving the inputs a formula needs; reports the call. */
 static void record(ct_op_id op, ct_tensor *out, int n_in, ct_tensor *const *in, int ia, int ib,
                    double beta, double alpha) {
-    if (op == CT_OP_addmm || op == CT_OP_baddbmm)
-        CT_TRACE(op, n_in, in, 1, &out, CT_V_SCALAR(beta), CT_V_SCALAR(alpha));
-    else
-        CT_TRACE(op, n_in, in, 1, &out);
+    ct_addmm_attrs a = {beta, alpha}; /* addmm's and baddbmm's attributes are alike */
+    CT_TRACE_ATTRS(op, n_in, in, 1, &out, &a);
     ct_node *n = ct_node_record(op, n_in, in, 1);
     if (!n) return;
-    n->args[0] = beta;
-    n->args[1] = alpha;
+    if (op == CT_OP_addmm) n->attrs.addmm = a;
+    if (op == CT_OP_baddbmm) n->attrs.baddbmm = (ct_baddbmm_attrs){beta, alpha};
     /* d/da needs b and d/db needs a. */
-    if (n->needs_grad[ia]) ct_node_save(n, 1, in[ib], false);
-    if (n->needs_grad[ib]) ct_node_save(n, 0, in[ia], false);
+    if (n->needs_grad[ia]) ct_node_save(n, SV_RIGHT, in[ib], false);
+    if (n->needs_grad[ib]) ct_node_save(n, SV_LEFT, in[ia], false);
     ct_node_set_output(n, out, 0);
     ct_release(n);
 }
@@ -325,16 +326,23 @@ ct_tensor *ct_matmul(ct_tensor *a, ct_tensor *b) {
 
 static ct_tensor *mT(ct_tensor *t) { return ct_transpose(t, -2, -1); }
 
+/* The (beta, alpha) of addmm and baddbmm; mm's and bmm's are (0, 1). */
+static ct_addmm_attrs scales_of(const ct_node *n) {
+    if (n->op == CT_OP_addmm) return n->attrs.addmm;
+    if (n->op == CT_OP_baddbmm) return (ct_addmm_attrs){n->attrs.baddbmm.beta, n->attrs.baddbmm.alpha};
+    return (ct_addmm_attrs){0, 1};
+}
+
 /* grad_in[ia] = alpha * g @ b^T, grad_in[ib] = alpha * a^T @ g, for mm / bmm. */
 static bool product_backward(ct_node *n, ct_tensor *g, ct_tensor **gi, int ia, int ib,
                              ct_tensor *(*mul)(ct_tensor *, ct_tensor *)) {
-    double alpha = n->args[1];
+    double alpha = scales_of(n).alpha;
     if (n->needs_grad[ia]) {
-        ct_tensor *r = mul(g, mT(ct_node_saved(n, 1)));
+        ct_tensor *r = mul(g, mT(ct_node_saved(n, SV_RIGHT)));
         if (!(gi[ia] = alpha == 1 ? r : ct_mul_scalar(r, alpha))) return false;
     }
     if (n->needs_grad[ib]) {
-        ct_tensor *r = mul(mT(ct_node_saved(n, 0)), g);
+        ct_tensor *r = mul(mT(ct_node_saved(n, SV_LEFT)), g);
         if (!(gi[ib] = alpha == 1 ? r : ct_mul_scalar(r, alpha))) return false;
     }
     return true;
@@ -351,7 +359,7 @@ bool bmm_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 /* The engine sums input's gradient down to its (broadcast) shape. */
 static bool add_product_backward(ct_node *n, ct_tensor **go, ct_tensor **gi,
                                  ct_tensor *(*mul)(ct_tensor *, ct_tensor *)) {
-    double beta = n->args[0];
+    double beta = scales_of(n).beta;
     if (n->needs_grad[0] && !(gi[0] = beta == 1 ? go[0] : ct_mul_scalar(go[0], beta)))
         return false;
     return product_backward(n, go[0], gi, 1, 2, mul);
@@ -366,13 +374,13 @@ bool baddbmm_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 }
 
 bool mv_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    if (n->needs_grad[0] && !(gi[0] = ct_outer(go[0], ct_node_saved(n, 1)))) return false;
-    if (n->needs_grad[1] && !(gi[1] = ct_mv(ct_t(ct_node_saved(n, 0)), go[0]))) return false;
+    if (n->needs_grad[0] && !(gi[0] = ct_outer(go[0], ct_node_saved(n, SV_RIGHT)))) return false;
+    if (n->needs_grad[1] && !(gi[1] = ct_mv(ct_t(ct_node_saved(n, SV_LEFT)), go[0]))) return false;
     return true;
 }
 
 bool dot_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    if (n->needs_grad[0] && !(gi[0] = ct_mul(go[0], ct_node_saved(n, 1)))) return false;
-    if (n->needs_grad[1] && !(gi[1] = ct_mul(go[0], ct_node_saved(n, 0)))) return false;
+    if (n->needs_grad[0] && !(gi[0] = ct_mul(go[0], ct_node_saved(n, SV_RIGHT)))) return false;
+    if (n->needs_grad[1] && !(gi[1] = ct_mul(go[0], ct_node_saved(n, SV_LEFT)))) return false;
     return true;
 }

@@ -61,14 +61,14 @@ ct_tensor *ct_pw_loss_forward(const char *fn, const ct_pw_spec *spec, int n, ct_
 void ct_pw_loss_save(ct_node *n, ct_tensor *w, ct_reduction red, double numel) {
     if (!n) return;
     if (w) ct_node_save(n, CT_PW_LOSS_WEIGHT, w, false);
-    n->iargs[0] = red;
-    n->iargs[1] = w != NULL;
-    n->args[0] = numel;
+    n->state.loss.reduction = red;
+    n->state.loss.has_weight = w != NULL;
+    n->state.loss.numel = numel;
 }
 
 ct_tensor *ct_pw_loss_grad(ct_node *n, ct_tensor *g) {
-    if (g && n->iargs[0] == CT_REDUCTION_MEAN) g = ct_div_scalar(g, n->args[0]);
-    if (g && n->iargs[1]) {
+    if (g && n->state.loss.reduction == CT_REDUCTION_MEAN) g = ct_div_scalar(g, n->state.loss.numel);
+    if (g && n->state.loss.has_weight) {
         ct_tensor *w = ct_node_saved(n, CT_PW_LOSS_WEIGHT);
         g = w ? ct_mul(g, w) : NULL;
     }
@@ -100,8 +100,8 @@ ct_tensor *ct_pw_loss_backward(const ct_pw_spec *spec, ct_tensor *x, ct_tensor *
     if (n) {
         for (int i = 0; i < 3; i++) ct_node_save(n, i, din[i], false);
         if (pw) ct_node_save(n, 3, pw, false);
-        n->iargs[0] = pw != NULL;
-        n->args[0] = p;
+        n->state.loss.has_pos_weight = pw != NULL;
+        n->state.loss.p = p;
         ct_node_give_output(n, out, 0);
     }
     if (__builtin_expect(ct_trace_active != 0, 0)) trace_loss_backward(spec->op, x, y, pw, g, p, out);
@@ -114,11 +114,11 @@ bool ct_pw_loss_backward_backward(ct_node *n, ct_tensor **go, ct_tensor **gi, ct
     *x = ct_node_saved(n, 0);
     *y = ct_node_saved(n, 1);
     ct_tensor *g = ct_node_saved(n, 2);
-    *pw = n->iargs[0] ? ct_node_saved(n, 3) : NULL;
-    if (!*x || !*y || !g || (n->iargs[0] && !*pw)) return false;
+    *pw = n->state.loss.has_pos_weight ? ct_node_saved(n, 3) : NULL;
+    if (!*x || !*y || !g || (n->state.loss.has_pos_weight && !*pw)) return false;
     if (n->needs_grad[2]) {
         ct_pw_spec spec = {n->op, CT_PW_PROMOTE, 0};
-        if (!(gi[2] = ct_pw_loss_backward(&spec, *x, *y, *pw, go[0], n->args[0]))) return false;
+        if (!(gi[2] = ct_pw_loss_backward(&spec, *x, *y, *pw, go[0], n->state.loss.p))) return false;
     }
     return !(n->needs_grad[0] || n->needs_grad[1]) || (*gg = ct_mul(go[0], g));
 }
@@ -290,10 +290,8 @@ static void nll_save(ct_node *n, ct_tensor *t, ct_tensor *w, ct_reduction red,
                      int64_t ignore_index, double total) {
     ct_node_save(n, 0, t, false);
     if (w) ct_node_save(n, 1, w, false);
-    n->iargs[0] = red;
-    n->iargs[1] = ignore_index;
-    n->iargs[2] = w != NULL;
-    n->args[0] = total;
+    n->state.loss = (ct_loss_state){.reduction = red, .has_weight = w != NULL,
+                                    .ignore_index = ignore_index, .numel = total};
 }
 
 ct_tensor *ct_nll_loss_op(const char *op, ct_tensor *x, ct_tensor *t, ct_tensor *w,
@@ -354,22 +352,24 @@ static ct_tensor *nll_backward_op(ct_tensor *g, ct_tensor *t, ct_tensor *w, cons
 /* Reads the saved target and weight of an nll node. */
 static bool nll_saved(ct_node *n, ct_tensor **t, ct_tensor **w) {
     *t = ct_node_saved(n, 0);
-    *w = n->iargs[2] ? ct_node_saved(n, 1) : NULL;
-    return *t && (*w || !n->iargs[2]);
+    *w = n->state.loss.has_weight ? ct_node_saved(n, 1) : NULL;
+    return *t && (*w || !n->state.loss.has_weight);
 }
 
 bool nll_loss_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     ct_tensor *t, *w;
     if (!go[0] || !nll_saved(n, &t, &w)) return go[0] == NULL;
-    gi[0] = nll_backward_op(go[0], t, w, &n->in_meta[0], (ct_reduction)n->iargs[0], n->iargs[1],
-                            n->args[0]);
+    const ct_loss_state *s = &n->state.loss;
+    gi[0] = nll_backward_op(go[0], t, w, &n->in_meta[0], (ct_reduction)s->reduction,
+                            s->ignore_index, s->numel);
     return gi[0] != NULL;
 }
 
 bool nll_loss_backward_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     ct_tensor *t, *w;
     if (!go[0] || !nll_saved(n, &t, &w)) return go[0] == NULL;
-    gi[0] = ct_nll_loss_op("ct_nll_loss", go[0], t, w, (ct_reduction)n->iargs[0], n->iargs[1]);
+    gi[0] = ct_nll_loss_op("ct_nll_loss", go[0], t, w, (ct_reduction)n->state.loss.reduction,
+                           n->state.loss.ignore_index);
     const ct_input_meta *m = &n->in_meta[0]; /* [N, 1, S] where viewed, Note [nll2d] */
     if (gi[0] && gi[0]->ndim != m->ndim) {
         ct_shape s = {.ndim = m->ndim};

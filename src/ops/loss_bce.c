@@ -142,7 +142,7 @@ ct_tensor *(ct_binary_cross_entropy_with_logits_with)(ct_tensor *x, ct_tensor *y
         ct_node_save(n, 0, x, false);
         ct_node_save(n, 1, y, false);
         if (pw) ct_node_save(n, 2, pw, false);
-        n->iargs[2] = pw != NULL;
+        n->state.loss.has_pos_weight = pw != NULL;
         ct_pw_loss_save(n, o.weight, o.reduction, numel);
     }
     CT_TRACE(CT_OP_binary_cross_entropy_with_logits, 4, ((ct_tensor *[]){x, y, o.weight, pw}), 1,
@@ -166,8 +166,9 @@ static const ct_pw_spec BCEL_BWD = {CT_OP_binary_cross_entropy_with_logits_backw
 bool binary_cross_entropy_with_logits_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     if (!go[0]) return true;
     ct_tensor *x = ct_node_saved(n, 0), *y = ct_node_saved(n, 1);
-    ct_tensor *pw = n->iargs[2] ? ct_node_saved(n, 2) : NULL;
-    ct_tensor *g = x && y && (pw || !n->iargs[2]) ? ct_pw_loss_grad(n, go[0]) : NULL;
+    bool has_pw = n->state.loss.has_pos_weight;
+    ct_tensor *pw = has_pw ? ct_node_saved(n, 2) : NULL;
+    ct_tensor *g = x && y && (pw || !has_pw) ? ct_pw_loss_grad(n, go[0]) : NULL;
     if (!g) return false;
     if (n->needs_grad[0] && !(gi[0] = ct_pw_loss_backward(&BCEL_BWD, x, y, pw, g, 0)))
         return false;

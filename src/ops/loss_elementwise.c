@@ -10,7 +10,7 @@ static const ct_pw_spec MSE = {CT_OP_mse_loss, CT_PW_PROMOTE, 0};
 static const ct_pw_spec SMOOTH_L1 = {CT_OP_smooth_l1_loss, CT_PW_PROMOTE, 0};
 static const ct_pw_spec HUBER = {CT_OP_huber_loss, CT_PW_PROMOTE, 0};
 
-/* The forward of the three ops: p is beta or delta (node args[1]). */
+/* The forward of the three ops: p is beta or delta (node->state.loss.p). */
 static ct_tensor *regression_loss(const char *fn, const ct_pw_spec *spec, ct_tensor *x,
                                   ct_tensor *y, ct_reduction red, double p) {
     if (!x || !y) return NULL;
@@ -24,7 +24,7 @@ static ct_tensor *regression_loss(const char *fn, const ct_pw_spec *spec, ct_ten
         ct_node_save(n, 0, x, false);
         ct_node_save(n, 1, y, false);
         ct_pw_loss_save(n, NULL, red, numel);
-        n->args[1] = p;
+        n->state.loss.p = p;
     }
     if (spec->op == CT_OP_mse_loss) CT_TRACE(spec->op, 2, in, 1, &l, CT_V_INT(ct_reduction_aten(red)));
     else CT_TRACE(spec->op, 2, in, 1, &l, CT_V_INT(ct_reduction_aten(red)), CT_V_FLOAT(p));
@@ -63,7 +63,7 @@ static bool regression_backward(ct_node *n, ct_tensor **go, ct_tensor **gi, cons
     ct_tensor *x = ct_node_saved(n, 0), *y = ct_node_saved(n, 1);
     ct_tensor *g = x && y ? ct_pw_loss_grad(n, go[0]) : NULL;
     if (!g) return false;
-    double p = n->args[1];
+    double p = n->state.loss.p;
     if (n->needs_grad[0] && !(gi[0] = ct_pw_loss_backward(spec, x, y, NULL, g, p))) return false;
     if (n->needs_grad[1] && !(gi[1] = ct_pw_loss_backward(spec, y, x, NULL, g, p))) return false;
     return true;
@@ -87,7 +87,7 @@ static bool regression_backward_backward(ct_node *n, ct_tensor **go, ct_tensor *
     ct_tensor *gg, *x, *y, *pw, *gx;
     if (!ct_pw_loss_backward_backward(n, go, gi, &gg, &x, &y, &pw)) return false;
     if (!gg) return true;
-    double p = n->args[0];
+    double p = n->state.loss.p;
     if (n->op == CT_OP_mse_loss_backward)
         gx = ct_mul_scalar(gg, 2);
     else if (n->op == CT_OP_smooth_l1_loss_backward && p == 0)

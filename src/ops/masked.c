@@ -1,5 +1,6 @@
 /* Mask ops: masked_fill (scalar and 0-d tensor value, out of place and in place) and
  * masked_select, forward and backward. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "autograd/node.h"
@@ -149,8 +150,12 @@ ct_tensor *ct_masked_select(ct_tensor *t, ct_tensor *mask) {
     ct_node *n = ct_record1(CT_OP_masked_select, out, 2, in);
     if (n) {
         ct_node_save(n, 0, mask, false);
-        n->iargs[0] = nd;
-        memcpy(&n->iargs[1], shape, sizeof(int64_t) * (size_t)nd);
+        ct_shape *s = malloc(sizeof *s); /* the broadcast shape, for the backward */
+        if (!s) ct_fatal("out of memory recording the graph");
+        s->ndim = nd;
+        memcpy(s->d, shape, sizeof(int64_t) * (size_t)nd);
+        n->extra = s;
+        n->extra_free = free;
     }
     CT_TRACE(CT_OP_masked_select, 2, ((ct_tensor *[]){t, mask}), 1, &out);
     return ct_ret(out);
@@ -161,8 +166,7 @@ ct_tensor *ct_masked_select(ct_tensor *t, ct_tensor *mask) {
 bool masked_select_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     ct_tensor *mask = ct_node_saved(n, 0);
     if (!mask) return false;
-    ct_shape s = {.ndim = (int)n->iargs[0]};
-    memcpy(s.d, &n->iargs[1], sizeof(int64_t) * (size_t)s.ndim);
+    ct_shape s = *(const ct_shape *)n->extra;
     ct_tensor *full = ct_expand(mask, s);
     ct_tensor *z = ct_zeros(s, .dtype = go[0]->dtype, .device = go[0]->storage->device);
     return (gi[0] = ct_index_put_(z, 1, &full, go[0], false)) != NULL;

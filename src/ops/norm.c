@@ -11,9 +11,8 @@
 #include "ops/trace.h"
 #include "ops/options.h"
 
-/* Saved tensors and integer arguments of the nodes. */
+/* Saved tensors of the nodes (the rest is node->state.norm). */
 enum { SV_X, SV_W, SV_MEAN, SV_RSTD };
-enum { IA_N, IA_C, IA_S, IA_G, IA_TRAINING, IA_HAS_W, IA_NORM_DIMS };
 
 static ct_shape shape_of_meta(const ct_input_meta *m) {
     ct_shape s = {.ndim = m->ndim};
@@ -23,9 +22,9 @@ static ct_shape shape_of_meta(const ct_input_meta *m) {
 
 /* The geometry and options of job j, from a node. */
 static ct_norm_job job_of(const ct_node *n) {
-    return (ct_norm_job){.N = n->iargs[IA_N], .C = n->iargs[IA_C], .S = n->iargs[IA_S],
-                         .G = n->iargs[IA_G], .training = n->iargs[IA_TRAINING] != 0,
-                         .eps = n->args[0]};
+    const ct_norm_state *s = &n->state.norm;
+    return (ct_norm_job){.N = s->N, .C = s->C, .S = s->S, .G = s->G, .training = s->training,
+                         .eps = s->eps};
 }
 
 /* Reports a normalization call (outputs: y and the saved statistics). */
@@ -104,13 +103,8 @@ static ct_tensor *norm_forward(ct_op_id op, ct_norm_job *j, ct_tensor *x, ct_ten
         if (w) ct_node_save(n, SV_W, w, false);
         ct_node_save(n, SV_MEAN, mean, false);
         ct_node_save(n, SV_RSTD, rstd, false);
-        n->args[0] = j->eps;
-        n->iargs[IA_N] = j->N;
-        n->iargs[IA_C] = j->C;
-        n->iargs[IA_S] = j->S;
-        n->iargs[IA_G] = j->G;
-        n->iargs[IA_TRAINING] = j->training;
-        n->iargs[IA_HAS_W] = w != NULL;
+        n->state.norm = (ct_norm_state){.N = j->N, .C = j->C, .S = j->S, .G = j->G, .eps = j->eps,
+                                        .training = j->training, .has_weight = w != NULL};
         ct_node_set_output(n, y, 0);
         ct_release(n);
     }
@@ -199,12 +193,12 @@ static ct_shape channel_shape(int nd, int64_t c) {
 static bool backward_with_ops(ct_node *n, ct_tensor *x, ct_tensor *w, ct_tensor *gy,
                               ct_tensor **gi) {
     int nd = x->ndim;
-    double eps = n->args[0];
+    double eps = n->state.norm.eps;
     bool want_x = n->needs_grad[0];
     ct_tensor *gx = NULL, *xh = NULL;
     ct_dims affine_over; /* the dims weight and bias are broadcast over */
     if (n->op == CT_OP_layer_norm) {
-        int k = (int)n->iargs[IA_NORM_DIMS];
+        int k = n->state.norm.norm_dims;
         affine_over = dims_except(0, nd - k, -1);
         gx = train_grad(x, want_x ? (w ? ct_mul(gy, w) : gy) : NULL, dims_except(nd - k, nd, -1),
                         eps, &xh);
@@ -216,13 +210,14 @@ static bool backward_with_ops(ct_node *n, ct_tensor *x, ct_tensor *w, ct_tensor 
         affine_over = dims_except(0, nd, 1);
         if (n->op == CT_OP_group_norm) {
             /* [N, G, K * S] (no -1: N may be 0) */
-            ct_shape gs = CT_SHAPE(x->sizes[0], n->iargs[IA_G], c / n->iargs[IA_G] * n->iargs[IA_S]);
+            int64_t G = n->state.norm.G;
+            ct_shape gs = CT_SHAPE(x->sizes[0], G, c / G * n->state.norm.S);
             ct_tensor *g3 = NULL;
             ct_tensor *s = train_grad(ct_reshape(x, gs), gxh ? ct_reshape(gxh, gs) : NULL,
                                       CT_DIMS(2), eps, &g3);
             xh = ct_reshape(g3, ct_shape_of(x));
             if (want_x) gx = ct_reshape(s, ct_shape_of(x));
-        } else if (n->iargs[IA_TRAINING]) {
+        } else if (n->state.norm.training) {
             gx = train_grad(x, gxh, affine_over, eps, &xh);
         } else { /* eval: the running statistics are constants */
             ct_tensor *mean = ct_node_saved(n, SV_MEAN), *rstd = ct_node_saved(n, SV_RSTD);
@@ -240,8 +235,9 @@ static bool backward_with_ops(ct_node *n, ct_tensor *x, ct_tensor *w, ct_tensor 
 
 static bool norm_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     ct_tensor *x = ct_node_saved(n, SV_X);
-    ct_tensor *w = n->iargs[IA_HAS_W] ? ct_node_saved(n, SV_W) : NULL;
-    if (!x || (n->iargs[IA_HAS_W] && !w) || !go[0]) return false;
+    bool has_w = n->state.norm.has_weight;
+    ct_tensor *w = has_w ? ct_node_saved(n, SV_W) : NULL;
+    if (!x || (has_w && !w) || !go[0]) return false;
     if (ct_is_grad_enabled()) return backward_with_ops(n, x, w, go[0], gi);
     return fused_backward(n, x, w, go[0], gi);
 }
@@ -316,7 +312,7 @@ ct_tensor *ct_layer_norm_with(ct_tensor *x, ct_shape ns, ct_norm_options_f o) {
     int64_t d = ct_shape_numel(ns.ndim, ns.d), m = ct_shape_numel(nd - ns.ndim, x->sizes);
     ct_norm_job j = {.N = m, .C = d, .S = 1, .G = 1, .eps = ct_zero_or(o.eps, 1e-5)};
     ct_tensor *y = norm_forward(CT_OP_layer_norm, &j, x, o.weight, o.bias, NULL, NULL, m);
-    if (y && y->grad_fn) y->grad_fn->iargs[IA_NORM_DIMS] = ns.ndim;
+    if (y && y->grad_fn) y->grad_fn->state.norm.norm_dims = ns.ndim;
     return y;
 }
 

@@ -13,13 +13,19 @@
 #include "ops/shape_internal.h"
 #include "ops/trace.h"
 
+/* The padding of a pad node's attributes (its first: pad or padding, alike). */
+static ct_dims *pad_of(ct_node *n) {
+    switch (n->op) {
+    case CT_OP_constant_pad_nd: return &n->attrs.constant_pad_nd.pad;
+    case CT_OP_reflection_pad: return &n->attrs.reflection_pad.padding;
+    case CT_OP_replication_pad: return &n->attrs.replication_pad.padding;
+    default: return &n->attrs.pad_backward.padding;
+    }
+}
+
 static void save_pad(ct_node *n, ct_dims pad, ct_pad_mode mode) {
-    ct_dims *p = malloc(sizeof *p);
-    if (!p) ct_fatal("out of memory recording the graph");
-    *p = pad;
-    n->extra = p;
-    n->extra_free = free;
-    n->iargs[0] = mode;
+    *pad_of(n) = pad;
+    n->state.pad_mode = mode;
 }
 
 /* ---- constant ----------------------------------------------------------------- */
@@ -61,13 +67,17 @@ static ct_tensor *constant_pad(ct_tensor *t, ct_dims pad, double value) {
     if (ct_shape_numel(t->ndim, sizes) > 0)
         ct_copy_region(k, out, doff, dst_strides, t, soff, t->strides, t->ndim, sizes);
     ct_node *n = ct_record1(CT_OP_constant_pad_nd, out, 1, &t);
-    if (n) save_pad(n, pad, CT_PAD_CONSTANT);
-    CT_TRACE(CT_OP_constant_pad_nd, 1, &t, 1, &out, CT_V_INTS(pad.n, pad.d), CT_V_SCALAR(value));
+    ct_constant_pad_nd_attrs a = {pad, value};
+    if (n) {
+        save_pad(n, pad, CT_PAD_CONSTANT);
+        n->attrs.constant_pad_nd = a;
+    }
+    CT_TRACE_ATTRS(CT_OP_constant_pad_nd, 1, &t, 1, &out, &a);
     return out;
 }
 
 bool constant_pad_nd_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    ct_dims back = *(const ct_dims *)n->extra;
+    ct_dims back = *pad_of(n);
     for (int i = 0; i < back.n; i++) back.d[i] = -back.d[i];
     return (gi[0] = ct_pad_with(go[0], back, (ct_pad_options){0})) != NULL;
 }
@@ -91,7 +101,9 @@ static void record_pad(ct_op_id op, ct_tensor *out, ct_tensor *in, ct_dims pad, 
         save_pad(n, pad, mode);
         n->name = pad_names[backward][mode == CT_PAD_REPLICATE][pad.n / 2 - 1];
     }
-    CT_TRACE(op, 1 + backward, ((ct_tensor *[]){in, NULL}), 1, &out, CT_V_INTS(pad.n, pad.d));
+    /* reflection_pad's, replication_pad's and pad_backward's attributes are alike */
+    CT_TRACE_ATTRS(op, 1 + backward, ((ct_tensor *[]){in, NULL}), 1, &out,
+                   &(ct_reflection_pad_attrs){pad});
 }
 
 /* The input element that output index j (along a dim of size n padded by l on the
@@ -199,8 +211,8 @@ static ct_tensor *gather_pad(ct_tensor *t, ct_dims pad, ct_pad_mode mode) {
 
 static bool gather_pad_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     const ct_input_meta *m = &n->in_meta[0];
-    return (gi[0] = ct_pad_backward(go[0], m->ndim, m->sizes, (ct_pad_mode)n->iargs[0],
-                                    *(const ct_dims *)n->extra)) != NULL;
+    return (gi[0] = ct_pad_backward(go[0], m->ndim, m->sizes, (ct_pad_mode)n->state.pad_mode,
+                                    *pad_of(n))) != NULL;
 }
 bool reflection_pad_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     return gather_pad_backward(n, go, gi);
@@ -244,8 +256,8 @@ ct_tensor *ct_pad_backward(ct_tensor *grad, int ndim, const int64_t *in_sizes, c
 }
 
 bool pad_backward_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    ct_pad_options o = {.mode = (ct_pad_mode)n->iargs[0]};
-    return (gi[0] = ct_pad_with(go[0], *(const ct_dims *)n->extra, o)) != NULL;
+    ct_pad_options o = {.mode = (ct_pad_mode)n->state.pad_mode};
+    return (gi[0] = ct_pad_with(go[0], *pad_of(n), o)) != NULL;
 }
 
 /* ---- entry point ------------------------------------------------------------------ */

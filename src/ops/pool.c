@@ -10,9 +10,13 @@
 #include "ops/pool_impl.h"
 #include "ops/trace.h"
 
-/* Node iargs: kernel, stride, padding, dilation (2 each), ceil_mode, count_include_pad,
- * divisor; upsampling: align_corners.  args: the scale factors given (0: none). */
-enum { IA_K = 0, IA_S = 2, IA_P = 4, IA_D = 6, IA_CEIL = 8, IA_INCL = 9, IA_DIV = 10 };
+/* The pools' nodes hold their schema attributes (node->attrs.max_pool2d, .avg_pool2d);
+ * a backward op's are its forward's, the same fields in the same order, so that a
+ * backward node takes its forward's as they are (ct_pool_record_backward). */
+_Static_assert(sizeof(ct_max_pool2d_attrs) == sizeof(ct_max_pool2d_backward_attrs),
+               "max_pool2d_backward's attributes are max_pool2d's");
+_Static_assert(sizeof(ct_avg_pool2d_attrs) == sizeof(ct_avg_pool2d_backward_attrs),
+               "avg_pool2d_backward's attributes are avg_pool2d's");
 
 typedef struct {
     int64_t k[2], s[2], p[2], d[2];
@@ -20,22 +24,29 @@ typedef struct {
     int64_t divisor;
 } pool_params;
 
+#define INTS2(a) ((ct_attr_ints2){2, {(a)[0], (a)[1]}})
+
+/* The schema attributes of max_pool2d (is_max) or avg_pool2d (and of their backwards). */
+static void pool_attrs(bool is_max, const pool_params *p, ct_op_attrs *at) {
+    if (is_max)
+        at->max_pool2d = (ct_max_pool2d_attrs){INTS2(p->k), INTS2(p->s), INTS2(p->p),
+                                               INTS2(p->d), p->ceil_mode};
+    else
+        at->avg_pool2d = (ct_avg_pool2d_attrs){INTS2(p->k), INTS2(p->s), INTS2(p->p), p->ceil_mode,
+                                               p->count_include_pad, {p->divisor != 0, p->divisor}};
+}
+
 /* Reports a pooling call to the record hook, with its schema's attributes. */
 static void trace_pool(ct_op_id op, ct_tensor *x, ct_tensor *out, ct_tensor *idx,
                        const pool_params *p, const int64_t *adaptive_out) {
     ct_tensor *outs[2] = {out, idx};
+    ct_op_attrs at;
     switch (op) {
     case CT_OP_max_pool2d:
-        CT_TRACE(op, 1, &x, 2, outs, CT_V_INTS(2, p->k), CT_V_INTS(2, p->s), CT_V_INTS(2, p->p),
-                 CT_V_INTS(2, p->d), CT_V_BOOL(p->ceil_mode));
+    case CT_OP_avg_pool2d:
+        pool_attrs(op == CT_OP_max_pool2d, p, &at);
+        CT_TRACE_ATTRS(op, 1, &x, op == CT_OP_max_pool2d ? 2 : 1, outs, &at);
         break;
-    case CT_OP_avg_pool2d: {
-        ct_value div = CT_V_INT(p->divisor);
-        div.none = p->divisor == 0;
-        CT_TRACE(op, 1, &x, 1, outs, CT_V_INTS(2, p->k), CT_V_INTS(2, p->s), CT_V_INTS(2, p->p),
-                 CT_V_BOOL(p->ceil_mode), CT_V_BOOL(p->count_include_pad), div);
-        break;
-    }
     case CT_OP_adaptive_max_pool2d: CT_TRACE(op, 1, &x, 2, outs, CT_V_INTS(2, adaptive_out)); break;
     default: CT_TRACE(op, 1, &x, 1, outs, CT_V_INTS(2, adaptive_out)); break;
     }
@@ -193,27 +204,31 @@ static int64_t pool_out(int64_t I, int64_t k, int64_t pad, int64_t s, int64_t d,
     return o;
 }
 
-static void save_pool_args(ct_node *n, const pool_params *p) {
-    for (int i = 0; i < 2; i++) {
-        n->iargs[IA_K + i] = p->k[i];
-        n->iargs[IA_S + i] = p->s[i];
-        n->iargs[IA_P + i] = p->p[i];
-        n->iargs[IA_D + i] = p->d[i];
-    }
-    n->iargs[IA_CEIL] = p->ceil_mode;
-    n->iargs[IA_INCL] = p->count_include_pad;
-    n->iargs[IA_DIV] = p->divisor;
+static bool is_max_node(const ct_node *n) {
+    return n->op == CT_OP_max_pool2d || n->op == CT_OP_max_pool2d_backward;
 }
 
+static void save_pool_args(ct_node *n, const pool_params *p) { pool_attrs(is_max_node(n), p, &n->attrs); }
+
 static pool_params load_pool_args(const ct_node *n) {
-    pool_params p = {.ceil_mode = n->iargs[IA_CEIL], .count_include_pad = n->iargs[IA_INCL],
-                     .divisor = n->iargs[IA_DIV]};
-    for (int i = 0; i < 2; i++) {
-        p.k[i] = n->iargs[IA_K + i];
-        p.s[i] = n->iargs[IA_S + i];
-        p.p[i] = n->iargs[IA_P + i];
-        p.d[i] = n->iargs[IA_D + i];
+    pool_params p = {0};
+    const ct_attr_ints2 *k, *s, *pad;
+    if (is_max_node(n)) {
+        const ct_max_pool2d_attrs *a = &n->attrs.max_pool2d;
+        k = &a->kernel_size, s = &a->stride, pad = &a->padding;
+        memcpy(p.d, a->dilation.d, sizeof p.d);
+        p.ceil_mode = a->ceil_mode;
+    } else {
+        const ct_avg_pool2d_attrs *a = &n->attrs.avg_pool2d;
+        k = &a->kernel_size, s = &a->stride, pad = &a->padding;
+        p.d[0] = p.d[1] = 1; /* average pooling has no dilation */
+        p.ceil_mode = a->ceil_mode;
+        p.count_include_pad = a->count_include_pad;
+        p.divisor = a->divisor_override.some ? a->divisor_override.v : 0;
     }
+    memcpy(p.k, k->d, sizeof p.k);
+    memcpy(p.s, s->d, sizeof p.s);
+    memcpy(p.p, pad->d, sizeof p.p);
     return p;
 }
 
@@ -350,8 +365,8 @@ static ct_op_id backward_op(ct_op_id op) {
 void ct_pool_record_backward(const ct_node *fwd, ct_tensor *gy, ct_tensor *gx, ct_tensor *idx) {
     ct_node *b = ct_node_record(backward_op(fwd->op), 1, &gy, 1);
     if (!b) return;
-    memcpy(b->iargs, fwd->iargs, sizeof b->iargs);
-    memcpy(b->args, fwd->args, sizeof b->args);
+    b->attrs = fwd->attrs; /* a pool's backward op has its forward's attributes */
+    b->state = fwd->state;
     if (idx) ct_node_save(b, 0, idx, false);
     ct_node_set_output(b, gx, 0);
     ct_release(b);
@@ -368,18 +383,13 @@ static void trace_pool_backward(ct_op_id fwd, ct_tensor *gy, ct_tensor *gx, ct_t
                                 const pool_params *p) {
     ct_tensor *in[3] = {gy, NULL, idx};
     ct_op_id op = backward_op(fwd);
+    ct_op_attrs at;
     switch (fwd) {
     case CT_OP_max_pool2d:
-        CT_TRACE(op, 3, in, 1, &gx, CT_V_INTS(2, p->k), CT_V_INTS(2, p->s), CT_V_INTS(2, p->p),
-                 CT_V_INTS(2, p->d), CT_V_BOOL(p->ceil_mode));
+    case CT_OP_avg_pool2d:
+        pool_attrs(fwd == CT_OP_max_pool2d, p, &at); /* the backward's are the forward's */
+        CT_TRACE_ATTRS(op, fwd == CT_OP_max_pool2d ? 3 : 2, in, 1, &gx, &at);
         break;
-    case CT_OP_avg_pool2d: {
-        ct_value div = CT_V_INT(p->divisor);
-        div.none = p->divisor == 0;
-        CT_TRACE(op, 2, in, 1, &gx, CT_V_INTS(2, p->k), CT_V_INTS(2, p->s), CT_V_INTS(2, p->p),
-                 CT_V_BOOL(p->ceil_mode), CT_V_BOOL(p->count_include_pad), div);
-        break;
-    }
     case CT_OP_adaptive_max_pool2d: CT_TRACE(op, 3, in, 1, &gx); break;
     default: CT_TRACE(op, 2, in, 1, &gx); break;
     }
@@ -425,7 +435,8 @@ static bool gather_backward(ct_node *n, ct_tensor **go, ct_tensor **gi, ct_op_id
     if (!r) return false;
     ct_node *b = ct_node_record(fwd, 1, &gg, 1);
     if (b) {
-        memcpy(b->iargs, n->iargs, sizeof b->iargs);
+        b->attrs = n->attrs; /* max_pool2d_backward's attributes are max_pool2d's */
+        b->state = n->state;
         ct_node_save(b, 0, idx, false);
         ct_node_set_output(b, r, 0);
         ct_release(b);

@@ -85,7 +85,7 @@ bool pow_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 
 /* 0 when e == 0, else g * e * x^(e-1). */
 bool pow_scalar_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    double e = n->args[0];
+    double e = n->attrs.pow_scalar.exponent;
     if (e == 0) return (gi[0] = ct_zeros_like_with(go[0], (ct_tensor_options){0})) != NULL;
     ct_tensor *x = ct_node_saved(n, 0);
     return (gi[0] = ct_mul(go[0], ct_mul_scalar(ct_pow_scalar(x, e - 1), e))) != NULL;
@@ -93,7 +93,7 @@ bool pow_scalar_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 
 /* g * out * log(base); for base 0: 0 where x >= 0, -inf where x < 0 (out is inf). */
 bool rpow_scalar_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    double base = n->args[0];
+    double base = n->attrs.rpow_scalar.self;
     ct_tensor *out = ct_node_saved(n, 0);
     if (!out) return false;
     if (base != 0) return (gi[0] = ct_mul(go[0], ct_mul_scalar(out, log(base)))) != NULL;

@@ -98,11 +98,10 @@ ct_tensor *ct_repeat(ct_tensor *t, ct_shape repeats) {
     ct_contiguous_strides(n, ssz, dst_st);
     if (out->numel > 0) ct_copy_region(k, out, 0, dst_st, t, t->offset, sst, n, ssz);
     ct_node *node = ct_record1(CT_OP_repeat, out, 1, &t);
-    if (node) {
-        node->iargs[0] = repeats.ndim;
-        memcpy(node->iargs + 1, repeats.d, sizeof(int64_t) * (size_t)repeats.ndim);
-    }
-    CT_TRACE(CT_OP_repeat, 1, &t, 1, &out, CT_V_INTS(repeats.ndim, repeats.d));
+    ct_repeat_attrs a = {.repeats.n = repeats.ndim};
+    memcpy(a.repeats.d, repeats.d, sizeof(int64_t) * (size_t)repeats.ndim);
+    if (node) node->attrs.repeat = a;
+    CT_TRACE_ATTRS(CT_OP_repeat, 1, &t, 1, &out, &a);
     return ct_ret(out);
 }
 
@@ -111,7 +110,8 @@ bool repeat_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     ct_shape split = {0}, in = {.ndim = m->ndim};
     int64_t unused[CT_MAX_DIMS];
     ct_dims rdims;
-    split.ndim = repeat_split((int)n->iargs[0], n->iargs + 1, m->ndim, m->sizes, NULL, split.d,
+    const ct_dims *r = &n->attrs.repeat.repeats;
+    split.ndim = repeat_split(r->n, r->d, m->ndim, m->sizes, NULL, split.d,
                               unused, &rdims);
     memcpy(in.d, m->sizes, sizeof(int64_t) * (size_t)m->ndim);
     ct_tensor *g = ct_reshape(go[0], split);
@@ -171,18 +171,13 @@ ct_tensor *ct_flip(ct_tensor *t, ct_dims dims) {
         ct_copy_region(k, out, 0, out->strides, t, off, st, t->ndim, t->sizes);
     }
     ct_node *n = ct_record1(CT_OP_flip, out, 1, &t);
-    if (n) {
-        n->iargs[0] = dims.n;
-        for (int i = 0; i < dims.n; i++) n->iargs[1 + i] = ds[i];
-    }
-    CT_TRACE(CT_OP_flip, 1, &t, 1, &out, CT_V_INTS(dims.n, dims.d));
+    if (n) n->attrs.flip.dims = dims; /* as given: go has t's dims */
+    CT_TRACE_ATTRS(CT_OP_flip, 1, &t, 1, &out, &(ct_flip_attrs){dims});
     return ct_ret(out);
 }
 
 bool flip_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    ct_dims dims = {.n = (int)n->iargs[0]};
-    memcpy(dims.d, n->iargs + 1, sizeof(int64_t) * (size_t)dims.n);
-    return (gi[0] = ct_flip(go[0], dims)) != NULL;
+    return (gi[0] = ct_flip(go[0], n->attrs.flip.dims)) != NULL;
 }
 
 /* ---- roll ------------------------------------------------------------------------- */
@@ -259,23 +254,23 @@ ct_tensor *ct_roll(ct_tensor *t, ct_dims shifts, ct_dims dims) {
         roll_copy(k, out, t, nd, ds, sh);
     }
     ct_node *n = ct_record1(CT_OP_roll, out, 1, &t);
-    if (n) {
-        ct_dims *saved = malloc(2 * sizeof(ct_dims));
+    ct_roll_attrs a = {shifts, dims};
+    if (n) { /* too big for node->attrs: kept in extra */
+        ct_roll_attrs *saved = malloc(sizeof *saved);
         if (!saved) ct_fatal("out of memory recording the graph");
-        saved[0] = shifts;
-        saved[1] = dims;
+        *saved = a;
         n->extra = saved;
         n->extra_free = free;
     }
-    CT_TRACE(CT_OP_roll, 1, &t, 1, &out, CT_V_INTS(shifts.n, shifts.d), CT_V_INTS(dims.n, dims.d));
+    CT_TRACE_ATTRS(CT_OP_roll, 1, &t, 1, &out, &a);
     return ct_ret(out);
 }
 
 bool roll_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    const ct_dims *saved = n->extra;
-    ct_dims back = saved[0];
+    const ct_roll_attrs *saved = n->extra;
+    ct_dims back = saved->shifts;
     for (int i = 0; i < back.n; i++) back.d[i] = -back.d[i];
-    return (gi[0] = ct_roll(go[0], back, saved[1])) != NULL;
+    return (gi[0] = ct_roll(go[0], back, saved->dims)) != NULL;
 }
 
 /* ---- tril, triu ------------------------------------------------------------------- */
@@ -297,8 +292,9 @@ static ct_tensor *band(ct_op_id op, const char *name, ct_tensor *t, int64_t k, b
               t->numel / (R * C), R, C, k, upper);
     ct_release(src);
     ct_node *n = ct_record1(op, out, 1, &t);
-    if (n) n->iargs[0] = k;
-    CT_TRACE(op, 1, &t, 1, &out, CT_V_INT(k));
+    if (n && op == CT_OP_tril) n->attrs.tril.diagonal = k;
+    if (n && op == CT_OP_triu) n->attrs.triu.diagonal = k;
+    CT_TRACE_ATTRS(op, 1, &t, 1, &out, &(ct_tril_attrs){k}); /* tril's and triu's are alike */
     return ct_ret(out);
 }
 
@@ -309,8 +305,8 @@ ct_tensor *ct_triu(ct_tensor *t, int64_t diagonal) {
     return band(CT_OP_triu, "ct_triu", t, diagonal, true);
 }
 bool tril_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    return (gi[0] = ct_tril(go[0], n->iargs[0])) != NULL;
+    return (gi[0] = ct_tril(go[0], n->attrs.tril.diagonal)) != NULL;
 }
 bool triu_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    return (gi[0] = ct_triu(go[0], n->iargs[0])) != NULL;
+    return (gi[0] = ct_triu(go[0], n->attrs.triu.diagonal)) != NULL;
 }

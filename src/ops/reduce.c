@@ -39,7 +39,7 @@ ct_tensor *ct_sum_with(ct_tensor *t, ct_reduce_options o) {
 }
 
 bool sum_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    return (gi[0] = ct_reduce_grad_expand(go[0], n, n->iargs[1])) != NULL;
+    return (gi[0] = ct_reduce_grad_expand(go[0], n, n->state.reduce.keepdim)) != NULL;
 }
 
 ct_tensor *ct_mean_with(ct_tensor *t, ct_reduce_options o) {
@@ -60,15 +60,15 @@ ct_tensor *ct_mean_with(ct_tensor *t, ct_reduce_options o) {
     if (!out) return NULL;
     ct_node *n = ct_reduce_record(CT_OP_mean, out, t, &p, o.keepdim);
     name_all_dims(n, o, "MeanBackward0");
-    if (n) n->args[0] = (double)p.R;
+    if (n) n->state.reduce.scale = (double)p.R;
     if (__builtin_expect(ct_trace_active != 0, 0))
         ct_reduce_trace(CT_OP_mean, t, out, o.dims, o.keepdim, o.dtype);
     return ct_ret(out);
 }
 
 bool mean_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    ct_tensor *g = ct_reduce_grad_expand(go[0], n, n->iargs[1]);
-    return (gi[0] = ct_div_scalar(g, n->args[0])) != NULL;
+    ct_tensor *g = ct_reduce_grad_expand(go[0], n, n->state.reduce.keepdim);
+    return (gi[0] = ct_div_scalar(g, n->state.reduce.scale)) != NULL;
 }
 
 ct_tensor *ct_prod_with(ct_tensor *t, ct_reduce_options o) {
@@ -99,12 +99,12 @@ static ct_tensor *prod_others(ct_tensor *x, const ct_node *n) {
     int k = 0;
     for (int pass = 0; pass < 2; pass++)
         for (int d = 0; d < nd; d++)
-            if (((n->iargs[0] >> d) & 1) == pass) perm.d[k++] = d;
+            if ((int)((n->state.reduce.mask >> d) & 1) == pass) perm.d[k++] = d;
     flat.d[0] = flat.d[1] = 1;
     for (int i = 0; i < nd; i++) {
         inv.d[perm.d[i]] = i;
         permuted.d[i] = x->sizes[perm.d[i]];
-        flat.d[(n->iargs[0] >> perm.d[i]) & 1] *= x->sizes[perm.d[i]];
+        flat.d[(n->state.reduce.mask >> perm.d[i]) & 1] *= x->sizes[perm.d[i]];
     }
     ct_tensor *xf = ct_reshape(ct_permute(x, perm), flat);
     ct_tensor *others = ct_mul(ct_scan(CT_OP_cumprod, xf, 1, false, true, 0),

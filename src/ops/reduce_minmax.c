@@ -117,7 +117,7 @@ static ct_values_indices extreme_dim(ct_op_id op, ct_op_id kop, const char *name
     ct_node *n = ct_dtype_is_floating(t->dtype) ? ct_reduce_record(op, v, t, &p, keepdim) : NULL;
     if (n) {
         ct_node_save(n, 0, i, false);
-        n->iargs[2] = ct_wrap_dim(name, dim, t->ndim);
+        n->state.reduce.dim = (int)ct_wrap_dim(name, dim, t->ndim);
     }
     CT_TRACE(op, 1, &t, 2, ((ct_tensor *[]){v, i}), CT_V_INT(dim), CT_V_BOOL(keepdim));
     r.values = ct_ret(v);
@@ -138,7 +138,7 @@ static bool extreme_dim_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     ct_tensor *idx = ct_node_saved(n, 0);
     if (!idx) return false;
     const ct_input_meta *m = &n->in_meta[0];
-    int dim = (int)n->iargs[2];
+    int dim = n->state.reduce.dim;
     int64_t R = m->ndim ? m->sizes[dim] : 1;
     ct_shape s = {.ndim = m->ndim};
     for (int d = 0; d < m->ndim; d++) s.d[d] = d == dim ? R : 1;

@@ -142,8 +142,8 @@ ct_node *ct_reduce_record(ct_op_id op, ct_tensor *out, ct_tensor *t, const ct_re
                           bool keepdim) {
     ct_node *n = ct_record1(op, out, 1, &t);
     if (n) {
-        n->iargs[0] = p->mask;
-        n->iargs[1] = keepdim;
+        n->state.reduce.mask = p->mask;
+        n->state.reduce.keepdim = keepdim;
     }
     return n;
 }
@@ -167,20 +167,20 @@ const char *ct_dtype_torch_name(ct_dtype t) {
 static ct_shape kept_shape(const ct_node *n) {
     const ct_input_meta *m = &n->in_meta[0];
     ct_shape kept = {.ndim = m->ndim};
-    for (int d = 0; d < m->ndim; d++) kept.d[d] = (n->iargs[0] >> d & 1) ? 1 : m->sizes[d];
+    for (int d = 0; d < m->ndim; d++) kept.d[d] = (n->state.reduce.mask >> d & 1) ? 1 : m->sizes[d];
     return kept;
 }
 
 ct_dims ct_reduce_dims_of(const ct_node *n) {
     ct_dims dims = {0};
     for (int d = 0; d < n->in_meta[0].ndim; d++)
-        if (n->iargs[0] >> d & 1) dims.d[dims.n++] = d;
+        if (n->state.reduce.mask >> d & 1) dims.d[dims.n++] = d;
     return dims;
 }
 
 ct_tensor *ct_reduce_kept(ct_tensor *g, const ct_node *n) {
     if (!g) return NULL;
-    if (n->iargs[1]) return ct_ret(ct_retain(g));
+    if (n->state.reduce.keepdim) return ct_ret(ct_retain(g));
     return ct_reshape(g, kept_shape(n));
 }
 

@@ -41,7 +41,7 @@ ct_tensor *ct_reduce_run(ct_op_id op, ct_tensor *t, const ct_reduce_plan *p, ct_
  * keepdim, dtype) or of all/any/amax/amin (dim, keepdim); no dims given: dim=None. */
 void ct_reduce_trace(ct_op_id op, ct_tensor *t, ct_tensor *out, ct_dims dims, bool keepdim,
                      ct_dtype dtype);
-/* Records op's node for out = op(t) over plan (iargs[0] = mask, iargs[1] = keepdim). */
+/* Records op's node for out = op(t) over plan (node->state.reduce: mask, keepdim). */
 ct_node *ct_reduce_record(ct_op_id op, ct_tensor *out, ct_tensor *t, const ct_reduce_plan *p,
                           bool keepdim);
 /* PyTorch's name of a dtype in messages ("Long", "Float"). */

@@ -44,7 +44,7 @@ static ct_tensor *var_std(ct_op_id op, const char *name, ct_tensor *t, ct_var_op
     if (!out) return NULL;
     ct_node *n = ct_reduce_record(op, out, t, &p, o.keepdim);
     if (n) {
-        n->args[0] = denom;
+        n->state.reduce.scale = denom;
         ct_node_save(n, 0, t, false);
         if (op == CT_OP_std) ct_node_save(n, 1, out, true);
     }
@@ -64,7 +64,7 @@ static ct_tensor *centered(ct_tensor *x, const ct_node *n) {
 bool var_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     ct_tensor *x = ct_node_saved(n, 0);
     if (!x) return false;
-    ct_tensor *g = ct_mul_scalar(ct_reduce_kept(go[0], n), 2.0 / n->args[0]);
+    ct_tensor *g = ct_mul_scalar(ct_reduce_kept(go[0], n), 2.0 / n->state.reduce.scale);
     return (gi[0] = ct_mul(g, centered(x, n))) != NULL;
 }
 
@@ -74,7 +74,7 @@ bool std_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     if (!x || !y) return false;
     ct_tensor *s = ct_reduce_kept(y, n);
     ct_tensor *safe = ct_add(s, ct_reduce_mask(s, ct_ret(ct_wrap_scalar(0, s)), CT_MASK_EQ));
-    ct_tensor *g = ct_div(ct_reduce_kept(go[0], n), ct_mul_scalar(safe, n->args[0]));
+    ct_tensor *g = ct_div(ct_reduce_kept(go[0], n), ct_mul_scalar(safe, n->state.reduce.scale));
     return (gi[0] = ct_mul(g, centered(x, n))) != NULL;
 }
 
@@ -110,7 +110,7 @@ ct_tensor *ct_norm_with(ct_tensor *t, ct_norm_options o) {
     if (!out) return NULL;
     ct_node *n = ct_reduce_record(CT_OP_norm, out, t, &p, o.keepdim);
     if (n) {
-        n->iargs[2] = kind;
+        n->state.reduce.kind = kind;
         ct_node_save(n, 0, t, false);
         ct_node_save(n, 1, out, true);
     }
@@ -124,7 +124,7 @@ bool norm_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     ct_tensor *x = ct_node_saved(n, 0), *y = ct_node_saved(n, 1);
     if (!x || !y) return false;
     ct_tensor *g = ct_reduce_kept(go[0], n), *yk = ct_reduce_kept(y, n);
-    switch ((ct_norm_kind)n->iargs[2]) {
+    switch ((ct_norm_kind)n->state.reduce.kind) {
     case CT_NORM_L0:
         gi[0] = ct_mul_scalar(ct_expand(g, ct_shape_of(x)), 0);
         break;

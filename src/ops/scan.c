@@ -44,9 +44,7 @@ ct_tensor *ct_scan(ct_op_id op, ct_tensor *t, int64_t dim, bool reverse, bool ex
     if (ct_dtype_is_floating(out_dt)) {
         ct_node *n = ct_record1(op, out, 1, &t);
         if (n) {
-            n->iargs[0] = d;
-            n->iargs[1] = reverse;
-            n->iargs[2] = exclusive;
+            n->state.scan = (ct_scan_state){(int)d, reverse, exclusive};
             if (op == CT_OP_cumprod) {
                 ct_node_save(n, 0, t, false);
                 ct_node_save(n, 1, out, true);
@@ -67,7 +65,8 @@ ct_tensor *ct_cumprod_with(ct_tensor *t, int64_t dim, ct_scan_options o) {
 
 /* The transpose of a running sum is the running sum the other way. */
 bool cumsum_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    gi[0] = ct_scan(CT_OP_cumsum, go[0], n->iargs[0], !n->iargs[1], n->iargs[2], 0);
+    const ct_scan_state *s = &n->state.scan;
+    gi[0] = ct_scan(CT_OP_cumsum, go[0], s->dim, !s->reverse, s->exclusive, 0);
     return gi[0] != NULL;
 }
 
@@ -78,8 +77,8 @@ bool cumsum_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 bool cumprod_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     ct_tensor *x = ct_node_saved(n, 0), *y = ct_node_saved(n, 1);
     if (!x || !y) return false;
-    int dim = (int)n->iargs[0];
-    bool rev = n->iargs[1], excl = n->iargs[2];
+    int dim = n->state.scan.dim;
+    bool rev = n->state.scan.reverse, excl = n->state.scan.exclusive;
     if (ct_is_grad_enabled()) {
         bool nonzero = true;
         if (!ct_tensor_is_meta(x)) /* meta: no values to check */

@@ -49,7 +49,7 @@ static ct_tensor *forward(ct_op_id op, const char *name, ct_tensor *t, int64_t d
     if (!out) return NULL;
     ct_node *n = ct_record1(op, out, 1, &t);
     if (n) {
-        n->iargs[0] = d;
+        n->state.dim = d;
         ct_node_save(n, 0, out, true);
     }
     CT_TRACE(op, 1, &t, 1, &out, CT_V_INT(dim), CT_V_DTYPE(CT_DTYPE_UNSET));
@@ -76,7 +76,7 @@ static ct_tensor *backward_data(ct_op_id op, ct_tensor *g, ct_tensor *y, int dim
     ct_tensor *in[2] = {g, y};
     ct_node *n = ct_node_record(op, 2, in, 1);
     if (n) {
-        n->iargs[0] = dim;
+        n->state.dim = dim;
         ct_node_save(n, 0, g, false);
         ct_node_save(n, 1, y, false);
         ct_node_set_output(n, out, 0);
@@ -88,13 +88,13 @@ static ct_tensor *backward_data(ct_op_id op, ct_tensor *g, ct_tensor *y, int dim
 
 bool softmax_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     ct_tensor *y = ct_node_saved(n, 0);
-    return y && (gi[0] = backward_data(CT_OP_softmax_backward_data, go[0], y, (int)n->iargs[0]));
+    return y && (gi[0] = backward_data(CT_OP_softmax_backward_data, go[0], y, (int)n->state.dim));
 }
 
 bool log_softmax_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     ct_tensor *y = ct_node_saved(n, 0);
     return y && (gi[0] = backward_data(CT_OP_log_softmax_backward_data, go[0], y,
-                                       (int)n->iargs[0]));
+                                       (int)n->state.dim));
 }
 
 static ct_tensor *sum_dim(ct_tensor *t, int dim) {
@@ -105,7 +105,7 @@ static ct_tensor *sum_dim(ct_tensor *t, int dim) {
  * dz/dy [G] = G g - G sum(g y) - g sum(G y). */
 bool softmax_backward_data_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     ct_tensor *g = ct_node_saved(n, 0), *y = ct_node_saved(n, 1), *G = go[0];
-    int dim = (int)n->iargs[0];
+    int dim = (int)n->state.dim;
     if (!g || !y) return false;
     if (n->needs_grad[0] && !(gi[0] = backward_data(CT_OP_softmax_backward_data, G, y, dim)))
         return false;
@@ -120,7 +120,7 @@ bool softmax_backward_data_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) 
 /* z = g - exp(y) sum(g):  dz/dg [G] = G - sum(G exp(y));  dz/dy [G] = -G exp(y) sum(g). */
 bool log_softmax_backward_data_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     ct_tensor *g = ct_node_saved(n, 0), *y = ct_node_saved(n, 1), *G = go[0];
-    int dim = (int)n->iargs[0];
+    int dim = (int)n->state.dim;
     if (!g || !y) return false;
     ct_tensor *e = ct_exp(y);
     if (n->needs_grad[0] && !(gi[0] = ct_sub(G, sum_dim(ct_mul(G, e), dim)))) return false;

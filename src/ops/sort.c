@@ -41,7 +41,7 @@ static ct_values_indices sort_rows(ct_op_id opid, const char *op, ct_tensor *t, 
     ct_release(src);
     ct_node *node = ct_record1(opid, vals, 1, &t);
     if (node) {
-        node->iargs[0] = d;
+        node->state.dim = d;
         ct_node_save(node, 0, idx, false);
     }
     if (opid == CT_OP_sort)
@@ -70,7 +70,7 @@ static bool scatter_back(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     if (!idx) return false;
     ct_tensor *z =
         ct_zeros(ct_index_input_shape(n, 0), .dtype = go[0]->dtype, .device = go[0]->storage->device);
-    return (gi[0] = ct_scatter(z, n->iargs[0], idx, go[0])) != NULL;
+    return (gi[0] = ct_scatter(z, n->state.dim, idx, go[0])) != NULL;
 }
 
 bool sort_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) { return scatter_back(n, go, gi); }

@@ -57,11 +57,11 @@ ct_tensor *ct_lerp(ct_tensor *start, ct_tensor *end, double weight) {
     if (!out) return NULL;
     ct_node *n = ct_node_record(CT_OP_lerp, 2, in, 1);
     if (n) {
-        n->args[0] = weight;
+        n->attrs.lerp.weight = weight;
         ct_node_set_output(n, out, 0);
         ct_release(n);
     }
-    CT_TRACE(CT_OP_lerp, 2, in, 1, &out, CT_V_SCALAR(weight));
+    CT_TRACE_ATTRS(CT_OP_lerp, 2, in, 1, &out, &(ct_lerp_attrs){weight});
     return ct_ret(out);
 }
 
@@ -84,7 +84,7 @@ ct_tensor *ct_lerp_tensor(ct_tensor *start, ct_tensor *end, ct_tensor *weight) {
 
 /* start: g (1 - w); end: g w. */
 bool lerp_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    double w = n->args[0];
+    double w = n->attrs.lerp.weight;
     if (n->needs_grad[0] && !(gi[0] = ct_mul_scalar(go[0], 1 - w))) return false;
     if (n->needs_grad[1] && !(gi[1] = ct_mul_scalar(go[0], w))) return false;
     return true;

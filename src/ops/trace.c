@@ -88,6 +88,63 @@ void ct_trace_emit(ct_op_id op, int n_in, ct_tensor *const *in, int n_out,
     ct_trace_unmute();
 }
 
+void ct_attrs_values(ct_op_id op, const void *attrs, ct_value *v) {
+    const ct_attrs_info *info = &ct_attrs_info_of[op];
+    for (int i = 0; i < info->n_fields; i++) {
+        const ct_attr_field *f = &info->fields[i];
+        const char *p = (const char *)attrs + f->offset;
+        ct_value x = {.kind = f->kind};
+        switch (f->storage) {
+/* An optional number ({some, v}) into x.member. */
+#define OPTIONAL(T, member)                                                            \
+    do {                                                                               \
+        T o_;                                                                          \
+        memcpy(&o_, p, sizeof o_);                                                     \
+        x.none = !o_.some;                                                             \
+        x.member = o_.v;                                                               \
+    } while (0)
+        case CT_ATTR_INT: memcpy(&x.i, p, sizeof x.i); break;
+        case CT_ATTR_OPT_INT: OPTIONAL(ct_attr_opt_int, i); break;
+        case CT_ATTR_FLOAT: memcpy(&x.f, p, sizeof x.f); break;
+        case CT_ATTR_OPT_FLOAT: OPTIONAL(ct_attr_opt_float, f); break;
+#undef OPTIONAL
+        case CT_ATTR_BOOL: memcpy(&x.b, p, sizeof x.b); break;
+        case CT_ATTR_DTYPE:
+            memcpy(&x.dtype, p, sizeof x.dtype);
+            x.none = x.dtype == CT_DTYPE_UNSET;
+            break;
+        case CT_ATTR_STR:
+            memcpy(&x.s, p, sizeof x.s);
+            x.none = !x.s;
+            break;
+        case CT_ATTR_DEVICE:
+            memcpy(&x.device, p, sizeof x.device);
+            x.none = x.device.type == CT_DEV_UNSET;
+            break;
+        case CT_ATTR_GENERATOR: x.none = true; break; /* the generator is not shown */
+        case CT_ATTR_INTS: /* {int n; int64_t d[cap];} */
+            memcpy(&x.ints.n, p, sizeof x.ints.n);
+            x.ints.v = (const int64_t *)(p + offsetof(ct_dims, d));
+            x.none = x.ints.n < 0;
+            break;
+        case CT_ATTR_FLOATS:
+            memcpy(&x.floats.n, p, sizeof x.floats.n);
+            x.floats.v = (const double *)(p + offsetof(ct_attr_floats, d));
+            x.none = x.floats.n < 0;
+            break;
+        }
+        v[i] = x;
+    }
+}
+
+void ct_trace_emit_attrs(ct_op_id op, int n_in, ct_tensor *const *in, int n_out,
+                         ct_tensor *const *out, const void *attrs) {
+    int n = ct_attrs_info_of[op].n_fields;
+    ct_value v[n ? n : 1];
+    ct_attrs_values(op, attrs, v);
+    ct_trace_emit(op, n_in, in, n_out, out, n, v);
+}
+
 bool ct_trace_is_top(ct_trace_fn fn, const void *ctx) {
     return n_hooks && hooks[n_hooks - 1].fn == fn && hooks[n_hooks - 1].ctx == ctx;
 }

@@ -1,8 +1,11 @@
 /* The record hook's side inside ops (the public side is ctorch/ops.h).
  *
- * Each op reports its call once, after its outputs exist, with CT_TRACE: the op, its
- * inputs and outputs as arrays, then one value per schema attribute in schema order:
+ * Each op reports its call once, after its outputs exist: with CT_TRACE_ATTRS, the op,
+ * its inputs and outputs as arrays and its typed attribute struct (ops/attrs.h, the
+ * one its graph node keeps), or with CT_TRACE and one value per schema attribute in
+ * schema order:
  *
+ *     CT_TRACE_ATTRS(CT_OP_add, 2, in, 1, &out, &(ct_add_attrs){alpha});
  *     CT_TRACE(CT_OP_add, 2, in, 1, &out, CT_V_SCALAR(alpha));
  *
  * With no hook on the thread's stack this is one predictable branch on a thread-local
@@ -11,6 +14,7 @@
 #define CT_OPS_TRACE_H
 
 #include "ctorch/ops.h"
+#include "ops/attrs.h"
 #include "ops/op_table.h"
 
 /* Hooks on this thread's stack; 0 when there are none or reporting is muted. */
@@ -38,6 +42,20 @@ void ct_trace_emit(ct_op_id op, int n_in, ct_tensor *const *in, int n_out,
             ct_trace_emit(op, n_in, in, n_out, out,                                    \
                           (int)(sizeof ct_attrs_ / sizeof ct_attrs_[0]) - 1, ct_attrs_ + 1); \
         }                                                                              \
+    } while (0)
+
+/* The values of op's attribute struct attrs (ct_<op>_attrs), one per schema attribute
+ * in schema order, into v (ct_attrs_info_of[op].n_fields of them); lists and strings
+ * point into attrs.  A Generator is reported as None. */
+void ct_attrs_values(ct_op_id op, const void *attrs, ct_value *v);
+/* ct_trace_emit with the values of op's attribute struct attrs. */
+void ct_trace_emit_attrs(ct_op_id op, int n_in, ct_tensor *const *in, int n_out,
+                         ct_tensor *const *out, const void *attrs);
+
+#define CT_TRACE_ATTRS(op, n_in, in, n_out, out, attrs)                                \
+    do {                                                                               \
+        if (__builtin_expect(ct_trace_active != 0, 0))                                 \
+            ct_trace_emit_attrs(op, n_in, in, n_out, out, attrs);                      \
     } while (0)
 
 /* Attribute values, by kind.  An optional one given as None: CT_V_NONE(kind); the

@@ -4,27 +4,21 @@
 #include "ops/trace.h"
 #include "ops/unary.h"
 
-/* Reports a call of u to the record hook: args decoded into u's schema attributes. */
-static void trace_unary(ct_op_id op, ct_tensor *x, ct_tensor *out, const ct_pw_args *a) {
+/* op's schema attributes from its kernel arguments a. */
+static void attrs_of(ct_op_id op, const ct_pw_args *a, ct_op_attrs *at) {
     switch (op) {
-    case CT_OP_leaky_relu: CT_TRACE(op, 1, &x, 1, &out, CT_V_SCALAR(a->a)); break;
-    case CT_OP_elu: CT_TRACE(op, 1, &x, 1, &out, CT_V_SCALAR(a->a), CT_V_SCALAR(1), CT_V_SCALAR(1)); break;
-    case CT_OP_gelu: CT_TRACE(op, 1, &x, 1, &out, CT_V_STR(a->i ? "tanh" : "none")); break;
-    case CT_OP_softplus:
-    case CT_OP_hardtanh: CT_TRACE(op, 1, &x, 1, &out, CT_V_SCALAR(a->a), CT_V_SCALAR(a->b)); break;
+    case CT_OP_leaky_relu: at->leaky_relu = (ct_leaky_relu_attrs){a->a}; break;
+    case CT_OP_elu: at->elu = (ct_elu_attrs){a->a, 1, 1}; break;
+    case CT_OP_gelu: at->gelu.approximate = a->i ? "tanh" : "none"; break;
+    case CT_OP_softplus: at->softplus = (ct_softplus_attrs){a->a, a->b}; break;
+    case CT_OP_hardtanh: at->hardtanh = (ct_hardtanh_attrs){a->a, a->b}; break;
     case CT_OP_nan_to_num:
-        CT_TRACE(op, 1, &x, 1, &out, CT_V_FLOAT(a->a), CT_V_FLOAT(a->b), CT_V_FLOAT(a->c));
+        at->nan_to_num = (ct_nan_to_num_attrs){{true, a->a}, {true, a->b}, {true, a->c}};
         break;
-    case CT_OP_clamp: {
-        ct_value lo = CT_V_SCALAR(a->a), hi = CT_V_SCALAR(a->b);
-        lo.none = !a->has_a;
-        hi.none = !a->has_b;
-        CT_TRACE(op, 1, &x, 1, &out, lo, hi);
-        break;
-    }
-    case CT_OP_pow_scalar:
-    case CT_OP_rpow_scalar: CT_TRACE(op, 1, &x, 1, &out, CT_V_SCALAR(a->a)); break;
-    default: CT_TRACE(op, 1, &x, 1, &out); break;
+    case CT_OP_clamp: at->clamp = (ct_clamp_attrs){{a->has_a, a->a}, {a->has_b, a->b}}; break;
+    case CT_OP_pow_scalar: at->pow_scalar.exponent = a->a; break;
+    case CT_OP_rpow_scalar: at->rpow_scalar.self = a->a; break;
+    default: break;
     }
 }
 
@@ -44,14 +38,7 @@ ct_tensor *ct_unary_op(const ct_unary_spec *u, ct_tensor *x, const ct_pw_args *a
     }
     ct_node *n = ct_node_record(u->op, 1, &x, 1);
     if (n) {
-        if (args) {
-            n->args[0] = args->a;
-            n->args[1] = args->b;
-            n->args[2] = args->c;
-            n->iargs[0] = args->i;
-            n->iargs[1] = args->has_a;
-            n->iargs[2] = args->has_b;
-        }
+        if (args) attrs_of(u->op, args, &n->attrs);
         if (u->save == CT_SAVE_INPUT) ct_node_save(n, 0, before ? before : x, false);
         if (u->save == CT_SAVE_OUTPUT) ct_node_save(n, 0, out, true);
         if (inplace) ct_rebase_history(n, out);
@@ -59,7 +46,11 @@ ct_tensor *ct_unary_op(const ct_unary_spec *u, ct_tensor *x, const ct_pw_args *a
         ct_release(n);
     }
     ct_release(before);
-    if (__builtin_expect(ct_trace_active != 0, 0)) trace_unary(u->op, x, out, args);
+    if (__builtin_expect(ct_trace_active != 0, 0)) {
+        ct_op_attrs at = {0}; /* ops with attributes pass args */
+        if (args) attrs_of(u->op, args, &at);
+        CT_TRACE_ATTRS(u->op, 1, &x, 1, &out, &at);
+    }
     return ct_ret(out);
 }
 

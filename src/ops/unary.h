@@ -1,7 +1,7 @@
 /* The shared forward of one-input pointwise ops (math functions, activations,
- * nan_to_num, clamp with numbers): ct_pointwise, then the node with the op's scalar
- * arguments (node->args[0..2] = args->a, b, c; iargs[0] = args->i) and what its
- * backward reads (saved slot 0). */
+ * nan_to_num, clamp with numbers): ct_pointwise, then the node with the op's schema
+ * attributes (node->attrs.<op>, decoded from args) and what its backward reads (saved
+ * slot 0). */
 #ifndef CT_OPS_UNARY_H
 #define CT_OPS_UNARY_H
 

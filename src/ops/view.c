@@ -182,11 +182,9 @@ ct_tensor *ct_transpose(ct_tensor *t, int64_t dim0, int64_t dim1) {
     }
     ct_node *n = NULL;
     ct_tensor *out = ct_view_make(CT_OP_transpose, t, t->ndim, sizes, strides, t->offset, &n);
-    if (n) {
-        n->iargs[0] = d0;
-        n->iargs[1] = d1;
-    }
-    if (out) CT_TRACE(CT_OP_transpose, 1, &t, 1, &out, CT_V_INT(dim0), CT_V_INT(dim1));
+    ct_transpose_attrs a = {dim0, dim1};
+    if (n) n->attrs.transpose = a;
+    if (out) CT_TRACE_ATTRS(CT_OP_transpose, 1, &t, 1, &out, &a);
     return ct_ret(out);
 }
 
@@ -200,7 +198,7 @@ ct_tensor *ct_t(ct_tensor *t) {
 }
 
 bool transpose_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    return (gi[0] = ct_transpose(go[0], n->iargs[0], n->iargs[1])) != NULL;
+    return (gi[0] = ct_transpose(go[0], n->attrs.transpose.dim0, n->attrs.transpose.dim1)) != NULL;
 }
 
 ct_tensor *ct_permute(ct_tensor *t, ct_dims dims) {
@@ -212,7 +210,6 @@ ct_tensor *ct_permute(ct_tensor *t, ct_dims dims) {
     }
     int64_t sizes[CT_MAX_DIMS] = {0}, strides[CT_MAX_DIMS] = {0};
     bool seen[CT_MAX_DIMS] = {0};
-    int perm[CT_MAX_DIMS];
     for (int i = 0; i < dims.n; i++) {
         int d = ct_wrap_dim("ct_permute", dims.d[i], t->ndim);
         if (d < 0) return NULL;
@@ -221,21 +218,20 @@ ct_tensor *ct_permute(ct_tensor *t, ct_dims dims) {
             return NULL;
         }
         seen[d] = true;
-        perm[i] = d;
         sizes[i] = t->sizes[d];
         strides[i] = t->strides[d];
     }
     ct_node *n = NULL;
     ct_tensor *out = ct_view_make(CT_OP_permute, t, t->ndim, sizes, strides, t->offset, &n);
-    if (n)
-        for (int i = 0; i < dims.n; i++) n->iargs[i] = perm[i];
-    if (out) CT_TRACE(CT_OP_permute, 1, &t, 1, &out, CT_V_INTS(dims.n, dims.d));
+    if (n) n->attrs.permute.dims = dims;
+    if (out) CT_TRACE_ATTRS(CT_OP_permute, 1, &t, 1, &out, &(ct_permute_attrs){dims});
     return ct_ret(out);
 }
 
 bool permute_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     int nd = n->in_meta[0].ndim;
     ct_dims inv = {.n = nd};
-    for (int i = 0; i < nd; i++) inv.d[n->iargs[i]] = i;
+    const ct_dims *perm = &n->attrs.permute.dims; /* as given: wrapped here */
+    for (int i = 0; i < nd; i++) inv.d[perm->d[i] < 0 ? perm->d[i] + nd : perm->d[i]] = i;
     return (gi[0] = ct_permute(go[0], inv)) != NULL;
 }

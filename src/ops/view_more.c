@@ -73,11 +73,7 @@ static ct_tensor *slice_clamped(ct_tensor *t, int d, int64_t start, int64_t end,
     g.strides[d] *= step;
     ct_node *n = NULL;
     ct_tensor *out = view_geom(CT_OP_slice, t, &g, &n);
-    if (n) {
-        n->iargs[0] = d;
-        n->iargs[1] = start;
-        n->iargs[2] = step;
-    }
+    if (n) n->state.slice = (ct_slice_state){d, start, step};
     if (out)
         CT_TRACE(CT_OP_slice, 1, &t, 1, &out, CT_V_INT(d), CT_V_INT(start), CT_V_INT(end),
                  CT_V_INT(step));
@@ -129,11 +125,12 @@ ct_tensor *ct_narrow(ct_tensor *t, int64_t dim, int64_t start, int64_t length) {
 
 bool slice_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     const ct_input_meta *m = &n->in_meta[0];
-    int d = (int)n->iargs[0];
+    const ct_slice_state *s = &n->state.slice;
+    int d = s->dim;
     ct_geom g = contiguous_geom(m);
-    g.offset = n->iargs[1] * g.strides[d];
+    g.offset = s->start * g.strides[d];
     g.sizes[d] = go[0]->sizes[d];
-    g.strides[d] *= n->iargs[2];
+    g.strides[d] *= s->step;
     return (gi[0] = ct_strided_scatter(go[0], m->ndim, m->sizes, &g)) != NULL;
 }
 
@@ -156,19 +153,16 @@ ct_tensor *ct_select(ct_tensor *t, int64_t dim, int64_t index) {
     geom_drop_dim(&g, d);
     ct_node *node = NULL;
     ct_tensor *out = view_geom(CT_OP_select, t, &g, &node);
-    if (node) {
-        node->iargs[0] = d;
-        node->iargs[1] = index;
-    }
+    if (node) node->state.slice = (ct_slice_state){d, index, 1};
     if (out) CT_TRACE(CT_OP_select, 1, &t, 1, &out, CT_V_INT(dim), CT_V_INT(index));
     return ct_ret(out);
 }
 
 bool select_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     const ct_input_meta *m = &n->in_meta[0];
-    int d = (int)n->iargs[0];
+    int d = n->state.slice.dim;
     ct_geom g = contiguous_geom(m);
-    g.offset = n->iargs[1] * g.strides[d];
+    g.offset = n->state.slice.start * g.strides[d];
     geom_drop_dim(&g, d);
     return (gi[0] = ct_strided_scatter(go[0], m->ndim, m->sizes, &g)) != NULL;
 }
