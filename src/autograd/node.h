@@ -19,7 +19,7 @@ typedef struct {
 typedef struct {
     int ndim;
     ct_dtype dtype;
-    int64_t sizes[CT_MAX_DIMS];
+    int64_t sizes[CT_MAX_DIMS]; /* the first ndim are set */
 } ct_input_meta;
 
 typedef struct {

@@ -87,10 +87,10 @@ static ct_storage *storage_new(const char *op, size_t nbytes, ct_device device) 
 static void tensor_destroy(ct_object *o) {
     ct_tensor *t = (ct_tensor *)o;
     if (__builtin_expect(t->autograd_meta != NULL, 0)) ct_autograd_release_meta(t);
-    ct_release(t->grad);
-    ct_release(t->grad_fn);
-    ct_release(t->base);
-    ct_release(t->storage);
+    ct_object_release(t->grad);
+    ct_object_release(t->grad_fn);
+    ct_object_release(t->base);
+    ct_object_release(t->storage);
     ct_pool_free(CT_POOL_TENSOR, t);
 }
 
