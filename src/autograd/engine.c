@@ -339,7 +339,7 @@ bool ct_node_run_pre_hooks(ct_node *node) {
         if (!g) return false;
         ct_release(*slot);
         *slot = g;
-        if (t->retains_grad) {
+        if (t->autograd_meta->retains_grad) { /* an attached tensor has a meta */
             ct_tensor *acc = t->grad ? ct_add(t->grad, g) : ct_clone(g);
             if (!acc) return false;
             ct_release(t->grad);

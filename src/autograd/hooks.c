@@ -1,37 +1,73 @@
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "autograd/hooks.h"
 #include "autograd/node.h"
 
-typedef struct {
+struct ct_hook_entry {
     int handle;
     ct_tensor_hook fn;
     void *ctx;
-} hook_entry;
-
-struct ct_hook_list {
-    hook_entry *items;
-    int len, cap, next_handle;
 };
-
-void ct_hooks_free(ct_hook_list *l) {
-    if (!l) return;
-    free(l->items);
-    free(l);
-}
 
 void ct_node_hooks_free(ct_node_hook *h) {
     while (h) {
         ct_node_hook *next = h->next;
-        if (h->tensor) h->tensor->hooks_attached = false;
+        if (h->tensor) h->tensor->autograd_meta->attached_to = NULL;
         free(h);
         h = next;
     }
 }
 
-/* Non-leaf tensors register themselves once with their grad_fn. */
+void ct_tensor_detach_hooks(ct_tensor *t) {
+    ct_autograd_meta *m = t->autograd_meta;
+    if (!m || !m->attached_to) return;
+    for (ct_node_hook **p = &m->attached_to->pre_hooks; *p; p = &(*p)->next) {
+        if ((*p)->tensor == t) {
+            ct_node_hook *dead = *p;
+            *p = dead->next;
+            free(dead);
+            break;
+        }
+    }
+    m->attached_to = NULL;
+}
+
+/* ---- the interface core releases metas through (core/autograd_meta.h) ---- */
+
+static void release_meta(ct_tensor *t) {
+    ct_tensor_detach_hooks(t);
+    free(t->autograd_meta->hooks);
+    free(t->autograd_meta);
+    t->autograd_meta = NULL;
+}
+
+static const ct_autograd_interface autograd_interface = {"autograd", release_meta};
+static pthread_once_t register_once = PTHREAD_ONCE_INIT;
+
+static void register_interface(void) {
+    if (!ct_autograd_register(&autograd_interface)) ct_fatal("%s", ct_last_error());
+}
+/* At start-up, as PyTorch's AutogradMetaFactoryRegisterer; and before the first meta,
+ * whatever runs first (a constructor of the program's may make one). */
+__attribute__((constructor)) static void register_at_start_up(void) {
+    pthread_once(&register_once, register_interface);
+}
+
+/* t's meta, made on first use; NULL with an error when out of memory. */
+static ct_autograd_meta *meta_of(ct_tensor *t) {
+    if (t->autograd_meta) return t->autograd_meta;
+    pthread_once(&register_once, register_interface);
+    if (!(t->autograd_meta = calloc(1, sizeof *t->autograd_meta)))
+        ct_error("out of memory registering a hook");
+    return t->autograd_meta;
+}
+
+/* Non-leaf tensors register themselves once with their grad_fn (and stay with it when
+ * an in-place op gives them a new one). */
 static bool attach_to_node(ct_tensor *t) {
-    if (!t->grad_fn || t->hooks_attached) return true;
+    ct_autograd_meta *m = t->autograd_meta;
+    if (!t->grad_fn || m->attached_to) return true;
     ct_node_hook *h = malloc(sizeof *h);
     if (!h) {
         ct_error("out of memory registering a hook");
@@ -40,21 +76,8 @@ static bool attach_to_node(ct_tensor *t) {
     h->tensor = t;
     h->next = t->grad_fn->pre_hooks;
     t->grad_fn->pre_hooks = h;
-    t->hooks_attached = true;
+    m->attached_to = t->grad_fn;
     return true;
-}
-
-void ct_tensor_detach_hooks(ct_tensor *t) {
-    if (!t->hooks_attached || !t->grad_fn) return;
-    for (ct_node_hook **p = &t->grad_fn->pre_hooks; *p; p = &(*p)->next) {
-        if ((*p)->tensor == t) {
-            ct_node_hook *dead = *p;
-            *p = dead->next;
-            free(dead);
-            break;
-        }
-    }
-    t->hooks_attached = false;
 }
 
 int ct_register_hook(ct_tensor *t, ct_tensor_hook fn, void *ctx) {
@@ -67,33 +90,30 @@ int ct_register_hook(ct_tensor *t, ct_tensor_hook fn, void *ctx) {
                  "gradient");
         return -1;
     }
-    if (!t->hooks && !(t->hooks = calloc(1, sizeof *t->hooks))) {
-        ct_error("out of memory registering a hook");
-        return -1;
-    }
-    ct_hook_list *l = t->hooks;
-    if (l->len == l->cap) {
-        int cap = l->cap ? l->cap * 2 : 4;
-        hook_entry *items = realloc(l->items, (size_t)cap * sizeof *items);
+    ct_autograd_meta *m = meta_of(t);
+    if (!m) return -1;
+    if (m->n_hooks == m->cap) {
+        int cap = m->cap ? m->cap * 2 : 4;
+        ct_hook_entry *items = realloc(m->hooks, (size_t)cap * sizeof *items);
         if (!items) {
             ct_error("out of memory registering a hook");
             return -1;
         }
-        l->items = items;
-        l->cap = cap;
+        m->hooks = items;
+        m->cap = cap;
     }
     if (!attach_to_node(t)) return -1;
-    l->items[l->len] = (hook_entry){l->next_handle++, fn, ctx};
-    return l->items[l->len++].handle;
+    m->hooks[m->n_hooks] = (ct_hook_entry){m->next_handle++, fn, ctx};
+    return m->hooks[m->n_hooks++].handle;
 }
 
 int ct_remove_hook(ct_tensor *t, int handle) {
     if (!t) return -1;
-    ct_hook_list *l = t->hooks;
-    for (int i = 0; l && i < l->len; i++) {
-        if (l->items[i].handle != handle) continue;
-        for (int j = i + 1; j < l->len; j++) l->items[j - 1] = l->items[j];
-        l->len--;
+    ct_autograd_meta *m = t->autograd_meta;
+    for (int i = 0; m && i < m->n_hooks; i++) {
+        if (m->hooks[i].handle != handle) continue;
+        for (int j = i + 1; j < m->n_hooks; j++) m->hooks[j - 1] = m->hooks[j];
+        m->n_hooks--;
         return 0;
     }
     ct_error("ct_remove_hook: no hook with handle %d on this tensor", handle);
@@ -107,15 +127,17 @@ int ct_retain_grad(ct_tensor *t) {
         return -1;
     }
     if (!t->grad_fn) return 0; /* leaves keep their grad anyway */
-    if (!attach_to_node(t)) return -1;
-    t->retains_grad = true;
+    ct_autograd_meta *m = meta_of(t);
+    if (!m || !attach_to_node(t)) return -1;
+    m->retains_grad = true;
     return 0;
 }
 
 ct_tensor *ct_hooks_apply(ct_tensor *t, ct_tensor *grad) {
     ct_retain(grad);
-    for (int i = 0; t->hooks && i < t->hooks->len; i++) {
-        ct_tensor *r = t->hooks->items[i].fn(grad, t->hooks->items[i].ctx);
+    ct_autograd_meta *m = t->autograd_meta;
+    for (int i = 0; m && i < m->n_hooks; i++) {
+        ct_tensor *r = m->hooks[i].fn(grad, m->hooks[i].ctx);
         if (!r) continue; /* the hook only looked */
         if (r->ndim != grad->ndim || ct_shape_numel(r->ndim, r->sizes) != grad->numel) {
             char a[CT_SHAPE_STR_MAX], b[CT_SHAPE_STR_MAX];

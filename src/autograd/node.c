@@ -37,12 +37,12 @@ static size_t node_size(int n_in) {
 
 static void node_destroy(ct_object *o) {
     ct_node *n = (ct_node *)o;
-    for (int i = 0; i < n->n_in; i++) ct_release(n->next[i].fn);
-    for (int i = 0; i < CT_NODE_MAX_SAVED; i++) ct_release(n->saved[i].t);
+    for (int i = 0; i < n->n_in; i++) ct_object_release(n->next[i].fn);
+    for (int i = 0; i < CT_NODE_MAX_SAVED; i++) ct_object_release(n->saved[i].t);
     if (n->extra_free) n->extra_free(n->extra);
     if (n->variable && n->variable->grad_acc == n) n->variable->grad_acc = NULL;
-    ct_release(n->variable);
-    ct_node_hooks_free(n->pre_hooks);
+    ct_object_release(n->variable);
+    if (n->pre_hooks) ct_node_hooks_free(n->pre_hooks);
     if (n->n_in <= POOL_INPUTS)
         ct_pool_free(CT_POOL_NODE, n);
     else
@@ -56,25 +56,34 @@ bool ct_any_requires_grad(int n, ct_tensor *const *inputs) {
     return false;
 }
 
+/* A node whose fields, edges and flags are zero; its input metadata is the caller's to
+ * fill (ct_node_record writes each input's, up to its ndim: most of it never is).  The
+ * node and its edges are zeroed by one memset of a size not known at compile time: gcc
+ * turns a constant-size one into a `rep stos`, whose start-up costs a good part of a
+ * small op. */
 static ct_node *node_alloc(ct_op_id op, int n_in, int n_out) {
-    size_t size = node_size(n_in);
     ct_node *n = n_in <= POOL_INPUTS ? ct_pool_alloc(CT_POOL_NODE, node_size(POOL_INPUTS))
-                                     : malloc(size);
+                                     : malloc(node_size(n_in));
     if (!n) ct_fatal("out of memory recording the graph");
-    memset(n, 0, size);
+    memset(n, 0, sizeof *n + (size_t)n_in * sizeof(ct_edge));
     ct_object_init(&n->obj, node_destroy);
     n->op = op;
     n->n_in = n_in;
     n->n_out = n_out;
-    n->in_meta = (ct_input_meta *)(n + 1);
-    n->next = (ct_edge *)(n->in_meta + n_in);
-    n->needs_grad = (bool *)(n->next + n_in);
+    n->next = (ct_edge *)(n + 1);
+    n->in_meta = (ct_input_meta *)(n->next + n_in);
+    n->needs_grad = (bool *)(n->in_meta + n_in);
+    memset(n->needs_grad, 0, (size_t)n_in);
     n->seq = take_seq();
     ct_current_site(&n->file, &n->line);
     return n;
 }
 
-ct_node *ct_node_new(ct_op_id op, int n_in, int n_out) { return node_alloc(op, n_in, n_out); }
+ct_node *ct_node_new(ct_op_id op, int n_in, int n_out) {
+    ct_node *n = node_alloc(op, n_in, n_out);
+    memset(n->in_meta, 0, (size_t)n_in * sizeof(ct_input_meta));
+    return n;
+}
 
 ct_node *ct_grad_accumulator(ct_tensor *leaf) {
     if (leaf->grad_acc) return ct_retain(leaf->grad_acc);
@@ -90,7 +99,11 @@ ct_node *ct_node_record(ct_op_id op, int n_in, ct_tensor *const *inputs, int n_o
     ct_node *n = node_alloc(op, n_in, n_out);
     for (int i = 0; i < n_in; i++) {
         ct_tensor *t = inputs[i];
-        if (!t) continue;
+        if (!t) {
+            n->in_meta[i].ndim = 0;
+            n->in_meta[i].dtype = CT_DTYPE_UNSET;
+            continue;
+        }
         n->in_meta[i].ndim = t->ndim;
         n->in_meta[i].dtype = t->dtype;
         memcpy(n->in_meta[i].sizes, t->sizes, sizeof(int64_t) * (size_t)t->ndim);

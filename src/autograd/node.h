@@ -23,7 +23,7 @@ typedef struct {
 typedef struct {
     int ndim;
     ct_dtype dtype;
-    int64_t sizes[CT_MAX_DIMS];
+    int64_t sizes[CT_MAX_DIMS]; /* the first ndim are set */
 } ct_input_meta;
 
 typedef struct {
@@ -98,6 +98,13 @@ const char *ct_node_grad_name(const ct_node *n);
 
 /* Shortcut for single-output ops: records a node when needed and attaches out. */
 ct_node *ct_record1(ct_op_id op, ct_tensor *out, int n_in, ct_tensor *const *inputs);
+/* A view whose base was modified in place since its grad_fn was made requires grad
+ * when its base does (autograd/inplace_view.c). */
+bool ct_view_requires_grad(const ct_tensor *t);
+/* Whether t requires grad (ct_requires_grad without the NULL check). */
+static inline bool ct_requires_grad_impl(const ct_tensor *t) {
+    return t->requires_grad || t->grad_fn != NULL || (t->view_kind && ct_view_requires_grad(t));
+}
 /* True when grad mode is on and any input requires grad. */
 bool ct_any_requires_grad(int n, ct_tensor *const *inputs);
 

@@ -69,16 +69,7 @@ void *ct_retain(void *obj) {
     return obj;
 }
 
-void ct_release(void *obj) {
-    if (!obj) return;
-    ct_object *o = obj;
-    /* A count of 1 is ours alone: nobody else can retain or release the object, so
-     * it dies without the atomic read-modify-write (the common case of temporaries).
-     * The acquire load still orders other threads' earlier releases before destroy. */
-    if (atomic_load_explicit(&o->refs, memory_order_acquire) == 1 ||
-        atomic_fetch_sub_explicit(&o->refs, 1, memory_order_acq_rel) == 1)
-        o->destroy(o);
-}
+void ct_release(void *obj) { ct_object_release(obj); }
 
 void *ct_scope_register(void *obj) {
     if (obj && depth > 0) vec_push(&stack, obj);
@@ -119,7 +110,7 @@ void ct_scope_end(ct_scope_guard *g) {
     while (depth >= g->depth && depth > 0) {
         scope_frame *f = &frames[depth - 1];
         /* Release newest first: later objects may point at earlier ones. */
-        while (stack.len > f->mark) ct_release(stack.items[--stack.len]);
+        while (stack.len > f->mark) ct_object_release(stack.items[--stack.len]);
         depth--;
         for (int i = 0; i < f->kept.len; i++) ct_scope_register(f->kept.items[i]);
         f->kept.len = 0;

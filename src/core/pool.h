@@ -5,7 +5,10 @@
  * A block freed on another thread than the one that took it joins the freeing
  * thread's cache (blocks are interchangeable within a class).  A cache holds at most
  * CT_POOL_MAX blocks, beyond that blocks go back to free(); a thread's caches are
- * freed when it exits.  Each class has one block size, which its callers pass (the
+ * freed when it exits.  CT_POOL_MAX covers what a training step holds alive at once
+ * (thousands of small results and their nodes), so that a step's objects come back
+ * from the cache rather than from malloc; it bounds a thread's cached memory to
+ * about 5 MiB (tensor, small storage and node blocks together).  Each class has one block size, which its callers pass (the
  * same every time).  Under AddressSanitizer the caches are off: every block is then
  * a malloc/free that ASan and LeakSanitizer see. */
 #ifndef CT_CORE_POOL_H
@@ -20,7 +23,7 @@
 
 typedef enum { CT_POOL_TENSOR, CT_POOL_STORAGE, CT_POOL_NODE, CT_POOL_NCLASSES } ct_pool_class;
 
-#define CT_POOL_MAX 512
+#define CT_POOL_MAX 4096
 
 typedef struct {
     void *head; /* blocks linked through their first word */

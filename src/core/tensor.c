@@ -7,7 +7,6 @@
 #include "core/backend.h"
 #include "core/pool.h"
 #include "core/tensor_impl.h"
-#include "autograd/hooks.h"
 
 /* On the cpu a small storage's header and data share one malloc (its alignment is
  * plenty for them); larger data comes from the device's backend, 64-byte aligned
@@ -87,12 +86,11 @@ static ct_storage *storage_new(const char *op, size_t nbytes, ct_device device) 
 
 static void tensor_destroy(ct_object *o) {
     ct_tensor *t = (ct_tensor *)o;
-    ct_tensor_detach_hooks(t);
-    ct_release(t->grad);
-    ct_release(t->grad_fn);
-    ct_release(t->base);
-    ct_hooks_free(t->hooks);
-    ct_release(t->storage);
+    if (__builtin_expect(t->autograd_meta != NULL, 0)) ct_autograd_release_meta(t);
+    ct_object_release(t->grad);
+    ct_object_release(t->grad_fn);
+    ct_object_release(t->base);
+    ct_object_release(t->storage);
     ct_pool_free(CT_POOL_TENSOR, t);
 }
 

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 
 #include "ctorch/tensor.h"
+#include "core/autograd_meta.h"
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/object.h"
@@ -24,8 +25,6 @@ typedef struct ct_storage {
     void *free_ctx;
 } ct_storage;
 
-typedef struct ct_hook_list ct_hook_list;
-
 struct ct_tensor {
     ct_object obj;
     ct_storage *storage;
@@ -33,10 +32,10 @@ struct ct_tensor {
     int64_t numel;
     int ndim;
     ct_dtype dtype;
-    bool requires_grad; /* leaves only; a non-leaf requires grad iff grad_fn != NULL */
-    bool retains_grad;
     bool wrapped_number; /* a C number made a 0-d tensor: promotes like a scalar */
-    bool hooks_attached; /* registered with grad_fn's pre-hooks (autograd/hooks.h) */
+    /* Autograd's fields (core/autograd_meta.h): core only zeroes them and releases
+     * their references. */
+    bool requires_grad; /* leaves only; a non-leaf requires grad iff grad_fn != NULL */
     uint8_t view_kind;  /* CT_VIEW_* (autograd/node.h): made by a view op; 0: not a view of
                          * autograd's, see Note [In-place on views] */
     int output_nr;      /* which output of grad_fn this is */
@@ -47,7 +46,7 @@ struct ct_tensor {
     ct_node *grad_fn;   /* owned reference; NULL for leaves */
     ct_node *grad_acc;  /* weak: a leaf's AccumulateGrad node while one exists */
     ct_tensor *base;    /* owned: the tensor this view was made from (views of views: root) */
-    ct_hook_list *hooks;
+    ct_autograd_meta *autograd_meta; /* hooks, retain_grad (autograd/hooks.h); NULL: none */
 };
 
 /* On the meta device: the tensor has no data, so nothing may read or write it on the
@@ -57,12 +56,6 @@ static inline bool ct_tensor_is_meta(const ct_tensor *t) {
 }
 static inline char *ct_tensor_data(const ct_tensor *t) {
     return (char *)t->storage->data + t->offset * (int64_t)ct_dtype_sizes[t->dtype];
-}
-/* A view whose base was modified in place since its grad_fn was made requires grad
- * when its base does (autograd/inplace_view.c). */
-bool ct_view_requires_grad(const ct_tensor *t);
-static inline bool ct_requires_grad_impl(const ct_tensor *t) {
-    return t->requires_grad || t->grad_fn != NULL || (t->view_kind && ct_view_requires_grad(t));
 }
 
 /* A new tensor (refcount 1, not registered with any scope) with fresh contiguous
