@@ -1,6 +1,6 @@
 /* The float16 / bfloat16 kernels of their own beyond the pointwise loops: softmax,
  * log_softmax, their gradients and logsumexp (cpu/softmax_reduced.c), max / min and
- * their indices, all / any, cumsum / cumprod, activations, matrix products
+ * their indices, all / any, cumsum / cumprod, activations, comparisons, matrix products
  * (cpu/gemm_reduced.c) and the tile conversions (cpu/reduced_cvt.c).  Values against
  * PyTorch 1.13's reduced-precision results (tests/fixtures/gen_reduced.py) and against
  * float64 on the same rounded inputs; results bitwise equal for 1 and 3 threads; the
@@ -168,6 +168,30 @@ TEST(activations_match_pytorch) {
     }
 }
 
+/* Comparisons, maximum and minimum see the widened elements; a number compared with
+ * a reduced tensor rounds to its dtype first, as in PyTorch. */
+TEST(comparisons_match_pytorch) {
+    fx_file *f = fixtures();
+    for (int d = 0; d < 2; d++) {
+        ct_tensor *x = fx_get_as(f, key(PRE[d], "row", "x"), DT[d], false);
+        ct_tensor *g = fx_get_as(f, key(PRE[d], "row", "g"), DT[d], false);
+        ct_tensor *got[] = {ct_lt(x, g), ct_ge(x, g), ct_eq(x, ct_flip(x, CT_DIMS(0))), ct_maximum(x, g),
+                            ct_minimum(x, g), ct_gt_scalar(x, 0.1)};
+        const char *names[] = {"lt", "ge", "eq", "maximum", "minimum", "gt_scalar"};
+        for (int i = 0; i < 6; i++) {
+            ct_dtype want_dt = i == 3 || i == 4 ? DT[d] : CT_BOOL;
+            ct_tensor *want = i == 2 ? ct_eq(ct_to(x, .dtype = CT_F64), ct_to(ct_flip(x, CT_DIMS(0)), .dtype = CT_F64))
+                                     : fx_get(f, key(PRE[d], "row", names[i]));
+            check_within(names[i], got[i], want, want_dt, 0, 0);
+        }
+        ct_tensor *s = ct_to(ct_tensor_f32(((float[]){NAN, INFINITY, -INFINITY, 1}), CT_SHAPE(4)), .dtype = DT[d]);
+        CHECK_VALUES(ct_isnan(s), 0, 1, 0, 0, 0);
+        CHECK_VALUES(ct_isinf(s), 0, 0, 1, 1, 0);
+        CHECK_VALUES(ct_isfinite(s), 0, 0, 0, 0, 1);
+        CHECK(isnan(ct_item(ct_max(ct_maximum(s, ct_ones_like(s))))));
+    }
+}
+
 static ct_tensor *mm_case(int i, ct_tensor **in) {
     switch (i) {
     case 0: return ct_mm(in[0], in[1]);
@@ -262,6 +286,7 @@ static ct_tensor *thread_case(int i, ct_tensor *x, ct_tensor *a, ct_tensor *b) {
     case 11: return ct_amax(ct_view(ct_to(x, .dtype = CT_F16), CT_SHAPE(70007)));
     case 12: return ct_argmax(ct_view(ct_to(x, .dtype = CT_BF16), CT_SHAPE(7, 10001)), .dims = CT_DIMS(1));
     case 13: return ct_gelu(ct_to(x, .dtype = CT_F16));
+    case 14: return ct_lt(ct_to(x, .dtype = CT_BF16), ct_to(ct_flip(x, CT_DIMS(0)), .dtype = CT_BF16));
     default: return NULL;
     }
 }
