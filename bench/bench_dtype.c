@@ -1,10 +1,10 @@
 /* Reduced precision against float32: add, exp and sum of 16M elements, softmax over
  * rows of [16384, 1024] and a 1024 x 1024 matmul, in float32, bfloat16 and float16.
- * Medians of 5 runs (the machine may be shared).  Usage: bench_dtype [threads].
- * Compare with bench/bench_dtype.py (PyTorch). */
+ * Medians of 5 runs (the machine may be shared), one `op.dtype ms` line each.
+ * Usage: bench_dtype [threads].  bench/bench_dtype.py runs it and prints its figures
+ * beside PyTorch's in one table. */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "bench_util.h"
 #include "ctorch.h"
@@ -30,23 +30,10 @@ static int cmp(const void *a, const void *b) {
         t_[REPS / 2];                                                              \
     })
 
-static void cpu_model(void) {
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    char line[256];
-    while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, "model name", 10)) {
-            printf("cpu: %s", strchr(line, ':') + 2);
-            break;
-        }
-    if (f) fclose(f);
-}
-
 int main(int argc, char **argv) {
     ct_set_num_threads(argc > 1 ? atoi(argv[1]) : 2);
     ct_set_error_handler(ct_abort_on_error);
-    cpu_model();
-    printf("threads: %d (median of %d runs, ms)\n", ct_get_num_threads(), REPS);
-    printf("%-28s %9s %9s %9s\n", "", "float32", "bfloat16", "float16");
+    printf("threads %d\n", ct_get_num_threads());
     const ct_dtype dts[] = {CT_F32, CT_BF16, CT_F16};
     double t[5][3];
     for (int k = 0; k < 3; k++) {
@@ -64,9 +51,9 @@ int main(int argc, char **argv) {
             t[4][k] = MEDIAN(ct_matmul(a, b));
         }
     }
-    const char *names[] = {"add 16M", "exp 16M", "sum 16M", "softmax [16384, 1024] dim 1",
-                           "matmul 1024 x 1024"};
+    const char *ops[] = {"add", "exp", "sum", "softmax", "matmul"};
+    const char *names[] = {"float32", "bfloat16", "float16"};
     for (int i = 0; i < 5; i++)
-        printf("%-28s %9.2f %9.2f %9.2f\n", names[i], t[i][0] * 1e3, t[i][1] * 1e3, t[i][2] * 1e3);
+        for (int k = 0; k < 3; k++) printf("%s.%s %.3f\n", ops[i], names[k], t[i][k] * 1e3);
     return 0;
 }

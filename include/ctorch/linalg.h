@@ -6,7 +6,9 @@
  *     ct_tensor *u = ct_addmm(z, in, w, .beta = CT_SOME(0), .alpha = CT_SOME(2));
  *
  * float32/float64 run on OpenBLAS (transposed views are passed to it without a
- * copy); integer dtypes use a generic kernel; float16/bfloat16 compute in float32.
+ * copy); integer dtypes use a generic kernel; float16/bfloat16 widen fixed tiles of
+ * their operands to float32 in bounded buffers, accumulate in float32 and round once
+ * (no float32 copy of a whole operand).
  * Results are identical for any ct_set_num_threads, on every CPU OpenBLAS supports.
  * While a ctorch product runs, OpenBLAS runs one thread (ctorch parallelizes over
  * tiles itself); the program's openblas_set_num_threads setting is restored when the

@@ -9,8 +9,10 @@
  * Contents: arithmetic; unary math; activations (relu ... hardtanh, gelu); keyword
  * options with optional numbers (CT_SOME: nan_to_num, clamp); pow; maximum, minimum,
  * where, lerp; comparisons and logical ops (bool results).  float16 and bfloat16
- * inputs compute in float32 and round back, also where PyTorch 1.13's cpu has no
- * half kernel.
+ * inputs compute in float32 and round back to nearest even, also where PyTorch
+ * 1.13's cpu has no half kernel: arithmetic, the unary math ops, the activations,
+ * comparisons, logical ops, maximum and minimum convert element by element in
+ * registers; pow, where, lerp and clamp with tensor bounds through float32 copies.
  *
  *     ct_tensor *y = ct_clamp(ct_gelu(x, .approximate = CT_GELU_TANH), .max = CT_SOME(6));
  *     ct_tensor *m = ct_where(ct_gt_scalar(x, 0), x, ct_mul_scalar(x, 0.1));

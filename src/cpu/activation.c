@@ -36,24 +36,36 @@ static inline float gelu_f(float x) { return 0.5f * x * ct_verfcf(-x * (float)M_
         x != x ? nan_ : (x == (T)INFINITY ? pos_ : (x == -(T)INFINITY ? neg_ : x));      \
     })
 
-#define FLOAT_KERNELS(DT, T, SFX)                                                        \
-    CT_UNARY_LOOP(relu_##SFX, T, T, x > 0 ? x : (x != x ? x : (T)0))                     \
-    CT_BINARY_LOOP(threshold_backward_##SFX, T, T, ARG(T, a, y <= a ? (T)0 : x))          \
-    CT_UNARY_LOOP(leaky_relu_##SFX, T, T, ARG(T, a, x > 0 ? x : x * a))                  \
-    CT_UNARY_LOOP(elu_##SFX, T, T, ARG(T, a, x > 0 ? x : a * (CT_VEXP(x) - (T)1)))       \
-    CT_UNARY_LOOP(gelu_exact_##SFX, T, T, GELU(T, x))                                    \
-    CT_UNARY_LOOP(gelu_tanh_##SFX, T, T, GELU_TANH(T, x))                                \
-    CT_UNARY_LOOP(silu_##SFX, T, T, x / ((T)1 + CT_VEXP(-x)))                            \
-    CT_UNARY_LOOP(softplus_##SFX, T, T,                                                  \
+/* The float activations as ULOOP / BLOOP(name, T, expression): float32 and float64
+ * compute in their own type; float16 and bfloat16 in float, converted in registers
+ * (cpu/kernel_util.h), so they give the float32 kernel's result rounded once. */
+#define FLOAT_OPS(ULOOP, BLOOP, T, SFX)                                                  \
+    ULOOP(relu_##SFX, T, x > 0 ? x : (x != x ? x : (T)0))                                \
+    BLOOP(threshold_backward_##SFX, T, ARG(T, a, y <= a ? (T)0 : x))                     \
+    ULOOP(leaky_relu_##SFX, T, ARG(T, a, x > 0 ? x : x * a))                             \
+    ULOOP(elu_##SFX, T, ARG(T, a, x > 0 ? x : a * (CT_VEXP(x) - (T)1)))                  \
+    ULOOP(gelu_exact_##SFX, T, GELU(T, x))                                               \
+    ULOOP(gelu_tanh_##SFX, T, GELU_TANH(T, x))                                           \
+    ULOOP(silu_##SFX, T, x / ((T)1 + CT_VEXP(-x)))                                       \
+    ULOOP(softplus_##SFX, T,                                                             \
                   x * (T)p->a > (T)p->b ? x : CT_MF(log1p, CT_VEXP(x * (T)p->a)) / (T)p->a) \
-    CT_UNARY_LOOP(hardtanh_##SFX, T, T, CLAMP(x, (T)p->a, (T)p->b, 1, 1))                \
-    CT_UNARY_LOOP(clamp_##SFX, T, T, CLAMP(x, (T)p->a, (T)p->b, p->has_a, p->has_b))     \
-    CT_UNARY_LOOP(nan_to_num_##SFX, T, T, NAN_TO_NUM(T, x))                              \
+    ULOOP(hardtanh_##SFX, T, CLAMP(x, (T)p->a, (T)p->b, 1, 1))                           \
+    ULOOP(clamp_##SFX, T, CLAMP(x, (T)p->a, (T)p->b, p->has_a, p->has_b))                \
+    ULOOP(nan_to_num_##SFX, T, NAN_TO_NUM(T, x))                                         \
     static void gelu_##SFX(char **d, const int64_t *s, int64_t n, const void *ctx) {     \
         if (((const ct_pw_args *)ctx)->i) gelu_tanh_##SFX(d, s, n, ctx);                 \
         else gelu_exact_##SFX(d, s, n, ctx);                                             \
     }
+#define SAME_U(NAME, T, EXPR) CT_UNARY_LOOP(NAME, T, T, EXPR)
+#define SAME_B(NAME, T, EXPR) CT_BINARY_LOOP(NAME, T, T, EXPR)
+#define U_f16(NAME, T, EXPR) CT_UNARY_LOOP_REDUCED(NAME, ct_half, EXPR)
+#define U_bf16(NAME, T, EXPR) CT_UNARY_LOOP_REDUCED(NAME, ct_bf16, EXPR)
+#define B_f16(NAME, T, EXPR) CT_BINARY_LOOP_REDUCED(NAME, ct_half, EXPR)
+#define B_bf16(NAME, T, EXPR) CT_BINARY_LOOP_REDUCED(NAME, ct_bf16, EXPR)
+#define FLOAT_KERNELS(DT, T, SFX) FLOAT_OPS(SAME_U, SAME_B, T, SFX)
+#define REDUCED_KERNELS(DT, T, SFX) FLOAT_OPS(U_##SFX, B_##SFX, float, SFX)
 CT_FLOAT_TYPES(FLOAT_KERNELS)
+CT_REDUCED_TYPES(REDUCED_KERNELS)
 
 /* Integer bounds were checked to fit the dtype by the op. */
 #define INT_KERNELS(DT, T, SFX)                                                          \
@@ -81,7 +93,7 @@ CT_UNARY_LOOP(nan_to_num_b8, bool, bool, x)
     CT_KERNEL(LOOP, CT_OP_clamp, DT, clamp_##SFX),                                       \
     CT_KERNEL(LOOP, CT_OP_nan_to_num, DT, nan_to_num_##SFX),
 const ct_kernel_entry ct_cpu_activation_kernels[] = {
-    CT_FLOAT_TYPES(FLOAT_ENTRIES) CT_INT_TYPES(INT_ENTRIES)
+    CT_FLOAT_TYPES(FLOAT_ENTRIES) CT_REDUCED_TYPES(FLOAT_ENTRIES) CT_INT_TYPES(INT_ENTRIES)
     CT_KERNEL(LOOP, CT_OP_nan_to_num, CT_BOOL, nan_to_num_b8),
     CT_KERNEL_END,
 };

@@ -1,5 +1,5 @@
 /* Kernels of comparisons, logical ops, isnan/isinf/isfinite (bool outputs) and
- * maximum/minimum.  data: out, a, b (or out, x). */
+ * maximum/minimum, for every dtype.  data: out, a, b (or out, x). */
 #include "cpu/pw_loops.h"
 
 /* NaN wins in maximum/minimum (x != x is false for integers). */
@@ -22,6 +22,27 @@
 CT_FLOAT_TYPES(KERNELS)
 CT_INT_TYPES(KERNELS)
 CT_BOOL_TYPE(KERNELS)
+
+/* float16 / bfloat16: elements widened in registers, compared as float; maximum and
+ * minimum pick the float value of an element, which rounds back to itself. */
+#define LD(x) CT_LOAD_REDUCED(x)
+#define REDUCED_KERNELS(DT, T, SFX)                                                      \
+    CT_BINARY_LOOP(eq_##SFX, T, bool, LD(x) == LD(y))                                    \
+    CT_BINARY_LOOP(ne_##SFX, T, bool, LD(x) != LD(y))                                    \
+    CT_BINARY_LOOP(lt_##SFX, T, bool, LD(x) < LD(y))                                     \
+    CT_BINARY_LOOP(le_##SFX, T, bool, LD(x) <= LD(y))                                    \
+    CT_BINARY_LOOP(gt_##SFX, T, bool, LD(x) > LD(y))                                     \
+    CT_BINARY_LOOP(ge_##SFX, T, bool, LD(x) >= LD(y))                                    \
+    CT_BINARY_LOOP(logical_and_##SFX, T, bool, (LD(x) != 0) & (LD(y) != 0))              \
+    CT_BINARY_LOOP(logical_or_##SFX, T, bool, (LD(x) != 0) | (LD(y) != 0))               \
+    CT_BINARY_LOOP(logical_xor_##SFX, T, bool, (LD(x) != 0) ^ (LD(y) != 0))              \
+    CT_BINARY_LOOP_REDUCED(maximum_##SFX, T, MAXIMUM(x, y))                              \
+    CT_BINARY_LOOP_REDUCED(minimum_##SFX, T, MINIMUM(x, y))                              \
+    CT_UNARY_LOOP(logical_not_##SFX, T, bool, LD(x) == 0)                                \
+    CT_UNARY_LOOP(isnan_##SFX, T, bool, LD(x) != LD(x))                                  \
+    CT_UNARY_LOOP(isinf_##SFX, T, bool, fabsf(LD(x)) == INFINITY)                        \
+    CT_UNARY_LOOP(isfinite_##SFX, T, bool, fabsf(LD(x)) < INFINITY)
+CT_REDUCED_TYPES(REDUCED_KERNELS)
 
 #define FLOAT_CLASS(DT, T, SFX)                                                          \
     CT_UNARY_LOOP(isnan_##SFX, T, bool, x != x)                                          \
@@ -52,6 +73,6 @@ CT_BOOL_TYPE(INT_CLASS)
     CT_KERNEL(LOOP, CT_OP_isinf, DT, isinf_##SFX),                                       \
     CT_KERNEL(LOOP, CT_OP_isfinite, DT, isfinite_##SFX),
 const ct_kernel_entry ct_cpu_compare_kernels[] = {
-    CT_FLOAT_TYPES(ENTRIES) CT_INT_TYPES(ENTRIES) CT_BOOL_TYPE(ENTRIES)
+    CT_FLOAT_TYPES(ENTRIES) CT_REDUCED_TYPES(ENTRIES) CT_INT_TYPES(ENTRIES) CT_BOOL_TYPE(ENTRIES)
     CT_KERNEL_END,
 };

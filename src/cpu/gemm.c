@@ -142,13 +142,7 @@ static void gemm_f64(const ct_gemm_args *g) {
     }
 CT_INT_TYPES(GENERIC_KERNEL)
 
-#define ENTRY_OPS(DT, SFX)                                                              \
-    CT_KERNEL(GEMM, CT_OP_mm, DT, gemm_##SFX),                                           \
-    CT_KERNEL(GEMM, CT_OP_bmm, DT, gemm_##SFX),                                          \
-    CT_KERNEL(GEMM, CT_OP_addmm, DT, gemm_##SFX),                                        \
-    CT_KERNEL(GEMM, CT_OP_baddbmm, DT, gemm_##SFX),                                      \
-    CT_KERNEL(GEMM, CT_OP_mv, DT, gemm_##SFX),                                           \
-    CT_KERNEL(GEMM, CT_OP_dot, DT, gemm_##SFX),
+#define ENTRY_OPS(DT, SFX) CT_GEMM_ENTRIES(DT, gemm_##SFX)
 #define INT_ENTRIES(DT, T, SFX) ENTRY_OPS(DT, SFX)
 const ct_kernel_entry ct_cpu_gemm_kernels[] = {
     ENTRY_OPS(CT_F32, f32) ENTRY_OPS(CT_F64, f64) CT_INT_TYPES(INT_ENTRIES) CT_KERNEL_END,

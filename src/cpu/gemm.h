@@ -6,7 +6,8 @@
  * contiguous.  float32/float64 go to OpenBLAS (cblas_?gemm) with CblasTrans and
  * leading dimensions taken from the strides, so transposed views are never copied;
  * the op layer copies only operands whose strides BLAS cannot express
- * (ct_blas_layout false).  Other dtypes use a generic loop kernel.
+ * (ct_blas_layout false).  float16 / bfloat16: float tiles through sgemm
+ * (cpu/gemm_reduced.c).  Other dtypes use a generic loop kernel.
  *
  * Note [GEMM determinism]: OpenBLAS's results depend on its thread count, and how
  * they depend on it differs between its kernels (core types): the threaded driver
@@ -48,5 +49,11 @@ void ct_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, co
               int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
 void ct_dgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double *a,
               int64_t lda, const double *b, int64_t ldb, double beta, double *c, int64_t ldc);
+
+/* The kernel-table rows of one dtype's GEMM kernel FN: it serves every GEMM op. */
+#define CT_GEMM_ENTRIES(DT, FN)                                                          \
+    CT_KERNEL(GEMM, CT_OP_mm, DT, FN), CT_KERNEL(GEMM, CT_OP_bmm, DT, FN),               \
+    CT_KERNEL(GEMM, CT_OP_addmm, DT, FN), CT_KERNEL(GEMM, CT_OP_baddbmm, DT, FN),        \
+    CT_KERNEL(GEMM, CT_OP_mv, DT, FN), CT_KERNEL(GEMM, CT_OP_dot, DT, FN),
 
 #endif

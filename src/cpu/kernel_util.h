@@ -7,6 +7,7 @@
 #include <math.h>
 
 #include "cpu/isa.h"
+#include "cpu/reduced_cvt.h"
 #include "cpu/iter.h"
 #include "kernels/kernel.h"
 
@@ -103,12 +104,29 @@
 #define CT_STORE_REDUCED(T, v)                                                           \
     _Generic((T *)0, ct_bf16 *: ct_float_to_bf16, ct_half *: ct_float_to_half)(v)
 
+/* float16 loops widen and round whole tiles (cpu/reduced_cvt.h: F16C), since gcc does
+ * not vectorize _Float16 conversions; bfloat16's bit arithmetic vectorizes in place. */
+#define CT_IS_HALF(TS) _Generic((TS *)0, ct_half *: 1, default: 0)
+
 /* out (TS) = EXPR(x) with x the float value of a TS element (float16 or bfloat16). */
 #define CT_UNARY_LOOP_REDUCED(NAME, TS, EXPR)                                            \
     CT_SIMD_PROC(NAME, (char **d, const int64_t *s, int64_t n, const void *ctx), (d, s, n, ctx), {   \
         const ct_pw_args *p = ctx;                                                       \
         (void)p;                                                                         \
-        if (s[0] == sizeof(TS) && s[1] == sizeof(TS)) {                                  \
+        if (s[0] == sizeof(TS) && s[1] == sizeof(TS) && CT_IS_HALF(TS)) {                \
+            TS *o = (TS *)d[0];                                                          \
+            const TS *a = (const TS *)d[1];                                              \
+            float buf[CT_REDUCED_TILE];                                                  \
+            for (int64_t b = 0; b < n; b += CT_REDUCED_TILE) {                           \
+                int64_t len = n - b < CT_REDUCED_TILE ? n - b : CT_REDUCED_TILE;         \
+                CT_REDUCED_TO_FLOAT_N(buf, a + b, len);                                  \
+                for (int64_t i = 0; i < len; i++) {                                      \
+                    float x = buf[i];                                                    \
+                    buf[i] = (float)(EXPR);                                              \
+                }                                                                        \
+                CT_FLOAT_TO_REDUCED_N(o + b, buf, len);                                  \
+            }                                                                            \
+        } else if (s[0] == sizeof(TS) && s[1] == sizeof(TS)) {                           \
             TS *restrict o = (TS *)d[0];                                                 \
             const TS *restrict a = (const TS *)d[1];                                     \
             for (int64_t i = 0; i < n; i++) {                                            \
@@ -131,7 +149,24 @@
         TS *restrict o = (TS *)d[0];                                                     \
         const TS *restrict A = (const TS *)d[1], *restrict B = (const TS *)d[2];         \
         const int64_t e = sizeof(TS);                                                    \
-        if (s[0] == e && s[1] == e && s[2] == e) {                                       \
+        if (CT_IS_HALF(TS) && n > 0 && s[0] == e && (s[1] == e || s[1] == 0) && (s[2] == e || s[2] == 0)) { \
+            /* float16: widen tiles with F16C (cpu/reduced_cvt.h); a broadcast scalar   \
+             * operand stays one float */                                                \
+            float bx[CT_REDUCED_TILE], by[CT_REDUCED_TILE];                              \
+            const float x0 = CT_LOAD_REDUCED(A[0]), y0 = CT_LOAD_REDUCED(B[0]);          \
+            for (int64_t b = 0; b < n; b += CT_REDUCED_TILE) {                           \
+                int64_t len = n - b < CT_REDUCED_TILE ? n - b : CT_REDUCED_TILE;         \
+                if (s[1]) CT_REDUCED_TO_FLOAT_N(bx, A + b, len);                         \
+                else for (int64_t i = 0; i < len; i++) bx[i] = x0;                       \
+                if (s[2]) CT_REDUCED_TO_FLOAT_N(by, B + b, len);                         \
+                else for (int64_t i = 0; i < len; i++) by[i] = y0;                       \
+                for (int64_t i = 0; i < len; i++) {                                      \
+                    float x = bx[i], y = by[i];                                          \
+                    bx[i] = (float)(EXPR);                                               \
+                }                                                                        \
+                CT_FLOAT_TO_REDUCED_N(o + b, bx, len);                                   \
+            }                                                                            \
+        } else if (s[0] == e && s[1] == e && s[2] == e) {                                \
             for (int64_t i = 0; i < n; i++) {                                            \
                 float x = CT_LOAD_REDUCED(A[i]), y = CT_LOAD_REDUCED(B[i]);              \
                 o[i] = CT_STORE_REDUCED(TS, (float)(EXPR));                              \

@@ -15,7 +15,9 @@ extern const ct_kernel_entry ct_cpu_reduce_norm_kernels[];
 extern const ct_kernel_entry ct_cpu_reduce_mask_kernels[];
 extern const ct_kernel_entry ct_cpu_scan_kernels[];
 extern const ct_kernel_entry ct_cpu_softmax_kernels[];
+extern const ct_kernel_entry ct_cpu_softmax_reduced_kernels[];
 extern const ct_kernel_entry ct_cpu_gemm_kernels[];
+extern const ct_kernel_entry ct_cpu_gemm_reduced_kernels[];
 extern const ct_kernel_entry ct_cpu_conv_kernels[];
 extern const ct_kernel_entry ct_cpu_random_kernels[];
 extern const ct_kernel_entry ct_cpu_range_kernels[];
@@ -43,7 +45,9 @@ const ct_kernel_entry *const ct_cpu_kernel_tables[] = {
     ct_cpu_reduce_mask_kernels,
     ct_cpu_scan_kernels,
     ct_cpu_softmax_kernels,
+    ct_cpu_softmax_reduced_kernels,
     ct_cpu_gemm_kernels,
+    ct_cpu_gemm_reduced_kernels,
     ct_cpu_conv_kernels,
     ct_cpu_random_kernels,
     ct_cpu_range_kernels,

@@ -45,6 +45,29 @@
         return l[0];                                                                       \
     })
 
+/* CT_DEFINE_REDUCE for float16 input, whose rows are widened a tile at a time
+ * (cpu/reduced_cvt.h: F16C) and folded in by FSTEP(a, float x): the same lanes in the
+ * same order as STEP element by element (a tile is a whole number of lane rounds). */
+#define CT_DEFINE_REDUCE_TILED(NAME, T, ACC, TO, INIT, STEP, FSTEP, COMB, FIN)             \
+    CT_SIMD_FN(ACC, NAME##_chunk, (const T *restrict x, int64_t n, const void *ctx), (x, n, ctx), {     \
+        (void)ctx;                                                                         \
+        _Static_assert(CT_REDUCED_TILE % CT_REDUCE_LANES == 0, "whole lane rounds");       \
+        ACC l[CT_REDUCE_LANES];                                                            \
+        float buf[CT_REDUCED_TILE];                                                        \
+        for (int j = 0; j < CT_REDUCE_LANES; j++) l[j] = (INIT);                           \
+        for (int64_t b = 0; b < n; b += CT_REDUCED_TILE) {                                 \
+            int64_t len = n - b < CT_REDUCED_TILE ? n - b : CT_REDUCED_TILE, i = 0;        \
+            CT_REDUCED_TO_FLOAT_N(buf, x + b, len);                                        \
+            for (; i + CT_REDUCE_LANES <= len; i += CT_REDUCE_LANES)                       \
+                for (int j = 0; j < CT_REDUCE_LANES; j++) FSTEP(l[j], buf[i + j]);         \
+            for (int j = 0; i < len; i++, j++) FSTEP(l[j], buf[i]);                        \
+        }                                                                                  \
+        for (int w = CT_REDUCE_LANES / 2; w > 0; w /= 2)                                   \
+            for (int j = 0; j < w; j++) l[j] = COMB(l[j], l[j + w]);                       \
+        return l[0];                                                                       \
+    })                                                                                     \
+    CT_DEFINE_REDUCE_DRIVER(NAME, T, ACC, TO, INIT, STEP, COMB, FIN)
+
 /* NAME: the kernel over [M1, R, M2], given NAME##_chunk. */
 #define CT_DEFINE_REDUCE_DRIVER(NAME, T, ACC, TO, INIT, STEP, COMB, FIN)                   \
     /* Rows [r0, r1) of columns [0, nc) of a [*, ld] block, into acc[0, nc).  Rows are    \

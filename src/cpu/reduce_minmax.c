@@ -30,7 +30,10 @@
 
 /* Values (may be NULL) and int64 index of the first max / min of each of the M1*M2
  * outputs; R > 0. */
-#define ARG_KERNEL(NAME, T, BETTER)                                                      \
+#define ARG_KERNEL(NAME, T, BETTER) ARG_KERNEL_AS(NAME, T, T, SAME, BETTER)
+/* ... comparing elements as AT, read by LOAD (float16 / bfloat16: widened to float;
+ * the value stored is the element itself). */
+#define ARG_KERNEL_AS(NAME, T, AT, LOAD, BETTER)                                         \
     static void NAME(const char *in, char *vals, int64_t *idx, int64_t M1, int64_t R,    \
                      int64_t M2) {                                                       \
         const T *x = (const T *)in;                                                      \
@@ -39,16 +42,16 @@
         _Pragma("omp parallel for if (M1 * R * M2 >= CT_GRAIN && nt > 1) num_threads(nt)") \
         for (int64_t k = 0; k < M1 * M2; k++) {                                          \
             const T *p = x + (k / M2) * R * M2 + k % M2;                                 \
-            T best = p[0];                                                               \
+            AT best = LOAD(p[0]);                                                        \
             int64_t bi = 0;                                                              \
             for (int64_t r = 1; r < R; r++) {                                            \
-                T y = p[r * M2];                                                         \
+                AT y = LOAD(p[r * M2]);                                                  \
                 if (BETTER(y, best)) {                                                   \
                     best = y;                                                            \
                     bi = r;                                                              \
                 }                                                                        \
             }                                                                            \
-            if (v) v[k] = best;                                                          \
+            if (v) v[k] = p[bi * M2];                                                    \
             idx[k] = bi;                                                                 \
         }                                                                                \
     }
@@ -73,6 +76,23 @@ INT_TYPES(INT_CHUNKS)
     ARG_KERNEL(min_dim_##SFX, T, ARG_BETTER_MIN)
 MINMAX_TYPES(KERNELS)
 
+/* float16 / bfloat16: elements widened in registers, compared in float; max and min
+ * return an element itself (FIN rounds exactly). */
+#define R_MAX_STEP(a, x) MAX_STEP(a, CT_LOAD_REDUCED(x))
+#define R_MIN_STEP(a, x) MIN_STEP(a, CT_LOAD_REDUCED(x))
+#define R_ALL_STEP(a, x) ALL_STEP(a, CT_LOAD_REDUCED(x))
+#define R_ANY_STEP(a, x) ANY_STEP(a, CT_LOAD_REDUCED(x))
+#define REDUCED_KERNELS(DT, T, SFX)                                                      \
+    CT_DEFINE_REDUCE(amax_##SFX, T, float, T, -INFINITY, R_MAX_STEP, MAX_COMB, FIN_##SFX) \
+    CT_DEFINE_REDUCE(amin_##SFX, T, float, T, INFINITY, R_MIN_STEP, MIN_COMB, FIN_##SFX) \
+    CT_DEFINE_REDUCE(all_##SFX, T, bool, bool, true, R_ALL_STEP, AND_COMB, SAME)         \
+    CT_DEFINE_REDUCE(any_##SFX, T, bool, bool, false, R_ANY_STEP, OR_COMB, SAME)         \
+    ARG_KERNEL_AS(max_dim_##SFX, T, float, CT_LOAD_REDUCED, ARG_BETTER_MAX)              \
+    ARG_KERNEL_AS(min_dim_##SFX, T, float, CT_LOAD_REDUCED, ARG_BETTER_MIN)
+#define FIN_f16(a) ct_float_to_half(a)
+#define FIN_bf16(a) ct_float_to_bf16(a)
+CT_REDUCED_TYPES(REDUCED_KERNELS)
+
 #define ENTRIES(DT, T, SFX, LO, HI)                                                          \
     CT_KERNEL(REDUCE, CT_OP_amax, DT, amax_##SFX),                                       \
     CT_KERNEL(REDUCE, CT_OP_amin, DT, amin_##SFX),                                       \
@@ -80,7 +100,8 @@ MINMAX_TYPES(KERNELS)
     CT_KERNEL(REDUCE, CT_OP_any, DT, any_##SFX),                                         \
     CT_KERNEL(ARGREDUCE, CT_OP_max_dim, DT, max_dim_##SFX),                              \
     CT_KERNEL(ARGREDUCE, CT_OP_min_dim, DT, min_dim_##SFX),
+#define REDUCED_ENTRIES(DT, T, SFX) ENTRIES(DT, T, SFX, , )
 const ct_kernel_entry ct_cpu_reduce_minmax_kernels[] = {
-    MINMAX_TYPES(ENTRIES)
+    MINMAX_TYPES(ENTRIES) CT_REDUCED_TYPES(REDUCED_ENTRIES)
     CT_KERNEL_END,
 };

@@ -24,9 +24,13 @@ CT_DEFINE_REDUCE(mean_f64, double, double, double, 0, ADD_STEP, ADD_COMB, MEAN_F
 #define ADD_STEP_R(a, x) ((a) += CT_LOAD_REDUCED(x))
 #define MUL_STEP_R(a, x) ((a) *= CT_LOAD_REDUCED(x))
 #define REDUCED_KERNELS(DT, T, SFX)                                                      \
-    CT_DEFINE_REDUCE(sum_##SFX, T, float, T, 0, ADD_STEP_R, ADD_COMB, FIN_##SFX)         \
-    CT_DEFINE_REDUCE(prod_##SFX, T, float, T, 1, MUL_STEP_R, MUL_COMB, FIN_##SFX)        \
-    CT_DEFINE_REDUCE(mean_##SFX, T, float, T, 0, ADD_STEP_R, ADD_COMB, MEAN_FIN_##SFX)
+    REDUCE_##SFX(sum_##SFX, T, float, T, 0, ADD_STEP_R, ADD_STEP, ADD_COMB, FIN_##SFX)   \
+    REDUCE_##SFX(prod_##SFX, T, float, T, 1, MUL_STEP_R, MUL_STEP, MUL_COMB, FIN_##SFX)  \
+    REDUCE_##SFX(mean_##SFX, T, float, T, 0, ADD_STEP_R, ADD_STEP, ADD_COMB, MEAN_FIN_##SFX)
+/* float16 rows widen by tiles (F16C); bfloat16's widening vectorizes element-wise. */
+#define REDUCE_f16 CT_DEFINE_REDUCE_TILED
+#define REDUCE_bf16(NAME, T, ACC, TO, INIT, STEP, FSTEP, COMB, FIN)                      \
+    CT_DEFINE_REDUCE(NAME, T, ACC, TO, INIT, STEP, COMB, FIN)
 #define FIN_f16(a) ct_float_to_half(a)
 #define FIN_bf16(a) ct_float_to_bf16(a)
 #define MEAN_FIN_f16(a) ct_float_to_half((float)((a) * *(const double *)ctx))

@@ -1,26 +1,29 @@
 /* cumsum, cumprod and cumprod's zero-safe gradient over [M1, L, M2] (the scanned dim
  * in the middle, contiguous).  ctx: ct_scan_args (reverse / exclusive scans serve
- * the backward formulas).  Floats accumulate in double, integers in int64. */
+ * the backward formulas).  Floats accumulate in double, float16 / bfloat16 in float,
+ * integers in int64 (ct_acc_type). */
 #include "cpu/reduce.h"
 #include "kernels/scan.h"
 
 #define ADD_STEP(a, x) ((a) += (__typeof__(a))(x))
 #define MUL_STEP(a, x) ((a) *= (__typeof__(a))(x))
 
-#define SCAN_KERNEL(NAME, T, ACC, TO, INIT, STEP)                                        \
+/* STORE(TO, a): the running value a as a TO element. */
+#define CAST_STORE(TO, a) ((TO)(a))
+#define SCAN_KERNEL(NAME, T, ACC, TO, INIT, STEP, STORE)                                 \
     CT_SIMD_PROC(NAME##_block, (const T *restrict x, TO *restrict o, int64_t L,     \
                                      int64_t M2, int64_t nc, bool rev, bool excl), (x, o, L, M2, nc, rev, excl), {      \
         if (nc == 1 && M2 == 1 && !rev) { /* a contiguous row: one running value */     \
             ACC a = (INIT);                                                              \
             if (excl)                                                                    \
                 for (int64_t l = 0; l < L; l++) {                                        \
-                    o[l] = (TO)a;                                                        \
+                    o[l] = STORE(TO, a);                                                 \
                     STEP(a, x[l]);                                                       \
                 }                                                                        \
             else                                                                         \
                 for (int64_t l = 0; l < L; l++) {                                        \
                     STEP(a, x[l]);                                                       \
-                    o[l] = (TO)a;                                                        \
+                    o[l] = STORE(TO, a);                                                 \
                 }                                                                        \
             return;                                                                      \
         }                                                                                \
@@ -32,13 +35,13 @@
             TO *restrict orow = o + l * M2;                                              \
             if (excl) {                                                                  \
                 for (int64_t c = 0; c < nc; c++) {                                       \
-                    orow[c] = (TO)acc[c];                                                \
+                    orow[c] = STORE(TO, acc[c]);                                                \
                     STEP(acc[c], xr[c]);                                                 \
                 }                                                                        \
             } else {                                                                     \
                 for (int64_t c = 0; c < nc; c++) {                                       \
                     STEP(acc[c], xr[c]);                                                 \
-                    orow[c] = (TO)acc[c];                                                \
+                    orow[c] = STORE(TO, acc[c]);                                                \
                 }                                                                        \
             }                                                                            \
         }                                                                                \
@@ -58,8 +61,8 @@
     }
 
 #define SCAN_KERNELS(T, SFX, ACC, TO)                                                    \
-    SCAN_KERNEL(cumsum_##SFX, T, ACC, TO, 0, ADD_STEP)                                   \
-    SCAN_KERNEL(cumprod_##SFX, T, ACC, TO, 1, MUL_STEP)
+    SCAN_KERNEL(cumsum_##SFX, T, ACC, TO, 0, ADD_STEP, CAST_STORE)                       \
+    SCAN_KERNEL(cumprod_##SFX, T, ACC, TO, 1, MUL_STEP, CAST_STORE)
 SCAN_KERNELS(float, f32, double, float)
 SCAN_KERNELS(double, f64, double, double)
 /* Integers wrap around on overflow, as in PyTorch (unsigned arithmetic). */
@@ -69,6 +72,15 @@ SCAN_KERNELS(int16_t, i16, uint64_t, int64_t)
 SCAN_KERNELS(uint8_t, u8, uint64_t, int64_t)
 SCAN_KERNELS(int8_t, i8, uint64_t, int64_t)
 SCAN_KERNELS(bool, b8, uint64_t, int64_t)
+/* float16 / bfloat16 accumulate in float (ct_acc_type), each element widened in
+ * registers and each running value rounded to nearest even on its store. */
+#define R_ADD_STEP(a, x) ((a) += CT_LOAD_REDUCED(x))
+#define R_MUL_STEP(a, x) ((a) *= CT_LOAD_REDUCED(x))
+#define R_STORE(TO, a) CT_STORE_REDUCED(TO, a)
+#define REDUCED_SCANS(DT, T, SFX)                                                        \
+    SCAN_KERNEL(cumsum_##SFX, T, float, T, 0, R_ADD_STEP, R_STORE)                       \
+    SCAN_KERNEL(cumprod_##SFX, T, float, T, 1, R_MUL_STEP, R_STORE)
+CT_REDUCED_TYPES(REDUCED_SCANS)
 
 /* Note [cumprod gradient with zeros]: for y_p = prod_{q<=p} x_q (in scan order),
  *   dL/dx_p = (prod_{q<p} x_q) * T_p,   T_p = g_p + x_{p+1} T_{p+1},
@@ -119,7 +131,7 @@ CUMPROD_GRAD(double, f64)
     CT_KERNEL(SCAN, CT_OP_cumsum, DT, cumsum_##SFX),                                     \
     CT_KERNEL(SCAN, CT_OP_cumprod, DT, cumprod_##SFX),
 const ct_kernel_entry ct_cpu_scan_kernels[] = {
-    CT_FLOAT_TYPES(ENTRIES) CT_INT_TYPES(ENTRIES) CT_BOOL_TYPE(ENTRIES)
+    CT_FLOAT_TYPES(ENTRIES) CT_REDUCED_TYPES(ENTRIES) CT_INT_TYPES(ENTRIES) CT_BOOL_TYPE(ENTRIES)
     CT_KERNEL(CUMPROD_GRAD, CT_OP_cumprod_grad, CT_F32, cumprod_grad_f32),
     CT_KERNEL(CUMPROD_GRAD, CT_OP_cumprod_grad, CT_F64, cumprod_grad_f64),
     CT_KERNEL_END,

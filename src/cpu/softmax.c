@@ -3,9 +3,11 @@
  *
  * Each is fused: one pass for the max, one for the sum of exp(x - max) (in double),
  * one writing the result, so large magnitudes (1e4) neither overflow nor lose the
- * small terms.  Every row / column is computed by one thread in a fixed order. */
+ * small terms.  Every row / column is computed by one thread in a fixed order
+ * (cpu/softmax_driver.h).  float16 / bfloat16: cpu/softmax_reduced.c. */
 #include "cpu/fast_math.h"
 #include "cpu/reduce.h"
+#include "cpu/softmax_driver.h"
 #include "kernels/softmax.h"
 
 /* Lane sums in double (a fixed tree, so the value never depends on threads). */
@@ -170,31 +172,7 @@ COLS(double, f64, exp, log)
         T *mx = (T *)(s + nc);                                                           \
         cols_##SFX(kind, x, g, o, L, M2, nc, mx, s);                                     \
     }                                                                                    \
-    static void softmax_##SFX(ct_softmax_kind kind, const char *x, const char *g, char *o, \
-                              int64_t M1, int64_t L, int64_t M2) {                       \
-        int nt = ct_get_num_threads();                                                   \
-        bool par = M1 * L * M2 >= CT_GRAIN && nt > 1;                                    \
-        /* Columns are split into ranges only for parallelism: each column is computed   \
-         * the same way whatever the split. */                                           \
-        int64_t cw = M2;                                                                 \
-        if (M2 > 1 && par && M1 < nt) cw = ((M2 + nt - 1) / nt + 15) / 16 * 16;          \
-        int64_t ncb = M2 ? (M2 + cw - 1) / cw : 0;                                       \
-        int64_t ostride = kind == CT_LOGSUMEXP ? M2 : L * M2;                            \
-        _Pragma("omp parallel for if (par) num_threads(nt)")                             \
-        for (int64_t k = 0; k < M1 * ncb; k++) {                                         \
-            int64_t m = k / ncb, c0 = (k % ncb) * cw;                                    \
-            int64_t nc = M2 - c0 < cw ? M2 - c0 : cw;                                    \
-            double *scratch = NULL;                                                       \
-            if (M2 > 1) {                                                                \
-                scratch = malloc((size_t)nc * (sizeof(T) + sizeof(double)) + 16);        \
-                if (!scratch) ct_fatal("out of memory in softmax");                      \
-            }                                                                            \
-            block_##SFX(kind, (const T *)x + m * L * M2 + c0,                            \
-                        g ? (const T *)g + m * L * M2 + c0 : NULL,                       \
-                        (T *)o + m * ostride + c0, L, M2, nc, scratch);                  \
-            free(scratch);                                                               \
-        }                                                                                \
-    }
+    CT_SOFTMAX_DRIVER(softmax_##SFX, T, block_##SFX, sizeof(T) + sizeof(double))
 SOFTMAX_KERNELS(float, f32, ct_expf_fast, log)
 SOFTMAX_KERNELS(double, f64, exp, log)
 
