@@ -108,12 +108,12 @@ bool masked_fill_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 }
 
 /* MaskedFillBackward1: as above; the value gets the sum of the filled positions'
- * gradient. */
+ * gradient (summed in place, not gathered by masked_select: the meta device can run it). */
 bool masked_fill_tensor_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     ct_tensor *mask = ct_node_saved(n, 0);
     if (!mask) return false;
     if (n->needs_grad[0] && !(gi[0] = ct_masked_fill(go[0], mask, 0))) return false;
-    if (n->needs_grad[2] && !(gi[2] = ct_sum(ct_masked_select(go[0], mask)))) return false;
+    if (n->needs_grad[2] && !(gi[2] = ct_sum(ct_masked_fill(go[0], ct_logical_not(mask), 0)))) return false;
     return true;
 }
 

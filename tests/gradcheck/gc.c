@@ -55,7 +55,9 @@ static bool all_contiguous(int n, ct_tensor *const *t) {
  * on the data, as in PyTorch.  Counted per row and listed at the end. */
 static bool skipped_on_meta(const oi_row *r) {
     const char *e = ct_last_error();
-    if (!e || (!strstr(e, "on the same device") && !strstr(e, "depends on the data"))) return false;
+    if (!e || (!strstr(e, "on the same device") && !strstr(e, "depends on the data") &&
+               !strstr(e, "cannot be called on meta tensors")))
+        return false;
     meta_skipped++;
     n_meta_skipped[r - oi_rows]++;
     return true;
