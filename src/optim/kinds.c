@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "ops/trace.h"
 #include "optim/optim_impl.h"
 
 /* Kernel argument slots shared by all kinds (args[15] is set by ct_step). */
@@ -179,4 +180,29 @@ ct_optim *ct_adagrad_with(ct_tensor *const *params, int n, ct_adagrad_options o)
     h[H_EPS] = o.eps;
     h[H_MAXIMIZE] = o.maximize;
     return ct_optim_create(&ADAGRAD, params, n, h);
+}
+
+/* ---- the record hook ---- */
+void ct_optim_trace(const ct_optim_kind *kind, const ct_param_group *g, const ct_param_state *st,
+                    ct_tensor *grad) {
+    if (__builtin_expect(!ct_trace_active, 1)) return;
+    const double *h = g->h;
+    ct_tensor *in[5] = {st->param, grad, st->buf[0], st->buf[1], st->buf[2]};
+    if (kind == &SGD)
+        CT_TRACE(CT_OP_sgd_step, 3, in, 0, NULL, CT_V_FLOAT(h[H_LR]), CT_V_FLOAT(h[H_MOMENTUM]),
+                 CT_V_FLOAT(h[H_DAMPENING]), CT_V_FLOAT(h[H_WEIGHT_DECAY]),
+                 CT_V_BOOL(h[H_NESTEROV] != 0), CT_V_BOOL(h[H_MAXIMIZE] != 0));
+    else if (kind == &ADAM || kind == &ADAMW)
+        CT_TRACE(CT_OP_adam_step, 5, in, 0, NULL, CT_V_FLOAT(h[H_LR]), CT_V_FLOAT(h[H_BETA1]),
+                 CT_V_FLOAT(h[H_BETA2]), CT_V_FLOAT(h[H_EPS]), CT_V_FLOAT(h[H_WEIGHT_DECAY]),
+                 CT_V_BOOL(h[H_AMSGRAD] != 0), CT_V_BOOL(h[H_MAXIMIZE] != 0),
+                 CT_V_BOOL(kind == &ADAMW), CT_V_INT(st->step));
+    else if (kind == &RMSPROP)
+        CT_TRACE(CT_OP_rmsprop_step, 5, in, 0, NULL, CT_V_FLOAT(h[H_LR]), CT_V_FLOAT(h[H_ALPHA]),
+                 CT_V_FLOAT(h[H_EPS]), CT_V_FLOAT(h[H_WEIGHT_DECAY]), CT_V_FLOAT(h[H_MOMENTUM]),
+                 CT_V_BOOL(h[H_CENTERED] != 0), CT_V_BOOL(h[H_MAXIMIZE] != 0));
+    else
+        CT_TRACE(CT_OP_adagrad_step, 3, in, 0, NULL, CT_V_FLOAT(h[H_LR]), CT_V_FLOAT(h[H_LR_DECAY]),
+                 CT_V_FLOAT(h[H_WEIGHT_DECAY]), CT_V_FLOAT(h[H_EPS]),
+                 CT_V_BOOL(h[H_MAXIMIZE] != 0), CT_V_INT(st->step));
 }
