@@ -68,13 +68,13 @@ U(erf, ct_erf(x))
 U(exp, ct_exp(x))
 U(log, ct_log(x))
 U(relu, ct_relu(x))
-U(leaky_relu, ct_leaky_relu(x, .negative_slope = 0.1))
-U(elu, ct_elu(x, .alpha = 1.3))
+U(leaky_relu, ct_leaky_relu(x, .negative_slope = CT_SOME(0.1)))
+U(elu, ct_elu(x, .alpha = CT_SOME(1.3)))
 U(gelu, ct_gelu(x))
 U(gelu_tanh, ct_gelu(x, .approximate = CT_GELU_TANH))
 U(silu, ct_silu(x))
 U(softplus, ct_softplus(x))
-U(softplus_b2, ct_softplus(x, .beta = 2, .threshold = 5))
+U(softplus_b2, ct_softplus(x, .beta = CT_SOME(2), .threshold = CT_SOME(5)))
 U(hardtanh, ct_hardtanh(x, .min_val = CT_SOME(-2), .max_val = CT_SOME(3)))
 U(nan_to_num, ct_nan_to_num(x))
 U(nan_to_num_args, ct_nan_to_num(x, .nan = 7, .posinf = CT_SOME(100), .neginf = CT_SOME(-50)))
@@ -461,7 +461,7 @@ TEST(pointwise_errors_use_pytorch_wording) {
     CHECK_ERROR(ct_abs(bo), "ct_abs: not implemented for bool on cpu");
     ct_tensor *i = ct_ones(CT_SHAPE(2), .dtype = CT_I64);
     CHECK_ERROR(ct_add_alpha(i, i, 1.5), "For integral input tensors, argument alpha must not be a floating point number.");
-    CHECK_ERROR(ct_leaky_relu(i, .negative_slope = 0.1), "ct_leaky_relu: not implemented for int64 on cpu");
+    CHECK_ERROR(ct_leaky_relu(i, .negative_slope = CT_SOME(0.1)), "ct_leaky_relu: not implemented for int64 on cpu");
     CHECK_ERROR(ct_where(i, a, a), "expected condition to be a boolean tensor, but got a tensor with dtype int64");
     CHECK_ERROR(ct_clamp(a), "At least one of 'min' or 'max' must not be None");
     CHECK_ERROR(ct_clamp_tensor(a, NULL, NULL), "At least one of 'min' or 'max' must not be None");
@@ -511,8 +511,8 @@ static ct_tensor *thread_case(int i, ct_tensor *x, ct_tensor *y) {
     case 2: return ct_sigmoid(x);
     case 3: return ct_tanh(x);
     case 4: return ct_silu(x);
-    case 5: return ct_elu(x, .alpha = 0.7);
-    case 6: return ct_softplus(x, .beta = 1.5);
+    case 5: return ct_elu(x, .alpha = CT_SOME(0.7));
+    case 6: return ct_softplus(x, .beta = CT_SOME(1.5));
     case 7: return ct_leaky_relu(x);
     case 8: return ct_exp(x);
     case 9: return ct_expm1(x);
