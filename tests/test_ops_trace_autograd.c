@@ -79,24 +79,25 @@ static ct_optim *make_rmsprop(ct_tensor **p, int n) {
 static ct_optim *make_adagrad(ct_tensor **p, int n) { return ct_adagrad(p, n, .lr_decay = 0.5); }
 
 TEST(training_step_reports_accumulate_grad_and_the_optimizer_steps) {
+    static const struct {
+        ct_optim *(*make)(ct_tensor **, int);
+        const char *step; /* the line of each of the 8 parameters' updates */
+    } kinds[] = {
+        {make_sgd, "sgd_step(lr=0.1, momentum=0.9, dampening=0.0, weight_decay=0.01, "
+                   "nesterov=False, maximize=False) [3/0]\n"},
+        {make_adam, "adam_step(lr=0.002, beta1=0.9, beta2=0.999, eps=1e-08, weight_decay=0.01, "
+                    "amsgrad=False, maximize=False, decoupled_weight_decay=True, step=1) [5/0]\n"},
+        {make_rmsprop, "rmsprop_step(lr=0.01, alpha=0.99, eps=1e-08, weight_decay=0.0, "
+                       "momentum=0.0, centered=True, maximize=False) [5/0]\n"},
+        {make_adagrad, "adagrad_step(lr=0.01, lr_decay=0.5, weight_decay=0.0, eps=1e-10, "
+                       "maximize=False, step=1) [3/0]\n"},
+    };
     static calls r;
-    memset(&r, 0, sizeof r);
-    train_step(&r, make_sgd);
-    CHECK_INT_EQ(count(r.text, "sgd_step(lr=0.1, momentum=0.9, dampening=0.0, weight_decay=0.01, "
-                               "nesterov=False, maximize=False) [3/0]\n"), 8);
-    memset(&r, 0, sizeof r);
-    train_step(&r, make_adam);
-    CHECK_INT_EQ(count(r.text, "adam_step(lr=0.002, beta1=0.9, beta2=0.999, eps=1e-08, "
-                               "weight_decay=0.01, amsgrad=False, maximize=False, "
-                               "decoupled_weight_decay=True, step=1) [5/0]\n"), 8);
-    memset(&r, 0, sizeof r);
-    train_step(&r, make_rmsprop);
-    CHECK_INT_EQ(count(r.text, "rmsprop_step(lr=0.01, alpha=0.99, eps=1e-08, weight_decay=0.0, "
-                               "momentum=0.0, centered=True, maximize=False) [5/0]\n"), 8);
-    memset(&r, 0, sizeof r);
-    train_step(&r, make_adagrad);
-    CHECK_INT_EQ(count(r.text, "adagrad_step(lr=0.01, lr_decay=0.5, weight_decay=0.0, "
-                               "eps=1e-10, maximize=False, step=1) [3/0]\n"), 8);
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        memset(&r, 0, sizeof r);
+        train_step(&r, kinds[k].make);
+        CHECK_INT_EQ(count(r.text, kinds[k].step), 8);
+    }
 }
 
 TEST(accumulate_grad_is_seen_without_its_inner_ops) {
