@@ -128,7 +128,8 @@ typedef void (*ct_trace_fn)(const ct_op_call *call, void *ctx);
  *   in-place op on a view into the base's gradient (the op's own formula is reported);
  * - custom_function(inputs, name) -> [output] and checkpoint(inputs) -> [output], once
  *   per ct_function_apply / ct_checkpoint, after forward (whose ops are the call's own
- *   and are not reported); their backward runs ops, reported as backward;
+ *   and are not reported); their backward runs ops, reported as backward (a
+ *   checkpoint keeps no RNG state: preserve_rng_state=False);
  * - convolution_backward, when a convolution's gradients are computed by kernels (an
  *   output not asked for by output_mask is NULL; under create_graph the gradients are
  *   ops, reported as themselves);
