@@ -62,7 +62,7 @@ TEST(transformer_encoder_layer_matches_pytorch) {
     const char *prefixes[] = {"enc", "enc_nf"};
     for (int i = 0; i < 2; i++) {
         char key[64];
-        ct_module *enc = ct_nn_transformer_encoder_layer(8, 2, .dim_feedforward = 16, .dropout = 0,
+        ct_module *enc = ct_nn_transformer_encoder_layer(8, 2, .dim_feedforward = 16, .dropout = CT_SOME(0),
                                                         .norm_first = i == 1,
                                                         .activation = i == 1 ? CT_ACT_GELU : CT_ACT_RELU);
         load(f, prefixes[i], enc);
@@ -148,7 +148,7 @@ TEST(transformer_encoder_layer_src_mask_and_batch_first_match_pytorch) {
     const char *names[] = {"enc_m", "enc_bf"};
     for (int i = 0; i < 2; i++) CT_SCOPE {
         char key[64];
-        ct_module *enc = ct_nn_transformer_encoder_layer(4, 2, .dim_feedforward = 8, .dropout = 0,
+        ct_module *enc = ct_nn_transformer_encoder_layer(4, 2, .dim_feedforward = 8, .dropout = CT_SOME(0),
                                                         .batch_first = i == 1);
         load(f, names[i], enc);
         snprintf(key, sizeof key, "%s.x", names[i]);

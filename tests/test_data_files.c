@@ -286,7 +286,7 @@ TEST(csv_header_and_label_column) {
     CHECK(ct_dataset_get(by_name, 0, &s) == 0);
     CHECK_CLOSE(ct_item(s.t[1]), 1.5, 0);
     CHECK_VALUES(s.t[0], 0, 2, 0);
-    ct_dataset *first = ct_csv_dataset(path_in("iris.csv"), .label_column = 0, .label_dtype = CT_F64);
+    ct_dataset *first = ct_csv_dataset(path_in("iris.csv"), .label_column = CT_SOME(0), .label_dtype = CT_F64);
     CHECK(ct_dataset_get(first, 0, &s) == 0 && ct_dtype_of(s.t[1]) == CT_F64);
     ct_dataset *all = ct_csv_dataset(path_in("iris.csv"), .no_label = true);
     CHECK(ct_dataset_get(all, 0, &s) == 0);
@@ -308,7 +308,7 @@ static ct_dataset *csv_of(const char *text, ct_csv_options o) {
     write_file("t.csv", text, strlen(text));
     return ct_csv_dataset_with(path_in("t.csv"), o);
 }
-#define CSV(text, ...) csv_of(text, CT_DEFAULTS(ct_csv_options, .label_column = -1, __VA_ARGS__))
+#define CSV(text, ...) csv_of(text, CT_OPTIONS(ct_csv_options, __VA_ARGS__))
 
 TEST(csv_bad_rows_name_the_line) {
     temp_dir();
@@ -323,7 +323,7 @@ TEST(csv_bad_rows_name_the_line) {
     CHECK_ERROR(CSV("a,b\n"), "a header but no data rows");
     CHECK_ERROR(CSV("a,b\n1,2\n", .label_name = "c"), "no column named 'c'");
     CHECK_ERROR(CSV("1,2\n", .label_name = "c"), "no header row");
-    CHECK_ERROR(CSV("1,2\n", .label_column = 5), "label_column 5 is out of range for 2 columns");
+    CHECK_ERROR(CSV("1,2\n", .label_column = CT_SOME(5)), "label_column 5 is out of range for 2 columns");
     CHECK_ERROR(CSV("1\n2\n"), "one column is a label without features");
     CHECK_ERROR(CSV("1,2\n", .header = CT_CSV_HEADER_YES), "a header but no data rows");
     write_file("bin.csv", "1,2\0\n", 5);

@@ -44,7 +44,7 @@ static ct_module *b_groupnorm(void) { return ct_nn_group_norm(2, 6); }
 static ct_module *b_embedding(void) { return ct_nn_embedding(10, 4, .padding_idx = CT_SOME(2)); }
 static ct_module *b_embedding_maxnorm(void) { return ct_nn_embedding(6, 5, .max_norm = 1.5); }
 static ct_module *b_relu(void) { return ct_nn_relu(); }
-static ct_module *b_leaky(void) { return ct_nn_leaky_relu(.negative_slope = 0.2); }
+static ct_module *b_leaky(void) { return ct_nn_leaky_relu(.negative_slope = CT_SOME(0.2)); }
 static ct_module *b_gelu(void) { return ct_nn_gelu(); }
 static ct_module *b_gelu_tanh(void) { return ct_nn_gelu(.approximate = CT_GELU_TANH); }
 static ct_module *b_silu(void) { return ct_nn_silu(); }
@@ -67,8 +67,8 @@ static ct_module *b_conv2d_replicate_same(void) {
     return ct_nn_conv2d(2, 2, CT_DIMS(3, 4), .padding_same = true, .padding_mode = CT_PADDING_REPLICATE);
 }
 static ct_module *b_adaptive_max(void) { return ct_nn_adaptive_max_pool2d(CT_DIMS(2, 3)); }
-static ct_module *b_elu(void) { return ct_nn_elu(.alpha = 0.5); }
-static ct_module *b_softplus(void) { return ct_nn_softplus(.beta = 2, .threshold = 1); }
+static ct_module *b_elu(void) { return ct_nn_elu(.alpha = CT_SOME(0.5)); }
+static ct_module *b_softplus(void) { return ct_nn_softplus(.beta = CT_SOME(2), .threshold = CT_SOME(1)); }
 static ct_module *b_hardtanh(void) { return ct_nn_hardtanh(.min_val = CT_SOME(-0.5), .max_val = CT_SOME(0.8)); }
 
 /* Must match tests/fixtures/gen_layers.py. */

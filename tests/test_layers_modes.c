@@ -196,8 +196,10 @@ TEST(relu_inplace_writes_its_input) {
 TEST(max_pools_return_indices_through_forward_multi) {
     ct_manual_seed(6);
     ct_tensor *x = ct_randn(CT_SHAPE(2, 3, 6, 6));
-    ct_module *mp = ct_nn_max_pool2d(CT_DIMS(2));
     ct_tensor *out[2];
+    /* nn.MaxPool2d(2): the values only; return_indices=True: both */
+    CHECK_INT_EQ(ct_forward_multi(ct_nn_max_pool2d(CT_DIMS(2)), 1, &x, out, 2), 1);
+    ct_module *mp = ct_nn_max_pool2d(CT_DIMS(2), .return_indices = true);
     CHECK_INT_EQ(ct_forward_multi(mp, 1, &x, out, 2), 2);
     ct_tensor *idx;
     ct_tensor *want = ct_max_pool2d_with_indices(x, &idx, .kernel_size = CT_DIMS(2));

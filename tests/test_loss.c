@@ -34,16 +34,16 @@ static ct_tensor *run(const loss_case *c, ct_tensor **in, ct_tensor *w, ct_tenso
     switch (c->kind) {
     case CE:
         return ct_cross_entropy(in[0], in[1], .weight = w, .reduction = r,
-                                .ignore_index = c->ignore_index, .label_smoothing = c->smoothing);
+                                .ignore_index = CT_SOME(c->ignore_index), .label_smoothing = c->smoothing);
     case NLL:
-        return ct_nll_loss(in[0], in[1], .weight = w, .reduction = r, .ignore_index = c->ignore_index);
+        return ct_nll_loss(in[0], in[1], .weight = w, .reduction = r, .ignore_index = CT_SOME(c->ignore_index));
     case BCE: return ct_binary_cross_entropy(in[0], in[1], .weight = w, .reduction = r);
     case BCEL:
         return ct_binary_cross_entropy_with_logits(in[0], in[1], .weight = w, .pos_weight = pw,
                                                    .reduction = r);
     case MSE: return ct_mse_loss(in[0], in[1], .reduction = r);
     case L1: return ct_l1_loss(in[0], in[1], .reduction = r);
-    case SMOOTH_L1: return ct_smooth_l1_loss(in[0], in[1], .reduction = r, .beta = c->p);
+    case SMOOTH_L1: return ct_smooth_l1_loss(in[0], in[1], .reduction = r, .beta = CT_SOME(c->p));
     case HUBER: return ct_huber_loss(in[0], in[1], .reduction = r, .delta = c->p);
     case KL: return ct_kl_div(in[0], in[1], .reduction = r, .log_target = c->log_target);
     case COS: return ct_cosine_embedding_loss(in[0], in[1], in[2], .margin = c->p, .reduction = r);
@@ -161,7 +161,7 @@ TEST(loss_errors_match_pytorch) {
     CHECK_ERROR(ct_nll_loss(x, ct_to(t3, .dtype = CT_I32)), "expected scalar type Long but found Int");
     CHECK_ERROR(ct_cross_entropy(x, t2), "Expected input batch_size (3) to match target batch_size (2).");
     CHECK_ERROR(ct_cross_entropy(x, t5), "Target 5 is out of bounds.");
-    CHECK_ERROR(ct_nll_loss(x, t3, .ignore_index = 0, .weight = ct_ones(CT_SHAPE(3))),
+    CHECK_ERROR(ct_nll_loss(x, t3, .ignore_index = CT_SOME(0), .weight = ct_ones(CT_SHAPE(3))),
                 "weight tensor should be defined either for all 4 classes or no classes but got "
                 "weight tensor of shape: [3]");
     CHECK_ERROR(ct_nll_loss(x, t3, .weight = ct_ones(CT_SHAPE(4), .dtype = CT_F64)),
@@ -170,7 +170,7 @@ TEST(loss_errors_match_pytorch) {
                 "label_smoothing must be between 0.0 and 1.0. Got: 1.5");
     CHECK_ERROR(ct_cross_entropy(x, t3, .reduction = CT_REDUCTION_BATCHMEAN),
                 "batchmean is not a valid value for reduction");
-    CHECK_ERROR(ct_cross_entropy(x, ct_zeros(CT_SHAPE(3, 4)), .ignore_index = 1),
+    CHECK_ERROR(ct_cross_entropy(x, ct_zeros(CT_SHAPE(3, 4)), .ignore_index = CT_SOME(1)),
                 "ignore_index is not supported for floating point target");
     CHECK_ERROR(ct_cross_entropy(x, ct_zeros(CT_SHAPE(3, 4), .dtype = CT_I64)),
                 "Expected floating point type for target with class probabilities, got Long");
@@ -202,9 +202,9 @@ TEST(loss_errors_match_pytorch) {
     /* regression: broadcasting allowed, mismatches refused by the broadcast */
     CHECK(ct_mse_loss(p, ct_zeros(CT_SHAPE(3))) != NULL);
     CHECK_ERROR(ct_mse_loss(p, ct_zeros(CT_SHAPE(4))), "must match");
-    CHECK_ERROR(ct_smooth_l1_loss(p, p, .beta = -1),
+    CHECK_ERROR(ct_smooth_l1_loss(p, p, .beta = CT_SOME(-1)),
                 "smooth_l1_loss does not support negative values for beta.");
-    CHECK_ERROR(ct_huber_loss(p, p, .delta = 0),
+    CHECK_ERROR(ct_huber_loss(p, p, .delta = -1),
                 "huber_loss does not support non-positive values for delta.");
     CHECK_ERROR(ct_mse_loss(p, p, .reduction = CT_REDUCTION_BATCHMEAN),
                 "batchmean is not a valid value for reduction");
@@ -371,7 +371,7 @@ TEST(loss_grad_fn_names_match_pytorch) {
                 ct_mse_loss(x, ct_select(y, 0, 0), .reduction = red),
                 ct_l1_loss(x, y, .reduction = red),
                 ct_smooth_l1_loss(x, y, .reduction = red),
-                ct_smooth_l1_loss(x, y, .reduction = red, .beta = 0),
+                ct_smooth_l1_loss(x, y, .reduction = red, .beta = CT_SOME(0)),
                 ct_huber_loss(x, y, .reduction = red),
                 ct_binary_cross_entropy(p, t, .reduction = red),
                 ct_binary_cross_entropy(p, t, .reduction = red, .weight = t),
@@ -428,10 +428,10 @@ TEST(loss_backward_ops_and_kinks_match_pytorch) {
     } cases[] = {
         {ct_mse_loss(x, y, .reduction = sum), in, {"MseLossBackwardBackward0", "MseLossBackwardBackward0"},
          {{0, -1, 2, 0}, {0, 1, -2, 0}}},
-        {ct_smooth_l1_loss(x, y, .reduction = sum, .beta = 0), in,
+        {ct_smooth_l1_loss(x, y, .reduction = sum, .beta = CT_SOME(0)), in,
          {"SmoothL1LossBackwardBackward0", "SmoothL1LossBackwardBackward0"},
          {{-1, -1, 1, -1}, {-1, 1, -1, -1}}},
-        {ct_smooth_l1_loss(x, y, .reduction = sum, .beta = 0.5), in,
+        {ct_smooth_l1_loss(x, y, .reduction = sum, .beta = CT_SOME(0.5)), in,
          {"SmoothL1LossBackwardBackward0", "SmoothL1LossBackwardBackward0"},
          {{0, -1, 1, 0}, {0, 1, -1, 0}}},
         {ct_huber_loss(x, y, .reduction = sum, .delta = 0.5), in,
@@ -482,7 +482,7 @@ TEST(loss_gradients_are_thread_independent) {
             for (int r = 0; r < 2; r++) {
                 ct_reduction red = r ? CT_REDUCTION_MEAN : CT_REDUCTION_NONE;
                 ct_tensor *l = i == 0   ? ct_mse_loss(x, yb, .reduction = red)
-                               : i == 1 ? ct_smooth_l1_loss(x, y, .beta = 0.5, .reduction = red)
+                               : i == 1 ? ct_smooth_l1_loss(x, y, .beta = CT_SOME(0.5), .reduction = red)
                                : i == 2 ? ct_huber_loss(x, y, .reduction = red)
                                : i == 3 ? ct_binary_cross_entropy(p, t, .weight = w, .reduction = red)
                                : i == 4 ? ct_binary_cross_entropy_with_logits(x, t, .pos_weight = pw,

@@ -21,15 +21,15 @@ TEST(nll_loss_module) {
     for (int i = 0; i < N_REDUCTIONS; i++) {
         ct_reduction red = REDUCTIONS[i];
         CHECK_MODULE_EQ(ct_nn_nll_loss(.reduction = red), x, t, ct_nll_loss(x, t, .reduction = red));
-        CHECK_MODULE_EQ(ct_nn_nll_loss(.weight = w, .ignore_index = 3, .reduction = red), x, t,
-                        ct_nll_loss(x, t, .weight = w, .ignore_index = 3, .reduction = red));
+        CHECK_MODULE_EQ(ct_nn_nll_loss(.weight = w, .ignore_index = CT_SOME(3), .reduction = red), x, t,
+                        ct_nll_loss(x, t, .weight = w, .ignore_index = CT_SOME(3), .reduction = red));
     }
     /* By hand: -sum(w[t] * x[n, t]) / sum(w[t]) = (3*3 + 2*5) / (3 + 2). */
     ct_tensor *lp = ct_tensor_f32(((float[]){-1, -2, -3, -4, -5, -6}), CT_SHAPE(2, 3));
     ct_tensor *lt = ct_tensor_i64(((int64_t[]){2, 1}), CT_SHAPE(2));
     ct_tensor *lw = ct_tensor_f32(((float[]){1, 2, 3}), CT_SHAPE(3));
     CHECK_VALUES(ct_loss(ct_nn_nll_loss(.weight = lw), lp, lt), 1e-6, 3.8);
-    CHECK_VALUES(ct_loss(ct_nn_nll_loss(.weight = lw, .ignore_index = 2), lp, lt), 1e-6, 5);
+    CHECK_VALUES(ct_loss(ct_nn_nll_loss(.weight = lw, .ignore_index = CT_SOME(2)), lp, lt), 1e-6, 5);
     CHECK_VALUES(ct_loss(ct_nn_nll_loss(.reduction = CT_REDUCTION_NONE), lp, lt), 1e-6, 3, 5);
     /* The module's gradient is the functional one. */
     ct_tensor *a = ct_detach(x), *b = ct_detach(x);

@@ -88,17 +88,17 @@ TEST(schedulers_follow_pytorch) {
     follow(f, "one_cycle_3", s, ct_one_cycle_lr(s.opt, .max_lrs = max_lrs, .total_steps = STEPS,
                                                 .three_phase = true, .anneal_linear = true), STEPS - 1);
     s = make(); follow(f, "plateau", s,
-                       ct_reduce_lr_on_plateau(s.opt, .factor = 0.5, .patience = 2, .cooldown = 1,
-                                               .threshold = 0.05, .min_lr = 0.004), STEPS);
+                       ct_reduce_lr_on_plateau(s.opt, .factor = CT_SOME(0.5), .patience = CT_SOME(2), .cooldown = 1,
+                                               .threshold = CT_SOME(0.05), .min_lr = 0.004), STEPS);
     s = make(); follow(f, "plateau_max", s,
-                       ct_reduce_lr_on_plateau(s.opt, .mode_max = true, .factor = 0.5, .patience = 2,
-                                               .threshold = 0.05), STEPS);
+                       ct_reduce_lr_on_plateau(s.opt, .mode_max = true, .factor = CT_SOME(0.5), .patience = CT_SOME(2),
+                                               .threshold = CT_SOME(0.05)), STEPS);
     s = make(); follow(f, "plateau_abs", s,
-                       ct_reduce_lr_on_plateau(s.opt, .factor = 0.3, .patience = 1, .threshold = 0.015,
+                       ct_reduce_lr_on_plateau(s.opt, .factor = CT_SOME(0.3), .patience = CT_SOME(1), .threshold = CT_SOME(0.015),
                                                .threshold_abs = true), STEPS);
     s = make(); follow(f, "plateau_max_abs", s,
-                       ct_reduce_lr_on_plateau(s.opt, .mode_max = true, .factor = 0.5, .patience = 0,
-                                               .cooldown = 2, .threshold = 0.005, .threshold_abs = true), STEPS);
+                       ct_reduce_lr_on_plateau(s.opt, .mode_max = true, .factor = CT_SOME(0.5), .patience = CT_SOME(0),
+                                               .cooldown = 2, .threshold = CT_SOME(0.005), .threshold_abs = true), STEPS);
     fx_free(f);
 }
 
@@ -108,7 +108,7 @@ static ct_scheduler *make_sequential(ct_optim *o) {
     return ct_sequential_lr(o, parts, 2, at);
 }
 static ct_scheduler *make_plateau(ct_optim *o) {
-    return ct_reduce_lr_on_plateau(o, .factor = 0.5, .patience = 2, .cooldown = 1, .threshold = 0.05);
+    return ct_reduce_lr_on_plateau(o, .factor = CT_SOME(0.5), .patience = CT_SOME(2), .cooldown = 1, .threshold = CT_SOME(0.05));
 }
 static ct_scheduler *make_one_cycle(ct_optim *o) {
     double max_lrs[] = {1.0, 0.1};
@@ -164,7 +164,7 @@ TEST(scheduler_state_dict_round_trip) {
 TEST(scheduler_errors_and_state) {
     setup s = make();
     CHECK_ERROR(ct_step_lr(s.opt, 0, 0.1), "step_size must be a positive integer");
-    CHECK_ERROR(ct_reduce_lr_on_plateau(s.opt, .factor = 2), "Factor should be < 1.0.");
+    CHECK_ERROR(ct_reduce_lr_on_plateau(s.opt, .factor = CT_SOME(2)), "Factor should be < 1.0.");
     ct_scheduler *p = ct_reduce_lr_on_plateau(s.opt);
     CHECK_ERROR(ct_sched_step(p), "needs the metric");
     ct_scheduler *c = ct_one_cycle_lr(s.opt, .max_lr = 1, .total_steps = 3);

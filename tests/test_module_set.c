@@ -122,7 +122,7 @@ static ct_tensor *count_calls(ct_module *m, ct_tensor *in, ct_tensor *out, void 
 }
 
 TEST(builtin_composites_run_the_replacement) {
-    ct_module *enc = ct_nn_transformer_encoder_layer(8, 2, .dim_feedforward = 16, .dropout = 0);
+    ct_module *enc = ct_nn_transformer_encoder_layer(8, 2, .dim_feedforward = 16, .dropout = CT_SOME(0));
     ct_module *lin = ct_nn_linear(8, 16);
     int calls = 0;
     ct_module_register_forward_hook(lin, count_calls, &calls);

@@ -19,6 +19,7 @@ static bool storage_fits(const ct_schema_arg *a, ct_attr_storage st) {
     case CT_ARG_GENERATOR: return st == CT_ATTR_GENERATOR;
     case CT_ARG_INT_LIST: return st == CT_ATTR_INTS;
     case CT_ARG_FLOAT_LIST: return st == CT_ATTR_FLOATS;
+    case CT_ARG_BOOL_LIST: return st == CT_ATTR_BOOLS;
     default: return false;
     }
 }
@@ -97,7 +98,7 @@ TEST(nodes_keep_attributes_by_name) {
                                  .requires_grad = true);
     ct_tensor *y = ct_ones(CT_SHAPE(2, 3));
     CHECK_CLOSE(ct_add_alpha(x, y, 2.5)->grad_fn->attrs.add.alpha, 2.5, 0);
-    CHECK_CLOSE(ct_leaky_relu(x, .negative_slope = 0.2)->grad_fn->attrs.leaky_relu.negative_slope,
+    CHECK_CLOSE(ct_leaky_relu(x, .negative_slope = CT_SOME(0.2))->grad_fn->attrs.leaky_relu.negative_slope,
                 0.2, 0);
     CHECK_STR_EQ(ct_gelu(x, .approximate = CT_GELU_TANH)->grad_fn->attrs.gelu.approximate, "tanh");
     CHECK(ct_div_mode(x, y, CT_ROUND_TRUNC)->grad_fn->attrs.div.rounding_mode);

@@ -81,7 +81,7 @@ TEST(hooks_see_calls_with_their_attributes) {
         ct_add_alpha(a, b, 2.5);
         ct_sum(a, .dims = CT_DIMS(0), .keepdim = true);
         ct_eq(a, b); /* not differentiable */
-        ct_leaky_relu(a, .negative_slope = 0.2);
+        ct_leaky_relu(a, .negative_slope = CT_SOME(0.2));
         ct_div_mode(a, b, CT_ROUND_FLOOR);
     });
     CHECK_STR_EQ(text,
@@ -189,8 +189,8 @@ TEST(ops_report_themselves_with_their_schemas) {
     REPORTS("isnan", ct_isnan(x));
     REPORTS("exp", ct_exp(x));
     REPORTS("gelu", ct_gelu(x, .approximate = CT_GELU_TANH));
-    REPORTS("elu", ct_elu(x, .alpha = 1));
-    REPORTS("softplus", ct_softplus(x, .beta = 1, .threshold = 20));
+    REPORTS("elu", ct_elu(x, .alpha = CT_SOME(1)));
+    REPORTS("softplus", ct_softplus(x, .beta = CT_SOME(1), .threshold = CT_SOME(20)));
     REPORTS("hardtanh", ct_hardtanh(x, .min_val = CT_SOME(-1), .max_val = CT_SOME(1)));
     REPORTS("nan_to_num", ct_nan_to_num(x));
     REPORTS("mean", ct_mean(x));
@@ -293,7 +293,7 @@ TEST(trace_shows_the_attributes_from_the_structs) {
     PRINTED(text, {
         ct_sub_alpha(x, x, 2);
         ct_gelu(x, .approximate = CT_GELU_TANH);
-        ct_softplus(x, .beta = 2, .threshold = 5);
+        ct_softplus(x, .beta = CT_SOME(2), .threshold = CT_SOME(5));
         ct_hardtanh(x);
         ct_clamp(x, .min = CT_SOME(0));
         ct_pow_scalar(x, 3);

@@ -48,16 +48,16 @@ TEST(optimizers_follow_pytorch) {
     p = start(1); run(f, "sgd_nesterov", ct_sgd(&p, 1, .lr = 0.05, .momentum = 0.9, .nesterov = true, .weight_decay = 0.01), p);
     p = start(1); run(f, "sgd_maximize", ct_sgd(&p, 1, .lr = 0.05, .momentum = 0.5, .maximize = true), p);
     p = start(1); run(f, "adam", ct_adam(&p, 1, .lr = 1e-2), p);
-    p = start(1); run(f, "adam_amsgrad", ct_adam(&p, 1, .lr = 1e-2, .amsgrad = true, .weight_decay = 0.1, .beta1 = 0.8, .beta2 = 0.99), p);
+    p = start(1); run(f, "adam_amsgrad", ct_adam(&p, 1, .lr = 1e-2, .amsgrad = true, .weight_decay = CT_SOME(0.1), .beta1 = CT_SOME(0.8), .beta2 = CT_SOME(0.99)), p);
     p = start(1); run(f, "adam_maximize", ct_adam(&p, 1, .lr = 1e-2, .maximize = true, .eps = 1e-6), p);
-    p = start(1); run(f, "adamw", ct_adamw(&p, 1, .lr = 1e-2, .weight_decay = 0.1), p);
+    p = start(1); run(f, "adamw", ct_adamw(&p, 1, .lr = 1e-2, .weight_decay = CT_SOME(0.1)), p);
     p = start(1); run(f, "rmsprop", ct_rmsprop(&p, 1, .lr = 1e-2), p);
     p = start(1); run(f, "rmsprop_centered", ct_rmsprop(&p, 1, .lr = 1e-2, .centered = true, .momentum = 0.9, .weight_decay = 0.01), p);
     p = start(1); run(f, "adagrad", ct_adagrad(&p, 1, .lr = 0.1, .lr_decay = 0.01, .weight_decay = 0.01, .initial_accumulator_value = 0.1), p);
-    p = start(1); run(f, "adamw_amsgrad", ct_adamw(&p, 1, .lr = 1e-2, .amsgrad = true, .weight_decay = 0.05, .beta1 = 0.8, .beta2 = 0.99), p);
+    p = start(1); run(f, "adamw_amsgrad", ct_adamw(&p, 1, .lr = 1e-2, .amsgrad = true, .weight_decay = CT_SOME(0.05), .beta1 = CT_SOME(0.8), .beta2 = CT_SOME(0.99)), p);
     p = start(1); run(f, "adamw_maximize", ct_adamw(&p, 1, .lr = 1e-2, .maximize = true, .eps = 1e-6), p);
-    p = start(1); run(f, "rmsprop_maximize", ct_rmsprop(&p, 1, .lr = 1e-2, .maximize = true, .alpha = 0.9, .eps = 1e-4), p);
-    p = start(1); run(f, "rmsprop_momentum", ct_rmsprop(&p, 1, .lr = 1e-2, .momentum = 0.5, .alpha = 0.95), p);
+    p = start(1); run(f, "rmsprop_maximize", ct_rmsprop(&p, 1, .lr = 1e-2, .maximize = true, .alpha = CT_SOME(0.9), .eps = 1e-4), p);
+    p = start(1); run(f, "rmsprop_momentum", ct_rmsprop(&p, 1, .lr = 1e-2, .momentum = 0.5, .alpha = CT_SOME(0.95)), p);
     p = start(1); run(f, "rmsprop_centered_max", ct_rmsprop(&p, 1, .lr = 1e-2, .centered = true, .maximize = true, .eps = 1e-3), p);
     p = start(1); run(f, "adagrad_maximize", ct_adagrad(&p, 1, .lr = 0.1, .maximize = true, .eps = 1e-3, .lr_decay = 0.05), p);
     fx_free(f);
@@ -88,7 +88,7 @@ TEST(param_groups_override_the_defaults) {
     CHECK_ERROR(ct_optim_add_param_group(opt, &a, 1), "more than one parameter group");
     /* Adam whose second group turns weight decay off. */
     ct_tensor *wa = start(1), *wb = start(2);
-    ct_optim *adam = ct_adam(&wa, 1, .lr = 1e-2, .weight_decay = 0.1);
+    ct_optim *adam = ct_adam(&wa, 1, .lr = 1e-2, .weight_decay = CT_SOME(0.1));
     CHECK(ct_optim_add_param_group(adam, &wb, 1, .weight_decay = CT_SOME(0)) == 0);
     run_groups(f, "groups_wd", adam, wa, wb);
     ct_tensor *c = start(1);
@@ -133,7 +133,7 @@ TEST(param_groups_are_inspectable) {
     (void)sched;
     /* Adam, RMSprop, Adagrad: their own options; the others are NAN. */
     ct_tensor *w = start(1), *v = start(1), *u = start(1);
-    ct_param_group_info ga = ct_optim_param_group(ct_adamw(&w, 1, .beta2 = 0.98, .amsgrad = true), 0);
+    ct_param_group_info ga = ct_optim_param_group(ct_adamw(&w, 1, .beta2 = CT_SOME(0.98), .amsgrad = true), 0);
     CHECK_CLOSE(ga.lr, 1e-3, 0);
     CHECK_CLOSE(ga.beta1, 0.9, 0);
     CHECK_CLOSE(ga.beta2, 0.98, 0);
@@ -181,7 +181,7 @@ TEST(optimizer_errors) {
     ct_tensor *p = start(1);
     CHECK_ERROR(ct_sgd(&p, 1, .momentum = 0.9), "required argument lr is missing");
     CHECK_ERROR(ct_adam(&p, 1, .lr = -1), "Invalid learning rate");
-    CHECK_ERROR(ct_adam(&p, 1, .beta1 = 1.5), "Invalid beta parameter");
+    CHECK_ERROR(ct_adam(&p, 1, .beta1 = CT_SOME(1.5)), "Invalid beta parameter");
     CHECK_ERROR(ct_sgd(&p, 1, .lr = 0.1, .nesterov = true), "Nesterov momentum requires");
     ct_tensor *x = ct_exp(p);
     CHECK_ERROR(ct_sgd(&x, 1, .lr = 0.1), "can't optimize a non-leaf Tensor");

@@ -22,7 +22,7 @@ TEST(activations_take_pytorch_defaults) {
     ct_tensor *x = xs();
     /* F.leaky_relu(x), F.leaky_relu(x, 0.2) */
     CHECK_VALUES(ct_leaky_relu(x), 1e-15, -0.3, -0.025, -0.005, 0, 0.75, 3, 25);
-    CHECK_VALUES(ct_leaky_relu(x, .negative_slope = 0.2), 1e-15, -6, -0.5, -0.1, 0, 0.75, 3, 25);
+    CHECK_VALUES(ct_leaky_relu(x, .negative_slope = CT_SOME(0.2)), 1e-15, -6, -0.5, -0.1, 0, 0.75, 3, 25);
     /* F.softplus(x): beta 1, threshold 20 */
     CHECK_VALUES(ct_softplus(x), 1e-15, 9.357622968839737e-14, 0.07888973429254963,
                  0.4740769841801067, 0.6931471805599453, 1.1368710061148999, 3.048587351573742, 25);
@@ -38,19 +38,19 @@ TEST(zero_options_are_the_defaults) {
     ct_tensor *x = xs();
     CHECK(ct_test_max_diff(ct_leaky_relu_with(x, (ct_leaky_relu_options){0}), ct_leaky_relu(x)) == 0);
     CHECK(ct_test_max_diff(ct_softplus_with(x, (ct_softplus_options){0}),
-                           ct_softplus(x, .beta = 1, .threshold = 20)) == 0);
-    CHECK(ct_test_max_diff(ct_elu_with(x, (ct_elu_options){0}), ct_elu(x, .alpha = 1)) == 0);
+                           ct_softplus(x, .beta = CT_SOME(1), .threshold = CT_SOME(20))) == 0);
+    CHECK(ct_test_max_diff(ct_elu_with(x, (ct_elu_options){0}), ct_elu(x, .alpha = CT_SOME(1))) == 0);
     CHECK(ct_test_max_diff(ct_hardtanh_with(x, (ct_hardtanh_options){0}),
                            ct_hardtanh(x, .min_val = CT_SOME(-1), .max_val = CT_SOME(1))) == 0);
 }
 
 TEST(functional_and_module_share_options) {
     ct_tensor *x = xs();
-    ct_leaky_relu_options lo = {.negative_slope = 0.3};
+    ct_leaky_relu_options lo = {.negative_slope = CT_SOME(0.3)};
     CHECK(ct_test_max_diff(ct_forward(ct_nn_leaky_relu_with(lo), x), ct_leaky_relu_with(x, lo)) == 0);
-    ct_softplus_options so = {.beta = 2, .threshold = 4};
+    ct_softplus_options so = {.beta = CT_SOME(2), .threshold = CT_SOME(4)};
     CHECK(ct_test_max_diff(ct_forward(ct_nn_softplus_with(so), x), ct_softplus_with(x, so)) == 0);
-    ct_elu_options eo = {.alpha = 0.5};
+    ct_elu_options eo = {.alpha = CT_SOME(0.5)};
     CHECK(ct_test_max_diff(ct_forward(ct_nn_elu_with(eo), x), ct_elu_with(x, eo)) == 0);
     ct_hardtanh_options ho = {.min_val = CT_SOME(0), .max_val = CT_SOME(6)};
     CHECK(ct_test_max_diff(ct_forward(ct_nn_hardtanh_with(ho), x), ct_hardtanh_with(x, ho)) == 0);

@@ -6,7 +6,8 @@ typedef enum { MAXP, AVGP, AAVG, AMAX, INTERP } pool_kind;
 typedef struct {
     const char *name;
     pool_kind kind;
-    ct_pool_options p;
+    ct_max_pool2d_options mp;
+    ct_avg_pool2d_options ap;
     ct_dims out;                /* adaptive */
     ct_interpolate_options i;
     bool indices;
@@ -14,14 +15,15 @@ typedef struct {
 
 /* Must match tests/fixtures/gen_pool.py. */
 static const pool_case cases[] = {
-    {"mp_basic", MAXP, .p = {.kernel_size = CT_DIMS(2)}},
-    {"mp_full", MAXP, .p = {.kernel_size = CT_DIMS(3, 2), .stride = CT_DIMS(2, 1), .padding = CT_DIMS(1),
+    {"mp_basic", MAXP, .mp = {.kernel_size = CT_DIMS(2)}},
+    {"mp_full", MAXP, .mp = {.kernel_size = CT_DIMS(3, 2), .stride = CT_DIMS(2, 1), .padding = CT_DIMS(1),
                        .dilation = CT_DIMS(2, 1), .ceil_mode = true}, .indices = true},
-    {"mp_unbatched", MAXP, .p = {.kernel_size = CT_DIMS(3), .stride = CT_DIMS(2), .padding = CT_DIMS(1)}},
-    {"ap_basic", AVGP, .p = {.kernel_size = CT_DIMS(3), .stride = CT_DIMS(2), .padding = CT_DIMS(1)}},
-    {"ap_excl", AVGP, .p = {.kernel_size = CT_DIMS(3, 2), .stride = CT_DIMS(2, 1), .padding = CT_DIMS(1),
-                       .ceil_mode = true, .exclude_pad = true}},
-    {"ap_div", AVGP, .p = {.kernel_size = CT_DIMS(2), .divisor_override = 3}},
+    {"mp_unbatched", MAXP, .mp = {.kernel_size = CT_DIMS(3), .stride = CT_DIMS(2), .padding = CT_DIMS(1)}},
+    {"ap_basic", AVGP, .ap = {.kernel_size = CT_DIMS(3), .stride = CT_DIMS(2), .padding = CT_DIMS(1),
+                            .count_include_pad = true}},
+    {"ap_excl", AVGP, .ap = {.kernel_size = CT_DIMS(3, 2), .stride = CT_DIMS(2, 1), .padding = CT_DIMS(1),
+                       .ceil_mode = true}},
+    {"ap_div", AVGP, .ap = {.kernel_size = CT_DIMS(2), .count_include_pad = true, .divisor_override = 3}},
     {"aap", AAVG, .out = CT_DIMS(3, 4)},
     {"amp", AMAX, .out = CT_DIMS(3, 2), .indices = true},
     {"up_near2", INTERP, .i = {.scale_factor = {2}}},
@@ -34,8 +36,8 @@ static const pool_case cases[] = {
 
 static ct_tensor *run(const pool_case *c, ct_tensor *x, ct_tensor **idx) {
     switch (c->kind) {
-    case MAXP: return ct_max_pool2d_with_indices_with(x, idx, c->p);
-    case AVGP: return ct_avg_pool2d_with(x, c->p);
+    case MAXP: return ct_max_pool2d_with_indices_with(x, idx, c->mp);
+    case AVGP: return ct_avg_pool2d_with(x, c->ap);
     case AAVG: return ct_adaptive_avg_pool2d(x, c->out);
     case AMAX: return ct_adaptive_max_pool2d_with_indices(x, c->out, idx);
     case INTERP: return ct_interpolate_with(x, c->i);

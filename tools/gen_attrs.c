@@ -72,6 +72,11 @@ static field_type type_of(const char *op, const char *text, const ct_schema_arg 
         SET(CT_ATTR_FLOATS, ct_attr_floats);
         t.cap = CT_MAX_DIMS;
         break;
+    case CT_ARG_BOOL_LIST:
+        if (a->list_len > CT_MAX_DIMS) die(op, text, "a list longer than CT_MAX_DIMS");
+        SET(CT_ATTR_BOOLS, ct_attr_bools);
+        t.cap = CT_MAX_DIMS;
+        break;
     default: die(op, text, "an attribute of a kind with no C type");
     }
 #undef SET
@@ -81,12 +86,13 @@ static field_type type_of(const char *op, const char *text, const ct_schema_arg 
 static const char *const storage_names[] = {
     "CT_ATTR_INT",   "CT_ATTR_OPT_INT", "CT_ATTR_FLOAT",  "CT_ATTR_OPT_FLOAT",
     "CT_ATTR_BOOL",  "CT_ATTR_DTYPE",   "CT_ATTR_STR",    "CT_ATTR_DEVICE",
-    "CT_ATTR_GENERATOR", "CT_ATTR_INTS", "CT_ATTR_FLOATS",
+    "CT_ATTR_GENERATOR", "CT_ATTR_INTS", "CT_ATTR_FLOATS", "CT_ATTR_BOOLS",
 };
 static const char *const kind_names[] = {
     "CT_ARG_TENSOR", "CT_ARG_TENSOR_LIST", "CT_ARG_INT",    "CT_ARG_INT_LIST",
     "CT_ARG_FLOAT",  "CT_ARG_FLOAT_LIST",  "CT_ARG_BOOL",   "CT_ARG_SCALAR",
     "CT_ARG_DTYPE",  "CT_ARG_STR",         "CT_ARG_DEVICE", "CT_ARG_GENERATOR",
+    "CT_ARG_BOOL_LIST",
 };
 
 int main(int argc, char **argv) {

@@ -102,18 +102,17 @@ ct_attention_result ct_multi_head_attention_forward_with(
 
 typedef enum { CT_ACT_RELU = 0, CT_ACT_GELU = 1 } ct_activation;
 typedef struct {
-    int64_t dim_feedforward; /* default 2048 */
-    double dropout;          /* default 0.1 */
+    int64_t dim_feedforward; /* 0: default 2048 */
+    ct_opt_f64 dropout;      /* default 0.1; CT_SOME(0) for none */
     ct_activation activation;
-    double layer_norm_eps;   /* default 1e-5 */
+    double layer_norm_eps;   /* 0: default 1e-5 */
     bool batch_first;
     bool norm_first;
 } ct_encoder_layer_options;
 ct_module *ct_nn_transformer_encoder_layer_with(int64_t d_model, int64_t nhead, ct_encoder_layer_options o);
 #define ct_nn_transformer_encoder_layer(d_model, nhead, ...)                                \
     CT_AT(ct_nn_transformer_encoder_layer_with(d_model, nhead,                              \
-        CT_DEFAULTS(ct_encoder_layer_options, .dim_feedforward = 2048, .dropout = 0.1,      \
-                    .layer_norm_eps = 1e-5, __VA_ARGS__)))
+                                               CT_OPTIONS(ct_encoder_layer_options, __VA_ARGS__)))
 /* The encoder layer's forward with masks (ct_forward(layer, src) has none). */
 ct_tensor *ct_encoder_layer_forward(ct_module *layer, ct_tensor *src, ct_tensor *src_mask,
                                     ct_tensor *src_key_padding_mask);

@@ -182,24 +182,29 @@ typedef struct { double f; int64_t i; int8_t is_int; } ct_scalar;
  * with PyTorch's names:
  *
  *     ct_leaky_relu(x);                           // F.leaky_relu(x), slope 0.01
- *     ct_leaky_relu(x, .negative_slope = 0.2);
+ *     ct_leaky_relu(x, .negative_slope = CT_SOME(0.2));
  *     ct_var(t, .dims = CT_DIMS(1), .correction = CT_SOME(0));  // unbiased=False
- *     ct_module *act = ct_nn_leaky_relu(.negative_slope = 0.2);  // same struct
+ *     ct_module *act = ct_nn_leaky_relu(.negative_slope = CT_SOME(0.2));  // same struct
  *
  * - An option not written takes PyTorch's default.
  * - Zero means PyTorch's default: the function reads a zero field as the default, so
  *   the `_with` form given `(ct_x_options){0}` is the macro given nothing.
  * - Where zero is itself a value one may ask for and not the default (var's
  *   correction, embedding's padding_idx, clamp's bounds, addmm's beta and alpha,
- *   hardtanh's bounds, batch norm's momentum, a per-group lr ...) the field is a
- *   ct_opt_f64 written CT_SOME(v); left out it is PyTorch's default (or None).
+ *   hardtanh's bounds, batch norm's momentum, a per-group lr, leaky_relu's slope,
+ *   elu's alpha, softplus's beta and threshold, Adam's betas, ignore_index, smooth_l1's
+ *   beta, Flatten's dims ...) the field is a ct_opt_f64 written CT_SOME(v); left out it
+ *   is PyTorch's default (or None).  A learning rate, an eps, a size or a factor that
+ *   0 would make meaningless (lr, eps, dim_feedforward, div_factor, huber's delta)
+ *   stays a plain number whose 0 is the default.
  *   CT_NONE is an explicit None where PyTorch's default is not None (BatchNorm's
  *   momentum=None).  Integer options held in a ct_opt_f64 must be integral.
  * - A layer's functional and module forms share one options struct (F.leaky_relu
  *   and nn.LeakyReLU: ct_leaky_relu_options); each layer has its own struct.
- * - A bool whose PyTorch default is True (bias, affine, train, shuffle ...) keeps
- *   PyTorch's name; the macro sets it true (CT_DEFAULTS below), so `.bias = false`
- *   reads as in Python.  Called through `_with`, such a bool is given explicitly.
+ * - A bool whose PyTorch default is True (bias, affine, train, shuffle,
+ *   count_include_pad ...) keeps PyTorch's name; the macro sets it true (CT_DEFAULTS
+ *   below, used for these bools only), so `.bias = false` reads as in Python.  Called
+ *   through `_with`, such a bool is given explicitly.
  *
  * Return conventions, on failure (ct_last_error() then holds the message and the
  * error handler has been called with the user's file:line):
@@ -238,7 +243,8 @@ typedef struct { bool set; bool none; double v; } ct_opt_f64;
 /* CT_ARG_OPTS_(T, x, opts..., ) -> x, CT_OPTIONS(T, opts...): one argument, then options. */
 #define CT_ARG_OPTS_(T, x, ...) x, CT_OPTIONS(T, __VA_ARGS__)
 
-/* Options with defaults the macro fills in (bools whose PyTorch default is True):
+/* Options with defaults the macro fills in (bools whose PyTorch default is True, and
+ * nothing else: every other default is the implementation's, read from a zero field):
  * CT_DEFAULTS(type, defaults..., user values...) builds the struct with the user's
  * designated initializers overriding the defaults (a GNU statement expression; the
  * override warning is silenced for this use). */

@@ -68,31 +68,45 @@ ct_tensor *ct_col2im_with(ct_tensor *cols, ct_dims output_size, ct_fold_options 
 
 /* ---- pooling (over the last two dims of [N, C, H, W] or [C, H, W]) ---------- */
 
-/* Options of max_pool2d / avg_pool2d; zero means default.  ct_dims as above. */
+/* F.max_pool2d / nn.MaxPool2d: zero means default.  ct_dims as above. */
 typedef struct {
     ct_dims kernel_size;      /* required */
     ct_dims stride;           /* default: kernel_size */
     ct_dims padding;          /* default 0; at most half the kernel */
-    ct_dims dilation;         /* max pooling only; default 1 */
+    ct_dims dilation;         /* default 1 */
     bool ceil_mode;           /* ceil instead of floor for the output size */
-    bool exclude_pad;         /* avg: count_include_pad=False (PyTorch's default is True) */
-    int64_t divisor_override; /* avg: divide by this instead; 0: none */
-} ct_pool_options;
+    bool return_indices;      /* nn.MaxPool2d: the indices too, through ct_forward_multi */
+} ct_max_pool2d_options;
+/* F.avg_pool2d / nn.AvgPool2d: zero means default, but count_include_pad, true in
+ * PyTorch, is set by the macros (a `_with` call gives it explicitly). */
+typedef struct {
+    ct_dims kernel_size;      /* required */
+    ct_dims stride;           /* default: kernel_size */
+    ct_dims padding;          /* default 0; at most half the kernel */
+    bool ceil_mode;           /* ceil instead of floor for the output size */
+    bool count_include_pad;   /* default true: padded zeros count in the mean */
+    int64_t divisor_override; /* divide by this instead; 0: none */
+} ct_avg_pool2d_options;
 
-/* ct_max_pool2d(x, .kernel_size = CT_DIMS(2)) */
-ct_tensor *ct_max_pool2d_with(ct_tensor *x, ct_pool_options o);
+/* ct_max_pool2d(x, .kernel_size = CT_DIMS(2)).  F.max_pool2d's return_indices=True is
+ * ct_max_pool2d_with_indices (given to ct_max_pool2d, it is refused). */
+ct_tensor *ct_max_pool2d_with(ct_tensor *x, ct_max_pool2d_options o);
 /* The same, and *indices (int64, registered): the flat h * W + w of each maximum. */
-ct_tensor *ct_max_pool2d_with_indices_with(ct_tensor *x, ct_tensor **indices, ct_pool_options o);
-ct_tensor *ct_avg_pool2d_with(ct_tensor *x, ct_pool_options o);
+ct_tensor *ct_max_pool2d_with_indices_with(ct_tensor *x, ct_tensor **indices,
+                                           ct_max_pool2d_options o);
+/* ct_avg_pool2d(x, .kernel_size = CT_DIMS(2), .count_include_pad = false) */
+ct_tensor *ct_avg_pool2d_with(ct_tensor *x, ct_avg_pool2d_options o);
 /* Output [.., oh, ow] for output_size CT_DIMS(oh, ow) (or CT_DIMS(s) for both). */
 ct_tensor *ct_adaptive_avg_pool2d(ct_tensor *x, ct_dims output_size);
 ct_tensor *ct_adaptive_max_pool2d(ct_tensor *x, ct_dims output_size);
 ct_tensor *ct_adaptive_max_pool2d_with_indices(ct_tensor *x, ct_dims output_size,
                                                ct_tensor **indices);
-#define ct_max_pool2d(x, ...) CT_AT(ct_max_pool2d_with(x, CT_OPTIONS(ct_pool_options, __VA_ARGS__)))
+#define ct_max_pool2d(x, ...) CT_AT(ct_max_pool2d_with(x, CT_OPTIONS(ct_max_pool2d_options, __VA_ARGS__)))
 #define ct_max_pool2d_with_indices(x, indices, ...) \
-    CT_AT(ct_max_pool2d_with_indices_with(x, indices, CT_OPTIONS(ct_pool_options, __VA_ARGS__)))
-#define ct_avg_pool2d(x, ...) CT_AT(ct_avg_pool2d_with(x, CT_OPTIONS(ct_pool_options, __VA_ARGS__)))
+    CT_AT(ct_max_pool2d_with_indices_with(x, indices, CT_OPTIONS(ct_max_pool2d_options, __VA_ARGS__)))
+#define ct_avg_pool2d(x, ...)                                                             \
+    CT_AT(ct_avg_pool2d_with(x, CT_DEFAULTS(ct_avg_pool2d_options, .count_include_pad = true, \
+                                            __VA_ARGS__)))
 #define ct_adaptive_avg_pool2d(x, output_size) CT_AT(ct_adaptive_avg_pool2d(x, output_size))
 #define ct_adaptive_max_pool2d(x, output_size) CT_AT(ct_adaptive_max_pool2d(x, output_size))
 #define ct_adaptive_max_pool2d_with_indices(x, output_size, indices) \

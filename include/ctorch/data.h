@@ -188,7 +188,7 @@ ct_dataset *ct_fashion_mnist_with(ct_mnist_options o);
 typedef enum { CT_CSV_HEADER_AUTO = 0, CT_CSV_HEADER_YES, CT_CSV_HEADER_NO } ct_csv_header;
 typedef struct {
     ct_csv_header header;   /* auto: the first row is a header when a field is not a number */
-    int label_column;       /* default -1 (the last); negative counts from the end */
+    ct_opt_f64 label_column; /* default -1 (the last); negative counts from the end; CT_SOME(0) */
     const char *label_name; /* the label column by header name instead */
     bool no_label;          /* every column is a feature: one-tensor samples */
     char delimiter;         /* default ',' */
@@ -205,7 +205,7 @@ typedef struct {
  */
 ct_dataset *ct_csv_dataset_with(const char *path, ct_csv_options o);
 #define ct_csv_dataset(path, ...) \
-    CT_AT(ct_csv_dataset_with(path, CT_DEFAULTS(ct_csv_options, .label_column = -1, __VA_ARGS__)))
+    CT_AT(ct_csv_dataset_with(path, CT_OPTIONS(ct_csv_options, __VA_ARGS__)))
 
 /* ---- samplers ---------------------------------------------------------------- */
 

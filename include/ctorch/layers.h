@@ -131,13 +131,15 @@ ct_tensor *ct_linear(ct_tensor *x, ct_tensor *weight, ct_tensor *bias);
 ct_tensor *ct_bilinear(ct_tensor *x1, ct_tensor *x2, ct_tensor *weight, ct_tensor *bias);
 #define ct_bilinear(x1, x2, weight, bias) CT_AT(ct_bilinear(x1, x2, weight, bias))
 
-/* nn.Flatten(start_dim = 1, end_dim = -1) and nn.Unflatten(dim, sizes). */
+/* nn.Flatten(start_dim = 1, end_dim = -1) and nn.Unflatten(dim, sizes):
+ * ct_nn_flatten(), ct_nn_flatten(.start_dim = CT_SOME(0)).  NULL with an error when a
+ * dim is not an integer. */
 typedef struct {
-    int64_t start_dim, end_dim;
+    ct_opt_f64 start_dim; /* default 1 */
+    ct_opt_f64 end_dim;   /* default -1 */
 } ct_flatten_options;
 ct_module *ct_nn_flatten_with(ct_flatten_options o);
-#define ct_nn_flatten(...) \
-    CT_AT(ct_nn_flatten_with(CT_DEFAULTS(ct_flatten_options, .start_dim = 1, .end_dim = -1, __VA_ARGS__)))
+#define ct_nn_flatten(...) CT_AT(ct_nn_flatten_with(CT_OPTIONS(ct_flatten_options, __VA_ARGS__)))
 ct_module *ct_nn_unflatten(int64_t dim, ct_shape sizes);
 #define ct_nn_unflatten(dim, sizes) CT_AT(ct_nn_unflatten(dim, sizes))
 
@@ -182,16 +184,18 @@ ct_module *ct_nn_conv_transpose2d_with(int64_t in_channels, int64_t out_channels
     CT_AT(ct_nn_conv_transpose2d_with(in, out, kernel_size, \
                                       CT_DEFAULTS(ct_conv_layer_options, .bias = true, __VA_ARGS__)))
 
-/* nn.MaxPool2d / nn.AvgPool2d(kernel_size, options of ct_max_pool2d / ct_avg_pool2d);
- * printed as PyTorch prints them (an int when one value was given).  The max pools
- * also give their indices (return_indices=True) through ct_forward_multi with room
- * for two outputs. */
-ct_module *ct_nn_max_pool2d_with(ct_pool_options o);
-ct_module *ct_nn_avg_pool2d_with(ct_pool_options o);
+/* nn.MaxPool2d / nn.AvgPool2d(kernel_size, options of ct_max_pool2d / ct_avg_pool2d:
+ * the same structs); printed as PyTorch prints them (an int when one value was
+ * given).  nn.MaxPool2d(2, return_indices=True), ct_nn_max_pool2d(CT_DIMS(2),
+ * .return_indices = true), gives (output, indices) through ct_forward_multi with room
+ * for two outputs; nn.AdaptiveMaxPool2d always does. */
+ct_module *ct_nn_max_pool2d_with(ct_max_pool2d_options o);
+ct_module *ct_nn_avg_pool2d_with(ct_avg_pool2d_options o);
 #define ct_nn_max_pool2d(k_, ...) \
-    CT_AT(ct_nn_max_pool2d_with((ct_pool_options){.kernel_size = k_, __VA_ARGS__}))
-#define ct_nn_avg_pool2d(k_, ...) \
-    CT_AT(ct_nn_avg_pool2d_with((ct_pool_options){.kernel_size = k_, __VA_ARGS__}))
+    CT_AT(ct_nn_max_pool2d_with(CT_OPTIONS(ct_max_pool2d_options, .kernel_size = k_, __VA_ARGS__)))
+#define ct_nn_avg_pool2d(k_, ...)                                                         \
+    CT_AT(ct_nn_avg_pool2d_with(CT_DEFAULTS(ct_avg_pool2d_options, .count_include_pad = true, \
+                                            .kernel_size = k_, __VA_ARGS__)))
 /* nn.AdaptiveAvgPool2d(output_size): CT_DIMS(7) or CT_DIMS(7, 7). */
 ct_module *ct_nn_adaptive_avg_pool2d(ct_dims output_size);
 #define ct_nn_adaptive_avg_pool2d(output_size) CT_AT(ct_nn_adaptive_avg_pool2d(output_size))
@@ -309,7 +313,7 @@ ct_module *ct_nn_relu_with(ct_relu_options o);
 ct_module *ct_nn_silu(void);
 ct_module *ct_nn_tanh(void);
 ct_module *ct_nn_sigmoid(void);
-/* nn.LeakyReLU: ct_nn_leaky_relu(), ct_nn_leaky_relu(.negative_slope = 0.2); the
+/* nn.LeakyReLU: ct_nn_leaky_relu(), ct_nn_leaky_relu(.negative_slope = CT_SOME(0.2)); the
  * options of F.leaky_relu (ctorch/pointwise.h). */
 ct_module *ct_nn_leaky_relu_with(ct_leaky_relu_options o);
 #define ct_nn_leaky_relu(...) CT_AT(ct_nn_leaky_relu_with(CT_OPTIONS(ct_leaky_relu_options, __VA_ARGS__)))

@@ -55,7 +55,7 @@ typedef enum {
 
 typedef struct {
     ct_tensor *weight;      /* [C] weight of each class, or NULL */
-    int64_t ignore_index;   /* targets equal to it add nothing (default -100) */
+    ct_opt_f64 ignore_index; /* targets equal to it add nothing (default -100; CT_SOME(0)) */
     ct_reduction reduction; /* mean divides by the summed weights of the targets */
     double label_smoothing; /* in [0, 1]: mixes the target with the uniform distribution */
 } ct_cross_entropy_options;
@@ -66,20 +66,18 @@ typedef struct {
  * stable for any magnitude (logits of 1e4 included). */
 ct_tensor *ct_cross_entropy_with(ct_tensor *input, ct_tensor *target, ct_cross_entropy_options o);
 #define ct_cross_entropy(input, target, ...)                                               \
-    CT_AT(ct_cross_entropy_with(input, target, CT_DEFAULTS(ct_cross_entropy_options,       \
-                                                           .ignore_index = -100, __VA_ARGS__)))
+    CT_AT(ct_cross_entropy_with(input, target, CT_OPTIONS(ct_cross_entropy_options, __VA_ARGS__)))
 
 typedef struct {
     ct_tensor *weight;      /* [C] or NULL */
-    int64_t ignore_index;   /* default -100 */
+    ct_opt_f64 ignore_index; /* default -100 */
     ct_reduction reduction;
 } ct_nll_loss_options;
 /* F.nll_loss: input holds log-probabilities, shapes as ct_cross_entropy; the loss of
  * an element is -weight[t] * input[n, t, ...]. */
 ct_tensor *ct_nll_loss_with(ct_tensor *input, ct_tensor *target, ct_nll_loss_options o);
 #define ct_nll_loss(input, target, ...)                                                    \
-    CT_AT(ct_nll_loss_with(input, target, CT_DEFAULTS(ct_nll_loss_options,                 \
-                                                      .ignore_index = -100, __VA_ARGS__)))
+    CT_AT(ct_nll_loss_with(input, target, CT_OPTIONS(ct_nll_loss_options, __VA_ARGS__)))
 
 /* ---- binary classification ---------------------------------------------- */
 
@@ -124,22 +122,21 @@ ct_tensor *ct_l1_loss_with(ct_tensor *input, ct_tensor *target, ct_loss_options 
 
 typedef struct {
     ct_reduction reduction;
-    double beta; /* default 1; 0 gives the L1 loss; negative is refused */
+    ct_opt_f64 beta; /* default 1; CT_SOME(0) gives the L1 loss; negative is refused */
 } ct_smooth_l1_options;
 /* F.smooth_l1_loss: 0.5 z^2 / beta where z = |input - target| < beta, else z - beta / 2. */
 ct_tensor *ct_smooth_l1_loss_with(ct_tensor *input, ct_tensor *target, ct_smooth_l1_options o);
 #define ct_smooth_l1_loss(input, target, ...)                                              \
-    CT_AT(ct_smooth_l1_loss_with(input, target,                                            \
-                                 CT_DEFAULTS(ct_smooth_l1_options, .beta = 1, __VA_ARGS__)))
+    CT_AT(ct_smooth_l1_loss_with(input, target, CT_OPTIONS(ct_smooth_l1_options, __VA_ARGS__)))
 
 typedef struct {
     ct_reduction reduction;
-    double delta; /* default 1; must be positive */
+    double delta; /* 0: default 1; negative is refused */
 } ct_huber_options;
 /* F.huber_loss: 0.5 z^2 where z < delta, else delta (z - delta / 2). */
 ct_tensor *ct_huber_loss_with(ct_tensor *input, ct_tensor *target, ct_huber_options o);
 #define ct_huber_loss(input, target, ...) \
-    CT_AT(ct_huber_loss_with(input, target, CT_DEFAULTS(ct_huber_options, .delta = 1, __VA_ARGS__)))
+    CT_AT(ct_huber_loss_with(input, target, CT_OPTIONS(ct_huber_options, __VA_ARGS__)))
 
 typedef struct {
     ct_reduction reduction; /* CT_REDUCTION_BATCHMEAN: the sum divided by input's size(0) */
@@ -197,19 +194,18 @@ ct_module *ct_nn_cosine_embedding_loss_with(ct_margin_options o);
 ct_module *ct_nn_margin_ranking_loss_with(ct_margin_options o);
 #define ct_nn_margin_ranking_loss_with(...) CT_AT(ct_nn_margin_ranking_loss_with(__VA_ARGS__))
 #define ct_nn_cross_entropy_loss(...)                                                  \
-    ct_nn_cross_entropy_loss_with(                                                     \
-        CT_DEFAULTS(ct_cross_entropy_options, .ignore_index = -100, __VA_ARGS__))
+    ct_nn_cross_entropy_loss_with(CT_OPTIONS(ct_cross_entropy_options, __VA_ARGS__))
 #define ct_nn_nll_loss(...) \
-    ct_nn_nll_loss_with(CT_DEFAULTS(ct_nll_loss_options, .ignore_index = -100, __VA_ARGS__))
+    ct_nn_nll_loss_with(CT_OPTIONS(ct_nll_loss_options, __VA_ARGS__))
 #define ct_nn_bce_loss(...) ct_nn_bce_loss_with(CT_OPTIONS(ct_bce_options, __VA_ARGS__))
 #define ct_nn_bce_with_logits_loss(...) \
     ct_nn_bce_with_logits_loss_with(CT_OPTIONS(ct_bce_with_logits_options, __VA_ARGS__))
 #define ct_nn_mse_loss(...) ct_nn_mse_loss_with(CT_OPTIONS(ct_loss_options, __VA_ARGS__))
 #define ct_nn_l1_loss(...) ct_nn_l1_loss_with(CT_OPTIONS(ct_loss_options, __VA_ARGS__))
 #define ct_nn_smooth_l1_loss(...) \
-    ct_nn_smooth_l1_loss_with(CT_DEFAULTS(ct_smooth_l1_options, .beta = 1, __VA_ARGS__))
+    ct_nn_smooth_l1_loss_with(CT_OPTIONS(ct_smooth_l1_options, __VA_ARGS__))
 #define ct_nn_huber_loss(...) \
-    ct_nn_huber_loss_with(CT_DEFAULTS(ct_huber_options, .delta = 1, __VA_ARGS__))
+    ct_nn_huber_loss_with(CT_OPTIONS(ct_huber_options, __VA_ARGS__))
 #define ct_nn_kl_div_loss(...) ct_nn_kl_div_loss_with(CT_OPTIONS(ct_kl_div_options, __VA_ARGS__))
 #define ct_nn_cosine_embedding_loss(...) \
     ct_nn_cosine_embedding_loss_with(CT_OPTIONS(ct_margin_options, __VA_ARGS__))

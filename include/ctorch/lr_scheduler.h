@@ -60,39 +60,34 @@ typedef struct {
     const double *max_lrs;     /* or one max_lr per group */
     int64_t total_steps;       /* or epochs * steps_per_epoch */
     int64_t epochs, steps_per_epoch;
-    double pct_start;          /* default 0.3 */
+    ct_opt_f64 pct_start;      /* default 0.3 */
     bool anneal_linear;        /* default: cosine annealing */
     bool no_cycle_momentum;    /* default: momentum (or Adam's beta1) cycles too */
-    double base_momentum;      /* default 0.85 */
-    double max_momentum;       /* default 0.95 */
-    double div_factor;         /* default 25 */
-    double final_div_factor;   /* default 1e4 */
+    ct_opt_f64 base_momentum;  /* default 0.85 */
+    ct_opt_f64 max_momentum;   /* default 0.95 */
+    double div_factor;         /* 0: default 25 */
+    double final_div_factor;   /* 0: default 1e4 */
     bool three_phase;
 } ct_one_cycle_options;
 ct_scheduler *ct_one_cycle_lr_with(ct_optim *opt, ct_one_cycle_options o);
 #define ct_one_cycle_lr_with(...) CT_AT(ct_one_cycle_lr_with(__VA_ARGS__))
-#define ct_one_cycle_lr(opt, ...)                                                        \
-    ct_one_cycle_lr_with(opt, CT_DEFAULTS(ct_one_cycle_options, .pct_start = 0.3,        \
-                                          .base_momentum = 0.85, .max_momentum = 0.95,   \
-                                          .div_factor = 25, .final_div_factor = 1e4,     \
-                                          __VA_ARGS__))
+#define ct_one_cycle_lr(opt, ...) \
+    ct_one_cycle_lr_with(opt, CT_OPTIONS(ct_one_cycle_options, __VA_ARGS__))
 
 typedef struct {
     bool mode_max;          /* default "min": lower metrics are better */
-    double factor;          /* default 0.1 */
-    int64_t patience;       /* default 10 */
-    double threshold;       /* default 1e-4 */
+    ct_opt_f64 factor;      /* default 0.1 */
+    ct_opt_f64 patience;    /* default 10 (an integer) */
+    ct_opt_f64 threshold;   /* default 1e-4 */
     bool threshold_abs;     /* default "rel" */
     int64_t cooldown;       /* default 0 */
     double min_lr;          /* default 0 (for every group) */
-    double eps;             /* default 1e-8 */
+    double eps;             /* 0: default 1e-8 */
 } ct_plateau_options;
 ct_scheduler *ct_reduce_lr_on_plateau_with(ct_optim *opt, ct_plateau_options o);
 #define ct_reduce_lr_on_plateau_with(...) CT_AT(ct_reduce_lr_on_plateau_with(__VA_ARGS__))
-#define ct_reduce_lr_on_plateau(opt, ...)                                                \
-    ct_reduce_lr_on_plateau_with(opt, CT_DEFAULTS(ct_plateau_options, .factor = 0.1,     \
-                                                  .patience = 10, .threshold = 1e-4,     \
-                                                  .eps = 1e-8, __VA_ARGS__))
+#define ct_reduce_lr_on_plateau(opt, ...) \
+    ct_reduce_lr_on_plateau_with(opt, CT_OPTIONS(ct_plateau_options, __VA_ARGS__))
 
 /* Advances one epoch (or batch).  Returns 0 or -1. */
 int ct_sched_step(ct_scheduler *s);

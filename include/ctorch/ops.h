@@ -42,6 +42,7 @@ typedef enum {
     CT_ARG_STR,         /* str */
     CT_ARG_DEVICE,      /* Device */
     CT_ARG_GENERATOR,   /* Generator */
+    CT_ARG_BOOL_LIST,   /* bool[], bool[3] */
 } ct_arg_type;
 
 typedef struct {
@@ -90,6 +91,7 @@ typedef struct {
         ct_device device;   /* DEVICE */
         struct { int n; const int64_t *v; } ints;  /* INT_LIST */
         struct { int n; const double *v; } floats; /* FLOAT_LIST */
+        struct { int n; const bool *v; } bools;    /* BOOL_LIST */
     };
 } ct_value;
 
@@ -119,10 +121,22 @@ typedef void (*ct_trace_fn)(const ct_op_call *call, void *ctx);
  * cross_entropy, flatten, reshape) appear as the ops they run (transpose + addmm,
  * log_softmax + nll_loss, view).  Factories that are not ops of the table (zeros, ones,
  * full, rand, randn) are not op calls: their tensors first appear as inputs.  Ops a
- * hook runs are not reported.  Not reported yet: autograd's own nodes (AccumulateGrad,
- * CopySlices, custom functions, checkpoints), convolution's backward (kernels, no op of
- * its own), the fused optimizer steps, reduce_mask and cumprod_grad.  With no hook
- * pushed, an op pays one predictable branch on a thread-local counter. */
+ * hook runs are not reported.  Autograd's own work is reported as ops of the table too:
+ * - accumulate_grad(variable, new_grad), once per leaf each backward, after the leaf's
+ *   .grad holds new_grad (after the tensor's hooks ran; their ops are reported);
+ * - copy_slices(base, src) -> base, when a CopySlices node writes the gradient of an
+ *   in-place op on a view into the base's gradient (the op's own formula is reported);
+ * - custom_function(inputs, name) -> [output] and checkpoint(inputs) -> [output], once
+ *   per ct_function_apply / ct_checkpoint, after forward (whose ops are the call's own
+ *   and are not reported); their backward runs ops, reported as backward (a
+ *   checkpoint keeps no RNG state: preserve_rng_state=False);
+ * - convolution_backward, when a convolution's gradients are computed by kernels (an
+ *   output not asked for by output_mask is NULL; under create_graph the gradients are
+ *   ops, reported as themselves);
+ * - sgd_step, adam_step, rmsprop_step and adagrad_step, once per parameter ct_step
+ *   updates, with the group's hyperparameters and the parameter's step count;
+ * - reduce_mask and cumprod_grad, the helpers of norm's, max's and cumprod's backward.
+ * With no hook pushed, an op pays one predictable branch on a thread-local counter. */
 int ct_trace_push(ct_trace_fn fn, void *ctx);
 #define ct_trace_push(fn, ctx) CT_AT(ct_trace_push(fn, ctx))
 /* Pops the innermost hook; -1 with an error when there is none. */

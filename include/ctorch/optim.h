@@ -12,7 +12,10 @@
  *         ct_step(opt);
  *     }
  *
- * Options not given take PyTorch's defaults.  Updates follow PyTorch 1.13's formulas
+ * Options not given take PyTorch's defaults (each field says which; a zeroed `_with`
+ * struct is the macro given nothing).  A learning rate or eps of 0 reads as the
+ * default; betas, Adam's weight_decay (AdamW's default is 0.01) and RMSprop's alpha,
+ * where 0 is a value, are CT_SOME(v).  Updates follow PyTorch 1.13's formulas
  * (float32 parameters are updated in float32 with the same order of operations).
  * Parameters whose .grad is NULL are skipped.  Extra groups (a backbone at a lower
  * lr) take the constructor's values for whatever they do not override:
@@ -41,15 +44,23 @@ typedef struct {
     bool nesterov, maximize;
 } ct_sgd_options;
 typedef struct {
-    double lr, beta1, beta2, eps, weight_decay;
+    double lr;                      /* default 1e-3 */
+    ct_opt_f64 beta1, beta2;        /* betas: default (0.9, 0.999) */
+    double eps;                     /* default 1e-8 */
+    ct_opt_f64 weight_decay;        /* default 0 (AdamW: 1e-2) */
     bool amsgrad, maximize;
 } ct_adam_options;
 typedef struct {
-    double lr, alpha, eps, weight_decay, momentum;
+    double lr;                      /* default 1e-2 */
+    ct_opt_f64 alpha;               /* default 0.99 */
+    double eps;                     /* default 1e-8 */
+    double weight_decay, momentum;  /* default 0 */
     bool centered, maximize;
 } ct_rmsprop_options;
 typedef struct {
-    double lr, lr_decay, weight_decay, initial_accumulator_value, eps;
+    double lr;                      /* default 1e-2 */
+    double lr_decay, weight_decay, initial_accumulator_value; /* default 0 */
+    double eps;                     /* default 1e-10 */
     bool maximize;
 } ct_adagrad_options;
 
@@ -60,19 +71,14 @@ ct_optim *ct_rmsprop_with(ct_tensor *const *params, int n, ct_rmsprop_options o)
 ct_optim *ct_adagrad_with(ct_tensor *const *params, int n, ct_adagrad_options o);
 /* SGD has no default lr in PyTorch: .lr is required (0, not given, is an error). */
 #define ct_sgd(params, n, ...) CT_AT(ct_sgd_with(params, n, CT_OPTIONS(ct_sgd_options, __VA_ARGS__)))
-#define ct_adam(params, n, ...)                                                            \
-    CT_AT(ct_adam_with(params, n, CT_DEFAULTS(ct_adam_options, .lr = 1e-3, .beta1 = 0.9,   \
-                                              .beta2 = 0.999, .eps = 1e-8, __VA_ARGS__)))
-#define ct_adamw(params, n, ...)                                                           \
-    CT_AT(ct_adamw_with(params, n, CT_DEFAULTS(ct_adam_options, .lr = 1e-3, .beta1 = 0.9,  \
-                                               .beta2 = 0.999, .eps = 1e-8,               \
-                                               .weight_decay = 1e-2, __VA_ARGS__)))
-#define ct_rmsprop(params, n, ...)                                                         \
-    CT_AT(ct_rmsprop_with(params, n, CT_DEFAULTS(ct_rmsprop_options, .lr = 1e-2,           \
-                                                 .alpha = 0.99, .eps = 1e-8, __VA_ARGS__)))
-#define ct_adagrad(params, n, ...)                                                         \
-    CT_AT(ct_adagrad_with(params, n, CT_DEFAULTS(ct_adagrad_options, .lr = 1e-2,           \
-                                                 .eps = 1e-10, __VA_ARGS__)))
+#define ct_adam(params, n, ...) \
+    CT_AT(ct_adam_with(params, n, CT_OPTIONS(ct_adam_options, __VA_ARGS__)))
+#define ct_adamw(params, n, ...) \
+    CT_AT(ct_adamw_with(params, n, CT_OPTIONS(ct_adam_options, __VA_ARGS__)))
+#define ct_rmsprop(params, n, ...) \
+    CT_AT(ct_rmsprop_with(params, n, CT_OPTIONS(ct_rmsprop_options, __VA_ARGS__)))
+#define ct_adagrad(params, n, ...) \
+    CT_AT(ct_adagrad_with(params, n, CT_OPTIONS(ct_adagrad_options, __VA_ARGS__)))
 
 /* Per-group overrides, CT_SOME(v); a field not given takes the optimizer's value.
  * Returns 0 or -1. */
@@ -149,7 +155,7 @@ int ct_optim_load_state_dict(ct_optim *opt, const ct_state_dict *sd);
 /* ---- gradient clipping ------------------------------------------------------ */
 
 typedef struct {
-    double norm_type;        /* default 2; INFINITY for the max norm */
+    double norm_type;        /* 0: PyTorch's default 2; INFINITY for the max norm */
     bool error_if_nonfinite; /* fail when the total norm is NaN or Inf */
 } ct_clip_options;
 /* Scales all gradients so that their total norm is at most max_norm; returns the
@@ -157,7 +163,7 @@ typedef struct {
 double ct_clip_grad_norm_with(ct_tensor *const *params, int n, double max_norm, ct_clip_options o);
 #define ct_clip_grad_norm_with(...) CT_AT(ct_clip_grad_norm_with(__VA_ARGS__))
 #define ct_clip_grad_norm_(params, n, max_norm, ...) \
-    ct_clip_grad_norm_with(params, n, max_norm, CT_DEFAULTS(ct_clip_options, .norm_type = 2, __VA_ARGS__))
+    ct_clip_grad_norm_with(params, n, max_norm, CT_OPTIONS(ct_clip_options, __VA_ARGS__))
 /* Clamps every gradient element into [-clip_value, clip_value]. */
 int ct_clip_grad_value_(ct_tensor *const *params, int n, double clip_value);
 #define ct_clip_grad_value_(params, n, clip_value) CT_AT(ct_clip_grad_value_(params, n, clip_value))

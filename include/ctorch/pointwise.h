@@ -115,24 +115,24 @@ ct_tensor *ct_relu(ct_tensor *x);
 ct_tensor *ct_relu_(ct_tensor *x);
 /* F.leaky_relu / nn.LeakyReLU: x if x > 0 else negative_slope * x.
  *     ct_leaky_relu(x);
- *     ct_leaky_relu(x, .negative_slope = 0.2);
+ *     ct_leaky_relu(x, .negative_slope = CT_SOME(0.2));
  */
 typedef struct {
-    double negative_slope; /* 0: PyTorch's default 0.01 (a slope of 0 is ct_relu) */
+    ct_opt_f64 negative_slope; /* default 0.01; CT_SOME(0) is ct_relu */
 } ct_leaky_relu_options;
 ct_tensor *ct_leaky_relu_with(ct_tensor *x, ct_leaky_relu_options o);
-/* F.elu / nn.ELU: x if x > 0 else alpha * (exp(x) - 1).  ct_elu(x, .alpha = 0.5). */
+/* F.elu / nn.ELU: x if x > 0 else alpha * (exp(x) - 1).  ct_elu(x, .alpha = CT_SOME(0.5)). */
 typedef struct {
-    double alpha; /* 0: PyTorch's default 1 */
+    ct_opt_f64 alpha; /* default 1 */
 } ct_elu_options;
 ct_tensor *ct_elu_with(ct_tensor *x, ct_elu_options o);
 /* x / (1 + exp(-x)). */
 ct_tensor *ct_silu(ct_tensor *x);
 /* F.softplus / nn.Softplus: log(1 + exp(beta x)) / beta, and x where beta x >
- * threshold.  ct_softplus(x), ct_softplus(x, .beta = 2, .threshold = 10). */
+ * threshold.  ct_softplus(x), ct_softplus(x, .beta = CT_SOME(2), .threshold = CT_SOME(10)). */
 typedef struct {
-    double beta;      /* 0: PyTorch's default 1 */
-    double threshold; /* 0: PyTorch's default 20 */
+    ct_opt_f64 beta;      /* default 1 */
+    ct_opt_f64 threshold; /* default 20 */
 } ct_softplus_options;
 ct_tensor *ct_softplus_with(ct_tensor *x, ct_softplus_options o);
 /* F.hardtanh / nn.Hardtanh: x clamped to [min_val, max_val] (defaults -1, 1; ReLU6 is

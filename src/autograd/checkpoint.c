@@ -10,6 +10,7 @@
 
 #include "autograd/node.h"
 #include "ops/internal.h"
+#include "ops/trace.h"
 
 typedef struct {
     ct_checkpoint_fn fn;
@@ -30,9 +31,11 @@ ct_tensor *ct_checkpoint(ct_checkpoint_fn fn, void *ctx, int n, ct_tensor *const
         if (!inputs[i]) return NULL;
     ct_node *node = ct_node_record(CT_OP_checkpoint, n, inputs, 1);
     ct_tensor *out = NULL;
+    ct_trace_mute(); /* fn's ops are the checkpoint's own: it is reported as one op */
     CT_NO_GRAD {
         CT_SCOPE { out = ct_retain(fn(inputs, ctx)); }
     }
+    ct_trace_unmute();
     if (!out && !ct_last_error()) ct_error("ct_checkpoint: fn returned NULL");
     if (node && out && ct_dtype_is_floating(out->dtype)) {
         checkpoint_state *st = malloc(sizeof *st);
@@ -45,6 +48,8 @@ ct_tensor *ct_checkpoint(ct_checkpoint_fn fn, void *ctx, int n, ct_tensor *const
         ct_node_set_output(node, out, 0);
     }
     ct_release(node);
+    /* preserve_rng_state: the recomputation draws afresh (no RNG state is kept) */
+    if (out) CT_TRACE(CT_OP_checkpoint, n, inputs, 1, &out, CT_V_BOOL(false));
     return out ? ct_ret(out) : NULL;
 }
 

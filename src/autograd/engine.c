@@ -77,11 +77,13 @@ static bool accumulate_into(ct_tensor **slot, ct_tensor *g) {
     return true;
 }
 
-/* AccumulateGrad: hooks, then .grad += grad (in place unless building a graph). */
+/* AccumulateGrad: hooks, then .grad += grad (in place unless building a graph),
+ * reported as the op accumulate_grad (the ops that do it are its own). */
 static bool accumulate_grad(ct_node *node, ct_tensor *grad, bool create_graph) {
     ct_tensor *leaf = node->variable;
     ct_tensor *g = ct_hooks_apply(leaf, grad);
     if (!g) return false;
+    ct_trace_mute();
     bool ok = true;
     if (!leaf->grad) {
         /* Steal the gradient when only the node's buffer (and g, here) hold it: no other
@@ -105,6 +107,8 @@ static bool accumulate_grad(ct_node *node, ct_tensor *grad, bool create_graph) {
     } else {
         ok = ct_add_(leaf->grad, g) != NULL;
     }
+    ct_trace_unmute();
+    if (ok) CT_TRACE(CT_OP_accumulate_grad, 2, ((ct_tensor *[]){leaf, g}), 0, NULL);
     ct_release(g);
     return ok;
 }

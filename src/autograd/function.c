@@ -10,6 +10,7 @@
 
 #include "autograd/node.h"
 #include "ops/internal.h"
+#include "ops/trace.h"
 
 struct ct_function_ctx {
     ct_function fn; /* a copy: the caller's descriptor may be gone by backward */
@@ -126,18 +127,21 @@ ct_tensor *ct_function_apply(const ct_function *fn, int n, ct_tensor *const *inp
 
     ct_tensor *out = NULL;
     ctx->in_forward = true;
+    ct_trace_mute(); /* forward's ops are the function's own: it is reported as one op */
     CT_NO_GRAD {
         CT_SCOPE { out = ct_retain(fn->forward(ctx, n, inputs)); }
     }
+    ct_trace_unmute();
     ctx->in_forward = false;
     if (!out && !ct_last_error()) ct_error("ct_function_apply: %s's forward returned NULL", name);
 
     if (!ctx->node) {
         ctx_free(ctx);
-        return out ? ct_ret(out) : NULL;
+    } else {
+        if (out && ct_dtype_is_floating(out->dtype)) out = attach_output(ctx, out);
+        ct_release(ctx->node); /* the output holds it; without one it dies with ctx */
     }
-    if (out && ct_dtype_is_floating(out->dtype)) out = attach_output(ctx, out);
-    ct_release(ctx->node); /* the output holds it; without one it dies with ctx */
+    if (out) CT_TRACE(CT_OP_custom_function, n, inputs, 1, &out, CT_V_STR(name));
     return out ? ct_ret(out) : NULL;
 }
 

@@ -9,6 +9,7 @@
 #include "autograd/node.h"
 #include "ops/internal.h"
 #include "ops/shape_internal.h"
+#include "ops/trace.h"
 
 static ct_geom geom_of(const ct_tensor *t) {
     ct_geom g = {.ndim = t->ndim, .offset = t->offset};
@@ -155,6 +156,8 @@ bool copy_slices_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
         expect *= c->base.sizes[d];
     }
     int64_t offset = c->view.offset - c->base.offset;
+    /* The copies are copy_slices' own (reported once, below); the op's formula is not. */
+    ct_trace_mute();
     if (contiguous) {
         result = ct_clone(go[0]);
     } else {
@@ -165,11 +168,13 @@ bool copy_slices_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
                                shape_of(c->base.ndim, c->base.strides), 0);
         result = ct_copy_(result, go[0]);
     }
-    if (!result) return false;
-    offset += result->offset;
-    ct_tensor *slice = ct_as_strided(result, shape_of(c->view.ndim, c->view.sizes),
-                                     shape_of(c->view.ndim, c->view.strides), offset);
-    ct_tensor *slice_grad = ct_clone(slice);
+    ct_tensor *slice = NULL, *slice_grad = NULL;
+    if (result) {
+        slice = ct_as_strided(result, shape_of(c->view.ndim, c->view.sizes),
+                              shape_of(c->view.ndim, c->view.strides), offset + result->offset);
+        slice_grad = ct_clone(slice);
+    }
+    ct_trace_unmute();
     if (!slice_grad) return false;
     /* Run the op's formula with this node's needs (its edge 0 is not ours). */
     bool keep0 = fn->needs_grad[0];
@@ -180,8 +185,11 @@ bool copy_slices_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     bool ok = ct_ops[fn->op].backward(fn, &slice_grad, res);
     fn->needs_grad[0] = keep0;
     if (ok && n->needs_grad[0]) {
+        ct_trace_mute();
         ok = (res[0] ? ct_copy_(slice, res[0]) : ct_zero_(slice)) != NULL;
+        ct_trace_unmute();
         gi[0] = result;
+        if (ok) CT_TRACE(CT_OP_copy_slices, 2, ((ct_tensor *[]){result, res[0]}), 1, &result);
     }
     for (int i = 1; ok && i < fn->n_in; i++) gi[i] = res[i];
     if (res != res_small) free(res);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "data/data_impl.h"
+#include "ops/options.h"
 
 typedef struct {
     const char *path;
@@ -75,13 +76,15 @@ static int label_index(const char *op, const csv_reader *r, bool header, const c
                  r->line);
         return -2;
     }
-    int c = o->label_column < 0 ? o->label_column + n : o->label_column;
+    int64_t col;
+    if (!ct_opt_int(op, "label_column", o->label_column, -1, &col)) return -2;
+    int64_t c = col < 0 ? col + n : col;
     if (c < 0 || c >= n) {
-        ct_error("%s: %s: label_column %d is out of range for %d columns", op, r->path,
-                 o->label_column, n);
+        ct_error("%s: %s: label_column %lld is out of range for %d columns", op, r->path,
+                 (long long)col, n);
         return -2;
     }
-    return c;
+    return (int)c;
 }
 
 typedef struct {

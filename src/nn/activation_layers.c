@@ -51,14 +51,14 @@ static void fmt_number(char *buf, size_t size, double v) {
 }
 static void elu_repr(const ct_module *m, char *buf, size_t size) {
     char f[32];
-    ct_layer_fmt_float(f, sizeof f, ((act_state *)ct_module_state(m))->elu.alpha, false);
+    ct_layer_fmt_float(f, sizeof f, ((act_state *)ct_module_state(m))->elu.alpha.v, false);
     snprintf(buf, size, "alpha=%s", f);
 }
 static void softplus_repr(const ct_module *m, char *buf, size_t size) {
     const ct_softplus_options *a = &((act_state *)ct_module_state(m))->softplus;
     char b[32], t[32];
-    fmt_number(b, sizeof b, a->beta);
-    fmt_number(t, sizeof t, a->threshold);
+    fmt_number(b, sizeof b, a->beta.v);
+    fmt_number(t, sizeof t, a->threshold.v);
     snprintf(buf, size, "beta=%s, threshold=%s", b, t);
 }
 static void hardtanh_repr(const ct_module *m, char *buf, size_t size) {
@@ -73,7 +73,7 @@ static void relu_repr(const ct_module *m, char *buf, size_t size) {
 }
 static void leaky_repr(const ct_module *m, char *buf, size_t size) {
     char f[32];
-    ct_layer_fmt_float(f, sizeof f, ((act_state *)ct_module_state(m))->leaky.negative_slope, false);
+    ct_layer_fmt_float(f, sizeof f, ((act_state *)ct_module_state(m))->leaky.negative_slope.v, false);
     snprintf(buf, size, "negative_slope=%s", f);
 }
 static void gelu_repr(const ct_module *m, char *buf, size_t size) {

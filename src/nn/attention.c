@@ -10,6 +10,7 @@
 #include "ctorch/layers.h"
 #include "core/error.h"
 #include "nn/layer_util.h"
+#include "ops/options.h"
 
 typedef struct {
     int64_t embed_dim, num_heads;
@@ -359,8 +360,12 @@ static const ct_module_class ENCODER = {.name = "TransformerEncoderLayer", .forw
 
 ct_module *ct_nn_transformer_encoder_layer_with(int64_t d_model, int64_t nhead, ct_encoder_layer_options o) {
     ct_module *m = NULL;
+    o.dim_feedforward = o.dim_feedforward ? o.dim_feedforward : 2048;
+    o.dropout = CT_SOME(ct_opt_or(o.dropout, 0.1));
+    o.layer_norm_eps = ct_zero_or(o.layer_norm_eps, 1e-5);
+    double p = o.dropout.v;
     CT_SCOPE {
-        ct_module *attn = ct_nn_multihead_attention(d_model, nhead, .dropout = o.dropout, .batch_first = o.batch_first);
+        ct_module *attn = ct_nn_multihead_attention(d_model, nhead, .dropout = p, .batch_first = o.batch_first);
         if (!attn) break;
         m = ct_keep(ct_module_new(&ENCODER, sizeof(encoder_state)));
         encoder_state *s = ct_module_state(m);
@@ -368,12 +373,12 @@ ct_module *ct_nn_transformer_encoder_layer_with(int64_t d_model, int64_t nhead, 
         /* Registration order is PyTorch's, so that printing and state dicts match. */
         s->self_attn = ct_module_add(m, "self_attn", attn);
         s->linear1 = ct_module_add(m, "linear1", ct_nn_linear(d_model, o.dim_feedforward));
-        s->dropout = ct_module_add(m, "dropout", ct_nn_dropout(o.dropout));
+        s->dropout = ct_module_add(m, "dropout", ct_nn_dropout(p));
         s->linear2 = ct_module_add(m, "linear2", ct_nn_linear(o.dim_feedforward, d_model));
         s->norm1 = ct_module_add(m, "norm1", ct_nn_layer_norm(CT_SHAPE(d_model), .eps = o.layer_norm_eps));
         s->norm2 = ct_module_add(m, "norm2", ct_nn_layer_norm(CT_SHAPE(d_model), .eps = o.layer_norm_eps));
-        s->dropout1 = ct_module_add(m, "dropout1", ct_nn_dropout(o.dropout));
-        s->dropout2 = ct_module_add(m, "dropout2", ct_nn_dropout(o.dropout));
+        s->dropout1 = ct_module_add(m, "dropout1", ct_nn_dropout(p));
+        s->dropout2 = ct_module_add(m, "dropout2", ct_nn_dropout(p));
         if (!s->linear1 || !s->linear2 || !s->norm1 || !s->norm2 || !s->dropout || !s->dropout1 || !s->dropout2)
             m = NULL;
     }

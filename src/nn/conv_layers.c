@@ -213,15 +213,18 @@ ct_module *ct_nn_conv_transpose2d_with(int64_t in, int64_t out, ct_dims k, ct_co
 /* ---- pooling ------------------------------------------------------------------------ */
 
 typedef struct {
-    ct_pool_options o;
+    ct_max_pool2d_options max;
+    ct_avg_pool2d_options avg;
     ct_dims output_size; /* adaptive */
 } pool_state;
 
 static ct_tensor *max_pool_forward(ct_module *m, ct_tensor *x) {
-    return ct_max_pool2d_with(x, ((pool_state *)ct_module_state(m))->o);
+    ct_max_pool2d_options o = ((pool_state *)ct_module_state(m))->max;
+    o.return_indices = false; /* one output: the values */
+    return ct_max_pool2d_with(x, o);
 }
 static ct_tensor *avg_pool_forward(ct_module *m, ct_tensor *x) {
-    return ct_avg_pool2d_with(x, ((pool_state *)ct_module_state(m))->o);
+    return ct_avg_pool2d_with(x, ((pool_state *)ct_module_state(m))->avg);
 }
 static ct_tensor *adaptive_avg_forward(ct_module *m, ct_tensor *x) {
     return ct_adaptive_avg_pool2d(x, ((pool_state *)ct_module_state(m))->output_size);
@@ -230,19 +233,21 @@ static ct_tensor *adaptive_max_forward(ct_module *m, ct_tensor *x) {
     return ct_adaptive_max_pool2d(x, ((pool_state *)ct_module_state(m))->output_size);
 }
 
-/* return_indices=True: (output, indices) when the caller has room for both. */
+/* return_indices=True (always, for the adaptive pool): (output, indices) when the
+ * caller has room for both. */
 static int max_pool_multi(ct_module *m, int n_in, ct_tensor *const *in, ct_tensor **out, int max_out) {
     if (n_in != 1 || max_out < 1) {
         ct_error("%s: forward takes one input (got %d)", ct_module_type(m), n_in);
         return -1;
     }
     const pool_state *s = ct_module_state(m);
-    ct_tensor *idx = NULL, **want = max_out >= 2 ? &idx : NULL;
     bool adaptive = !strcmp(ct_module_type(m), "AdaptiveMaxPool2d");
+    ct_tensor *idx = NULL;
+    ct_tensor **want = max_out >= 2 && (adaptive || s->max.return_indices) ? &idx : NULL;
     if (!want) out[0] = adaptive ? ct_adaptive_max_pool2d(in[0], s->output_size)
-                                 : ct_max_pool2d_with(in[0], s->o);
+                                 : max_pool_forward(m, in[0]);
     else out[0] = adaptive ? ct_adaptive_max_pool2d_with_indices(in[0], s->output_size, want)
-                           : ct_max_pool2d_with_indices_with(in[0], want, s->o);
+                           : ct_max_pool2d_with_indices_with(in[0], want, s->max);
     if (!out[0]) return -1;
     if (want) out[1] = idx;
     return want ? 2 : 1;
@@ -257,15 +262,18 @@ static void fmt_arg(char *buf, size_t size, ct_dims d, int64_t def) {
 
 static void pool_repr(const ct_module *m, char *buf, size_t size) {
     const pool_state *s = ct_module_state(m);
+    bool is_max = !strcmp(ct_module_type(m), "MaxPool2d");
+    ct_dims kernel = is_max ? s->max.kernel_size : s->avg.kernel_size;
+    ct_dims stride = is_max ? s->max.stride : s->avg.stride;
     char k[64], st[64], p[64], d[64];
-    fmt_arg(k, sizeof k, s->o.kernel_size, 0);
-    if (s->o.stride.n) fmt_arg(st, sizeof st, s->o.stride, 0);
+    fmt_arg(k, sizeof k, kernel, 0);
+    if (stride.n) fmt_arg(st, sizeof st, stride, 0);
     else memcpy(st, k, sizeof k);
-    fmt_arg(p, sizeof p, s->o.padding, 0);
-    fmt_arg(d, sizeof d, s->o.dilation, 1);
-    if (!strcmp(ct_module_type(m), "MaxPool2d"))
+    fmt_arg(p, sizeof p, is_max ? s->max.padding : s->avg.padding, 0);
+    fmt_arg(d, sizeof d, s->max.dilation, 1);
+    if (is_max)
         snprintf(buf, size, "kernel_size=%s, stride=%s, padding=%s, dilation=%s, ceil_mode=%s", k,
-                 st, p, d, s->o.ceil_mode ? "True" : "False");
+                 st, p, d, s->max.ceil_mode ? "True" : "False");
     else
         snprintf(buf, size, "kernel_size=%s, stride=%s, padding=%s", k, st, p);
 }
@@ -288,17 +296,22 @@ static const ct_module_class ADAPTIVE_MAX = {.name = "AdaptiveMaxPool2d",
                                              .forward_multi = max_pool_multi,
                                              .extra_repr = adaptive_repr};
 
-static ct_module *pool_new(const ct_module_class *cls, const char *op, ct_pool_options o) {
-    if (o.kernel_size.n < 1 || o.kernel_size.n > 2) {
-        ct_error("%s: kernel_size must have 1 or 2 values (got %d)", op, o.kernel_size.n);
+static ct_module *pool_new(const ct_module_class *cls, const char *op, ct_dims kernel_size,
+                           pool_state s) {
+    if (kernel_size.n < 1 || kernel_size.n > 2) {
+        ct_error("%s: kernel_size must have 1 or 2 values (got %d)", op, kernel_size.n);
         return NULL;
     }
     ct_module *m = ct_module_new(cls, sizeof(pool_state));
-    ((pool_state *)ct_module_state(m))->o = o;
+    if (m) *(pool_state *)ct_module_state(m) = s;
     return m;
 }
-ct_module *ct_nn_max_pool2d_with(ct_pool_options o) { return pool_new(&MAX_POOL, "ct_nn_max_pool2d", o); }
-ct_module *ct_nn_avg_pool2d_with(ct_pool_options o) { return pool_new(&AVG_POOL, "ct_nn_avg_pool2d", o); }
+ct_module *ct_nn_max_pool2d_with(ct_max_pool2d_options o) {
+    return pool_new(&MAX_POOL, "ct_nn_max_pool2d", o.kernel_size, (pool_state){.max = o});
+}
+ct_module *ct_nn_avg_pool2d_with(ct_avg_pool2d_options o) {
+    return pool_new(&AVG_POOL, "ct_nn_avg_pool2d", o.kernel_size, (pool_state){.avg = o});
+}
 
 static ct_module *adaptive_new(const ct_module_class *cls, const char *op, ct_dims output_size) {
     if (output_size.n < 1 || output_size.n > 2) {

@@ -4,6 +4,7 @@
 
 #include "core/object.h"
 #include "nn/layer_util.h"
+#include "ops/options.h"
 
 ct_tensor *(ct_linear)(ct_tensor *x, ct_tensor *weight, ct_tensor *bias) {
     if (!x || !weight) return NULL;
@@ -160,8 +161,12 @@ static const ct_module_class FLATTEN = {.name = "Flatten", .forward = flatten_fo
                                         .extra_repr = flatten_repr};
 
 ct_module *ct_nn_flatten_with(ct_flatten_options o) {
+    int64_t start, end;
+    if (!ct_opt_int("ct_nn_flatten", "start_dim", o.start_dim, 1, &start) ||
+        !ct_opt_int("ct_nn_flatten", "end_dim", o.end_dim, -1, &end))
+        return NULL;
     ct_module *m = ct_module_new(&FLATTEN, sizeof(flatten_state));
-    *(flatten_state *)ct_module_state(m) = (flatten_state){.dim = o.start_dim, .end_dim = o.end_dim};
+    if (m) *(flatten_state *)ct_module_state(m) = (flatten_state){.dim = start, .end_dim = end};
     return m;
 }
 

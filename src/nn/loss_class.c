@@ -6,6 +6,7 @@
 #include "ctorch.h"
 #include "core/error.h"
 #include "ops/internal.h"
+#include "ops/options.h"
 #include "ops/reduce_plan.h"
 
 static const char *OP = "ct_cross_entropy";
@@ -37,7 +38,7 @@ static ct_tensor *prob_target(ct_tensor *x, ct_tensor *y, int cdim, int64_t C,
                  OP, ct_dtype_torch_name(ct_dtype_of(y)));
         return NULL;
     }
-    if (o.ignore_index != -100) {
+    if (o.ignore_index.v != -100) {
         ct_error("%s: ignore_index is not supported for floating point target", OP);
         return NULL;
     }
@@ -63,7 +64,7 @@ static ct_tensor *prob_target(ct_tensor *x, ct_tensor *y, int cdim, int64_t C,
 static ct_tensor *smoothed(ct_tensor *lp, ct_tensor *nll, ct_tensor *y, int cdim, int64_t C,
                            ct_cross_entropy_options o) {
     ct_tensor *p = o.weight ? ct_mul(lp, class_view(o.weight, lp)) : lp;
-    ct_tensor *ignored = ct_eq_scalar(y, (double)o.ignore_index);
+    ct_tensor *ignored = ct_eq_scalar(y, o.ignore_index.v);
     ct_tensor *s = ct_masked_fill(ct_neg(ct_sum(p, .dims = CT_DIMS(cdim))), ignored, 0);
     if (o.reduction == CT_REDUCTION_SUM) {
         s = ct_sum(s);
@@ -92,6 +93,9 @@ ct_tensor *(ct_cross_entropy_with)(ct_tensor *x, ct_tensor *y, ct_cross_entropy_
         ct_error("%s: Expected 1 or more dimensions (got 0)", OP);
         return NULL;
     }
+    int64_t ignore_index;
+    if (!ct_opt_int(OP, "ignore_index", o.ignore_index, -100, &ignore_index)) return NULL;
+    o.ignore_index = CT_SOME(ignore_index); /* read as .v below */
     int cdim = ct_ndim(x) == 1 ? 0 : 1;
     int64_t C = ct_size(x, cdim);
     ct_shape xs = ct_shape_of(x), ys = ct_shape_of(y);
@@ -102,7 +106,7 @@ ct_tensor *(ct_cross_entropy_with)(ct_tensor *x, ct_tensor *y, ct_cross_entropy_
             r = ct_keep(prob_target(x, y, cdim, C, o));
         } else {
             ct_tensor *lp = ct_log_softmax(x, cdim);
-            ct_tensor *nll = ct_nll_loss_op(OP, lp, y, o.weight, o.reduction, o.ignore_index);
+            ct_tensor *nll = ct_nll_loss_op(OP, lp, y, o.weight, o.reduction, (int64_t)o.ignore_index.v);
             if (nll && o.label_smoothing > 0) nll = smoothed(lp, nll, y, cdim, C, o);
             r = ct_keep(nll);
         }

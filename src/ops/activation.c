@@ -28,13 +28,14 @@ ct_tensor *ct_relu(ct_tensor *x) { return relu(x, false); }
 ct_tensor *ct_relu_(ct_tensor *x) { return relu(x, true); }
 
 ct_leaky_relu_options ct_leaky_relu_resolve(ct_leaky_relu_options o) {
-    return (ct_leaky_relu_options){.negative_slope = ct_zero_or(o.negative_slope, 0.01)};
+    return (ct_leaky_relu_options){.negative_slope = CT_SOME(ct_opt_or(o.negative_slope, 0.01))};
 }
 ct_elu_options ct_elu_resolve(ct_elu_options o) {
-    return (ct_elu_options){.alpha = ct_zero_or(o.alpha, 1)};
+    return (ct_elu_options){.alpha = CT_SOME(ct_opt_or(o.alpha, 1))};
 }
 ct_softplus_options ct_softplus_resolve(ct_softplus_options o) {
-    return (ct_softplus_options){.beta = ct_zero_or(o.beta, 1), .threshold = ct_zero_or(o.threshold, 20)};
+    return (ct_softplus_options){.beta = CT_SOME(ct_opt_or(o.beta, 1)),
+                                 .threshold = CT_SOME(ct_opt_or(o.threshold, 20))};
 }
 ct_hardtanh_options ct_hardtanh_resolve(ct_hardtanh_options o) {
     return (ct_hardtanh_options){.min_val = CT_SOME(ct_opt_or(o.min_val, -1)),
@@ -43,10 +44,10 @@ ct_hardtanh_options ct_hardtanh_resolve(ct_hardtanh_options o) {
 
 ct_tensor *ct_leaky_relu_with(ct_tensor *x, ct_leaky_relu_options o) {
     o = ct_leaky_relu_resolve(o);
-    return ct_unary_op(&LEAKY, x, &(ct_pw_args){.a = o.negative_slope}, false);
+    return ct_unary_op(&LEAKY, x, &(ct_pw_args){.a = o.negative_slope.v}, false);
 }
 ct_tensor *ct_elu_with(ct_tensor *x, ct_elu_options o) {
-    return ct_unary_op(&ELU, x, &(ct_pw_args){.a = ct_elu_resolve(o).alpha}, false);
+    return ct_unary_op(&ELU, x, &(ct_pw_args){.a = ct_elu_resolve(o).alpha.v}, false);
 }
 ct_tensor *ct_gelu_with(ct_tensor *x, ct_gelu_options o) {
     if (o.approximate != CT_GELU_NONE && o.approximate != CT_GELU_TANH) {
@@ -59,7 +60,7 @@ ct_tensor *ct_gelu_with(ct_tensor *x, ct_gelu_options o) {
 ct_tensor *ct_silu(ct_tensor *x) { return ct_unary_op(&SILU, x, NULL, false); }
 ct_tensor *ct_softplus_with(ct_tensor *x, ct_softplus_options o) {
     o = ct_softplus_resolve(o);
-    return ct_unary_op(&SOFTPLUS, x, &(ct_pw_args){.a = o.beta, .b = o.threshold}, false);
+    return ct_unary_op(&SOFTPLUS, x, &(ct_pw_args){.a = o.beta.v, .b = o.threshold.v}, false);
 }
 ct_tensor *ct_hardtanh_with(ct_tensor *x, ct_hardtanh_options o) {
     if (x && x->dtype == CT_BOOL) {

@@ -10,6 +10,7 @@
  *     Generator? -> ct_generator * (never shown: the record hook reports None)
  *     int[2] -> ct_attr_ints2 {n, d[2]}    int[], int[1], SymInt[] -> ct_dims (n < 0: None)
  *     float[] -> ct_attr_floats {n, d[CT_MAX_DIMS]} (n < 0: None)
+ *     bool[], bool[3] -> ct_attr_bools {n, d[CT_MAX_DIMS]}
  *
  *     typedef struct { double alpha; } ct_add_attrs;        // add(self, other, *, alpha=1)
  *     node->attrs.add = (ct_add_attrs){alpha};              // the forward
@@ -35,6 +36,7 @@
 typedef struct { bool some; int64_t v; } ct_attr_opt_int;   /* some == false: None */
 typedef struct { bool some; double v; } ct_attr_opt_float;  /* some == false: None */
 typedef struct { int n; double d[CT_MAX_DIMS]; } ct_attr_floats;
+typedef struct { int n; bool d[CT_MAX_DIMS]; } ct_attr_bools;
 
 /* How a field is stored (the generator's choice for each schema type above). */
 typedef enum {
@@ -49,6 +51,7 @@ typedef enum {
     CT_ATTR_GENERATOR, /* ct_generator * */
     CT_ATTR_INTS,      /* {int n; int64_t d[cap];}: ct_dims or ct_attr_ints<cap> */
     CT_ATTR_FLOATS,    /* ct_attr_floats */
+    CT_ATTR_BOOLS,     /* ct_attr_bools */
 } ct_attr_storage;
 
 typedef struct {

@@ -461,26 +461,30 @@ bool convolution_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     ct_conv_geom g = geometry(&p, &xt, &wt, gy->sizes + 2);
     ct_dtype dt = gy->dtype;
     /* For a transposed conv, its input plays the conv output and gy the conv input. */
+    ct_tensor *x = NULL, *w = NULL;
     if (n->needs_grad[0]) {
-        ct_tensor *w = ct_node_saved(n, 1);
-        if (!w) return false;
+        if (!(w = ct_node_saved(n, 1))) return false;
         ct_tensor *r = p.transposed ? ct_conv_run(CT_CONV_FORWARD, &g, gy, w, NULL, xs, dt)
                                     : ct_conv_run(CT_CONV_GRAD_INPUT, &g, gy, w, NULL, xs, dt);
         if (!(gi[0] = ct_ret(r))) return false;
     }
     if (n->needs_grad[1]) {
-        ct_tensor *x = ct_node_saved(n, 0);
-        if (!x) return false;
+        if (!(x = ct_node_saved(n, 0))) return false;
         /* a conv's bias gradient comes with its weight gradient (one pass over gy) */
         ct_tensor *gb = NULL, **gbp = !p.transposed && n->needs_grad[2] ? &gb : NULL;
         ct_tensor *r = p.transposed ? ct_conv_run(CT_CONV_GRAD_WEIGHT, &g, gy, x, NULL, ws, dt)
                                     : conv_run(CT_CONV_GRAD_WEIGHT, &g, x, gy, NULL, ws, dt, gbp);
         if (!(gi[1] = ct_ret(r))) return false;
-        if (gbp) return (gi[2] = ct_ret(gb)) != NULL;
+        if (gbp && !(gi[2] = ct_ret(gb))) return false;
     }
-    if (n->needs_grad[2]) {
+    if (n->needs_grad[2] && !gi[2]) {
         ct_shape bs = CT_SHAPE(gy->sizes[1]);
         if (!(gi[2] = ct_ret(ct_conv_run(CT_CONV_GRAD_BIAS, &g, gy, gy, NULL, bs, dt)))) return false;
     }
+    CT_TRACE(CT_OP_convolution_backward, 3, ((ct_tensor *[]){go[0], x, w}), 3, gi,
+             CT_V_INTS(n->needs_grad[2] ? 1 : -1, &gy->sizes[1]), CT_V_INTS(p.nd, p.stride),
+             CT_V_INTS(p.nd, p.pad), CT_V_INTS(p.nd, p.dil), CT_V_BOOL(p.transposed),
+             CT_V_INTS(p.nd, p.out_pad), CT_V_INT(p.groups),
+             CT_V_BOOLS(3, ((bool[]){n->needs_grad[0], n->needs_grad[1], n->needs_grad[2]})));
     return true;
 }

@@ -32,13 +32,19 @@ bool ct_kernel_registered(ct_op_id op, ct_device dev, ct_dtype dtype);
  * the backend, op, dtype and both families, on the first bad entry. */
 bool ct_kernel_table_check(const char *backend, const ct_kernel_entry *table);
 
-/* The typed lookups, one per family: ct_kernel_loop_for, ct_kernel_reduce_for, ...
- * Each returns the kernel of (op, dev, dtype), or NULL with the error set. */
-#define CT_KERNEL_LOOKUP_(F, f, T)                                                       \
-    static inline T ct_kernel_##f##_for(ct_op_id op, ct_device dev, ct_dtype dtype) {    \
-        const ct_kernel_entry *e = ct_kernel_entry_for(CT_FAMILY_##F, op, dev, dtype);   \
+/* CT_TYPED_LOOKUP(lookup, name, F, T): `T name(op, dev, dtype)`, the kernel of family F
+ * that lookup(CT_FAMILY_F, op, dev, dtype) finds (a ct_kernel_entry *), as its type T;
+ * NULL with lookup's error.  Expanded once per family for each lookup: here
+ * ct_kernel_entry_for, and ct_compute_kernel in ops/internal.h. */
+#define CT_TYPED_LOOKUP(lookup, name, F, T)                                              \
+    static inline T name(ct_op_id op, ct_device dev, ct_dtype dtype) {                   \
+        const ct_kernel_entry *e = lookup(CT_FAMILY_##F, op, dev, dtype);                \
         return e ? e->fn.F : NULL;                                                       \
     }
+
+/* The typed lookups, one per family: ct_kernel_loop_for, ct_kernel_reduce_for, ...
+ * Each returns the kernel of (op, dev, dtype), or NULL with the error set. */
+#define CT_KERNEL_LOOKUP_(F, f, T) CT_TYPED_LOOKUP(ct_kernel_entry_for, ct_kernel_##f##_for, F, T)
 CT_KERNEL_FAMILIES(CT_KERNEL_LOOKUP_)
 #undef CT_KERNEL_LOOKUP_
 

@@ -40,10 +40,7 @@ ct_tensor *ct_loss_grad_fn_as(ct_tensor *t, const char *name);
 const ct_kernel_entry *ct_compute_kernel(ct_kernel_family family, ct_op_id op, ct_device dev,
                                          ct_dtype dt);
 #define CT_COMPUTE_KERNEL_(F, f, T)                                                      \
-    static inline T ct_compute_##f##_kernel(ct_op_id op, ct_device dev, ct_dtype dt) {   \
-        const ct_kernel_entry *e = ct_compute_kernel(CT_FAMILY_##F, op, dev, dt);        \
-        return e ? e->fn.F : NULL;                                                       \
-    }
+    CT_TYPED_LOOKUP(ct_compute_kernel, ct_compute_##f##_kernel, F, T)
 CT_KERNEL_FAMILIES(CT_COMPUTE_KERNEL_)
 #undef CT_COMPUTE_KERNEL_
 /* A kernel's result (unregistered, compute dtype) as dtype dt: out itself, or a

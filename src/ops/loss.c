@@ -13,6 +13,7 @@
 #include "ops/host.h"
 #include "ops/internal.h"
 #include "ops/loss_impl.h"
+#include "ops/options.h"
 #include "ops/reduce_plan.h"
 
 bool ct_loss_check_reduction(const char *op, ct_reduction r) {
@@ -311,7 +312,9 @@ ct_tensor *ct_nll_loss_op(const char *op, ct_tensor *x, ct_tensor *t, ct_tensor 
 }
 
 ct_tensor *(ct_nll_loss_with)(ct_tensor *input, ct_tensor *target, ct_nll_loss_options o) {
-    return ct_nll_loss_op("ct_nll_loss", input, target, o.weight, o.reduction, o.ignore_index);
+    int64_t ignore_index;
+    if (!ct_opt_int("ct_nll_loss", "ignore_index", o.ignore_index, -100, &ignore_index)) return NULL;
+    return ct_nll_loss_op("ct_nll_loss", input, target, o.weight, o.reduction, ignore_index);
 }
 
 /* The gradient of nll_loss for grad_output g: input-shaped (meta), zero except at the

@@ -4,6 +4,7 @@
  * input == target for mse and huber, -1 there for smooth_l1 with beta 0 (for the
  * input's gradient and the target's alike). */
 #include "ops/loss_impl.h"
+#include "ops/options.h"
 #include "ops/unary.h"
 
 static const ct_pw_spec MSE = {CT_OP_mse_loss, CT_PW_PROMOTE, 0};
@@ -36,19 +37,21 @@ ct_tensor *(ct_mse_loss_with)(ct_tensor *x, ct_tensor *y, ct_loss_options o) {
 }
 
 ct_tensor *(ct_smooth_l1_loss_with)(ct_tensor *x, ct_tensor *y, ct_smooth_l1_options o) {
-    if (o.beta < 0) {
+    double beta = ct_opt_or(o.beta, 1);
+    if (beta < 0) {
         ct_error("ct_smooth_l1_loss: smooth_l1_loss does not support negative values for beta.");
         return NULL;
     }
-    return regression_loss("smooth_l1_loss", &SMOOTH_L1, x, y, o.reduction, o.beta);
+    return regression_loss("smooth_l1_loss", &SMOOTH_L1, x, y, o.reduction, beta);
 }
 
 ct_tensor *(ct_huber_loss_with)(ct_tensor *x, ct_tensor *y, ct_huber_options o) {
-    if (!(o.delta > 0)) {
+    double delta = ct_zero_or(o.delta, 1);
+    if (!(delta > 0)) {
         ct_error("ct_huber_loss: huber_loss does not support non-positive values for delta.");
         return NULL;
     }
-    return regression_loss("huber_loss", &HUBER, x, y, o.reduction, o.delta);
+    return regression_loss("huber_loss", &HUBER, x, y, o.reduction, delta);
 }
 
 static const ct_pw_spec MSE_BWD = {CT_OP_mse_loss_backward, CT_PW_PROMOTE, 0};

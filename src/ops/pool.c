@@ -152,23 +152,19 @@ bool ct_pool_pair(const char *op, const char *what, ct_dims d, int64_t dflt_a, i
     return false;
 }
 
-static bool pool_params_of(const char *op, ct_pool_options o, bool is_max, pool_params *p) {
-    if (o.kernel_size.n == 0) {
+/* The geometry both poolings share (p's ceil_mode, count_include_pad and divisor set
+ * by the caller), with defaults filled and checked. */
+static bool pool_params_of(const char *op, ct_dims kernel_size, ct_dims stride, ct_dims padding,
+                           ct_dims dilation, pool_params *p) {
+    if (kernel_size.n == 0) {
         ct_error("%s: kernel_size is required", op);
         return false;
     }
-    if (!ct_pool_pair(op, "kernel_size", o.kernel_size, 0, 0, p->k)) return false;
-    if (!ct_pool_pair(op, "stride", o.stride, p->k[0], p->k[1], p->s) ||
-        !ct_pool_pair(op, "padding", o.padding, 0, 0, p->p) ||
-        !ct_pool_pair(op, "dilation", o.dilation, 1, 1, p->d))
+    if (!ct_pool_pair(op, "kernel_size", kernel_size, 0, 0, p->k)) return false;
+    if (!ct_pool_pair(op, "stride", stride, p->k[0], p->k[1], p->s) ||
+        !ct_pool_pair(op, "padding", padding, 0, 0, p->p) ||
+        !ct_pool_pair(op, "dilation", dilation, 1, 1, p->d))
         return false;
-    if (!is_max && o.dilation.n) {
-        ct_error("%s: dilation is not an option of average pooling", op);
-        return false;
-    }
-    p->ceil_mode = o.ceil_mode;
-    p->count_include_pad = !o.exclude_pad;
-    p->divisor = o.divisor_override;
     for (int i = 0; i < 2; i++) {
         if (p->k[i] <= 0) {
             ct_error("%s: kernel size should be greater than zero, but got kernel_size=%lld", op,
@@ -189,8 +185,8 @@ static bool pool_params_of(const char *op, ct_pool_options o, bool is_max, pool_
             return false;
         }
     }
-    if (o.divisor_override < 0) {
-        ct_error("%s: divisor must be not zero (got %lld)", op, (long long)o.divisor_override);
+    if (p->divisor < 0) {
+        ct_error("%s: divisor must be not zero (got %lld)", op, (long long)p->divisor);
         return false;
     }
     return true;
@@ -302,20 +298,33 @@ static ct_tensor *pool(ct_op_id op, const char *name, ct_tensor *x, const pool_p
     return ct_ret(out);
 }
 
-ct_tensor *ct_max_pool2d_with_indices_with(ct_tensor *x, ct_tensor **indices, ct_pool_options o) {
-    pool_params p;
+static ct_tensor *max_pool(ct_tensor *x, ct_tensor **indices, ct_max_pool2d_options o) {
+    const char *op = "ct_max_pool2d";
+    pool_params p = {.ceil_mode = o.ceil_mode, .count_include_pad = true};
     if (indices) *indices = NULL;
-    if (!x || !pool_params_of("ct_max_pool2d", o, true, &p)) return NULL;
-    return pool(CT_OP_max_pool2d, "ct_max_pool2d", x, &p, NULL, indices);
+    if (!x || !pool_params_of(op, o.kernel_size, o.stride, o.padding, o.dilation, &p)) return NULL;
+    return pool(CT_OP_max_pool2d, op, x, &p, NULL, indices);
 }
 
-ct_tensor *ct_max_pool2d_with(ct_tensor *x, ct_pool_options o) {
-    return ct_max_pool2d_with_indices_with(x, NULL, o);
+ct_tensor *ct_max_pool2d_with_indices_with(ct_tensor *x, ct_tensor **indices,
+                                           ct_max_pool2d_options o) {
+    return max_pool(x, indices, o);
 }
 
-ct_tensor *ct_avg_pool2d_with(ct_tensor *x, ct_pool_options o) {
-    pool_params p;
-    if (!x || !pool_params_of("ct_avg_pool2d", o, false, &p)) return NULL;
+ct_tensor *ct_max_pool2d_with(ct_tensor *x, ct_max_pool2d_options o) {
+    if (o.return_indices) {
+        ct_error("ct_max_pool2d: return_indices=True gives two results: call "
+                 "ct_max_pool2d_with_indices");
+        return NULL;
+    }
+    return max_pool(x, NULL, o);
+}
+
+ct_tensor *ct_avg_pool2d_with(ct_tensor *x, ct_avg_pool2d_options o) {
+    pool_params p = {.ceil_mode = o.ceil_mode, .count_include_pad = o.count_include_pad,
+                     .divisor = o.divisor_override};
+    if (!x || !pool_params_of("ct_avg_pool2d", o.kernel_size, o.stride, o.padding, CT_DIMS(), &p))
+        return NULL;
     return pool(CT_OP_avg_pool2d, "ct_avg_pool2d", x, &p, NULL, NULL);
 }
 
@@ -454,10 +463,11 @@ bool adaptive_max_pool2d_backward_backward(ct_node *n, ct_tensor **go, ct_tensor
 /* Average pooling's backward is linear: its adjoint is the forward pooling. */
 bool avg_pool2d_backward_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     pool_params p = load_pool_args(n);
-    ct_pool_options o = {.kernel_size = CT_DIMS(p.k[0], p.k[1]),
-                         .stride = CT_DIMS(p.s[0], p.s[1]), .padding = CT_DIMS(p.p[0], p.p[1]),
-                         .ceil_mode = p.ceil_mode, .exclude_pad = !p.count_include_pad,
-                         .divisor_override = p.divisor};
+    ct_avg_pool2d_options o = {.kernel_size = CT_DIMS(p.k[0], p.k[1]),
+                               .stride = CT_DIMS(p.s[0], p.s[1]),
+                               .padding = CT_DIMS(p.p[0], p.p[1]), .ceil_mode = p.ceil_mode,
+                               .count_include_pad = p.count_include_pad,
+                               .divisor_override = p.divisor};
     return (gi[0] = ct_avg_pool2d_with(go[0], o)) != NULL;
 }
 

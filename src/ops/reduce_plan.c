@@ -194,7 +194,11 @@ ct_tensor *ct_reduce_grad_expand(ct_tensor *g, const ct_node *n, bool keepdim) {
 
 ct_tensor *ct_reduce_mask(ct_tensor *a, ct_tensor *b, int kind) {
     static const ct_pw_spec spec = {CT_OP_reduce_mask, CT_PW_PROMOTE_FLOAT, 0};
+    static const char *const modes[] = {[CT_MASK_EQ] = "eq", [CT_MASK_ABS_EQ] = "abs_eq",
+                                         [CT_MASK_SIGN] = "sign"};
     ct_pw_args args = {.i = kind};
     ct_tensor *in[2] = {a, b};
-    return ct_ret(ct_pointwise(&spec, 2, in, NULL, &args));
+    ct_tensor *out = ct_pointwise(&spec, 2, in, NULL, &args);
+    if (out) CT_TRACE(CT_OP_reduce_mask, 2, in, 1, &out, CT_V_STR(modes[kind]));
+    return ct_ret(out);
 }

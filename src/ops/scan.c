@@ -104,6 +104,7 @@ bool cumprod_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     if (out) fn(ct_tensor_data(xb), ct_tensor_data(gb), ct_tensor_data(out), M1, L, M2, &args);
     ct_release(xb);
     ct_release(gb);
+    if (out) CT_TRACE(CT_OP_cumprod_grad, 3, ((ct_tensor *[]){go[0], x, y}), 1, &out, CT_V_INT(dim));
     gi[0] = out ? ct_ret(out) : NULL;
     return gi[0] != NULL;
 }

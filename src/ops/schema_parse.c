@@ -49,7 +49,7 @@ static void parse_type(parser *ps, char *type, ct_schema_arg *a) {
     static const struct { const char *name; ct_arg_type kind, list; } bases[] = {
         {"Tensor", CT_ARG_TENSOR, CT_ARG_TENSOR_LIST}, {"int", CT_ARG_INT, CT_ARG_INT_LIST},
         {"SymInt", CT_ARG_INT, CT_ARG_INT_LIST},       {"float", CT_ARG_FLOAT, CT_ARG_FLOAT_LIST},
-        {"bool", CT_ARG_BOOL, -1},                     {"Scalar", CT_ARG_SCALAR, -1},
+        {"bool", CT_ARG_BOOL, CT_ARG_BOOL_LIST},       {"Scalar", CT_ARG_SCALAR, -1},
         {"ScalarType", CT_ARG_DTYPE, -1},              {"str", CT_ARG_STR, -1},
         {"Device", CT_ARG_DEVICE, -1},                 {"Generator", CT_ARG_GENERATOR, -1},
     };

@@ -132,6 +132,11 @@ void ct_attrs_values(ct_op_id op, const void *attrs, ct_value *v) {
             x.floats.v = (const double *)(p + offsetof(ct_attr_floats, d));
             x.none = x.floats.n < 0;
             break;
+        case CT_ATTR_BOOLS:
+            memcpy(&x.bools.n, p, sizeof x.bools.n);
+            x.bools.v = (const bool *)(p + offsetof(ct_attr_bools, d));
+            x.none = x.bools.n < 0;
+            break;
         }
         v[i] = x;
     }

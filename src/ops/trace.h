@@ -68,6 +68,7 @@ void ct_trace_emit_attrs(ct_op_id op, int n_in, ct_tensor *const *in, int n_out,
 #define CT_V_STR(x) {.kind = CT_ARG_STR, .none = !(x), .s = (x)}
 #define CT_V_INTS(n, p) {.kind = CT_ARG_INT_LIST, .none = (n) < 0, .ints = {(n), (p)}}
 #define CT_V_FLOATS(n, p) {.kind = CT_ARG_FLOAT_LIST, .none = (n) < 0, .floats = {(n), (p)}}
+#define CT_V_BOOLS(n, p) {.kind = CT_ARG_BOOL_LIST, .none = (n) < 0, .bools = {(n), (p)}}
 #define CT_V_DEVICE(d) {.kind = CT_ARG_DEVICE, .none = (d).type == CT_DEV_UNSET, .device = (d)}
 #define CT_V_NONE(k) {.kind = (k), .none = true}
 

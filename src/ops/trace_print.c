@@ -44,13 +44,17 @@ int ct_value_format(const ct_value *v, char *buf, size_t size) {
     case CT_ARG_STR: return snprintf(buf, size, "'%s'", v->s);
     case CT_ARG_DEVICE: return snprintf(buf, size, "'%s'", ct_device_str(v->device, dev));
     case CT_ARG_INT_LIST:
-    case CT_ARG_FLOAT_LIST: {
-        int n = v->kind == CT_ARG_INT_LIST ? v->ints.n : v->floats.n;
+    case CT_ARG_FLOAT_LIST:
+    case CT_ARG_BOOL_LIST: {
+        int n = v->kind == CT_ARG_INT_LIST ? v->ints.n
+                : v->kind == CT_ARG_FLOAT_LIST ? v->floats.n : v->bools.n;
         size_t len = 0;
         int total = snprintf(buf, size, "[");
         for (int i = 0; i < n; i++) {
             char item[48];
             if (v->kind == CT_ARG_INT_LIST) snprintf(item, sizeof item, "%" PRId64, v->ints.v[i]);
+            else if (v->kind == CT_ARG_BOOL_LIST)
+                snprintf(item, sizeof item, "%s", v->bools.v[i] ? "True" : "False");
             else format_double(v->floats.v[i], true, item, sizeof item);
             len = (size_t)total < size ? (size_t)total : size;
             total += snprintf(buf + len, size - len, "%s%s", i ? ", " : "", item);

@@ -3,9 +3,11 @@
 
 #include "ctorch.h"
 #include "core/error.h"
+#include "ops/options.h"
 
 double ct_clip_grad_norm_with(ct_tensor *const *params, int n, double max_norm, ct_clip_options o) {
     if (!params && n > 0) return NAN;
+    ct_opt_f64 p = CT_SOME(ct_zero_or(o.norm_type, 2));
     double total = 0;
     bool ok = true;
     CT_SCOPE {
@@ -16,10 +18,10 @@ double ct_clip_grad_norm_with(ct_tensor *const *params, int n, double max_norm, 
             for (int i = 0; i < n && ok; i++) {
                 if (!params[i]) ok = false;
                 else if (ct_grad(params[i]))
-                    ok = (norms[k++] = ct_norm(ct_grad(params[i]), .p = CT_SOME(o.norm_type))) != NULL;
+                    ok = (norms[k++] = ct_norm(ct_grad(params[i]), .p = p)) != NULL;
             }
             if (!ok || k == 0) break;
-            ct_tensor *t = ct_norm(ct_stack(k, norms, 0), .p = CT_SOME(o.norm_type));
+            ct_tensor *t = ct_norm(ct_stack(k, norms, 0), .p = p);
             if (!t) {
                 ok = false;
                 break;
@@ -29,7 +31,7 @@ double ct_clip_grad_norm_with(ct_tensor *const *params, int n, double max_norm, 
                 ct_error("ct_clip_grad_norm_: The total norm of order %g for gradients from "
                          "`parameters` is non-finite, so it cannot be clipped. To disable this "
                          "error and scale the gradients by the non-finite norm anyway, set "
-                         "`error_if_nonfinite=False`", o.norm_type);
+                         "`error_if_nonfinite=False`", p.v);
                 ok = false;
                 break;
             }

@@ -3,6 +3,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "ops/options.h"
+#include "ops/trace.h"
 #include "optim/optim_impl.h"
 
 /* Kernel argument slots shared by all kinds (args[15] is set by ct_step). */
@@ -89,20 +91,23 @@ static const ct_optim_kind ADAMW = {"AdamW", CT_OP_adam_step, {"exp_avg", "exp_a
 
 static ct_optim *adam_like(const ct_optim_kind *kind, ct_tensor *const *params, int n, ct_adam_options o) {
     const char *op = kind == &ADAM ? "adam" : "adamw";
-    if (!valid(op, o.lr, "learning rate", false) || !valid(op, o.eps, "epsilon", false) ||
-        !valid(op, o.weight_decay, "weight_decay value", false))
+    double lr = ct_zero_or(o.lr, 1e-3), eps = ct_zero_or(o.eps, 1e-8);
+    double beta1 = ct_opt_or(o.beta1, 0.9), beta2 = ct_opt_or(o.beta2, 0.999);
+    double wd = ct_opt_or(o.weight_decay, kind == &ADAM ? 0 : 1e-2);
+    if (!valid(op, lr, "learning rate", false) || !valid(op, eps, "epsilon", false) ||
+        !valid(op, wd, "weight_decay value", false))
         return NULL;
-    if (!(o.beta1 >= 0 && o.beta1 < 1) || !(o.beta2 >= 0 && o.beta2 < 1)) {
-        ct_error("ct_%s: Invalid beta parameter: (%g, %g) (expected each in [0, 1))", op, o.beta1, o.beta2);
+    if (!(beta1 >= 0 && beta1 < 1) || !(beta2 >= 0 && beta2 < 1)) {
+        ct_error("ct_%s: Invalid beta parameter: (%g, %g) (expected each in [0, 1))", op, beta1, beta2);
         return NULL;
     }
     double h[H_COUNT];
     no_h(h);
-    h[H_LR] = o.lr;
-    h[H_BETA1] = o.beta1;
-    h[H_BETA2] = o.beta2;
-    h[H_EPS] = o.eps;
-    h[H_WEIGHT_DECAY] = o.weight_decay;
+    h[H_LR] = lr;
+    h[H_BETA1] = beta1;
+    h[H_BETA2] = beta2;
+    h[H_EPS] = eps;
+    h[H_WEIGHT_DECAY] = wd;
     h[H_AMSGRAD] = o.amsgrad;
     h[H_MAXIMIZE] = o.maximize;
     return ct_optim_create(kind, params, n, h);
@@ -131,14 +136,17 @@ static const ct_optim_kind RMSPROP = {"RMSprop", CT_OP_rmsprop_step,
                                       rmsprop_bufs, NULL, rmsprop_args};
 
 ct_optim *ct_rmsprop_with(ct_tensor *const *params, int n, ct_rmsprop_options o) {
+    o.lr = ct_zero_or(o.lr, 1e-2);
+    o.eps = ct_zero_or(o.eps, 1e-8);
+    double alpha = ct_opt_or(o.alpha, 0.99);
     if (!valid("rmsprop", o.lr, "learning rate", false) || !valid("rmsprop", o.eps, "epsilon", false) ||
         !valid("rmsprop", o.momentum, "momentum", false) ||
-        !valid("rmsprop", o.weight_decay, "weight_decay", false) || !valid("rmsprop", o.alpha, "alpha", false))
+        !valid("rmsprop", o.weight_decay, "weight_decay", false) || !valid("rmsprop", alpha, "alpha", false))
         return NULL;
     double h[H_COUNT];
     no_h(h);
     h[H_LR] = o.lr;
-    h[H_ALPHA] = o.alpha;
+    h[H_ALPHA] = alpha;
     h[H_EPS] = o.eps;
     h[H_WEIGHT_DECAY] = o.weight_decay;
     h[H_MOMENTUM] = o.momentum;
@@ -165,6 +173,8 @@ static const ct_optim_kind ADAGRAD = {"Adagrad", CT_OP_adagrad_step, {"sum"}, ad
                                       adagrad_init, adagrad_args};
 
 ct_optim *ct_adagrad_with(ct_tensor *const *params, int n, ct_adagrad_options o) {
+    o.lr = ct_zero_or(o.lr, 1e-2);
+    o.eps = ct_zero_or(o.eps, 1e-10);
     if (!valid("adagrad", o.lr, "learning rate", false) || !valid("adagrad", o.lr_decay, "lr_decay", false) ||
         !valid("adagrad", o.weight_decay, "weight_decay", false) ||
         !valid("adagrad", o.initial_accumulator_value, "initial_accumulator_value", false) ||
@@ -179,4 +189,29 @@ ct_optim *ct_adagrad_with(ct_tensor *const *params, int n, ct_adagrad_options o)
     h[H_EPS] = o.eps;
     h[H_MAXIMIZE] = o.maximize;
     return ct_optim_create(&ADAGRAD, params, n, h);
+}
+
+/* ---- the record hook ---- */
+void ct_optim_trace(const ct_optim_kind *kind, const ct_param_group *g, const ct_param_state *st,
+                    ct_tensor *grad) {
+    if (__builtin_expect(!ct_trace_active, 1)) return;
+    const double *h = g->h;
+    ct_tensor *in[5] = {st->param, grad, st->buf[0], st->buf[1], st->buf[2]};
+    if (kind == &SGD)
+        CT_TRACE(CT_OP_sgd_step, 3, in, 0, NULL, CT_V_FLOAT(h[H_LR]), CT_V_FLOAT(h[H_MOMENTUM]),
+                 CT_V_FLOAT(h[H_DAMPENING]), CT_V_FLOAT(h[H_WEIGHT_DECAY]),
+                 CT_V_BOOL(h[H_NESTEROV] != 0), CT_V_BOOL(h[H_MAXIMIZE] != 0));
+    else if (kind == &ADAM || kind == &ADAMW)
+        CT_TRACE(CT_OP_adam_step, 5, in, 0, NULL, CT_V_FLOAT(h[H_LR]), CT_V_FLOAT(h[H_BETA1]),
+                 CT_V_FLOAT(h[H_BETA2]), CT_V_FLOAT(h[H_EPS]), CT_V_FLOAT(h[H_WEIGHT_DECAY]),
+                 CT_V_BOOL(h[H_AMSGRAD] != 0), CT_V_BOOL(h[H_MAXIMIZE] != 0),
+                 CT_V_BOOL(kind == &ADAMW), CT_V_INT(st->step));
+    else if (kind == &RMSPROP)
+        CT_TRACE(CT_OP_rmsprop_step, 5, in, 0, NULL, CT_V_FLOAT(h[H_LR]), CT_V_FLOAT(h[H_ALPHA]),
+                 CT_V_FLOAT(h[H_EPS]), CT_V_FLOAT(h[H_WEIGHT_DECAY]), CT_V_FLOAT(h[H_MOMENTUM]),
+                 CT_V_BOOL(h[H_CENTERED] != 0), CT_V_BOOL(h[H_MAXIMIZE] != 0));
+    else
+        CT_TRACE(CT_OP_adagrad_step, 3, in, 0, NULL, CT_V_FLOAT(h[H_LR]), CT_V_FLOAT(h[H_LR_DECAY]),
+                 CT_V_FLOAT(h[H_WEIGHT_DECAY]), CT_V_FLOAT(h[H_EPS]),
+                 CT_V_BOOL(h[H_MAXIMIZE] != 0), CT_V_INT(st->step));
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ctorch/lr_scheduler.h"
+#include "ops/options.h"
 #include "optim/optim_impl.h"
 
 typedef enum { STEP, MULTISTEP, EXPONENTIAL, COSINE, WARM_RESTARTS, LINEAR, LAMBDA, SEQUENTIAL,
@@ -336,15 +337,15 @@ static int one_cycle_update(ct_scheduler *s) {
         double ph[3][5];
         int nph;
         if (!c->three_phase) {
-            double p0[5] = {c->pct_start * total - 1, initial, max_lr, c->max_momentum, c->base_momentum};
-            double p1[5] = {total - 1, max_lr, min_lr, c->base_momentum, c->max_momentum};
+            double p0[5] = {c->pct_start.v * total - 1, initial, max_lr, c->max_momentum.v, c->base_momentum.v};
+            double p1[5] = {total - 1, max_lr, min_lr, c->base_momentum.v, c->max_momentum.v};
             memcpy(ph[0], p0, sizeof p0);
             memcpy(ph[1], p1, sizeof p1);
             nph = 2;
         } else {
-            double p0[5] = {c->pct_start * total - 1, initial, max_lr, c->max_momentum, c->base_momentum};
-            double p1[5] = {2 * c->pct_start * total - 2, max_lr, initial, c->base_momentum, c->max_momentum};
-            double p2[5] = {total - 1, initial, min_lr, c->max_momentum, c->max_momentum};
+            double p0[5] = {c->pct_start.v * total - 1, initial, max_lr, c->max_momentum.v, c->base_momentum.v};
+            double p1[5] = {2 * c->pct_start.v * total - 2, max_lr, initial, c->base_momentum.v, c->max_momentum.v};
+            double p2[5] = {total - 1, initial, min_lr, c->max_momentum.v, c->max_momentum.v};
             memcpy(ph[0], p0, sizeof p0);
             memcpy(ph[1], p1, sizeof p1);
             memcpy(ph[2], p2, sizeof p2);
@@ -378,8 +379,13 @@ ct_scheduler *ct_one_cycle_lr_with(ct_optim *opt, ct_one_cycle_options o) {
         }
         total = o.epochs * o.steps_per_epoch;
     }
-    if (!(o.pct_start >= 0 && o.pct_start <= 1)) {
-        ct_error("ct_one_cycle_lr: Expected float between 0 and 1 pct_start, but got %g", o.pct_start);
+    o.pct_start = CT_SOME(ct_opt_or(o.pct_start, 0.3));
+    o.base_momentum = CT_SOME(ct_opt_or(o.base_momentum, 0.85));
+    o.max_momentum = CT_SOME(ct_opt_or(o.max_momentum, 0.95));
+    o.div_factor = ct_zero_or(o.div_factor, 25);
+    o.final_div_factor = ct_zero_or(o.final_div_factor, 1e4);
+    if (!(o.pct_start.v >= 0 && o.pct_start.v <= 1)) {
+        ct_error("ct_one_cycle_lr: Expected float between 0 and 1 pct_start, but got %g", o.pct_start.v);
         return NULL;
     }
     ct_scheduler *s = create(opt, ONE_CYCLE);
@@ -404,7 +410,7 @@ ct_scheduler *ct_one_cycle_lr_with(ct_optim *opt, ct_one_cycle_options o) {
         double max_lr = o.max_lrs ? o.max_lrs[g] : o.max_lr;
         ct_optim_set(opt, g, "initial_lr", max_lr / o.div_factor);
         s->base_lrs[g] = max_lr / o.div_factor;
-        if (s->momentum_key) ct_optim_set(opt, g, s->momentum_key, o.max_momentum);
+        if (s->momentum_key) ct_optim_set(opt, g, s->momentum_key, o.max_momentum.v);
     }
     return start(s);
 }
@@ -413,7 +419,13 @@ ct_scheduler *ct_one_cycle_lr_with(ct_optim *opt, ct_one_cycle_options o) {
 
 ct_scheduler *ct_reduce_lr_on_plateau_with(ct_optim *opt, ct_plateau_options o) {
     if (!opt) return NULL;
-    if (o.factor >= 1.0) {
+    int64_t patience;
+    if (!ct_opt_int("ct_reduce_lr_on_plateau", "patience", o.patience, 10, &patience)) return NULL;
+    o.patience = CT_SOME(patience);
+    o.factor = CT_SOME(ct_opt_or(o.factor, 0.1));
+    o.threshold = CT_SOME(ct_opt_or(o.threshold, 1e-4));
+    o.eps = ct_zero_or(o.eps, 1e-8);
+    if (o.factor.v >= 1.0) {
         ct_error("ct_reduce_lr_on_plateau: Factor should be < 1.0.");
         return NULL;
     }
@@ -428,8 +440,8 @@ ct_scheduler *ct_reduce_lr_on_plateau_with(ct_optim *opt, ct_plateau_options o) 
 static bool is_better(const ct_scheduler *s, double a) {
     const ct_plateau_options *p = &s->plateau;
     if (!p->mode_max)
-        return p->threshold_abs ? a < s->best - p->threshold : a < s->best * (1 - p->threshold);
-    return p->threshold_abs ? a > s->best + p->threshold : a > s->best * (p->threshold + 1);
+        return p->threshold_abs ? a < s->best - p->threshold.v : a < s->best * (1 - p->threshold.v);
+    return p->threshold_abs ? a > s->best + p->threshold.v : a > s->best * (p->threshold.v + 1);
 }
 
 int ct_sched_step_metric(ct_scheduler *s, double metric) {
@@ -449,9 +461,9 @@ int ct_sched_step_metric(ct_scheduler *s, double metric) {
         s->cooldown_counter--;
         s->num_bad_epochs = 0;
     }
-    if (s->num_bad_epochs > s->plateau.patience) {
+    if (s->num_bad_epochs > s->plateau.patience.v) {
         for (int g = 0; g < ngroups(s); g++) {
-            double old = group_lr(s, g), lr = fmax(old * s->plateau.factor, s->plateau.min_lr);
+            double old = group_lr(s, g), lr = fmax(old * s->plateau.factor.v, s->plateau.min_lr);
             if (old - lr > s->plateau.eps) ct_optim_set_lr(s->opt, g, lr);
         }
         s->cooldown_counter = s->plateau.cooldown;

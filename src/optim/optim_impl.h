@@ -53,6 +53,11 @@ struct ct_optim {
 };
 
 
+/* Reports one parameter's update (after it) to the record hook as the op of kind's
+ * kernel (sgd_step, adam_step, ...) with g's hyperparameters (optim/kinds.c). */
+void ct_optim_trace(const ct_optim_kind *kind, const ct_param_group *g, const ct_param_state *st,
+                    ct_tensor *grad);
+
 /* Creates an optimizer with one group of params and hyperparameters h. */
 ct_optim *ct_optim_create(const ct_optim_kind *kind, ct_tensor *const *params, int n,
                           const double *h);

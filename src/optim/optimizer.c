@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/tensor_impl.h"
+#include "ops/trace.h"
 #include "optim/optim_impl.h"
 
 const char *const ct_hparam_names[H_COUNT] = {
@@ -124,6 +125,34 @@ static bool init_state(ct_optim *opt, const ct_param_group *g, ct_param_state *s
     return true;
 }
 
+/* One parameter's update by its kind's fused kernel, reported as the kernel's op (the
+ * state's allocation and the gradient's cast are the step's own): 0 or -1. */
+static int step_param(ct_optim *opt, const ct_param_group *g, ct_param_state *st, ct_tensor *p,
+                      ct_tensor *grad) {
+    if (!ct_is_contiguous(p)) {
+        ct_error("ct_step: %s needs contiguous parameters", opt->kind->name);
+        return -1;
+    }
+    ct_optim_kernel k = ct_kernel_optim_for(opt->kind->kernel_op, ct_device_of(p), ct_dtype_of(p));
+    ct_trace_mute();
+    ct_tensor *gc = k && init_state(opt, g, st) ? ct_contiguous(ct_to(grad, .dtype = ct_dtype_of(p)))
+                                                : NULL;
+    ct_trace_unmute();
+    if (!gc) return -1;
+    st->step++;
+    double args[16];
+    opt->kind->kernel_args(g, st->step, args);
+    char *data[5] = {ct_data_ptr(p), ct_data_ptr(gc), NULL, NULL, NULL};
+    for (int b = 0; b < CT_OPTIM_MAX_BUFS; b++)
+        data[2 + b] = st->buf[b] ? ct_data_ptr(st->buf[b]) : NULL;
+    /* First momentum step: the buffer starts as the gradient itself. */
+    args[15] = st->step == 1;
+    k(data, ct_numel(p), args);
+    ct_bump_version(p);
+    ct_optim_trace(opt->kind, g, st, grad);
+    return 0;
+}
+
 int ct_step(ct_optim *opt) {
     if (!opt) return -1;
     int rc = 0;
@@ -132,36 +161,8 @@ int ct_step(ct_optim *opt) {
         for (int gi = 0; gi < opt->n_groups && rc == 0; gi++) {
             ct_param_group *g = &opt->groups[gi];
             for (int i = 0; i < g->n && rc == 0; i++, s++) {
-                ct_tensor *p = g->params[i];
-                ct_tensor *grad = ct_grad(p);
-                if (!grad) continue;
-                ct_param_state *st = &opt->states[s];
-                if (!ct_is_contiguous(p)) {
-                    ct_error("ct_step: %s needs contiguous parameters", opt->kind->name);
-                    rc = -1;
-                    break;
-                }
-                ct_optim_kernel k = ct_kernel_optim_for(opt->kind->kernel_op,
-                                                                   ct_device_of(p), ct_dtype_of(p));
-                if (!k || !init_state(opt, g, st)) {
-                    rc = -1;
-                    break;
-                }
-                ct_tensor *gc = ct_contiguous(ct_to(grad, .dtype = ct_dtype_of(p)));
-                if (!gc) {
-                    rc = -1;
-                    break;
-                }
-                st->step++;
-                double args[16];
-                opt->kind->kernel_args(g, st->step, args);
-                char *data[5] = {ct_data_ptr(p), ct_data_ptr(gc), NULL, NULL, NULL};
-                for (int b = 0; b < CT_OPTIM_MAX_BUFS; b++)
-                    data[2 + b] = st->buf[b] ? ct_data_ptr(st->buf[b]) : NULL;
-                /* First momentum step: the buffer starts as the gradient itself. */
-                args[15] = st->step == 1;
-                k(data, ct_numel(p), args);
-                ct_bump_version(p);
+                ct_tensor *grad = ct_grad(g->params[i]);
+                if (grad) rc = step_param(opt, g, &opt->states[s], g->params[i], grad);
             }
         }
     }

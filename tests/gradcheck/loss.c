@@ -15,12 +15,12 @@ typedef struct {
 static ct_tensor *f_nll(ct_tensor *const *x, void *c) {
     const nll_case *k = c;
     return ct_nll_loss(x[0], gc_like(x[0], k->target), .weight = gc_like(x[0], k->weight),
-                       .reduction = k->reduction, .ignore_index = k->ignore_index);
+                       .reduction = k->reduction, .ignore_index = CT_SOME(k->ignore_index));
 }
 static ct_tensor *f_ce(ct_tensor *const *x, void *c) {
     const nll_case *k = c;
     return ct_cross_entropy(x[0], gc_like(x[0], k->target), .weight = gc_like(x[0], k->weight),
-                            .reduction = k->reduction, .ignore_index = k->ignore_index,
+                            .reduction = k->reduction, .ignore_index = CT_SOME(k->ignore_index),
                             .label_smoothing = k->smoothing);
 }
 /* The input gradient of nll_loss for grad_output x[1], built with create_graph: made
@@ -126,7 +126,7 @@ static ct_tensor *f_l1(ct_tensor *const *x, void *c) {
 }
 static ct_tensor *f_sl1(ct_tensor *const *x, void *c) {
     const pw_case *k = c;
-    return ct_smooth_l1_loss(x[0], x[1], .reduction = k->reduction, .beta = k->p);
+    return ct_smooth_l1_loss(x[0], x[1], .reduction = k->reduction, .beta = CT_SOME(k->p));
 }
 static ct_tensor *f_huber(ct_tensor *const *x, void *c) {
     const pw_case *k = c;

@@ -2,8 +2,8 @@
  * differentiates its backward op (<op>_backward), so it covers that op too. */
 #include "gc.h"
 
-static ct_tensor *f_max(ct_tensor *const *x, void *c) { return ct_max_pool2d_with(x[0], *(ct_pool_options *)c); }
-static ct_tensor *f_avg(ct_tensor *const *x, void *c) { return ct_avg_pool2d_with(x[0], *(ct_pool_options *)c); }
+static ct_tensor *f_max(ct_tensor *const *x, void *c) { return ct_max_pool2d_with(x[0], *(ct_max_pool2d_options *)c); }
+static ct_tensor *f_avg(ct_tensor *const *x, void *c) { return ct_avg_pool2d_with(x[0], *(ct_avg_pool2d_options *)c); }
 static ct_tensor *f_aavg(ct_tensor *const *x, void *c) { return ct_adaptive_avg_pool2d(x[0], *(ct_dims *)c); }
 static ct_tensor *f_amax(ct_tensor *const *x, void *c) { return ct_adaptive_max_pool2d(x[0], *(ct_dims *)c); }
 static ct_tensor *f_interp(ct_tensor *const *x, void *c) {
@@ -11,19 +11,20 @@ static ct_tensor *f_interp(ct_tensor *const *x, void *c) {
 }
 
 TEST(grad_pools) {
-    ct_pool_options m = {.kernel_size = CT_DIMS(2, 3), .stride = CT_DIMS(1, 2), .padding = CT_DIMS(1),
+    ct_max_pool2d_options m = {.kernel_size = CT_DIMS(2, 3), .stride = CT_DIMS(1, 2), .padding = CT_DIMS(1),
                          .dilation = CT_DIMS(1, 2), .ceil_mode = true};
     ct_tensor *a[] = {gc_noncontig(CT_SHAPE(2, 2, 5, 6))};
     GRADCHECK("max_pool2d", f_max, 1, a, &m);
-    ct_pool_options v = {.kernel_size = CT_DIMS(3), .stride = CT_DIMS(2), .padding = CT_DIMS(1),
-                         .exclude_pad = true, .ceil_mode = true};
+    ct_avg_pool2d_options v = {.kernel_size = CT_DIMS(3), .stride = CT_DIMS(2),
+                               .padding = CT_DIMS(1), .ceil_mode = true};
     GRADCHECK("avg_pool2d", f_avg, 1, a, &v);
-    ct_pool_options one = {.kernel_size = CT_DIMS(1)};
+    ct_avg_pool2d_options one = {.kernel_size = CT_DIMS(1), .count_include_pad = true};
+    ct_max_pool2d_options one_max = {.kernel_size = CT_DIMS(1)};
     ct_tensor *u[] = {gc_rand(CT_SHAPE(1, 1, 1))};
     GRADCHECK("avg_pool2d", f_avg, 1, u, &one);
-    GRADCHECK("max_pool2d", f_max, 1, u, &one);
+    GRADCHECK("max_pool2d", f_max, 1, u, &one_max);
     ct_tensor *z[] = {gc_rand(CT_SHAPE(0, 2, 3, 3))};
-    GRADCHECK("max_pool2d", f_max, 1, z, &one);
+    GRADCHECK("max_pool2d", f_max, 1, z, &one_max);
     ct_dims os = CT_DIMS(3, 2);
     GRADCHECK("adaptive_avg_pool2d", f_aavg, 1, a, &os);
     GRADCHECK("adaptive_max_pool2d", f_amax, 1, a, &os);
