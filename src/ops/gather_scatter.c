@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "autograd/node.h"
+#include "core/iter.h"
 #include "cpu/index.h"
 #include "ops/index_util.h"
 #include "ops/trace.h"

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "autograd/node.h"
+#include "core/iter.h"
 #include "cpu/index.h"
 #include "ops/index_util.h"
 
