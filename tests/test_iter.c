@@ -199,6 +199,11 @@ TEST(cpu_scalars_go_with_a_meta_tensor) {
                                               "same device");
     CHECK_ERROR(ct_lt(x, ct_to(s, .device = CT_META)), "ct_lt: Expected all tensors");
     CHECK_ERROR(ct_add_(x, ct_to(s, .device = CT_META)), "ct_add: Expected all tensors");
+    /* masked_fill's 0-d value tensor follows the same rule */
+    CHECK(ct_is_meta(ct_masked_fill_tensor(m, mc, s)));
+    CHECK_ERROR(ct_masked_fill_tensor(x, cc, ct_to(s, .device = CT_META)),
+                "Expected all tensors to be on the same device, but found at least two "
+                "devices, cpu and meta!");
 }
 
 TEST(cpu_results_with_scalars_and_broadcasts_are_unchanged) {
