@@ -33,7 +33,7 @@ void ct_iter_init(ct_iter *it, int nops, ct_tensor *const *ops, int ndim, const 
                same_device(ops[k]->storage->device, dev) && ct_tensor_is_contiguous(ops[k]) &&
                !memcmp(ops[k]->sizes, shape, sizeof(int64_t) * (size_t)ndim);
     if (flat) {
-        ct_iter_init_flat(it, nops, ops, numel);
+        ct_iter_init_flat(it, ops[0], nops - 1, ops + 1, numel);
         return;
     }
     it->noperands = nops;

@@ -43,19 +43,21 @@ struct ct_iter {
  * except 0-d cpu inputs (cpu scalars); no checks are made here. */
 void ct_iter_init(ct_iter *it, int noperands, ct_tensor *const *operands, int ndim,
                   const int64_t *shape);
-/* The same for operands all contiguous with numel elements on one device (a flat run;
- * the caller has checked it).  Inline: the per-op path builds one. */
-static inline void ct_iter_init_flat(ct_iter *it, int noperands, ct_tensor *const *operands,
-                                     int64_t numel) {
-    it->noperands = noperands;
+/* The same for one output and n_in inputs all contiguous with numel elements on one
+ * device (a flat run; the caller has checked it).  Inline: the per-op path builds one. */
+static inline void ct_iter_init_flat(ct_iter *it, ct_tensor *out, int n_in,
+                                     ct_tensor *const *inputs, int64_t numel) {
+    it->noperands = n_in + 1;
     it->numel = numel;
-    it->device = operands[0]->storage->device;
+    it->device = out->storage->device;
     it->cpu_scalars = 0;
     it->ndim = 1;
     it->shape[0] = numel;
-    for (int k = 0; k < noperands; k++) {
-        it->data[k] = ct_tensor_data(operands[k]);
-        it->strides[0][k] = (int64_t)ct_dtype_sizes[operands[k]->dtype];
+    it->data[0] = ct_tensor_data(out);
+    it->strides[0][0] = (int64_t)ct_dtype_sizes[out->dtype];
+    for (int k = 0; k < n_in; k++) {
+        it->data[k + 1] = ct_tensor_data(inputs[k]);
+        it->strides[0][k + 1] = (int64_t)ct_dtype_sizes[inputs[k]->dtype];
     }
 }
 

@@ -42,13 +42,10 @@ static void run_range(const ct_iter *it, int64_t begin, int64_t end, ct_loop_fn 
     }
 }
 
-void ct_cpu_run_loop(const ct_iter *it, ct_loop_fn loop, const void *ctx) {
-    if (it->ndim == 1 && it->numel <= CT_GRAIN && it->numel > 0 && !it->cpu_scalars) {
-        /* One flat chunk (the per-op case): the kernel once, as run_range would call
-         * it.  Kernels do not change data[] (kernels/loop.h). */
-        loop((char **)it->data, it->strides[0], it->numel, ctx);
-        return;
-    }
+/* The chunks of the split, on the OpenMP threads (apart from the fast path, so that
+ * the per-op call stays a leaf). */
+static __attribute__((noinline)) void run_chunks(const ct_iter *it, ct_loop_fn loop,
+                                                 const void *ctx) {
     int64_t chunks = ct_iter_num_chunks(it);
     if (chunks == 1) {
         run_range(it, 0, it->numel, loop, ctx);
@@ -62,4 +59,14 @@ void ct_cpu_run_loop(const ct_iter *it, ct_loop_fn loop, const void *ctx) {
         ct_iter_chunk(it, c, chunks, &begin, &end);
         run_range(it, begin, end, loop, ctx);
     }
+}
+
+void ct_cpu_run_loop(const ct_iter *it, ct_loop_fn loop, const void *ctx) {
+    if (it->ndim == 1 && it->numel <= CT_GRAIN && it->numel > 0 && !it->cpu_scalars) {
+        /* One flat chunk (the per-op case): the kernel once, as run_range would call
+         * it.  Kernels do not change data[] (kernels/loop.h). */
+        loop((char **)it->data, it->strides[0], it->numel, ctx);
+        return;
+    }
+    run_chunks(it, loop, ctx);
 }

@@ -109,11 +109,8 @@ static bool same_shape_fast(const ct_pw_spec *spec, int n_in, ct_tensor *const *
                                         spec->result == CT_PW_BOOL ? CT_BOOL : dt, dev);
     *res = out;
     if (!out || !out->numel) return true;
-    ct_tensor *ops[CT_ITER_MAX_OPERANDS];
-    ops[0] = out;
-    for (int i = 0; i < n_in; i++) ops[i + 1] = inputs[i];
     ct_iter it;
-    ct_iter_init_flat(&it, n_in + 1, ops, out->numel);
+    ct_iter_init_flat(&it, out, n_in, inputs, out->numel);
     ct_iter_run(&it, kernel, args);
     return true;
 }
