@@ -60,9 +60,9 @@ TEST(device_mismatch_pointwise_and_linalg) {
     CHECK_DEVICE_ERROR(ct_where(cond, a, c));
     CHECK_DEVICE_ERROR(ct_where(on_cuda(ct_gt_scalar(a, 0)), a, a));
     CHECK_DEVICE_ERROR(ct_copy_(ct_zeros(CT_SHAPE(3, 3)), c));
-    /* The message is PyTorch's, naming the devices in argument order. */
+    /* The message is PyTorch's, naming the common device (the first not the cpu) first. */
     CHECK_ERROR(ct_mul(a, c), "Expected all tensors to be on the same device, but found at least "
-                              "two devices, cpu and cuda:0");
+                              "two devices, cuda:0 and cpu!");
     untag_all();
 }
 

@@ -13,6 +13,7 @@
 #include "ct_test.h"
 #include "core/backend.h"
 #include "cpu/backend.h"
+#include "cpu/iter.h"
 #include "ops/host.h"
 
 static int copies;
@@ -34,7 +35,7 @@ static const ct_kernel_entry no_kernels[] = {CT_KERNEL_END};
 static const ct_kernel_entry *const dev_tables[] = {no_kernels, NULL};
 static const ct_backend stand_in = {.name = "stand-in", .type = CT_DEV_CUDA,
                                     .alloc = dev_alloc, .free = dev_free, .copy = dev_copy,
-                                    .synchronize = dev_synchronize,
+                                    .run_loop = ct_cpu_run_loop, .synchronize = dev_synchronize,
                                     .kernel_tables = dev_tables};
 
 static ct_tensor *on_device(ct_tensor *t) {

@@ -145,7 +145,7 @@ TEST(devices_must_match) {
     ct_tensor *b = ct_ones(CT_SHAPE(2));
     b->storage->device = CT_CUDA(0); /* white-box: no cuda backend in this build */
     CHECK_ERROR(ct_add(a, b), "Expected all tensors to be on the same device, but found at least "
-                              "two devices, cpu and cuda:0");
+                              "two devices, cuda:0 and cpu!");
     b->storage->device = CT_CPU;
     CHECK_ERROR(ct_zeros(CT_SHAPE(2), .device = CT_CUDA(0)), "no backend for device cuda:0");
 }

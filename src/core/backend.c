@@ -20,7 +20,7 @@ __attribute__((constructor)) static void init_at_start_up(void) { ct_backends_in
 
 bool ct_backend_register(const ct_backend *b) {
     if (!b || !b->name || b->type <= CT_DEV_UNSET || b->type >= CT_NUM_DEVICE_TYPES ||
-        !b->alloc || !b->free || !b->copy || !b->synchronize ||
+        !b->alloc || !b->free || !b->copy || !b->run_loop || !b->synchronize ||
         !(b->kernel_tables ||
           (b->family_kernels && b->slots_of > CT_DEV_UNSET && b->slots_of < CT_NUM_DEVICE_TYPES &&
            b->slots_of != b->type))) {

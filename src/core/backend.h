@@ -2,7 +2,8 @@
  *
  *     static const ct_backend cpu = {.name = "cpu", .type = CT_DEV_CPU,
  *                                    .alloc = ..., .free = ..., .copy = ...,
- *                                    .synchronize = ..., .kernel_tables = ...};
+ *                                    .run_loop = ..., .synchronize = ...,
+ *                                    .kernel_tables = ...};
  *     void ct_cpu_backend_init(void) { ct_backend_register(&cpu); }
  *     // the meta device: no memory, a no-op kernel per family in every cpu slot
  *     static const ct_backend meta = {.name = "meta", .type = CT_DEV_META,
@@ -16,7 +17,9 @@
  * (src/backends.c) runs each one's init once, when the library is loaded.  Code above
  * the backends reaches a device only through its ct_backend: memory (the statistics of
  * ctorch/memory.h are kept in core/allocator.c around it), copies, synchronisation,
- * and the kernel slots of ops/dispatch.h, filled from each backend's kernel tables. */
+ * elementwise loops over the iterator's geometry that the op layer builds
+ * (core/iter.h), and the kernel slots of ops/dispatch.h, filled from each backend's
+ * kernel tables. */
 #ifndef CT_CORE_BACKEND_H
 #define CT_CORE_BACKEND_H
 
@@ -25,6 +28,8 @@
 
 #include "core/tensor_impl.h"
 #include "kernels/kernel.h"
+
+typedef struct ct_iter ct_iter; /* core/iter.h */
 
 typedef struct {
     const char *name;    /* "cpu" */
@@ -40,6 +45,10 @@ typedef struct {
      * dst's): both on this backend's device, or one of them on the host (cpu).  Cannot
      * fail once checked. */
     void (*copy)(ct_tensor *dst, const ct_tensor *src);
+    /* Runs an elementwise kernel over every element of the iterator (operands on this
+     * device, cpu scalars as values: core/iter.h), chunk by chunk as the iterator
+     * splits the range, so that results do not depend on how the chunks are run. */
+    void (*run_loop)(const ct_iter *it, ct_loop_fn loop, const void *ctx);
     /* Waits until the device has finished all work queued on it. */
     void (*synchronize)(ct_device d);
     /* Its allocator's cache, or NULL when it keeps none: bytes held, free them all, the

@@ -1,9 +1,11 @@
-/* The cpu backend: host memory from the block cache (cpu/block_cache.h), copies over
- * the iterator, the kernel tables of src/cpu.  Work is done when a kernel returns, so
+/* The cpu backend: host memory from the block cache (cpu/block_cache.h), copies and
+ * elementwise loops over the iterator on its OpenMP threads (cpu/iter.h), the kernel
+ * tables of src/cpu.  Work is done when a kernel returns, so
  * synchronising has nothing to wait for. */
 #include "core/backend.h"
 #include "cpu/backend.h"
 #include "cpu/block_cache.h"
+#include "cpu/iter.h"
 
 static void *cpu_alloc(ct_device d, size_t nbytes) {
     (void)d;
@@ -33,6 +35,7 @@ static const ct_backend cpu_backend = {
     .alloc = cpu_alloc,
     .free = cpu_free,
     .copy = ct_cpu_copy,
+    .run_loop = ct_cpu_run_loop,
     .synchronize = cpu_synchronize,
     .empty_cache = cpu_empty_cache,
     .cached_bytes = cpu_cached_bytes,

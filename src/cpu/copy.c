@@ -78,11 +78,11 @@ static void copy_bytes(char **data, const int64_t *st, int64_t n, const void *ct
 void ct_cpu_copy(ct_tensor *dst, const ct_tensor *src) {
     ct_iter it;
     ct_tensor *ops[2] = {dst, (ct_tensor *)src};
-    ct_iter_init(&it, 2, ops, dst->ndim, dst->sizes);
+    ct_iter_init_addressable(&it, 2, ops, dst->ndim, dst->sizes);
     if (dst->dtype == src->dtype) {
         size_t es = ct_dtype_size(dst->dtype);
-        ct_iter_run(&it, copy_bytes, &es);
+        ct_cpu_run_loop(&it, copy_bytes, &es);
     } else {
-        ct_iter_run(&it, cast_table[dst->dtype][src->dtype], NULL);
+        ct_cpu_run_loop(&it, cast_table[dst->dtype][src->dtype], NULL);
     }
 }

@@ -8,25 +8,6 @@
 #include "cpu/gemm.h"
 #include "cpu/kernel_util.h"
 
-bool ct_blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs, bool *trans,
-                    int64_t *ld) {
-    /* A size-1 dim's stride is irrelevant: pick whatever makes the layout valid. */
-    if (cols <= 1) cs = 1;
-    if (rows <= 1 && cs == 1) rs = cols > 1 ? cols : 1;
-    if (rows <= 1 && cs != 1) rs = 1;
-    if (cs == 1 && rs >= (cols > 1 ? cols : 1)) {
-        *trans = false;
-        *ld = rs;
-        return true;
-    }
-    if (rs == 1 && cs >= (rows > 1 ? rows : 1)) {
-        *trans = true;
-        *ld = cs;
-        return true;
-    }
-    return false;
-}
-
 /* OpenBLAS's thread count is process-wide.  ctorch's calls need it at 1 while any of
  * them runs (Note [GEMM determinism]); the program's own setting comes back when the
  * last one ends, so its own cblas calls keep their threads. */

@@ -6,7 +6,7 @@
  * contiguous.  float32/float64 go to OpenBLAS (cblas_?gemm) with CblasTrans and
  * leading dimensions taken from the strides, so transposed views are never copied;
  * the op layer copies only operands whose strides BLAS cannot express
- * (ct_blas_layout false).  float16 / bfloat16: float tiles through sgemm
+ * (ct_blas_layout false, kernels/gemm.h).  float16 / bfloat16: float tiles through sgemm
  * (cpu/gemm_reduced.c).  Other dtypes use a generic loop kernel.
  *
  * Note [GEMM determinism]: OpenBLAS's results depend on its thread count, and how
@@ -31,11 +31,6 @@
 
 #include "kernels/gemm.h"
 
-
-/* Can a rows x cols operand with element strides (rs, cs) go to BLAS as it is?  Sets
- * *trans (pass CblasTrans) and *ld (the leading dimension) when it can. */
-bool ct_blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs, bool *trans,
-                    int64_t *ld);
 /* Brackets a kernel's BLAS calls: OpenBLAS runs one thread from the first begin to the
  * last end (any threads, nested or concurrent), then gets back the thread count it had
  * before (openblas_set_num_threads is process-wide). */

@@ -52,7 +52,7 @@ static void copy_same(ct_tensor *dst, const ct_tensor *src) {
     ct_iter it;
     ct_tensor *ops[2] = {dst, (ct_tensor *)src};
     ct_iter_init(&it, 2, ops, dst->ndim, dst->sizes);
-    ct_iter_run(&it, copy_loop(ct_dtype_size(dst->dtype)), NULL);
+    ct_cpu_run_loop(&it, copy_loop(ct_dtype_size(dst->dtype)), NULL);
 }
 
 static int threads_for(int64_t work) {

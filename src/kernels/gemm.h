@@ -4,10 +4,16 @@
  *   c[b] = alpha * a[b] @ b[b] + beta * c[b]      a [m, k], b [k, n], c [m, n]
  *
  * Operands are described by element strides (batch, row, col); c's columns are
- * contiguous. */
+ * contiguous.  a's and b's strides are ones that ct_blas_layout accepts (row- or
+ * column-major with a leading dimension, as BLAS takes them): the op layer copies an
+ * operand with other strides first, so kernels never copy.
+ *
+ *     bool trans; int64_t ld;
+ *     if (!ct_blas_layout(rows, cols, rs, cs, &trans, &ld)) operand = contiguous copy; */
 #ifndef CT_KERNELS_GEMM_H
 #define CT_KERNELS_GEMM_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef struct {
@@ -20,5 +26,27 @@ typedef struct {
     double alpha, beta;       /* beta == 0: c is written without being read */
 } ct_gemm_args;
 typedef void (*ct_gemm_fn)(const ct_gemm_args *g);
+
+/* Can a rows x cols operand with element strides (rs, cs) go to a GEMM kernel as it
+ * is?  Sets *trans (column-major: BLAS's CblasTrans) and *ld (the leading dimension)
+ * when it can. */
+static inline bool ct_blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs,
+                                  bool *trans, int64_t *ld) {
+    /* A size-1 dim's stride is irrelevant: pick whatever makes the layout valid. */
+    if (cols <= 1) cs = 1;
+    if (rows <= 1 && cs == 1) rs = cols > 1 ? cols : 1;
+    if (rows <= 1 && cs != 1) rs = 1;
+    if (cs == 1 && rs >= (cols > 1 ? cols : 1)) {
+        *trans = false;
+        *ld = rs;
+        return true;
+    }
+    if (rs == 1 && cs >= (rows > 1 ? rows : 1)) {
+        *trans = true;
+        *ld = cs;
+        return true;
+    }
+    return false;
+}
 
 #endif

@@ -1,11 +1,13 @@
-/* The elementwise kernel ABI (family LOOP): the inner loop run over the iterator.
+/* The elementwise kernel ABI (family LOOP): the inner loop run over the iterator
+ * (core/iter.h).
  *
  *     void loop(char **data, const int64_t *strides, int64_t n, const void *ctx)
  *
  * data[k] points at operand k's first element of the run (outputs first), strides[k]
  * is its byte stride (0 on broadcast dims) and n the run length; ctx is the op's
  * scalar arguments (most ops: const ct_pw_args *).  Fast paths test
- * strides[k] == sizeof(elem). */
+ * strides[k] == sizeof(elem).  A kernel reads data[] and strides[] and leaves them
+ * as they are (backends may hand it the iterator's own arrays). */
 #ifndef CT_KERNELS_LOOP_H
 #define CT_KERNELS_LOOP_H
 

@@ -36,6 +36,10 @@ static void meta_free(ct_device d, void *p, size_t nbytes) { (void)d, (void)p, (
 /* Copies between meta tensors, and from the cpu into one, move no data; copies out of
  * a meta tensor are refused above the backends (ops/copy.c). */
 static void meta_copy(ct_tensor *dst, const ct_tensor *src) { (void)dst, (void)src; }
+/* Elementwise loops have no data to run over. */
+static void meta_run_loop(const ct_iter *it, ct_loop_fn loop, const void *ctx) {
+    (void)it, (void)loop, (void)ctx;
+}
 static void meta_synchronize(ct_device d) { (void)d; }
 
 /* One kernel per family, of the family's type, doing nothing. */
@@ -147,6 +151,7 @@ static const ct_backend meta_backend = {
     .alloc = meta_alloc,
     .free = meta_free,
     .copy = meta_copy,
+    .run_loop = meta_run_loop,
     .synchronize = meta_synchronize,
     .family_kernels = family_kernels,
     .slots_of = CT_DEV_CPU,

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "autograd/node.h"
-#include "cpu/iter.h" /* until the iterator moves above the backends */
+#include "core/iter.h"
 #include "ops/index_util.h"
 #include "ops/trace.h"
 

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "autograd/node.h"
-#include "cpu/iter.h" /* until the iterator moves above the backends */
+#include "core/iter.h"
 #include "ops/host.h"
 #include "ops/host_index.h"
 #include "ops/index_util.h"

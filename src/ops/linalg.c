@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "autograd/node.h"
-#include "cpu/gemm.h"
-#include "cpu/iter.h"
+#include "core/iter.h"
+#include "kernels/gemm.h"
 #include "ops/internal.h"
 #include "ops/trace.h"
 #include "ops/options.h"

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "autograd/node.h"
+#include "core/iter.h"
 #include "ops/host.h"
 #include "ops/host_index.h"
 #include "ops/index_util.h"
@@ -39,6 +40,10 @@ static ct_tensor *masked_fill_impl(const char *op, ct_tensor *t, ct_tensor *mask
     if (!check_mask(op, t, mask, true, &nd, shape))
         return NULL;
     if (value_t) {
+        /* A 0-d cpu value goes with t on any device (a cpu scalar); others must be on t's. */
+        if (!(value_t->ndim == 0 && value_t->storage->device.type == CT_DEV_CPU) &&
+            !ct_check_same_device(op, t, value_t))
+            return NULL;
         if (value_t->ndim != 0) {
             ct_error("%s: masked_fill_ only supports a 0-dimensional value tensor, but got "
                      "tensor with %d dimension(s).", op, value_t->ndim);

@@ -81,43 +81,62 @@ bool ct_check_inplace(const char *op, ct_tensor *t) { return ct_check_inplace_of
 
 static const char *op_name(const ct_pw_spec *s) { return ct_ops[s->op].name; }
 
-/* The per-op fast path: a new output from small inputs of one shape and dtype, all
- * contiguous on the cpu (no wrapped numbers), computes in that dtype with one kernel
- * call, as the iterator would (one flat run under CT_GRAIN elements), without its
- * set-up.  False when it does not apply (the general path then decides); else *res
- * is the result, or NULL with the error the general path would give. */
-static bool same_shape_small(const ct_pw_spec *spec, int n_in, ct_tensor *const *inputs,
-                             const ct_pw_args *args, ct_tensor **res) {
+/* The per-op fast path: a new output from inputs of one shape, dtype and device, all
+ * contiguous (no wrapped numbers), computes in that dtype over one flat run, without
+ * the general set-up.  False when it does not apply (the general path then decides);
+ * else *res is the result, or NULL with the error the general path would give. */
+static bool same_shape_fast(const ct_pw_spec *spec, int n_in, ct_tensor *const *inputs,
+                            const ct_pw_args *args, ct_tensor **res) {
     const ct_tensor *a = inputs[0];
     ct_dtype dt = a->dtype;
-    if (a->numel >= CT_GRAIN || ct_compute_dtype_for(spec->op, CT_CPU, dt) != dt ||
+    ct_device dev = a->storage->device;
+    if (ct_compute_dtype_for(spec->op, dev, dt) != dt ||
         (spec->result == CT_PW_PROMOTE_FLOAT && !ct_dtype_is_floating(dt)))
         return false;
     for (int i = 0; i < n_in; i++) {
         const ct_tensor *t = inputs[i];
-        if (t->wrapped_number || t->dtype != dt || !ct_device_eq(t->storage->device, CT_CPU) ||
+        if (t->wrapped_number || t->dtype != dt || t->storage->device.type != dev.type ||
+            t->storage->device.index != dev.index ||
             (i && (t->ndim != a->ndim ||
                    memcmp(t->sizes, a->sizes, sizeof(int64_t) * (size_t)a->ndim))) ||
             !ct_tensor_is_contiguous(t))
             return false;
     }
     *res = NULL;
-    ct_loop_fn kernel = ct_kernel_loop_for(spec->op, CT_CPU, dt);
+    ct_loop_fn kernel = ct_kernel_loop_for(spec->op, dev, dt);
     if (!kernel) return true;
     ct_tensor *out = ct_tensor_new_dims(ct_ops[spec->op].fn, a->ndim, a->sizes,
-                                        spec->result == CT_PW_BOOL ? CT_BOOL : dt, CT_CPU);
+                                        spec->result == CT_PW_BOOL ? CT_BOOL : dt, dev);
     *res = out;
     if (!out || !out->numel) return true;
-    char *data[CT_ITER_MAX_OPERANDS];
-    int64_t strides[CT_ITER_MAX_OPERANDS];
-    data[0] = ct_tensor_data(out);
-    strides[0] = ct_dtype_sizes[out->dtype];
-    for (int i = 0; i < n_in; i++) {
-        data[i + 1] = ct_tensor_data(inputs[i]);
-        strides[i + 1] = ct_dtype_sizes[dt];
-    }
-    kernel(data, strides, out->numel, args);
+    ct_iter it;
+    ct_iter_init_flat(&it, out, n_in, inputs, out->numel);
+    ct_iter_run(&it, kernel, args);
     return true;
+}
+
+/* The common device of an op (PyTorch's TensorIterator): that of the first operand
+ * not on the cpu among out and the inputs (*first; NULL when all are on the cpu).
+ * Every operand must be on it, except 0-d cpu inputs (wrapped numbers among them),
+ * which go to any device as values (cpu scalars, core/iter.h).  Returns the first
+ * operand that is not, or NULL. */
+static const ct_tensor *off_device(int n_in, ct_tensor *const *inputs, const ct_tensor *out,
+                                   const ct_tensor **first) {
+    const ct_tensor *f = out && out->storage->device.type != CT_DEV_CPU ? out : NULL;
+    for (int i = 0; i < n_in && !f; i++)
+        if (inputs[i]->storage->device.type != CT_DEV_CPU) f = inputs[i];
+    *first = f;
+    if (!f) return NULL; /* all on the cpu */
+    ct_device d = f->storage->device;
+    if (out && (out->storage->device.type != d.type || out->storage->device.index != d.index))
+        return out;
+    for (int i = 0; i < n_in; i++) {
+        const ct_tensor *t = inputs[i];
+        ct_device td = t->storage->device;
+        if ((td.type != d.type || td.index != d.index) && !(t->ndim == 0 && td.type == CT_DEV_CPU))
+            return t;
+    }
+    return NULL;
 }
 
 ct_tensor *ct_pointwise(const ct_pw_spec *spec, int n_in, ct_tensor *const *inputs,
@@ -129,21 +148,17 @@ ct_tensor *ct_pointwise(const ct_pw_spec *spec, int n_in, ct_tensor *const *inpu
     for (int i = 0; i < n_in; i++)
         if (!inputs[i]) return NULL;
     ct_tensor *fast;
-    if (!out && same_shape_small(spec, n_in, inputs, args, &fast)) return fast;
+    if (!out && same_shape_fast(spec, n_in, inputs, args, &fast)) return fast;
     if (out && (ct_is_grad_enabled() && (out->requires_grad || out->view_kind)
                     ? !ct_check_inplace_of(NAME(), out, n_in, inputs)
                     : !ct_check_no_internal_overlap(NAME(), out)))
         return NULL;
-    /* Devices: wrapped numbers live on the cpu and go anywhere. */
-    const ct_tensor *first = out ? out : NULL;
-    for (int i = 0; i < n_in; i++) {
-        if (inputs[i]->wrapped_number) continue;
-        if (!first)
-            first = inputs[i];
-        else if (!ct_device_eq(first->storage->device, inputs[i]->storage->device) &&
-                 !ct_check_same_device(NAME(), first, inputs[i]))
-            return NULL;
+    const ct_tensor *first, *bad = off_device(n_in, inputs, out, &first);
+    if (bad) {
+        ct_check_same_device(NAME(), first, bad);
+        return NULL;
     }
+    ct_device dev = first ? first->storage->device : CT_CPU;
     /* Broadcast shape; inputs of one shape (the common case) need no work. */
     int ndim = inputs[0]->ndim;
     int64_t shape[CT_MAX_DIMS];
@@ -194,7 +209,6 @@ ct_tensor *ct_pointwise(const ct_pw_spec *spec, int n_in, ct_tensor *const *inpu
             return NULL;
         }
     }
-    ct_device dev = first ? first->storage->device : CT_CPU;
     ct_dtype kdtype = ct_compute_dtype_for(spec->op, dev, compute);
     ct_loop_fn kernel = ct_kernel_loop_for(spec->op, dev, kdtype);
     if (!kernel) {

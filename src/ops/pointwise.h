@@ -13,7 +13,7 @@
 #ifndef CT_OPS_POINTWISE_H
 #define CT_OPS_POINTWISE_H
 
-#include "cpu/iter.h"
+#include "core/iter.h"
 #include "kernels/loop.h"
 #include "ops/op_table.h"
 
