@@ -107,6 +107,18 @@ TEST(values_print_as_pytorch_writes_them) {
     f.f = 2;
     ct_value_format(&f, buf, sizeof buf);
     CHECK_STR_EQ(buf, "2.0");
+    f.f = 20; /* not %g's 2e+01 */
+    ct_value_format(&f, buf, sizeof buf);
+    CHECK_STR_EQ(buf, "20.0");
+    f.f = 1.5e6;
+    ct_value_format(&f, buf, sizeof buf);
+    CHECK_STR_EQ(buf, "1500000.0");
+    f.f = 1e16;
+    ct_value_format(&f, buf, sizeof buf);
+    CHECK_STR_EQ(buf, "1e+16");
+    f.f = -123456.0;
+    ct_value_format(&f, buf, sizeof buf);
+    CHECK_STR_EQ(buf, "-123456.0");
     ct_value s = {.kind = CT_ARG_SCALAR, .f = 0.01};
     ct_value_format(&s, buf, sizeof buf);
     CHECK_STR_EQ(buf, "0.01");

@@ -23,6 +23,9 @@ static int format_double(double x, bool as_float, char *buf, size_t size) {
         snprintf(tmp, sizeof tmp, "%.*g", prec, x);
         if (strtod(tmp, NULL) == x) break;
     }
+    /* %g writes 10 as 1e+01 at one digit; Python keeps positional form below 1e16. */
+    const char *e = strchr(tmp, 'e');
+    if (e && atoi(e + 1) >= 0 && atoi(e + 1) < 16) snprintf(tmp, sizeof tmp, "%.0f", x);
     bool plain = !strpbrk(tmp, ".eEn"); /* n: nan, inf */
     if (strstr(tmp, "inf")) return snprintf(buf, size, "%s", x > 0 ? "inf" : "-inf");
     return snprintf(buf, size, "%s%s", tmp, as_float && plain ? ".0" : "");
