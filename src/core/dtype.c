@@ -1,6 +1,7 @@
 #include <stdbool.h>
 
 #include "core/dtype.h"
+#include "core/tensor_impl.h"
 #include "core/error.h"
 
 static const struct {
@@ -59,7 +60,7 @@ ct_dtype ct_promote_types(ct_dtype a, ct_dtype b) {
     return ct_dtype_sizes[a] >= ct_dtype_sizes[b] ? a : b;
 }
 
-bool ct_device_eq(ct_device a, ct_device b) { return a.type == b.type && a.index == b.index; }
+bool ct_device_eq(ct_device a, ct_device b) { return ct_same_device(a, b); }
 
 const char *ct_device_str(ct_device d, char buf[16]) {
     if (d.type == CT_DEV_CUDA)

@@ -19,8 +19,6 @@ bool ct_broadcast_shapes(int na, const int64_t *a, int nb, const int64_t *b, int
     return true;
 }
 
-static bool same_device(ct_device a, ct_device b) { return a.type == b.type && a.index == b.index; }
-
 /* addressable: every operand's memory is readable where the loop runs, whatever its
  * device (ct_iter_init_addressable); else other devices' operands are cpu scalars. */
 static void init(ct_iter *it, int nops, ct_tensor *const *ops, int ndim, const int64_t *shape,
@@ -33,7 +31,7 @@ static void init(ct_iter *it, int nops, ct_tensor *const *ops, int ndim, const i
     bool flat = true;
     for (int k = 0; k < nops && flat; k++)
         flat = ops[k]->numel == numel && ops[k]->ndim == ndim &&
-               (addressable || same_device(ops[k]->storage->device, dev)) &&
+               (addressable || ct_same_device(ops[k]->storage->device, dev)) &&
                ct_tensor_is_contiguous(ops[k]) &&
                !memcmp(ops[k]->sizes, shape, sizeof(int64_t) * (size_t)ndim);
     if (flat) {
@@ -51,7 +49,7 @@ static void init(ct_iter *it, int nops, ct_tensor *const *ops, int ndim, const i
     for (int k = 0; k < nops; k++) {
         const ct_tensor *t = ops[k];
         int64_t es = (int64_t)ct_dtype_size(t->dtype);
-        if (addressable || same_device(t->storage->device, dev)) {
+        if (addressable || ct_same_device(t->storage->device, dev)) {
             it->data[k] = ct_tensor_data(t);
         } else {
             CT_ASSERT(k > 0 && t->ndim == 0 && t->storage->device.type == CT_DEV_CPU);

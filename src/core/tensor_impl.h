@@ -51,6 +51,11 @@ struct ct_tensor {
 
 /* On the meta device: the tensor has no data, so nothing may read or write it on the
  * host (ops skip their data-dependent checks, or refuse data-dependent shapes). */
+/* The same device (type and index): ct_device_eq without the call-site record, for
+ * hot paths. */
+static inline bool ct_same_device(ct_device a, ct_device b) {
+    return a.type == b.type && a.index == b.index;
+}
 static inline bool ct_tensor_is_meta(const ct_tensor *t) {
     return t->storage->device.type == CT_DEV_META;
 }

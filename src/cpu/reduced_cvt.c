@@ -59,17 +59,17 @@ float_to_half_avx512(ct_half *restrict d, const float *restrict s, int64_t n) {
                             _mm512_cvtps_ph(_mm512_loadu_ps(s + i), _MM_FROUND_TO_NEAREST_INT));
     for (; i < n; i++) d[i] = ct_float_to_half(s[i]);
 }
-void ct_half_to_float_n(float *restrict dst, const ct_half *restrict src, int64_t n) {
-    CT_SIMD_PICK(half_to_float)(dst, src, n);
-}
-void ct_float_to_half_n(ct_half *restrict dst, const float *restrict src, int64_t n) {
-    CT_SIMD_PICK(float_to_half)(dst, src, n);
-}
-#else
-void ct_half_to_float_n(float *restrict dst, const ct_half *restrict src, int64_t n) {
-    half_to_float_default(dst, src, n);
-}
-void ct_float_to_half_n(ct_half *restrict dst, const float *restrict src, int64_t n) {
-    float_to_half_default(dst, src, n);
-}
 #endif
+
+/* The variant ct_cpu_isa() picks; the baseline where the build has no clones. */
+#if CT_SIMD_CLONES
+#define CT_HALF_CVT(name) CT_SIMD_PICK(name)
+#else
+#define CT_HALF_CVT(name) name##_default
+#endif
+void ct_half_to_float_n(float *restrict dst, const ct_half *restrict src, int64_t n) {
+    CT_HALF_CVT(half_to_float)(dst, src, n);
+}
+void ct_float_to_half_n(ct_half *restrict dst, const float *restrict src, int64_t n) {
+    CT_HALF_CVT(float_to_half)(dst, src, n);
+}

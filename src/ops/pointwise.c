@@ -95,8 +95,7 @@ static bool same_shape_fast(const ct_pw_spec *spec, int n_in, ct_tensor *const *
         return false;
     for (int i = 0; i < n_in; i++) {
         const ct_tensor *t = inputs[i];
-        if (t->wrapped_number || t->dtype != dt || t->storage->device.type != dev.type ||
-            t->storage->device.index != dev.index ||
+        if (t->wrapped_number || t->dtype != dt || !ct_same_device(t->storage->device, dev) ||
             (i && (t->ndim != a->ndim ||
                    memcmp(t->sizes, a->sizes, sizeof(int64_t) * (size_t)a->ndim))) ||
             !ct_tensor_is_contiguous(t))
@@ -128,13 +127,11 @@ static const ct_tensor *off_device(int n_in, ct_tensor *const *inputs, const ct_
     *first = f;
     if (!f) return NULL; /* all on the cpu */
     ct_device d = f->storage->device;
-    if (out && (out->storage->device.type != d.type || out->storage->device.index != d.index))
-        return out;
+    if (out && !ct_same_device(out->storage->device, d)) return out;
     for (int i = 0; i < n_in; i++) {
         const ct_tensor *t = inputs[i];
         ct_device td = t->storage->device;
-        if ((td.type != d.type || td.index != d.index) && !(t->ndim == 0 && td.type == CT_DEV_CPU))
-            return t;
+        if (!ct_same_device(td, d) && !(t->ndim == 0 && td.type == CT_DEV_CPU)) return t;
     }
     return NULL;
 }
