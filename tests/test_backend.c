@@ -66,3 +66,38 @@ TEST(cpu_copy_between_strides_and_dtypes) {
     b->copy(wide, row); /* src broadcast along dim 0 */
     CHECK_VALUES(wide, 0, 7, 8, 7, 8, 7, 8);
 }
+
+TEST(cpu_fill_sets_strided_elements_of_any_dtype) {
+    const ct_backend *b = ct_backend_of("test", CT_CPU);
+    ct_tensor *t = ct_zeros(CT_SHAPE(3, 4), .dtype = CT_I16);
+    int16_t v = -7;
+    b->fill(ct_select(t, 1, 2), &v); /* column 2: a stride of 4 elements */
+    CHECK_VALUES(t, 0, 0, 0, -7, 0, 0, 0, -7, 0, 0, 0, -7, 0);
+    ct_tensor *d = ct_zeros(CT_SHAPE(2, 3), .dtype = CT_F64);
+    double x = 2.5;
+    b->fill(ct_t(d), &x);
+    CHECK_VALUES(d, 0, 2.5, 2.5, 2.5, 2.5, 2.5, 2.5);
+    ct_tensor *h = ct_empty(CT_SHAPE(5), .dtype = CT_BF16);
+    ct_bf16 one_and_half = ct_float_to_bf16(1.5f);
+    b->fill(h, &one_and_half);
+    CHECK_VALUES(h, 0, 1.5, 1.5, 1.5, 1.5, 1.5);
+    ct_tensor *big = ct_empty(CT_SHAPE(2), .dtype = CT_I64);
+    int64_t k = ((int64_t)1 << 62) + 1; /* not a double: the bits go in as given */
+    b->fill(big, &k);
+    CHECK(((const int64_t *)ct_tensor_data(big))[1] == k);
+    ct_tensor *mask = ct_zeros(CT_SHAPE(3), .dtype = CT_BOOL);
+    bool yes = true;
+    b->fill(ct_slice(mask, 0, 0, 3, 2), &yes);
+    CHECK_VALUES(mask, 0, 1, 0, 1);
+}
+
+/* Factories that start from zeros fill through the backend: memory the block cache
+ * hands out again still holds its old values until then. */
+TEST(zeros_and_eye_overwrite_reused_memory) {
+    CT_SCOPE { ct_full(CT_SHAPE(64, 64), 9); }
+    CHECK(ct_item(ct_sum(ct_zeros(CT_SHAPE(64, 64)))) == 0);
+    CT_SCOPE { ct_full(CT_SHAPE(16, 16), 9); }
+    ct_tensor *e = ct_eye(16);
+    CHECK(ct_item(ct_sum(e)) == 16);
+    CHECK_VALUES(ct_eye_nm(2, 3), 0, 1, 0, 0, 0, 1, 0);
+}

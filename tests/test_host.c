@@ -4,8 +4,8 @@
  * checks) on a device other than the cpu, reached only through that seam.
  *
  * The other device is a stand-in registered here for the cuda device type: its memory
- * is host memory, its copy is the cpu's, and it counts its copies, so the tests see
- * every host read and write go through the backend. */
+ * is host memory, its copy and fill are the cpu's, and it counts them, so the tests
+ * see every host read and write, and every fill, go through the backend. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +16,7 @@
 #include "cpu/iter.h"
 #include "ops/host.h"
 
-static int copies;
+static int copies, fills;
 
 static void *dev_alloc(ct_device d, size_t nbytes) {
     (void)d;
@@ -30,11 +30,16 @@ static void dev_copy(ct_tensor *dst, const ct_tensor *src) {
     copies++;
     ct_cpu_copy(dst, src);
 }
+static void dev_fill(ct_tensor *dst, const void *value) {
+    fills++;
+    ct_cpu_fill(dst, value);
+}
 static void dev_synchronize(ct_device d) { (void)d; }
 static const ct_kernel_entry no_kernels[] = {CT_KERNEL_END};
 static const ct_kernel_entry *const dev_tables[] = {no_kernels, NULL};
 static const ct_backend stand_in = {.name = "stand-in", .type = CT_DEV_CUDA,
                                     .alloc = dev_alloc, .free = dev_free, .copy = dev_copy,
+                                    .fill = dev_fill,
                                     .run_loop = ct_cpu_run_loop, .synchronize = dev_synchronize,
                                     .kernel_tables = dev_tables};
 
@@ -133,4 +138,19 @@ TEST(checks_of_values_read_a_device_tensor) {
                 "index out of range in self");
     ct_tensor *a = on_device(ct_arange(3)), *z = on_device(ct_zeros(CT_SHAPE(3), .dtype = CT_I64));
     CHECK_ERROR(ct_div_mode(a, z, CT_ROUND_FLOOR), "ZeroDivisionError: integer division by zero");
+}
+
+/* Factories that fill (zeros, eye) and fill_ set a device tensor's values through the
+ * device's backend. */
+TEST(fills_on_a_device_go_through_its_backend) {
+    on_device(ct_zeros(CT_SHAPE(1)));
+    int before = fills;
+    ct_tensor *z = ct_zeros(CT_SHAPE(3, 4), .device = CT_CUDA(0));
+    CHECK(fills - before == 1);
+    CHECK_VALUES(ct_to(z, .device = CT_CPU), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+    before = fills;
+    ct_tensor *e = ct_eye_nm(2, 3, .device = CT_CUDA(0));
+    CHECK(fills - before == 2); /* zeros, then the diagonal */
+    CHECK_VALUES(ct_to(e, .device = CT_CPU), 0, 1, 0, 0, 0, 1, 0);
+    CHECK_VALUES(ct_to(ct_fill_(z, 2), .device = CT_CPU), 0, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2);
 }

@@ -225,3 +225,26 @@ TEST(linear_lstm_attention_on_meta) {
     }
     CHECK_INT_EQ(ct_memory_allocated(CT_CPU), before);
 }
+
+/* Fills reach the meta backend's fill, which has no data to set: the placeholder
+ * storage, whose pages may not be touched, never is. */
+TEST(fills_on_meta_touch_no_memory) {
+    const ct_backend *b = ct_backend_of("test", CT_META);
+    CHECK(b->fill != NULL);
+    int64_t before = ct_memory_allocated(CT_CPU);
+    CT_SCOPE {
+        ct_tensor *t = ct_empty(CT_SHAPE(4, 5), .device = CT_META);
+        float v = 3;
+        b->fill(ct_select(t, 1, 2), &v);
+        CHECK(ct_fill_(t, 2) == t);
+        CHECK(ct_is_meta(ct_zeros(CT_SHAPE(4, 5), .device = CT_META)));
+        CHECK(ct_is_meta(ct_eye(4, .device = CT_META)));
+        /* backwards that start from zeros: as_strided's (strided_scatter) and pad's */
+        ct_tensor *x = ct_empty(CT_SHAPE(1, 2, 4, 4), .device = CT_META, .requires_grad = true);
+        ct_tensor *y = ct_add(ct_sum(ct_as_strided(x, CT_SHAPE(3, 3), CT_SHAPE(2, 1), 1)),
+                              ct_sum(ct_pad(x, CT_DIMS(1, 1, 1, 1), .mode = CT_PAD_REFLECT)));
+        CHECK(ct_backward(y) == 0);
+        CHECK(ct_is_meta(ct_grad(x)) && has_shape(ct_grad(x), CT_SHAPE(1, 2, 4, 4)));
+    }
+    CHECK_INT_EQ(ct_memory_allocated(CT_CPU), before);
+}

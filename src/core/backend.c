@@ -1,5 +1,5 @@
-/* The backend registry: one backend per device type, registered at start-up, and the
- * copies between devices. */
+/* The backend registry: one backend per device type, registered at start-up, the
+ * copies between devices and fills. */
 #include <pthread.h>
 
 #include "core/backend.h"
@@ -20,7 +20,7 @@ __attribute__((constructor)) static void init_at_start_up(void) { ct_backends_in
 
 bool ct_backend_register(const ct_backend *b) {
     if (!b || !b->name || b->type <= CT_DEV_UNSET || b->type >= CT_NUM_DEVICE_TYPES ||
-        !b->alloc || !b->free || !b->copy || !b->run_loop || !b->synchronize ||
+        !b->alloc || !b->free || !b->copy || !b->fill || !b->run_loop || !b->synchronize ||
         !(b->kernel_tables ||
           (b->family_kernels && b->slots_of > CT_DEV_UNSET && b->slots_of < CT_NUM_DEVICE_TYPES &&
            b->slots_of != b->type))) {
@@ -59,4 +59,8 @@ void ct_copy_into(ct_tensor *dst, const ct_tensor *src) {
     ct_device_type t = dst->storage->device.type;
     if (t == CT_DEV_CPU) t = src->storage->device.type;
     ct_backend_for_type(t)->copy(dst, src);
+}
+
+void ct_fill_into(ct_tensor *dst, const void *value) {
+    ct_backend_for_type(dst->storage->device.type)->fill(dst, value);
 }

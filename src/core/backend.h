@@ -1,7 +1,7 @@
 /* Backends: one per device type, owning that device's memory, copies and kernels.
  *
  *     static const ct_backend cpu = {.name = "cpu", .type = CT_DEV_CPU,
- *                                    .alloc = ..., .free = ..., .copy = ...,
+ *                                    .alloc = ..., .free = ..., .copy = ..., .fill = ...,
  *                                    .run_loop = ..., .synchronize = ...,
  *                                    .kernel_tables = ...};
  *     void ct_cpu_backend_init(void) { ct_backend_register(&cpu); }
@@ -16,7 +16,7 @@
  * Backends register themselves at start-up: the build's list of backends
  * (src/backends.c) runs each one's init once, when the library is loaded.  Code above
  * the backends reaches a device only through its ct_backend: memory (the statistics of
- * ctorch/memory.h are kept in core/allocator.c around it), copies, synchronisation,
+ * ctorch/memory.h are kept in core/allocator.c around it), copies, fills, synchronisation,
  * elementwise loops over the iterator's geometry that the op layer builds
  * (core/iter.h), and the kernel slots of ops/dispatch.h, filled from each backend's
  * kernel tables. */
@@ -45,6 +45,9 @@ typedef struct {
      * dst's): both on this backend's device, or one of them on the host (cpu).  Cannot
      * fail once checked. */
     void (*copy)(ct_tensor *dst, const ct_tensor *src);
+    /* Sets every element of dst (on this device, any strides) to value: the bits of one
+     * element of dst's dtype, in host memory.  Cannot fail. */
+    void (*fill)(ct_tensor *dst, const void *value);
     /* Runs an elementwise kernel over every element of the iterator (operands on this
      * device, cpu scalars as values: core/iter.h), chunk by chunk as the iterator
      * splits the range, so that results do not depend on how the chunks are run. */

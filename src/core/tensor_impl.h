@@ -106,6 +106,9 @@ static inline unsigned ct_version(const ct_tensor *t) {
  * devices may differ) with the devices' backend (core/backend.c).  Cannot fail once
  * checked. */
 void ct_copy_into(ct_tensor *dst, const ct_tensor *src);
+/* Sets every element of dst (any strides) to value, the bits of one element of dst's
+ * dtype in host memory, with dst's backend (core/backend.c). */
+void ct_fill_into(ct_tensor *dst, const void *value);
 
 /* Makes t show src's data: storage, offset, dtype and geometry (module.to(), loading
  * a state dict): every holder of t sees the new values.  Bumps t's version. */

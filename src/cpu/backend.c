@@ -1,5 +1,5 @@
-/* The cpu backend: host memory from the block cache (cpu/block_cache.h), copies and
- * elementwise loops over the iterator on its OpenMP threads (cpu/iter.h), the kernel
+/* The cpu backend: host memory from the block cache (cpu/block_cache.h), copies, fills
+ * and elementwise loops over the iterator on its OpenMP threads (cpu/iter.h), the kernel
  * tables of src/cpu.  Work is done when a kernel returns, so
  * synchronising has nothing to wait for. */
 #include "core/backend.h"
@@ -35,6 +35,7 @@ static const ct_backend cpu_backend = {
     .alloc = cpu_alloc,
     .free = cpu_free,
     .copy = ct_cpu_copy,
+    .fill = ct_cpu_fill,
     .run_loop = ct_cpu_run_loop,
     .synchronize = cpu_synchronize,
     .empty_cache = cpu_empty_cache,

@@ -3,7 +3,6 @@
 
 extern const ct_kernel_entry ct_cpu_binary_kernels[];
 extern const ct_kernel_entry ct_cpu_unary_kernels[];
-extern const ct_kernel_entry ct_cpu_fill_kernels[];
 extern const ct_kernel_entry ct_cpu_reduce_sum_kernels[];
 extern const ct_kernel_entry ct_cpu_optim_kernels[];
 extern const ct_kernel_entry ct_cpu_activation_kernels[];
@@ -33,7 +32,6 @@ extern const ct_kernel_entry ct_cpu_rnn_cell_kernels[];
 const ct_kernel_entry *const ct_cpu_kernel_tables[] = {
     ct_cpu_binary_kernels,
     ct_cpu_unary_kernels,
-    ct_cpu_fill_kernels,
     ct_cpu_reduce_sum_kernels,
     ct_cpu_optim_kernels,
     ct_cpu_activation_kernels,

@@ -36,6 +36,8 @@ static void meta_free(ct_device d, void *p, size_t nbytes) { (void)d, (void)p, (
 /* Copies between meta tensors, and from the cpu into one, move no data; copies out of
  * a meta tensor are refused above the backends (ops/copy.c). */
 static void meta_copy(ct_tensor *dst, const ct_tensor *src) { (void)dst, (void)src; }
+/* Fills have no data to set. */
+static void meta_fill(ct_tensor *dst, const void *value) { (void)dst, (void)value; }
 /* Elementwise loops have no data to run over. */
 static void meta_run_loop(const ct_iter *it, ct_loop_fn loop, const void *ctx) {
     (void)it, (void)loop, (void)ctx;
@@ -151,6 +153,7 @@ static const ct_backend meta_backend = {
     .alloc = meta_alloc,
     .free = meta_free,
     .copy = meta_copy,
+    .fill = meta_fill,
     .run_loop = meta_run_loop,
     .synchronize = meta_synchronize,
     .family_kernels = family_kernels,

@@ -1,6 +1,6 @@
 /* Factories: empty, zeros, ones, full, their *_like forms, from C data; fill_, zero_;
  * arange, linspace, eye. */
-#include <string.h>
+#include <math.h>
 
 #include "autograd/node.h"
 #include "ops/internal.h"
@@ -15,18 +15,15 @@ static ct_device pick_device(ct_device given, ct_device fallback) {
     return given.type != CT_DEV_UNSET ? given : fallback;
 }
 
-/* Writes value into every element of t (any dtype, any strides). */
+/* Writes value into every element of t (any dtype, any strides) with t's backend:
+ * converted to t's dtype here, on the host; an integral value exactly, however large,
+ * into an int64 tensor. */
 void ct_fill_raw(ct_tensor *t, double value) {
-    ct_loop_fn k = ct_kernel_loop_for(CT_OP_fill, t->storage->device, t->dtype);
-    CT_ASSERT(k);
-    ct_pw_args args = {.a = value};
-    if (value == (double)(int64_t)value) {
-        args.i = (int64_t)value;
-        args.has_b = true;
-    }
-    ct_iter it;
-    ct_iter_init(&it, 1, &t, t->ndim, t->sizes);
-    ct_iter_run(&it, k, &args);
+    char v[8];
+    ct_store_f64(v, t->dtype, value);
+    if (t->dtype == CT_I64 && fabs(value) < 0x1p63 && value == (double)(int64_t)value)
+        ct_store_i64(v, t->dtype, (int64_t)value);
+    ct_fill_into(t, v);
 }
 
 /* Sets requires_grad on a fresh factory result, refusing non-float dtypes. */
@@ -66,7 +63,7 @@ ct_tensor *ct_full_with(ct_shape shape, double value, ct_tensor_options o) {
 
 ct_tensor *ct_zeros_with(ct_shape shape, ct_tensor_options o) {
     ct_tensor *t = ct_factory_new("ct_zeros", shape, o);
-    if (t && !ct_tensor_is_meta(t)) memset(t->storage->data, 0, t->storage->nbytes);
+    if (t) ct_fill_raw(t, 0);
     return ct_factory_finish("ct_zeros", t, o.requires_grad);
 }
 
@@ -221,7 +218,7 @@ ct_tensor *ct_eye_with(int64_t n, int64_t m, ct_tensor_options o) {
     }
     ct_tensor *t = ct_factory_new("ct_eye", CT_SHAPE(n, m), o);
     if (!t) return NULL;
-    if (!ct_tensor_is_meta(t)) memset(t->storage->data, 0, t->storage->nbytes);
+    ct_fill_raw(t, 0);
     int64_t k = n < m ? n : m, stride = m + 1; /* the diagonal as a strided view */
     ct_tensor *diag = ct_tensor_view_of(t, 1, &k, &stride, 0);
     if (!diag) {

@@ -428,7 +428,7 @@ ct_tensor *ct_strided_scatter(ct_tensor *src, int ndim, const int64_t *sizes, co
     const char *op = ct_ops[CT_OP_strided_scatter].fn;
     ct_tensor *out = k ? ct_tensor_new(op, s, src->dtype, src->storage->device) : NULL;
     if (!out) return NULL;
-    if (!ct_tensor_is_meta(out)) memset(ct_tensor_data(out), 0, out->storage->nbytes);
+    ct_fill_raw(out, 0);
     ct_tensor *view = ct_tensor_view_of(out, g->ndim, g->sizes, g->strides, g->offset);
     if (!view) {
         ct_release(out);
