@@ -240,7 +240,7 @@ ct_tensor *ct_pad_backward(ct_tensor *grad, int ndim, const int64_t *in_sizes, c
                         : ct_cast_new(op, grad, acc);
     ct_tensor *gin = go ? ct_tensor_new(op, in_shape, acc, grad->storage->device) : NULL;
     if (gin && !ct_tensor_is_meta(gin)) { /* meta: nothing to zero or accumulate */
-        memset(ct_tensor_data(gin), 0, (size_t)gin->numel * ct_dtype_size(acc));
+        ct_fill_raw(gin, 0);
         if (go->numel > 0) k(ct_tensor_data(gin), ct_tensor_data(go), &g);
     }
     free(maps);
