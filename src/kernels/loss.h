@@ -11,8 +11,10 @@ typedef struct {
 } ct_nll_dims;
 
 /* With out (x's dtype, [N, S]) the unreduced losses -w[t] x[n, t, s] (0 where
- * ignored); without, sums[0] = their sum and sums[1] = the sum of w[t], each added
- * in a fixed order (independent of the thread count). */
+ * ignored); without, sums (two float64 elements on the device, like out) gets
+ * sums[0] = their sum and sums[1] = the sum of w[t], each added in a fixed order
+ * (independent of the thread count).  The op reads them on the host when it needs
+ * them (ops/host.h). */
 typedef void (*ct_nll_fwd_fn)(const char *x, const int64_t *t, const char *w, char *out,
                               double *sums, ct_nll_dims d);
 /* gi [N, C, S] = 0 except gi[n, t, s] = -w[t] (g[n, s] / div) (g a scalar when

@@ -249,40 +249,60 @@ static bool targets_in_range(const char *op, const ct_tensor *tc, ct_nll_dims d)
     return ok;
 }
 
+/* The reduced loss from the kernel's sums (a float64 [2] tensor on the device: the
+ * loss's sum and the targets' summed weight), read on the host: out = the sum, or
+ * the mean; *total = the summed weight (the mean's divisor, which the backward
+ * kernel takes).  On meta, without values, nothing is read and *total is 0. */
+static bool nll_reduce(const char *op, ct_tensor *out, const ct_tensor *sums, ct_reduction red,
+                       double *total) {
+    if (!ct_has_values(sums)) return true;
+    ct_host_buf hb;
+    const double *s = ct_host_read(op, sums, CT_F64, &hb);
+    if (!s) return false;
+    *total = s[1];
+    ct_fill_raw(out, red == CT_REDUCTION_MEAN ? s[0] / s[1] : s[0]);
+    ct_host_release(&hb);
+    return true;
+}
+
 /* The forward without a node: an unregistered tensor of x's dtype; *total gets the
  * summed weight of the targets (the mean's divisor). */
 static ct_tensor *nll_forward(const char *op, ct_tensor *x, ct_tensor *t, ct_tensor *w,
                               ct_reduction red, int64_t ignore_index, double *total) {
     if (!nll_check(op, x, t, w, red)) return NULL;
-    ct_dtype k = ct_compute_dtype_for(CT_OP_nll_loss, x->storage->device, x->dtype);
-    ct_nll_fwd_fn fn = ct_kernel_nll_for(CT_OP_nll_loss, x->storage->device, k);
+    ct_device dev = x->storage->device;
+    ct_dtype k = ct_compute_dtype_for(CT_OP_nll_loss, dev, x->dtype);
+    ct_nll_fwd_fn fn = ct_kernel_nll_for(CT_OP_nll_loss, dev, k);
     if (!fn) return NULL;
     ct_nll_dims d = nll_dims(x->ndim, x->sizes, ignore_index);
-    ct_tensor *tc = as_contig(op, t, CT_I64), *xc = NULL, *wc = NULL, *out = NULL;
+    ct_tensor *tc = as_contig(op, t, CT_I64), *xc = NULL, *wc = NULL, *sums = NULL, *out = NULL;
     if (!tc || !targets_in_range(op, tc, d)) goto done;
     xc = as_contig(op, x, k);
     wc = as_contig(op, w, k);
     if (!xc || (w && !wc)) goto done;
-    double sums[2] = {0, 0};
-    ct_tensor *o = red == CT_REDUCTION_NONE
-                       ? ct_tensor_new(op, nll_out_shape(x, t), k, x->storage->device)
-                       : ct_tensor_new(op, CT_SHAPE(), x->dtype, x->storage->device);
-    if (!o) goto done;
+    bool reduced = red != CT_REDUCTION_NONE;
+    ct_tensor *o = !reduced ? ct_tensor_new(op, nll_out_shape(x, t), k, dev)
+                            : ct_tensor_new(op, CT_SHAPE(), x->dtype, dev);
+    sums = o && reduced ? ct_tensor_new(op, CT_SHAPE(2), CT_F64, dev) : NULL;
+    if (!o || (reduced && !sums)) {
+        ct_release(o);
+        goto done;
+    }
     fn(ct_tensor_data(xc), (const int64_t *)ct_tensor_data(tc), wc ? ct_tensor_data(wc) : NULL,
-       red == CT_REDUCTION_NONE ? ct_tensor_data(o) : NULL, sums, d);
-    *total = sums[1];
-    if (red == CT_REDUCTION_NONE && k != x->dtype) {
+       reduced ? NULL : ct_tensor_data(o), reduced ? (double *)ct_tensor_data(sums) : NULL, d);
+    if (!reduced && k != x->dtype) {
         out = ct_cast_new(op, o, x->dtype);
+        ct_release(o);
+    } else if (reduced && !nll_reduce(op, o, sums, red, total)) {
         ct_release(o);
     } else {
         out = o;
-        if (red == CT_REDUCTION_MEAN) ct_fill_raw(out, sums[0] / sums[1]);
-        if (red == CT_REDUCTION_SUM) ct_fill_raw(out, sums[0]);
     }
 done:
     ct_release(tc);
     ct_release(xc);
     ct_release(wc);
+    ct_release(sums);
     return out;
 }
 
