@@ -77,10 +77,10 @@ static void tile_shape(int64_t m, int64_t n, int64_t *tm, int64_t *tn) {
     ct_blas_single_end();
 
 #define BLAS_PROLOGUE(T)                                                                \
-    if (g->m == 0 || g->n == 0 || g->batch == 0) return;                                 \
+    if (g->m == 0 || g->n == 0 || g->batch == 0) return true;                            \
     if (g->k == 0) {                                                                     \
         SCALE_ONLY(T)                                                                    \
-        return;                                                                          \
+        return true;                                                                     \
     }                                                                                    \
     bool ta, tb;                                                                         \
     int64_t lda, ldb;                                                                    \
@@ -90,20 +90,22 @@ static void tile_shape(int64_t m, int64_t n, int64_t *tm, int64_t *tn) {
     T *C = (T *)g->c;                                                                    \
     int nt = ct_get_num_threads();
 
-static void gemm_f32(const ct_gemm_args *g) {
+static bool gemm_f32(const ct_gemm_args *g) {
     BLAS_PROLOGUE(float)
     TILED(float, ct_sgemm)
+    return true;
 }
 
-static void gemm_f64(const ct_gemm_args *g) {
+static bool gemm_f64(const ct_gemm_args *g) {
     BLAS_PROLOGUE(double)
     TILED(double, ct_dgemm)
+    return true;
 }
 
 /* Integers: rows of c in parallel, each accumulated over k in order (c row += a[i,p]
  * * b row p), wrapping like PyTorch's integer matmul. */
 #define GENERIC_KERNEL(DT, T, SFX)                                                      \
-    static void gemm_##SFX(const ct_gemm_args *g) {                                      \
+    static bool gemm_##SFX(const ct_gemm_args *g) {                                      \
         int64_t rows = g->batch * g->m;                                                  \
         int nt = ct_get_num_threads();                                                   \
         T alpha = (T)g->alpha, beta = (T)g->beta;                                        \
@@ -120,6 +122,7 @@ static void gemm_f64(const ct_gemm_args *g) {
                 for (int64_t j = 0; j < g->n; j++) c[j] = (T)(c[j] + av * brow[j * g->b_cs]); \
             }                                                                            \
         }                                                                                \
+        return true;                                                                     \
     }
 CT_INT_TYPES(GENERIC_KERNEL)
 

@@ -9,6 +9,7 @@
  * alpha * sum + beta * c to nearest even once.  So results are bitwise identical for
  * any thread count and OpenBLAS core type (Note [GEMM determinism], cpu/gemm.h), and
  * no temporary grows with the operands. */
+#include <omp.h>
 #include <stdlib.h>
 
 #include "cpu/gemm.h"
@@ -64,18 +65,22 @@ static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
             CT_FLOAT_TO_REDUCED_N(c, v, nb);                                             \
         }                                                                                \
     }                                                                                    \
-    static void gemm_##SFX(const ct_gemm_args *g) {                                      \
-        if (g->m == 0 || g->n == 0 || g->batch == 0) return;                             \
+    static bool gemm_##SFX(const ct_gemm_args *g) {                                      \
+        if (g->m == 0 || g->n == 0 || g->batch == 0) return true;                        \
         int64_t gm = (g->m + TM - 1) / TM, gn = (g->n + TN - 1) / TN;                    \
         int64_t items = g->batch * gm * gn;                                              \
         int64_t km = min64(g->m, TM), kn = min64(g->n, TN), kk = min64(g->k, TK);        \
         int nt = ct_get_num_threads();                                                   \
         bool par = items > 1 && nt > 1 && g->batch * g->m * g->n * g->k >= CT_GRAIN;      \
+        /* Each thread's buffers, allocated before any work: a thread that gets none  \
+         * makes the whole product fail before c is written. */                         \
+        size_t per = (size_t)(km * kk + kk * kn + km * kn + 1);                          \
+        float *bufs = malloc(sizeof(float) * per * (size_t)(par ? nt : 1));              \
+        if (!bufs) return false;                                                         \
         ct_blas_single_begin();                                                          \
         _Pragma("omp parallel if (par) num_threads(nt)")                                 \
         {                                                                                \
-            float *af = malloc(sizeof(float) * (size_t)(km * kk + kk * kn + km * kn + 1)); \
-            if (!af) ct_fatal("out of memory in a matrix product");                      \
+            float *af = bufs + per * (size_t)omp_get_thread_num();                       \
             float *bf = af + km * kk, *cf = bf + kk * kn;                                \
             _Pragma("omp for schedule(dynamic)")                                         \
             for (int64_t it = 0; it < items; it++) {                                     \
@@ -83,9 +88,10 @@ static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
                 tile_##SFX(g, bi, r0, c0, min64(TM, g->m - r0), min64(TN, g->n - c0), af, \
                            bf, cf);                                                      \
             }                                                                            \
-            free(af);                                                                    \
         }                                                                                \
         ct_blas_single_end();                                                            \
+        free(bufs);                                                                      \
+        return true;                                                                     \
     }
 REDUCED_GEMM(ct_half, f16)
 REDUCED_GEMM(ct_bf16, bf16)

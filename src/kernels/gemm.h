@@ -25,7 +25,9 @@ typedef struct {
     int64_t c_bs, c_rs;       /* c's column stride is 1 */
     double alpha, beta;       /* beta == 0: c is written without being read */
 } ct_gemm_args;
-typedef void (*ct_gemm_fn)(const ct_gemm_args *g);
+/* False, having written nothing, when the kernel could not get the working memory it
+ * needs (the op reports the error); true otherwise. */
+typedef bool (*ct_gemm_fn)(const ct_gemm_args *g);
 
 /* Can a rows x cols operand with element strides (rs, cs) go to a GEMM kernel as it
  * is?  Sets *trans (column-major: BLAS's CblasTrans) and *ld (the leading dimension)

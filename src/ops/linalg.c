@@ -53,8 +53,14 @@ static ct_tensor *gemm(ct_op_id op, ct_tensor *a, mat_dims ad, ct_tensor *b, mat
         /* out is contiguous [batch?, m?, n?]: its row stride is n, batch stride m*n. */
         g.c_rs = g.n;
         g.c_bs = g.m * g.n;
-        k(&g);
-        out = ct_cast_result(name, out, dt);
+        if (k(&g)) {
+            out = ct_cast_result(name, out, dt);
+        } else {
+            ct_error("%s: out of memory for the %s matrix product's working buffers", name,
+                     ct_dtype_name(kd));
+            ct_release(out);
+            out = NULL;
+        }
     }
     ct_release(A);
     ct_release(B);
