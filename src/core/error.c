@@ -9,6 +9,7 @@
 
 static _Thread_local char message[2048];
 static _Thread_local int pending;
+static _Thread_local ct_error_kind kind;
 static _Thread_local const char *site_file;
 static _Thread_local int site_line;
 static _Atomic(ct_error_handler) handler;
@@ -38,13 +39,25 @@ static void verror(const char *fmt, va_list ap) {
 void ct_error(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
+    kind = CT_ERR_OTHER;
     verror(fmt, ap);
     va_end(ap);
 }
 
+void ct_error_of_kind(ct_error_kind k, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    kind = k;
+    verror(fmt, ap);
+    va_end(ap);
+}
+
+ct_error_kind ct_last_error_kind(void) { return pending ? kind : CT_ERR_OTHER; }
+
 void (ct_set_error)(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
+    kind = CT_ERR_OTHER;
     verror(fmt, ap);
     va_end(ap);
 }

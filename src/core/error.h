@@ -13,6 +13,17 @@
 #include <stdlib.h>
 
 void ct_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The kinds of user error that callers act on by kind rather than by wording (the test
+ * harness counts a sample that cannot run on the meta device instead of failing it). */
+typedef enum {
+    CT_ERR_OTHER,
+    CT_ERR_DEVICE_MISMATCH, /* tensors of one call on different devices */
+    CT_ERR_NO_VALUES,       /* a tensor's values needed, and it has none (meta: ops/host.h) */
+} ct_error_kind;
+/* ct_error, marking the error as of kind k. */
+void ct_error_of_kind(ct_error_kind k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The kind of the pending error (CT_ERR_OTHER when none is pending, or for ct_error's). */
+ct_error_kind ct_last_error_kind(void);
 _Noreturn void ct_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* On this thread, errors set the message without calling the handler (loader
  * workers: their errors reach the handler when ct_loader_next re-reports them on the

@@ -291,7 +291,8 @@ int ct_wrap_dim(const char *op, int64_t dim, int ndim) {
 bool ct_check_same_device(const char *op, const ct_tensor *a, const ct_tensor *b) {
     if (ct_same_device(a->storage->device, b->storage->device)) return true;
     char da[16], db[16];
-    ct_error("%s: Expected all tensors to be on the same device, but found at least two "
+    ct_error_of_kind(CT_ERR_DEVICE_MISMATCH,
+             "%s: Expected all tensors to be on the same device, but found at least two "
              "devices, %s and %s!", op, ct_device_str(a->storage->device, da),
              ct_device_str(b->storage->device, db));
     return false;

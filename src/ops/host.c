@@ -14,7 +14,8 @@ static char empty_elements[8];
 static bool check_values(const char *op, const ct_tensor *t) {
     if (ct_has_values(t)) return true;
     char dev[16];
-    ct_error("%s: cannot be called on %s tensors: it needs the tensor's values, and a %s "
+    ct_error_of_kind(CT_ERR_NO_VALUES,
+                     "%s: cannot be called on %s tensors: it needs the tensor's values, and a %s "
              "tensor has no data", op, ct_device_str(t->storage->device, dev), dev);
     return false;
 }
