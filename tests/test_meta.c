@@ -7,6 +7,7 @@
 
 #include "ct_test.h"
 #include "core/backend.h"
+#include "core/error.h"
 #include "ops/dispatch.h"
 
 /* Shape, dtype and strides of a against b; a on meta, b on the cpu. */
@@ -151,6 +152,13 @@ TEST(data_dependent_ops_fail_clearly) {
                 "ct_one_hot: Can not infer total number of classes from meta tensor.");
     CHECK_ERROR(ct_multinomial(ct_empty(CT_SHAPE(4), .device = CT_META), 2),
                 "ct_multinomial: cannot be called on meta tensors");
+    /* the errors say of what kind they are, for callers that act on it (gradcheck) */
+    CHECK(ct_nonzero(m) == NULL && ct_last_error_kind() == CT_ERR_NO_VALUES);
+    CHECK(ct_add(m, ct_ones(CT_SHAPE(3, 4))) == NULL &&
+          ct_last_error_kind() == CT_ERR_DEVICE_MISMATCH);
+    CHECK(ct_view(m, CT_SHAPE(5)) == NULL && ct_last_error_kind() == CT_ERR_OTHER);
+    ct_clear_error();
+    CHECK(ct_last_error_kind() == CT_ERR_OTHER);
     /* a data-dependent shape is refused before any memory is taken */
     int64_t before = ct_memory_allocated(CT_CPU);
     CHECK(ct_nonzero(m) == NULL && ct_memory_allocated(CT_CPU) == before);
