@@ -49,7 +49,7 @@ ct_tensor *ct_checkpoint(ct_checkpoint_fn fn, void *ctx, int n, ct_tensor *const
     }
     ct_release(node);
     /* preserve_rng_state: the recomputation draws afresh (no RNG state is kept) */
-    if (out) CT_TRACE(CT_OP_checkpoint, n, inputs, 1, &out, CT_V_BOOL(false));
+    if (out) CT_TRACE_ATTRS(CT_OP_checkpoint, n, inputs, 1, &out, &(ct_checkpoint_attrs){false});
     return out ? ct_ret(out) : NULL;
 }
 

@@ -141,7 +141,9 @@ ct_tensor *ct_function_apply(const ct_function *fn, int n, ct_tensor *const *inp
         if (out && ct_dtype_is_floating(out->dtype)) out = attach_output(ctx, out);
         ct_release(ctx->node); /* the output holds it; without one it dies with ctx */
     }
-    if (out) CT_TRACE(CT_OP_custom_function, n, inputs, 1, &out, CT_V_STR(name));
+    if (out)
+        CT_TRACE_ATTRS(CT_OP_custom_function, n, inputs, 1, &out,
+                       &(ct_custom_function_attrs){name});
     return out ? ct_ret(out) : NULL;
 }
 

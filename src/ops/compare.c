@@ -3,6 +3,9 @@
 #include "ops/trace.h"
 #include "ops/unary.h"
 
+/* Saved tensors of maximum and minimum. */
+enum { SV_SELF, SV_OTHER };
+
 /* A bool-valued op of two tensors; the result is registered. */
 static ct_tensor *bool_binary(ct_op_id op, ct_tensor *a, ct_tensor *b) {
     if (!a || !b) return NULL;
@@ -61,8 +64,8 @@ static ct_tensor *extremum(ct_op_id op, ct_tensor *a, ct_tensor *b) {
     if (!out) return NULL;
     ct_node *n = ct_node_record(op, 2, in, 1);
     if (n) {
-        ct_node_save(n, 0, a, false);
-        ct_node_save(n, 1, b, false);
+        ct_node_save(n, SV_SELF, a, false);
+        ct_node_save(n, SV_OTHER, b, false);
         ct_node_set_output(n, out, 0);
         ct_release(n);
     }
@@ -75,7 +78,7 @@ ct_tensor *ct_minimum(ct_tensor *a, ct_tensor *b) { return extremum(CT_OP_minimu
 /* PyTorch's formula: where(a == b, g / 2, g), zeroed where the other input won
  * (a < b for a's gradient of maximum).  With a NaN neither wins: both get g. */
 static bool extremum_backward(ct_node *n, ct_tensor **go, ct_tensor **gi, bool is_max) {
-    ct_tensor *a = ct_node_saved(n, 0), *b = ct_node_saved(n, 1);
+    ct_tensor *a = ct_node_saved(n, SV_SELF), *b = ct_node_saved(n, SV_OTHER);
     if (!a || !b) return false;
     ct_tensor *g = ct_where(ct_eq(a, b), ct_mul_scalar(go[0], 0.5), go[0]);
     ct_tensor *a_lost = is_max ? ct_lt(a, b) : ct_gt(a, b);

@@ -24,7 +24,7 @@ static ct_tensor *copy_as(const char *name, ct_op_id op, ct_tensor *t, ct_dtype 
     ct_copy_into(out, t);
     if (ct_dtype_is_floating(dtype)) ct_record1(op, out, 1, &t);
     if (op == CT_OP_to_copy)
-        CT_TRACE(op, 1, &t, 1, &out, CT_V_DTYPE(dtype), CT_V_DEVICE(dev), CT_V_BOOL(false));
+        CT_TRACE_ATTRS(op, 1, &t, 1, &out, &(ct_to_copy_attrs){dtype, dev, false});
     else
         CT_TRACE(op, 1, &t, 1, &out);
     return ct_ret(out);
@@ -110,7 +110,7 @@ ct_tensor *ct_copy_(ct_tensor *dst, ct_tensor *src) {
         ct_rebase_history(n, dst);
         ct_release(n);
     }
-    CT_TRACE(CT_OP_copy, 2, in, 1, &dst, CT_V_BOOL(false));
+    CT_TRACE_ATTRS(CT_OP_copy, 2, in, 1, &dst, &(ct_copy_attrs){false});
     return ct_ret(ct_retain(dst));
 }
 

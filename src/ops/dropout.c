@@ -14,6 +14,9 @@
 #include "ops/trace.h"
 #include "ops/sample.h"
 
+/* Saved tensor: the mask. */
+enum { SV_MASK };
+
 /* lead: how many leading dims draw independently (0: all of them). */
 typedef struct {
     const char *name;
@@ -43,7 +46,7 @@ static ct_tensor *apply_mask(ct_tensor *x, ct_tensor *mask, bool inplace) {
     if (!out) return NULL;
     ct_node *n = ct_node_record(CT_OP_dropout, 1, &x, 1);
     if (n) {
-        ct_node_save(n, 0, mask, false);
+        ct_node_save(n, SV_MASK, mask, false);
         if (inplace) ct_rebase_history(n, out);
         else ct_node_set_output(n, out, 0);
         ct_release(n);
@@ -75,7 +78,7 @@ static ct_tensor *dropout(const dropout_kind *k, ct_tensor *x, double p, bool tr
     }
     bool plain = k->lead == 0 && !k->alpha; /* the op dropout (the others are composites) */
     if (!training || p == 0 || x->numel == 0) {
-        if (plain) CT_TRACE(CT_OP_dropout, 1, &x, 1, &x, CT_V_FLOAT(p), CT_V_BOOL(training));
+        if (plain) CT_TRACE_ATTRS(CT_OP_dropout, 1, &x, 1, &x, &(ct_dropout_attrs){p, training});
         return ct_ret(ct_retain(x));
     }
     if (!ct_dtype_is_floating(x->dtype)) {
@@ -94,12 +97,13 @@ static ct_tensor *dropout(const dropout_kind *k, ct_tensor *x, double p, bool tr
     if (!mask) return NULL;
     ct_tensor *out = alpha ? apply_alpha(x, mask, p, o.inplace) : apply_mask(x, mask, o.inplace);
     ct_release(mask);
-    if (out && plain) CT_TRACE(CT_OP_dropout, 1, &x, 1, &out, CT_V_FLOAT(p), CT_V_BOOL(training));
+    if (out && plain)
+        CT_TRACE_ATTRS(CT_OP_dropout, 1, &x, 1, &out, &(ct_dropout_attrs){p, training});
     return out;
 }
 
 bool dropout_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    return (gi[0] = ct_mul(go[0], ct_node_saved(n, 0))) != NULL;
+    return (gi[0] = ct_mul(go[0], ct_node_saved(n, SV_MASK))) != NULL;
 }
 
 static const dropout_kind PLAIN = {"ct_dropout", 0, false};

@@ -122,7 +122,7 @@ ct_tensor *ct_fill_(ct_tensor *t, double value) {
         ct_rebase_history(n, t);
         ct_release(n);
     }
-    CT_TRACE(CT_OP_fill, 1, &t, 1, &t, CT_V_SCALAR(value));
+    CT_TRACE_ATTRS(CT_OP_fill, 1, &t, 1, &t, &(ct_fill_attrs){value});
     return ct_ret(ct_retain(t));
 }
 
@@ -189,8 +189,8 @@ ct_tensor *ct_arange_with(ct_scalar start, ct_scalar end, ct_scalar step, ct_ten
                                   ct_factory_new("ct_arange", CT_SHAPE((int64_t)n), o), &a,
                                   o.requires_grad);
     if (out)
-        CT_TRACE(CT_OP_arange, 0, NULL, 1, &out, CT_V_SCALAR(s), CT_V_SCALAR(e), CT_V_SCALAR(st),
-                 CT_V_DTYPE(o.dtype), CT_V_DEVICE(o.device));
+        CT_TRACE_ATTRS(CT_OP_arange, 0, NULL, 1, &out,
+                       &(ct_arange_attrs){s, e, st, o.dtype, o.device});
     return out;
 }
 
@@ -205,8 +205,8 @@ ct_tensor *ct_linspace_with(double start, double end, int64_t steps, ct_tensor_o
                                   ct_factory_new("ct_linspace", CT_SHAPE(steps), o), &a,
                                   o.requires_grad);
     if (out)
-        CT_TRACE(CT_OP_linspace, 0, NULL, 1, &out, CT_V_SCALAR(start), CT_V_SCALAR(end),
-                 CT_V_INT(steps), CT_V_DTYPE(o.dtype), CT_V_DEVICE(o.device));
+        CT_TRACE_ATTRS(CT_OP_linspace, 0, NULL, 1, &out,
+                       &(ct_linspace_attrs){start, end, steps, o.dtype, o.device});
     return out;
 }
 

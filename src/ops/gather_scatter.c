@@ -12,6 +12,9 @@
 #include "ops/index_util.h"
 #include "ops/trace.h"
 
+/* Saved tensor: the index. */
+enum { SV_INDEX };
+
 /* PyTorch's checks of gather/scatter arguments; src NULL for gather and the value
  * form.  `py` is PyTorch's op name used in its messages ("gather", "scatter"). */
 static bool check_args(const char *op, const char *py, ct_tensor *t, int d, ct_tensor *index,
@@ -100,9 +103,10 @@ ct_tensor *ct_gather(ct_tensor *t, int64_t dim, ct_tensor *index) {
     ct_node *n = ct_record1(CT_OP_gather, out, 2, in);
     if (n) {
         n->state.dim = ct_wrap_dim("ct_gather", dim, t->ndim);
-        ct_node_save(n, 0, index, false);
+        ct_node_save(n, SV_INDEX, index, false);
     }
-    CT_TRACE(CT_OP_gather, 2, ((ct_tensor *[]){t, index}), 1, &out, CT_V_INT(dim), CT_V_BOOL(false));
+    CT_TRACE_ATTRS(CT_OP_gather, 2, ((ct_tensor *[]){t, index}), 1, &out,
+                   &(ct_gather_attrs){dim, false});
     return ct_ret(out);
 }
 
@@ -149,10 +153,14 @@ static ct_tensor *scatter_record(ct_op_id opid, ct_tensor *out, ct_tensor *t, in
     ct_node *n = ct_record1(opid, out, src ? 3 : 2, in);
     if (n) {
         n->state.dim = ct_wrap_dim("ct_scatter", dim, t->ndim);
-        ct_node_save(n, 0, index, false);
+        ct_node_save(n, SV_INDEX, index, false);
     }
-    if (src) CT_TRACE(opid, 3, ((ct_tensor *[]){t, index, src}), 1, &out, CT_V_INT(dim));
-    else CT_TRACE(opid, 2, ((ct_tensor *[]){t, index}), 1, &out, CT_V_INT(dim), CT_V_SCALAR(value));
+    if (src) /* scatter's and scatter_add's attributes are alike */
+        CT_TRACE_ATTRS(opid, 3, ((ct_tensor *[]){t, index, src}), 1, &out,
+                       &(ct_scatter_attrs){dim});
+    else
+        CT_TRACE_ATTRS(opid, 2, ((ct_tensor *[]){t, index}), 1, &out,
+                       &(ct_scatter_value_attrs){dim, value});
     return ct_ret(out);
 }
 
@@ -180,7 +188,7 @@ ct_tensor *ct_scatter_add(ct_tensor *t, int64_t dim, ct_tensor *index, ct_tensor
 
 /* GatherBackward0: zeros(self).scatter_add(dim, index, grad). */
 bool gather_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    ct_tensor *index = ct_node_saved(n, 0);
+    ct_tensor *index = ct_node_saved(n, SV_INDEX);
     if (!index) return false;
     ct_tensor *z =
         ct_zeros(ct_index_input_shape(n, 0), .dtype = go[0]->dtype, .device = go[0]->storage->device);
@@ -215,7 +223,7 @@ static ct_tensor *src_grad(ct_node *n, ct_tensor *go, ct_tensor *index) {
 /* ScatterBackward0: self gets grad with the scattered positions zeroed; src gets
  * grad.gather(dim, index). */
 bool scatter_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    ct_tensor *index = ct_node_saved(n, 0);
+    ct_tensor *index = ct_node_saved(n, SV_INDEX);
     if (!index) return false;
     if (n->needs_grad[0] && !(gi[0] = ct_scatter_value(go[0], n->state.dim, index, 0)))
         return false;
@@ -225,7 +233,7 @@ bool scatter_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 
 /* ScatterBackward1 */
 bool scatter_value_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    ct_tensor *index = ct_node_saved(n, 0);
+    ct_tensor *index = ct_node_saved(n, SV_INDEX);
     if (!index) return false;
     return (gi[0] = ct_scatter_value(go[0], n->state.dim, index, 0)) != NULL;
 }
@@ -234,7 +242,7 @@ bool scatter_value_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 bool scatter_add_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     if (n->needs_grad[0]) gi[0] = go[0];
     if (n->needs_grad[2]) {
-        ct_tensor *index = ct_node_saved(n, 0);
+        ct_tensor *index = ct_node_saved(n, SV_INDEX);
         if (!index || !(gi[2] = src_grad(n, go[0], index))) return false;
     }
     return true;

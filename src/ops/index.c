@@ -85,6 +85,6 @@ ct_tensor *ct_one_hot(ct_tensor *t, int64_t num_classes) {
     }
 done:
     ct_host_release(&ib);
-    if (out) CT_TRACE(CT_OP_one_hot, 1, &t, 1, &out, CT_V_INT(given));
+    if (out) CT_TRACE_ATTRS(CT_OP_one_hot, 1, &t, 1, &out, &(ct_one_hot_attrs){given});
     return out; /* registered by ct_empty */
 }

@@ -6,6 +6,9 @@
 #include "ops/trace.h"
 #include "ops/options.h"
 
+/* Saved tensor: the index. */
+enum { SV_INDEX };
+
 /* The [outer, n, inner] geometry of a (contiguous) tensor around dim. */
 static void rows_geometry(const ct_tensor *t, int dim, ct_rows_args *a) {
     a->outer = 1;
@@ -40,7 +43,7 @@ static ct_tensor *select_rows(ct_op_id opid, ct_tensor *t, int dim, ct_tensor *i
     ct_node *n = ct_record1(opid, out, 2, in);
     if (n) {
         if (opid == CT_OP_index_select) n->state.dim = iarg;
-        ct_node_save(n, 0, idx, false);
+        ct_node_save(n, SV_INDEX, idx, false);
     }
     return ct_ret(out);
 }
@@ -71,13 +74,14 @@ ct_tensor *ct_index_select(ct_tensor *t, int64_t dim, ct_tensor *index) {
         out = select_rows(CT_OP_index_select, t, d, idx, s, d);
     }
     ct_release(idx);
-    if (out) CT_TRACE(CT_OP_index_select, 2, ((ct_tensor *[]){t, index}), 1, &out, CT_V_INT(dim));
+    if (out) CT_TRACE_ATTRS(CT_OP_index_select, 2, ((ct_tensor *[]){t, index}), 1, &out,
+                            &(ct_index_select_attrs){dim});
     return out;
 }
 
 /* IndexSelectBackward0: zeros(self).index_add(dim, index, grad). */
 bool index_select_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    ct_tensor *idx = ct_node_saved(n, 0);
+    ct_tensor *idx = ct_node_saved(n, SV_INDEX);
     if (!idx) return false;
     ct_tensor *z =
         ct_zeros(ct_index_input_shape(n, 0), .dtype = go[0]->dtype, .device = go[0]->storage->device);
@@ -150,7 +154,7 @@ ct_tensor *ct_index_add(ct_tensor *t, int64_t dim, ct_tensor *index, ct_tensor *
     ct_index_add_attrs at = {dim, alpha};
     if (n) {
         n->attrs.index_add = at;
-        ct_node_save(n, 0, idx, false);
+        ct_node_save(n, SV_INDEX, idx, false);
     }
     CT_TRACE_ATTRS(CT_OP_index_add, 3, ((ct_tensor *[]){t, index, source}), 1, &out, &at);
 done:
@@ -163,7 +167,7 @@ done:
 bool index_add_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     if (n->needs_grad[0]) gi[0] = go[0];
     if (n->needs_grad[2]) {
-        ct_tensor *idx = ct_node_saved(n, 0);
+        ct_tensor *idx = ct_node_saved(n, SV_INDEX);
         if (!idx) return false;
         const ct_index_add_attrs *a = &n->attrs.index_add;
         ct_tensor *g = ct_index_select(go[0], a->dim, idx);
@@ -248,7 +252,7 @@ ct_tensor *ct_embedding_with(ct_tensor *indices, ct_tensor *weight, ct_embedding
  * its index in indices with scale_grad_by_freq.  Written with ops, so it is
  * differentiable in grad. */
 bool embedding_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    ct_tensor *idx = ct_node_saved(n, 0);
+    ct_tensor *idx = ct_node_saved(n, SV_INDEX);
     if (!idx) return false;
     const ct_input_meta *m = &n->in_meta[0];
     int64_t num = m->sizes[0], dim = m->sizes[1];

@@ -86,7 +86,7 @@ void ct_index_trace(ct_op_id op, ct_tensor *t, int n, ct_tensor *const *indices,
     for (int i = 0; i < n; i++) in[1 + i] = indices[i];
     if (values) {
         in[1 + n] = values;
-        CT_TRACE(op, n + 2, in, 1, &out, CT_V_BOOL(accumulate));
+        CT_TRACE_ATTRS(op, n + 2, in, 1, &out, &(ct_index_put_attrs){accumulate});
     } else {
         CT_TRACE(op, n + 1, in, 1, &out);
     }

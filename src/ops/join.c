@@ -66,7 +66,7 @@ ct_tensor *ct_cat(int n, ct_tensor *const *ts, int64_t dim) {
     if (ref < 0) { /* only skipped tensors: an empty 1-D result */
         ct_tensor *out = ct_tensor_new("ct_cat", CT_SHAPE(0), dt, dev);
         if (out && ct_dtype_is_floating(dt)) ct_record1(CT_OP_cat, out, n, ts);
-        if (out) CT_TRACE(CT_OP_cat, n, ts, 1, &out, CT_V_INT(dim));
+        if (out) CT_TRACE_ATTRS(CT_OP_cat, n, ts, 1, &out, &(ct_cat_attrs){dim});
         return ct_ret(out);
     }
     const ct_tensor *r = ts[ref];
@@ -108,7 +108,7 @@ ct_tensor *ct_cat(int n, ct_tensor *const *ts, int64_t dim) {
         ct_node *node = ct_record1(CT_OP_cat, out, n, ts);
         if (node) node->state.dim = d;
     }
-    CT_TRACE(CT_OP_cat, n, ts, 1, &out, CT_V_INT(dim));
+    CT_TRACE_ATTRS(CT_OP_cat, n, ts, 1, &out, &(ct_cat_attrs){dim});
     return ct_ret(out);
 }
 
@@ -159,7 +159,7 @@ ct_tensor *ct_stack(int n, ct_tensor *const *ts, int64_t dim) {
         ct_node *node = ct_record1(CT_OP_stack, out, n, ts);
         if (node) node->state.dim = d;
     }
-    CT_TRACE(CT_OP_stack, n, ts, 1, &out, CT_V_INT(dim));
+    CT_TRACE_ATTRS(CT_OP_stack, n, ts, 1, &out, &(ct_stack_attrs){dim});
     return ct_ret(out);
 }
 
@@ -228,7 +228,7 @@ static int split_equal(ct_op_id op, const char *name, ct_tensor *t, int d, int64
     int r = make_pieces(op, t, d, (int)count, se, se + count, false, out, &node);
     if (node) node->state.split = (ct_split_state){d, step};
     free(se);
-    if (r >= 0) CT_TRACE(op, 1, &t, r, out, CT_V_INT(step), CT_V_INT(d));
+    if (r >= 0) CT_TRACE_ATTRS(op, 1, &t, r, out, &(ct_split_attrs){step, d});
     return r;
 }
 
@@ -338,7 +338,9 @@ int ct_split_with_sizes(ct_tensor *t, int n, const int64_t *sizes, int64_t dim, 
     } else {
         free(starts);
     }
-    if (r >= 0) CT_TRACE(CT_OP_split_with_sizes, 1, &t, r, out, CT_V_INTS(n, sizes), CT_V_INT(dim));
+    if (r >= 0)
+        CT_TRACE_ATTRS(CT_OP_split_with_sizes, 1, &t, r, out,
+                       &(ct_split_with_sizes_attrs){ct_attr_dims(n, sizes), dim});
     return r;
 }
 
@@ -393,7 +395,7 @@ int ct_unbind(ct_tensor *t, int64_t dim, ct_tensor **out, int max_out) {
     ct_node *node;
     int r = make_pieces(CT_OP_unbind, t, d, count, NULL, NULL, true, out, &node);
     if (node) node->state.split = (ct_split_state){d, 0};
-    if (r >= 0) CT_TRACE(CT_OP_unbind, 1, &t, r, out, CT_V_INT(dim));
+    if (r >= 0) CT_TRACE_ATTRS(CT_OP_unbind, 1, &t, r, out, &(ct_unbind_attrs){dim});
     return r;
 }
 

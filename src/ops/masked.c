@@ -11,6 +11,9 @@
 #include "ops/pointwise.h"
 #include "ops/trace.h"
 
+/* Saved tensor: the mask. */
+enum { SV_MASK };
+
 /* Checks mask (device, dtype with PyTorch's message for masked_fill or
  * masked_select) and the shape t and mask broadcast to; false with the error set. */
 static bool check_mask(const char *op, const ct_tensor *t, const ct_tensor *mask, bool fill,
@@ -81,13 +84,16 @@ static ct_tensor *masked_fill_impl(const char *op, ct_tensor *t, ct_tensor *mask
     ct_tensor *in[3] = {t, NULL, value_t};
     ct_node *n = ct_node_record(opid, value_t ? 3 : 2, in, 1);
     if (n) {
-        ct_node_save(n, 0, mask, false);
+        ct_node_save(n, SV_MASK, mask, false);
         if (inplace) ct_rebase_history(n, out);
         else ct_node_set_output(n, out, 0);
         ct_release(n);
     }
-    if (value_t) CT_TRACE(opid, 3, ((ct_tensor *[]){t, mask, value_t}), 1, &out);
-    else CT_TRACE(opid, 2, ((ct_tensor *[]){t, mask}), 1, &out, CT_V_SCALAR(value));
+    if (value_t)
+        CT_TRACE(opid, 3, ((ct_tensor *[]){t, mask, value_t}), 1, &out);
+    else
+        CT_TRACE_ATTRS(opid, 2, ((ct_tensor *[]){t, mask}), 1, &out,
+                       &(ct_masked_fill_attrs){value});
     return ct_ret(inplace ? ct_retain(t) : out);
 }
 
@@ -108,14 +114,14 @@ ct_tensor *ct_masked_fill_tensor_(ct_tensor *t, ct_tensor *mask, ct_tensor *valu
 
 /* MaskedFillBackward0: the filled positions get no gradient. */
 bool masked_fill_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    ct_tensor *mask = ct_node_saved(n, 0);
+    ct_tensor *mask = ct_node_saved(n, SV_MASK);
     return mask && (gi[0] = ct_masked_fill(go[0], mask, 0)) != NULL;
 }
 
 /* MaskedFillBackward1: as above; the value gets the sum of the filled positions'
  * gradient (summed in place, not gathered by masked_select: the meta device can run it). */
 bool masked_fill_tensor_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    ct_tensor *mask = ct_node_saved(n, 0);
+    ct_tensor *mask = ct_node_saved(n, SV_MASK);
     if (!mask) return false;
     if (n->needs_grad[0] && !(gi[0] = ct_masked_fill(go[0], mask, 0))) return false;
     if (n->needs_grad[2] && !(gi[2] = ct_sum(ct_masked_fill(go[0], ct_logical_not(mask), 0)))) return false;
@@ -154,7 +160,7 @@ ct_tensor *ct_masked_select(ct_tensor *t, ct_tensor *mask) {
     ct_tensor *in[2] = {t, NULL};
     ct_node *n = ct_record1(CT_OP_masked_select, out, 2, in);
     if (n) {
-        ct_node_save(n, 0, mask, false);
+        ct_node_save(n, SV_MASK, mask, false);
         ct_shape *s = malloc(sizeof *s); /* the broadcast shape, for the backward */
         if (!s) ct_fatal("out of memory recording the graph");
         s->ndim = nd;
@@ -169,7 +175,7 @@ ct_tensor *ct_masked_select(ct_tensor *t, ct_tensor *mask) {
 /* MaskedSelectBackward0: grad put back at the mask's positions of zeros shaped like
  * the broadcast (the engine sums that down to self's shape). */
 bool masked_select_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    ct_tensor *mask = ct_node_saved(n, 0);
+    ct_tensor *mask = ct_node_saved(n, SV_MASK);
     if (!mask) return false;
     ct_shape s = *(const ct_shape *)n->extra;
     ct_tensor *full = ct_expand(mask, s);

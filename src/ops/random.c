@@ -127,9 +127,9 @@ ct_tensor *ct_randint_with(int64_t low, int64_t high, ct_shape shape, ct_tensor_
     ct_rng_args a = {.low = low, .range = (uint64_t)high - (uint64_t)low};
     ct_tensor *out = random_factory("ct_randint", CT_OP_randint, shape, o, a);
     if (out)
-        CT_TRACE(CT_OP_randint, 0, NULL, 1, &out, CT_V_INT(low), CT_V_INT(high),
-                 CT_V_INTS(shape.ndim, shape.d), CT_V_NONE(CT_ARG_GENERATOR), CT_V_DTYPE(o.dtype),
-                 CT_V_DEVICE(o.device));
+        CT_TRACE_ATTRS(CT_OP_randint, 0, NULL, 1, &out,
+                       &(ct_randint_attrs){low, high, ct_attr_dims(shape.ndim, shape.d),
+                                           o.generator, o.dtype, o.device});
     return out;
 }
 
@@ -156,8 +156,8 @@ ct_tensor *ct_randperm_with(int64_t n, ct_tensor_options o) {
     }
     ct_tensor *out = ct_factory_finish("ct_randperm", t, o.requires_grad);
     if (out)
-        CT_TRACE(CT_OP_randperm, 0, NULL, 1, &out, CT_V_INT(n), CT_V_NONE(CT_ARG_GENERATOR),
-                 CT_V_DTYPE(o.dtype), CT_V_DEVICE(o.device));
+        CT_TRACE_ATTRS(CT_OP_randperm, 0, NULL, 1, &out,
+                       &(ct_randperm_attrs){n, o.generator, o.dtype, o.device});
     return out;
 }
 
@@ -208,7 +208,7 @@ ct_tensor *ct_bernoulli_with(ct_tensor *p, ct_random_options o) {
     }
     ct_release(pd);
     ct_record1(CT_OP_bernoulli, out, 1, &p);
-    CT_TRACE(CT_OP_bernoulli, 1, &p, 1, &out, CT_V_NONE(CT_ARG_GENERATOR));
+    CT_TRACE_ATTRS(CT_OP_bernoulli, 1, &p, 1, &out, &(ct_bernoulli_attrs){o.generator});
     return ct_ret(out);
 }
 
@@ -305,8 +305,8 @@ ct_tensor *ct_multinomial_with(ct_tensor *probs, int64_t n, ct_multinomial_optio
     }
     ct_release(pd);
     if (out)
-        CT_TRACE(CT_OP_multinomial, 1, &probs, 1, &out, CT_V_INT(n), CT_V_BOOL(o.replacement),
-                 CT_V_NONE(CT_ARG_GENERATOR));
+        CT_TRACE_ATTRS(CT_OP_multinomial, 1, &probs, 1, &out,
+                       &(ct_multinomial_attrs){n, o.replacement, o.generator});
     return ct_ret(out);
 }
 
@@ -323,13 +323,14 @@ static ct_tensor *sample_inplace(const char *name, ct_op_id kernel, ct_op_id op,
         ct_release(n);
     }
     if (__builtin_expect(ct_trace_active != 0, 0)) {
-        const ct_value gen = CT_V_NONE(CT_ARG_GENERATOR); /* the generator is not shown */
-        if (op == CT_OP_uniform || op == CT_OP_normal)
-            CT_TRACE(op, 1, &t, 1, &t, CT_V_FLOAT(a.a), CT_V_FLOAT(a.b), gen);
+        ct_op_attrs at;
+        if (op == CT_OP_uniform || op == CT_OP_normal) /* uniform's and normal's are alike */
+            at.uniform = (ct_uniform_attrs){a.a, a.b, g};
         else if (op == CT_OP_random)
-            CT_TRACE(op, 1, &t, 1, &t, CT_V_INT(a.low), CT_V_INT(a.low + (int64_t)a.range), gen);
-        else
-            CT_TRACE(op, 1, &t, 1, &t, CT_V_FLOAT(a.a), gen); /* bernoulli_(p), exponential_ */
+            at.random = (ct_random_attrs){a.low, CT_ATTR_SOME(a.low + (int64_t)a.range), g};
+        else /* bernoulli_(p)'s and exponential_'s are alike */
+            at.bernoulli_scalar = (ct_bernoulli_scalar_attrs){a.a, g};
+        CT_TRACE_ATTRS(op, 1, &t, 1, &t, &at);
     }
     return ct_ret(ct_retain(t));
 }

@@ -6,6 +6,9 @@
 #include "ops/reduce_plan.h"
 #include "ops/trace.h"
 
+/* Saved tensors of prod. */
+enum { SV_SELF, SV_RESULT };
+
 static ct_dtype arith_result(const ct_tensor *t, ct_dtype given) {
     return given ? given : ct_dtype_is_floating(t->dtype) ? t->dtype : CT_I64;
 }
@@ -80,8 +83,8 @@ ct_tensor *ct_prod_with(ct_tensor *t, ct_reduce_options o) {
         ct_node *n = ct_reduce_record(CT_OP_prod, out, t, &p, o.keepdim);
         name_all_dims(n, o, "ProdBackward0");
         if (n) {
-            ct_node_save(n, 0, t, false);
-            ct_node_save(n, 1, out, true);
+            ct_node_save(n, SV_SELF, t, false);
+            ct_node_save(n, SV_RESULT, out, true);
         }
     }
     if (__builtin_expect(ct_trace_active != 0, 0))
@@ -113,7 +116,7 @@ static ct_tensor *prod_others(ct_tensor *x, const ct_node *n) {
 }
 
 bool prod_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    ct_tensor *x = ct_node_saved(n, 0), *y = ct_node_saved(n, 1);
+    ct_tensor *x = ct_node_saved(n, SV_SELF), *y = ct_node_saved(n, SV_RESULT);
     if (!x || !y) return false;
     ct_tensor *g = ct_reduce_kept(go[0], n);
     bool nonzero = true;

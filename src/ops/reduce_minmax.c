@@ -8,6 +8,10 @@
 #include "ops/reduce_plan.h"
 #include "ops/trace.h"
 
+/* Saved tensors: amax's and amin's input and result; max_dim's and min_dim's indices. */
+enum { SV_SELF, SV_RESULT };
+enum { SV_INDICES = 0 };
+
 /* A max/min over an empty dim has no value: PyTorch refuses it. */
 static bool check_nonempty(const char *name, const char *torch, const ct_tensor *t,
                            const ct_reduce_plan *p, bool dims_given) {
@@ -38,11 +42,11 @@ static ct_tensor *extreme(ct_op_id op, ct_op_id kop, const char *name, const cha
     ct_node *n = ct_dtype_is_floating(t->dtype) ? ct_reduce_record(op, out, t, &p, o.keepdim)
                                                 : NULL;
     if (n) {
-        ct_node_save(n, 0, t, false);
-        ct_node_save(n, 1, out, true);
+        ct_node_save(n, SV_SELF, t, false);
+        ct_node_save(n, SV_RESULT, out, true);
     }
-    if (op == CT_OP_amax || op == CT_OP_amin)
-        CT_TRACE(op, 1, &t, 1, &out, CT_V_INTS(o.dims.n, o.dims.d), CT_V_BOOL(o.keepdim));
+    if (op == CT_OP_amax || op == CT_OP_amin) /* alike */
+        CT_TRACE_ATTRS(op, 1, &t, 1, &out, &(ct_amax_attrs){o.dims, o.keepdim});
     else
         CT_TRACE(op, 1, &t, 1, &out);
     return ct_ret(out);
@@ -63,7 +67,7 @@ ct_tensor *(ct_min)(ct_tensor *t) {
 
 /* The gradient is split evenly among the elements equal to the extreme. */
 static bool extreme_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    ct_tensor *x = ct_node_saved(n, 0), *y = ct_node_saved(n, 1);
+    ct_tensor *x = ct_node_saved(n, SV_SELF), *y = ct_node_saved(n, SV_RESULT);
     if (!x || !y) return false;
     ct_tensor *mask = ct_reduce_mask(x, ct_reduce_kept(y, n), CT_MASK_EQ);
     ct_tensor *count = ct_sum_with(mask, (ct_reduce_options){.dims = ct_reduce_dims_of(n),
@@ -116,10 +120,11 @@ static ct_values_indices extreme_dim(ct_op_id op, ct_op_id kop, const char *name
     if (!arg_extreme(kop, t, &p, true, &v, &i)) return r;
     ct_node *n = ct_dtype_is_floating(t->dtype) ? ct_reduce_record(op, v, t, &p, keepdim) : NULL;
     if (n) {
-        ct_node_save(n, 0, i, false);
+        ct_node_save(n, SV_INDICES, i, false);
         n->state.reduce.dim = (int)ct_wrap_dim(name, dim, t->ndim);
     }
-    CT_TRACE(op, 1, &t, 2, ((ct_tensor *[]){v, i}), CT_V_INT(dim), CT_V_BOOL(keepdim));
+    /* max_dim's and min_dim's attributes are alike */
+    CT_TRACE_ATTRS(op, 1, &t, 2, ((ct_tensor *[]){v, i}), &(ct_max_dim_attrs){dim, keepdim});
     r.values = ct_ret(v);
     r.indices = ct_ret(i);
     return r;
@@ -135,7 +140,7 @@ ct_values_indices (ct_min_dim)(ct_tensor *t, int64_t dim, bool keepdim) {
 /* The gradient goes to the selected index only: g times a one-hot mask along dim,
  * made by comparing [0, 1, ..., R-1] (shaped to dim) with the indices. */
 static bool extreme_dim_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    ct_tensor *idx = ct_node_saved(n, 0);
+    ct_tensor *idx = ct_node_saved(n, SV_INDICES);
     if (!idx) return false;
     const ct_input_meta *m = &n->in_meta[0];
     int dim = n->state.reduce.dim;
@@ -164,12 +169,8 @@ static ct_tensor *argext(ct_op_id kop, const char *name, const char *torch, ct_t
     ct_tensor *i;
     if (!arg_extreme(kop, t, &p, false, NULL, &i)) return NULL;
     /* No dim: the index into the flattened input (reduced dims in C order). */
-    if (__builtin_expect(ct_trace_active != 0, 0)) {
-        ct_value dim = CT_V_INT(o.dims.d[0]);
-        dim.none = o.dims.n == 0;
-        CT_TRACE(kop == CT_OP_max_dim ? CT_OP_argmax : CT_OP_argmin, 1, &t, 1, &i, dim,
-                 CT_V_BOOL(o.keepdim));
-    }
+    ct_argmax_attrs at = {{o.dims.n > 0, o.dims.d[0]}, o.keepdim}; /* argmin's are alike */
+    CT_TRACE_ATTRS(kop == CT_OP_max_dim ? CT_OP_argmax : CT_OP_argmin, 1, &t, 1, &i, &at);
     return ct_ret(i);
 }
 

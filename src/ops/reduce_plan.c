@@ -130,12 +130,14 @@ ct_tensor *ct_reduce_run(ct_op_id op, ct_tensor *t, const ct_reduce_plan *p, ct_
 
 void ct_reduce_trace(ct_op_id op, ct_tensor *t, ct_tensor *out, ct_dims dims, bool keepdim,
                      ct_dtype dtype) {
-    if (!out) return;
-    if (ct_schema_of(op)->n_attrs == 3) /* sum, mean, prod: dim, keepdim, dtype */
-        CT_TRACE(op, 1, &t, 1, &out, CT_V_INTS(dims.n ? dims.n : -1, dims.d), CT_V_BOOL(keepdim),
-                 CT_V_DTYPE(dtype));
-    else
-        CT_TRACE(op, 1, &t, 1, &out, CT_V_INTS(dims.n ? dims.n : -1, dims.d), CT_V_BOOL(keepdim));
+    if (!out || !ct_trace_active) return;
+    ct_op_attrs at;
+    ct_dims d = ct_attr_dims(dims.n ? dims.n : -1, dims.d);
+    if (ct_schema_of(op)->n_attrs == 3) /* sum, mean, prod (alike): dim, keepdim, dtype */
+        at.sum = (ct_sum_attrs){d, keepdim, dtype};
+    else /* all, any (alike): dim, keepdim */
+        at.all = (ct_all_attrs){d, keepdim};
+    CT_TRACE_ATTRS(op, 1, &t, 1, &out, &at);
 }
 
 ct_node *ct_reduce_record(ct_op_id op, ct_tensor *out, ct_tensor *t, const ct_reduce_plan *p,
@@ -199,6 +201,7 @@ ct_tensor *ct_reduce_mask(ct_tensor *a, ct_tensor *b, int kind) {
     ct_pw_args args = {.i = kind};
     ct_tensor *in[2] = {a, b};
     ct_tensor *out = ct_pointwise(&spec, 2, in, NULL, &args);
-    if (out) CT_TRACE(CT_OP_reduce_mask, 2, in, 1, &out, CT_V_STR(modes[kind]));
+    if (out)
+        CT_TRACE_ATTRS(CT_OP_reduce_mask, 2, in, 1, &out, &(ct_reduce_mask_attrs){modes[kind]});
     return ct_ret(out);
 }

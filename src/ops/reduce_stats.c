@@ -11,6 +11,9 @@
 #include "ops/reduce_plan.h"
 #include "ops/trace.h"
 
+/* Saved tensors: the input, and the result where the formula reuses it. */
+enum { SV_SELF, SV_RESULT };
+
 /* ---- var / std -------------------------------------------------------- */
 
 /* Two passes: the mean, then the squared deviations summed in double (cancellation
@@ -45,11 +48,12 @@ static ct_tensor *var_std(ct_op_id op, const char *name, ct_tensor *t, ct_var_op
     ct_node *n = ct_reduce_record(op, out, t, &p, o.keepdim);
     if (n) {
         n->state.reduce.scale = denom;
-        ct_node_save(n, 0, t, false);
-        if (op == CT_OP_std) ct_node_save(n, 1, out, true);
+        ct_node_save(n, SV_SELF, t, false);
+        if (op == CT_OP_std) ct_node_save(n, SV_RESULT, out, true);
     }
-    CT_TRACE(op, 1, &t, 1, &out, CT_V_INTS(o.dims.n ? o.dims.n : -1, o.dims.d), CT_V_SCALAR(c),
-             CT_V_BOOL(o.keepdim));
+    CT_TRACE_ATTRS(op, 1, &t, 1, &out, /* var's and std's are alike */
+                   &(ct_var_attrs){ct_attr_dims(o.dims.n ? o.dims.n : -1, o.dims.d),
+                                   CT_ATTR_SOME(c), o.keepdim});
     return ct_ret(out);
 }
 
@@ -62,7 +66,7 @@ static ct_tensor *centered(ct_tensor *x, const ct_node *n) {
 }
 
 bool var_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    ct_tensor *x = ct_node_saved(n, 0);
+    ct_tensor *x = ct_node_saved(n, SV_SELF);
     if (!x) return false;
     ct_tensor *g = ct_mul_scalar(ct_reduce_kept(go[0], n), 2.0 / n->state.reduce.scale);
     return (gi[0] = ct_mul(g, centered(x, n))) != NULL;
@@ -70,7 +74,7 @@ bool var_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 
 /* d std / dx = (x - mean) / ((N - correction) std); 0 where std == 0 (x == mean). */
 bool std_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    ct_tensor *x = ct_node_saved(n, 0), *y = ct_node_saved(n, 1);
+    ct_tensor *x = ct_node_saved(n, SV_SELF), *y = ct_node_saved(n, SV_RESULT);
     if (!x || !y) return false;
     ct_tensor *s = ct_reduce_kept(y, n);
     ct_tensor *safe = ct_add(s, ct_reduce_mask(s, ct_ret(ct_wrap_scalar(0, s)), CT_MASK_EQ));
@@ -111,17 +115,17 @@ ct_tensor *ct_norm_with(ct_tensor *t, ct_norm_options o) {
     ct_node *n = ct_reduce_record(CT_OP_norm, out, t, &p, o.keepdim);
     if (n) {
         n->state.reduce.kind = kind;
-        ct_node_save(n, 0, t, false);
-        ct_node_save(n, 1, out, true);
+        ct_node_save(n, SV_SELF, t, false);
+        ct_node_save(n, SV_RESULT, out, true);
     }
-    CT_TRACE(CT_OP_norm, 1, &t, 1, &out, CT_V_SCALAR(pv),
-             CT_V_INTS(o.dims.n ? o.dims.n : -1, o.dims.d), CT_V_BOOL(o.keepdim),
-             CT_V_DTYPE(CT_DTYPE_UNSET));
+    CT_TRACE_ATTRS(CT_OP_norm, 1, &t, 1, &out,
+                   &(ct_norm_attrs){pv, ct_attr_dims(o.dims.n ? o.dims.n : -1, o.dims.d),
+                                    o.keepdim, CT_DTYPE_UNSET});
     return ct_ret(out);
 }
 
 bool norm_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    ct_tensor *x = ct_node_saved(n, 0), *y = ct_node_saved(n, 1);
+    ct_tensor *x = ct_node_saved(n, SV_SELF), *y = ct_node_saved(n, SV_RESULT);
     if (!x || !y) return false;
     ct_tensor *g = ct_reduce_kept(go[0], n), *yk = ct_reduce_kept(y, n);
     switch ((ct_norm_kind)n->state.reduce.kind) {
@@ -168,16 +172,16 @@ ct_tensor *ct_logsumexp_with(ct_tensor *t, ct_reduce_options o) {
     if (!out) return NULL;
     ct_node *n = ct_reduce_record(CT_OP_logsumexp, out, t, &p, o.keepdim);
     if (n) {
-        ct_node_save(n, 0, t, false);
-        ct_node_save(n, 1, out, true);
+        ct_node_save(n, SV_SELF, t, false);
+        ct_node_save(n, SV_RESULT, out, true);
     }
-    CT_TRACE(CT_OP_logsumexp, 1, &t, 1, &out, CT_V_INTS(o.dims.n, o.dims.d), CT_V_BOOL(o.keepdim));
+    CT_TRACE_ATTRS(CT_OP_logsumexp, 1, &t, 1, &out, &(ct_logsumexp_attrs){o.dims, o.keepdim});
     return ct_ret(out);
 }
 
 /* d/dx = exp(x - logsumexp) (the softmax). */
 bool logsumexp_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    ct_tensor *x = ct_node_saved(n, 0), *y = ct_node_saved(n, 1);
+    ct_tensor *x = ct_node_saved(n, SV_SELF), *y = ct_node_saved(n, SV_RESULT);
     if (!x || !y) return false;
     ct_tensor *sm = ct_exp(ct_sub(x, ct_reduce_kept(y, n)));
     return (gi[0] = ct_mul(ct_reduce_kept(go[0], n), sm)) != NULL;

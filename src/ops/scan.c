@@ -7,6 +7,9 @@
 #include "ops/reduce_plan.h"
 #include "ops/trace.h"
 
+/* Saved tensors of cumprod. */
+enum { SV_SELF, SV_RESULT };
+
 /* t's data as a contiguous [M1, L, M2] block around dim (a copy when t is not
  * contiguous or not of dtype k); unregistered. */
 static ct_tensor *scan_block(const char *op, ct_tensor *t, int dim, ct_dtype k, int64_t *M1,
@@ -46,13 +49,13 @@ ct_tensor *ct_scan(ct_op_id op, ct_tensor *t, int64_t dim, bool reverse, bool ex
         if (n) {
             n->state.scan = (ct_scan_state){(int)d, reverse, exclusive};
             if (op == CT_OP_cumprod) {
-                ct_node_save(n, 0, t, false);
-                ct_node_save(n, 1, out, true);
+                ct_node_save(n, SV_SELF, t, false);
+                ct_node_save(n, SV_RESULT, out, true);
             }
         }
     }
     /* (the reversed and exclusive scans of backward formulas report as the op too) */
-    CT_TRACE(op, 1, &t, 1, &out, CT_V_INT(dim), CT_V_DTYPE(dtype));
+    CT_TRACE_ATTRS(op, 1, &t, 1, &out, &(ct_cumsum_attrs){dim, dtype}); /* cumprod's alike */
     return ct_ret(out);
 }
 
@@ -75,7 +78,7 @@ bool cumsum_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
  * (create_graph) the formula is written with ops: reversed cumsum(g * y) / x, valid
  * without zeros. */
 bool cumprod_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    ct_tensor *x = ct_node_saved(n, 0), *y = ct_node_saved(n, 1);
+    ct_tensor *x = ct_node_saved(n, SV_SELF), *y = ct_node_saved(n, SV_RESULT);
     if (!x || !y) return false;
     int dim = n->state.scan.dim;
     bool rev = n->state.scan.reverse, excl = n->state.scan.exclusive;
@@ -104,7 +107,9 @@ bool cumprod_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     if (out) fn(ct_tensor_data(xb), ct_tensor_data(gb), ct_tensor_data(out), M1, L, M2, &args);
     ct_release(xb);
     ct_release(gb);
-    if (out) CT_TRACE(CT_OP_cumprod_grad, 3, ((ct_tensor *[]){go[0], x, y}), 1, &out, CT_V_INT(dim));
+    if (out)
+        CT_TRACE_ATTRS(CT_OP_cumprod_grad, 3, ((ct_tensor *[]){go[0], x, y}), 1, &out,
+                       &(ct_cumprod_grad_attrs){dim});
     gi[0] = out ? ct_ret(out) : NULL;
     return gi[0] != NULL;
 }

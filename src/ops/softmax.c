@@ -7,6 +7,10 @@
 #include "ops/reduce_plan.h"
 #include "ops/trace.h"
 
+/* Saved tensors: softmax's and log_softmax's result; their backwards' operands. */
+enum { SV_RESULT = 0 };
+enum { SV_GRAD = 0, SV_OUTPUT = 1 };
+
 /* Runs kind along dim over x (and g); a new unregistered tensor of dtype out_dt. */
 static ct_tensor *run(ct_softmax_kind kind, ct_tensor *x, ct_tensor *g, int dim, ct_dtype out_dt) {
     ct_dtype k = ct_compute_dtype_for(CT_OP_softmax, x->storage->device, out_dt);
@@ -50,9 +54,10 @@ static ct_tensor *forward(ct_op_id op, const char *name, ct_tensor *t, int64_t d
     ct_node *n = ct_record1(op, out, 1, &t);
     if (n) {
         n->state.dim = d;
-        ct_node_save(n, 0, out, true);
+        ct_node_save(n, SV_RESULT, out, true);
     }
-    CT_TRACE(op, 1, &t, 1, &out, CT_V_INT(dim), CT_V_DTYPE(CT_DTYPE_UNSET));
+    /* softmax's and log_softmax's attributes are alike, and so are their backwards' */
+    CT_TRACE_ATTRS(op, 1, &t, 1, &out, &(ct_softmax_attrs){dim, CT_DTYPE_UNSET});
     return ct_ret(out);
 }
 
@@ -77,22 +82,22 @@ static ct_tensor *backward_data(ct_op_id op, ct_tensor *g, ct_tensor *y, int dim
     ct_node *n = ct_node_record(op, 2, in, 1);
     if (n) {
         n->state.dim = dim;
-        ct_node_save(n, 0, g, false);
-        ct_node_save(n, 1, y, false);
+        ct_node_save(n, SV_GRAD, g, false);
+        ct_node_save(n, SV_OUTPUT, y, false);
         ct_node_set_output(n, out, 0);
         ct_release(n);
     }
-    CT_TRACE(op, 2, in, 1, &out, CT_V_INT(dim), CT_V_DTYPE(y->dtype));
+    CT_TRACE_ATTRS(op, 2, in, 1, &out, &(ct_softmax_backward_data_attrs){dim, y->dtype});
     return ct_ret(out);
 }
 
 bool softmax_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    ct_tensor *y = ct_node_saved(n, 0);
+    ct_tensor *y = ct_node_saved(n, SV_RESULT);
     return y && (gi[0] = backward_data(CT_OP_softmax_backward_data, go[0], y, (int)n->state.dim));
 }
 
 bool log_softmax_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    ct_tensor *y = ct_node_saved(n, 0);
+    ct_tensor *y = ct_node_saved(n, SV_RESULT);
     return y && (gi[0] = backward_data(CT_OP_log_softmax_backward_data, go[0], y,
                                        (int)n->state.dim));
 }
@@ -104,7 +109,7 @@ static ct_tensor *sum_dim(ct_tensor *t, int dim) {
 /* z = y (g - sum(g y)):  dz/dg [G] = softmax_backward_data(G, y);
  * dz/dy [G] = G g - G sum(g y) - g sum(G y). */
 bool softmax_backward_data_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    ct_tensor *g = ct_node_saved(n, 0), *y = ct_node_saved(n, 1), *G = go[0];
+    ct_tensor *g = ct_node_saved(n, SV_GRAD), *y = ct_node_saved(n, SV_OUTPUT), *G = go[0];
     int dim = (int)n->state.dim;
     if (!g || !y) return false;
     if (n->needs_grad[0] && !(gi[0] = backward_data(CT_OP_softmax_backward_data, G, y, dim)))
@@ -119,7 +124,7 @@ bool softmax_backward_data_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) 
 
 /* z = g - exp(y) sum(g):  dz/dg [G] = G - sum(G exp(y));  dz/dy [G] = -G exp(y) sum(g). */
 bool log_softmax_backward_data_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    ct_tensor *g = ct_node_saved(n, 0), *y = ct_node_saved(n, 1), *G = go[0];
+    ct_tensor *g = ct_node_saved(n, SV_GRAD), *y = ct_node_saved(n, SV_OUTPUT), *G = go[0];
     int dim = (int)n->state.dim;
     if (!g || !y) return false;
     ct_tensor *e = ct_exp(y);

@@ -7,6 +7,9 @@
 #include "ops/index_util.h"
 #include "ops/trace.h"
 
+/* Saved tensor: the indices of the values. */
+enum { SV_INDICES };
+
 static const ct_values_indices NONE = {NULL, NULL};
 
 /* The first k of every sorted row of t along dim; records op's node. */
@@ -42,13 +45,14 @@ static ct_values_indices sort_rows(ct_op_id opid, const char *op, ct_tensor *t, 
     ct_node *node = ct_record1(opid, vals, 1, &t);
     if (node) {
         node->state.dim = d;
-        ct_node_save(node, 0, idx, false);
+        ct_node_save(node, SV_INDICES, idx, false);
     }
     if (opid == CT_OP_sort)
-        CT_TRACE(opid, 1, &t, 2, ((ct_tensor *[]){vals, idx}), CT_V_INT(d), CT_V_BOOL(descending));
+        CT_TRACE_ATTRS(opid, 1, &t, 2, ((ct_tensor *[]){vals, idx}),
+                       &(ct_sort_attrs){d, descending});
     else
-        CT_TRACE(opid, 1, &t, 2, ((ct_tensor *[]){vals, idx}), CT_V_INT(k), CT_V_INT(d),
-                 CT_V_BOOL(descending), CT_V_BOOL(true));
+        CT_TRACE_ATTRS(opid, 1, &t, 2, ((ct_tensor *[]){vals, idx}),
+                       &(ct_topk_attrs){k, d, descending, true});
     return (ct_values_indices){ct_ret(vals), ct_ret(idx)};
 }
 
@@ -66,7 +70,7 @@ ct_values_indices ct_topk_with(ct_tensor *t, int64_t k, int64_t dim, ct_topk_opt
 
 /* SortBackward0 / TopkBackward0: zeros(self).scatter(dim, indices, grad). */
 static bool scatter_back(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    ct_tensor *idx = ct_node_saved(n, 0);
+    ct_tensor *idx = ct_node_saved(n, SV_INDICES);
     if (!idx) return false;
     ct_tensor *z =
         ct_zeros(ct_index_input_shape(n, 0), .dtype = go[0]->dtype, .device = go[0]->storage->device);

@@ -13,6 +13,8 @@
 #ifndef CT_OPS_TRACE_H
 #define CT_OPS_TRACE_H
 
+#include <string.h>
+
 #include "ctorch/ops.h"
 #include "ops/attrs.h"
 #include "ops/op_table.h"
@@ -52,11 +54,31 @@ void ct_attrs_values(ct_op_id op, const void *attrs, ct_value *v);
 void ct_trace_emit_attrs(ct_op_id op, int n_in, ct_tensor *const *in, int n_out,
                          ct_tensor *const *out, const void *attrs);
 
-#define CT_TRACE_ATTRS(op, n_in, in, n_out, out, attrs)                                \
+/* The attributes are the last argument; variadic so that a compound literal's commas
+ * may stand in it: CT_TRACE_ATTRS(op, 1, &t, 1, &out, &(ct_select_attrs){dim, index}). */
+#define CT_TRACE_ATTRS(op, n_in, in, n_out, out, ...)                                  \
     do {                                                                               \
         if (__builtin_expect(ct_trace_active != 0, 0))                                 \
-            ct_trace_emit_attrs(op, n_in, in, n_out, out, attrs);                      \
+            ct_trace_emit_attrs(op, n_in, in, n_out, out, __VA_ARGS__);                \
     } while (0)
+
+/* Attribute struct fields from what an op has at hand: a list of n values (n < 0:
+ * None), an optional int or float given (CT_ATTR_SOME) or not (CT_ATTR_NONE). */
+static inline ct_dims ct_attr_dims(int n, const int64_t *d) {
+    ct_dims r = {.n = n};
+    if (n > 0) memcpy(r.d, d, sizeof(int64_t) * (size_t)n);
+    return r;
+}
+static inline ct_attr_ints2 ct_attr_ints2_of(const int64_t *d) {
+    return (ct_attr_ints2){2, {d[0], d[1]}};
+}
+static inline ct_attr_floats ct_attr_floats_of(int n, const double *d) {
+    ct_attr_floats r = {.n = n};
+    if (n > 0) memcpy(r.d, d, sizeof(double) * (size_t)n);
+    return r;
+}
+#define CT_ATTR_SOME(x) {.some = true, .v = (x)}
+#define CT_ATTR_NONE {.some = false}
 
 /* Attribute values, by kind.  An optional one given as None: CT_V_NONE(kind); the
  * dtype, string and list forms take CT_DTYPE_UNSET / NULL / a negative count as None. */

@@ -15,8 +15,10 @@ ct_tensor *ct_view_make(ct_op_id op, ct_tensor *t, int ndim, const int64_t *size
     if (node) *node = n;
     /* view and expand report their size here; the other view ops where their
      * attributes are known */
-    if (op == CT_OP_view) CT_TRACE(op, 1, &t, 1, &out, CT_V_INTS(ndim, sizes));
-    else if (op == CT_OP_expand) CT_TRACE(op, 1, &t, 1, &out, CT_V_INTS(ndim, sizes), CT_V_BOOL(false));
+    if (op == CT_OP_view)
+        CT_TRACE_ATTRS(op, 1, &t, 1, &out, &(ct_view_attrs){ct_attr_dims(ndim, sizes)});
+    else if (op == CT_OP_expand)
+        CT_TRACE_ATTRS(op, 1, &t, 1, &out, &(ct_expand_attrs){ct_attr_dims(ndim, sizes), false});
     return out;
 }
 

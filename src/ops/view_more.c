@@ -75,8 +75,8 @@ static ct_tensor *slice_clamped(ct_tensor *t, int d, int64_t start, int64_t end,
     ct_tensor *out = view_geom(CT_OP_slice, t, &g, &n);
     if (n) n->state.slice = (ct_slice_state){d, start, step};
     if (out)
-        CT_TRACE(CT_OP_slice, 1, &t, 1, &out, CT_V_INT(d), CT_V_INT(start), CT_V_INT(end),
-                 CT_V_INT(step));
+        CT_TRACE_ATTRS(CT_OP_slice, 1, &t, 1, &out,
+                       &(ct_slice_attrs){d, CT_ATTR_SOME(start), CT_ATTR_SOME(end), step});
     return ct_ret(out);
 }
 
@@ -154,7 +154,7 @@ ct_tensor *ct_select(ct_tensor *t, int64_t dim, int64_t index) {
     ct_node *node = NULL;
     ct_tensor *out = view_geom(CT_OP_select, t, &g, &node);
     if (node) node->state.slice = (ct_slice_state){d, index, 1};
-    if (out) CT_TRACE(CT_OP_select, 1, &t, 1, &out, CT_V_INT(dim), CT_V_INT(index));
+    if (out) CT_TRACE_ATTRS(CT_OP_select, 1, &t, 1, &out, &(ct_select_attrs){dim, index});
     return ct_ret(out);
 }
 
@@ -186,7 +186,7 @@ ct_tensor *ct_squeeze_dim(ct_tensor *t, int64_t dim) {
     ct_geom g = geom_of(t);
     if (g.ndim > 0 && g.sizes[d] == 1) geom_drop_dim(&g, d);
     ct_tensor *out = view_geom(CT_OP_squeeze_dim, t, &g, NULL);
-    if (out) CT_TRACE(CT_OP_squeeze_dim, 1, &t, 1, &out, CT_V_INT(dim));
+    if (out) CT_TRACE_ATTRS(CT_OP_squeeze_dim, 1, &t, 1, &out, &(ct_squeeze_dim_attrs){dim});
     return ct_ret(out);
 }
 
@@ -207,7 +207,7 @@ ct_tensor *ct_unsqueeze(ct_tensor *t, int64_t dim) {
     g.strides[d] = d >= t->ndim ? 1 : t->sizes[d] * t->strides[d];
     g.ndim++;
     ct_tensor *out = view_geom(CT_OP_unsqueeze, t, &g, NULL);
-    if (out) CT_TRACE(CT_OP_unsqueeze, 1, &t, 1, &out, CT_V_INT(dim));
+    if (out) CT_TRACE_ATTRS(CT_OP_unsqueeze, 1, &t, 1, &out, &(ct_unsqueeze_attrs){dim});
     return ct_ret(out);
 }
 
@@ -348,8 +348,10 @@ ct_tensor *ct_as_strided(ct_tensor *t, ct_shape size, ct_shape stride, int64_t s
         (void)gs;
     }
     if (out)
-        CT_TRACE(CT_OP_as_strided, 1, &t, 1, &out, CT_V_INTS(size.ndim, size.d),
-                 CT_V_INTS(stride.ndim, stride.d), CT_V_INT(y.offset));
+        CT_TRACE_ATTRS(CT_OP_as_strided, 1, &t, 1, &out,
+                       &(ct_as_strided_attrs){ct_attr_dims(size.ndim, size.d),
+                                              ct_attr_dims(stride.ndim, stride.d),
+                                              CT_ATTR_SOME(y.offset)});
     return ct_ret(out);
 }
 
@@ -442,8 +444,10 @@ ct_tensor *ct_strided_scatter(ct_tensor *src, int ndim, const int64_t *sizes, co
     ct_node *n = ct_record1(CT_OP_strided_scatter, out, 1, &src);
     if (n) copy_extra(n, g, sizeof *g);
     /* zeros of `sizes` with src scattered in: self is the (unmaterialised) zeros, None */
-    CT_TRACE(CT_OP_strided_scatter, 2, ((ct_tensor *[]){NULL, src}), 1, &out,
-             CT_V_INTS(g->ndim, g->sizes), CT_V_INTS(g->ndim, g->strides), CT_V_INT(g->offset));
+    CT_TRACE_ATTRS(CT_OP_strided_scatter, 2, ((ct_tensor *[]){NULL, src}), 1, &out,
+                   &(ct_strided_scatter_attrs){ct_attr_dims(g->ndim, g->sizes),
+                                               ct_attr_dims(g->ndim, g->strides),
+                                               CT_ATTR_SOME(g->offset)});
     return ct_ret(out);
 }
 
