@@ -20,6 +20,12 @@ typedef struct {
     int64_t pad_end[2]; /* padding after the last element (differs for odd 'same') */
 } conv_params;
 
+/* convolution's schema attributes (convolution_backward's between its first and last). */
+static ct_convolution_attrs conv_attrs(const conv_params *p) {
+    return (ct_convolution_attrs){ct_attr_dims(p->nd, p->stride), ct_attr_dims(p->nd, p->pad),
+                                  ct_attr_dims(p->nd, p->dil), p->transposed,
+                                  ct_attr_dims(p->nd, p->out_pad), p->groups};
+}
 
 /* One option list: empty -> dflt, one value -> every dim, nd values -> per dim. */
 static bool expand_dims(const char *op, const char *what, ct_dims d, int nd, int64_t dflt,
@@ -294,9 +300,10 @@ static ct_tensor *convolution(const char *op, conv_params *p, ct_tensor *x, ct_t
         ct_node_set_output(n, out, 0);
         ct_release(n);
     }
-    CT_TRACE(CT_OP_convolution, 3, in, 1, &out, CT_V_INTS(p->nd, p->stride),
-             CT_V_INTS(p->nd, p->pad), CT_V_INTS(p->nd, p->dil), CT_V_BOOL(p->transposed),
-             CT_V_INTS(p->nd, p->out_pad), CT_V_INT(p->groups));
+    if (__builtin_expect(ct_trace_active != 0, 0)) {
+        ct_convolution_attrs at = conv_attrs(p);
+        CT_TRACE_ATTRS(CT_OP_convolution, 3, in, 1, &out, &at);
+    }
     return out;
 }
 
@@ -481,10 +488,13 @@ bool convolution_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
         ct_shape bs = CT_SHAPE(gy->sizes[1]);
         if (!(gi[2] = ct_ret(ct_conv_run(CT_CONV_GRAD_BIAS, &g, gy, gy, NULL, bs, dt)))) return false;
     }
-    CT_TRACE(CT_OP_convolution_backward, 3, ((ct_tensor *[]){go[0], x, w}), 3, gi,
-             CT_V_INTS(n->needs_grad[2] ? 1 : -1, &gy->sizes[1]), CT_V_INTS(p.nd, p.stride),
-             CT_V_INTS(p.nd, p.pad), CT_V_INTS(p.nd, p.dil), CT_V_BOOL(p.transposed),
-             CT_V_INTS(p.nd, p.out_pad), CT_V_INT(p.groups),
-             CT_V_BOOLS(3, ((bool[]){n->needs_grad[0], n->needs_grad[1], n->needs_grad[2]})));
+    if (__builtin_expect(ct_trace_active != 0, 0)) {
+        ct_convolution_attrs c = conv_attrs(&p);
+        ct_convolution_backward_attrs at = {
+            ct_attr_dims(n->needs_grad[2] ? 1 : -1, &gy->sizes[1]), c.stride, c.padding,
+            c.dilation, c.transposed, c.output_padding, c.groups,
+            {3, {n->needs_grad[0], n->needs_grad[1], n->needs_grad[2]}}};
+        CT_TRACE_ATTRS(CT_OP_convolution_backward, 3, ((ct_tensor *[]){go[0], x, w}), 3, gi, &at);
+    }
     return true;
 }

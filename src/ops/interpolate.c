@@ -121,10 +121,13 @@ ct_tensor *ct_interpolate_with(ct_tensor *x, ct_interpolate_options o) {
         const double scales[2] = {sf[0], sf[1]};
         int ns = sf[0] != 0 ? 2 : -1; /* scale factors given, or None */
         if (id == CT_OP_upsample_bilinear2d)
-            CT_TRACE(id, 1, &x, 1, &out, CT_V_INTS(2, osz), CT_V_BOOL(o.align_corners),
-                     CT_V_FLOATS(ns, scales));
+            CT_TRACE_ATTRS(id, 1, &x, 1, &out,
+                           &(ct_upsample_bilinear2d_attrs){ct_attr_dims(2, osz), o.align_corners,
+                                                           ct_attr_floats_of(ns, scales)});
         else
-            CT_TRACE(id, 1, &x, 1, &out, CT_V_INTS(2, osz), CT_V_FLOATS(ns, scales));
+            CT_TRACE_ATTRS(id, 1, &x, 1, &out,
+                           &(ct_upsample_nearest2d_attrs){ct_attr_dims(2, osz),
+                                                          ct_attr_floats_of(ns, scales)});
     }
     return ct_ret(out);
 }
@@ -141,12 +144,13 @@ static bool upsample_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
                                                          : CT_OP_upsample_nearest2d_backward;
         const int64_t osz[2] = {gy->sizes[2], gy->sizes[3]};
         int ns = u->scale_factors[0] != 0 ? 2 : -1;
+        ct_dims os = ct_attr_dims(2, osz), is = ct_attr_dims(xs.ndim, xs.d);
+        ct_attr_floats sc = ct_attr_floats_of(ns, u->scale_factors);
         if (op == CT_OP_upsample_bilinear2d_backward)
-            CT_TRACE(op, 1, &gy, 1, &gx, CT_V_INTS(2, osz), CT_V_INTS(xs.ndim, xs.d),
-                     CT_V_BOOL(u->align_corners), CT_V_FLOATS(ns, u->scale_factors));
+            CT_TRACE_ATTRS(op, 1, &gy, 1, &gx,
+                           &(ct_upsample_bilinear2d_backward_attrs){os, is, u->align_corners, sc});
         else
-            CT_TRACE(op, 1, &gy, 1, &gx, CT_V_INTS(2, osz), CT_V_INTS(xs.ndim, xs.d),
-                     CT_V_FLOATS(ns, u->scale_factors));
+            CT_TRACE_ATTRS(op, 1, &gy, 1, &gx, &(ct_upsample_nearest2d_backward_attrs){os, is, sc});
     }
     return (gi[0] = ct_ret(gx)) != NULL;
 }

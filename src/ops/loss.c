@@ -81,13 +81,12 @@ ct_tensor *ct_pw_loss_grad(ct_node *n, ct_tensor *g) {
 static void trace_loss_backward(ct_op_id op, ct_tensor *x, ct_tensor *y, ct_tensor *pw,
                                 ct_tensor *g, double p, ct_tensor *out) {
     ct_tensor *in[5] = {g, x, y, NULL, pw};
-    const ct_value none = CT_V_INT(0);
-    switch (op) {
-    case CT_OP_binary_cross_entropy_backward: CT_TRACE(op, 4, in, 1, &out, none); break;
-    case CT_OP_binary_cross_entropy_with_logits_backward: CT_TRACE(op, 5, in, 1, &out, none); break;
-    case CT_OP_mse_loss_backward: CT_TRACE(op, 3, in, 1, &out, none); break;
-    default: CT_TRACE(op, 3, in, 1, &out, none, CT_V_FLOAT(p)); break; /* beta, delta */
-    }
+    /* every one's first attribute is the reduction; smooth_l1's and huber's second p */
+    ct_smooth_l1_loss_backward_attrs at = {0, p};
+    int n_in = op == CT_OP_binary_cross_entropy_backward                ? 4
+             : op == CT_OP_binary_cross_entropy_with_logits_backward ? 5
+                                                                      : 3;
+    CT_TRACE_ATTRS(op, n_in, in, 1, &out, &at);
 }
 
 ct_tensor *ct_pw_loss_backward(const ct_pw_spec *spec, ct_tensor *x, ct_tensor *y, ct_tensor *pw,
@@ -325,8 +324,8 @@ ct_tensor *ct_nll_loss_op(const char *op, ct_tensor *x, ct_tensor *t, ct_tensor 
     ct_node *n = ct_record1(CT_OP_nll_loss, out, 3, in);
     if (n) nll_save(n, t, w, red, ignore_index, total);
     if (n && x->ndim >= 3) n->name = "NllLoss2DBackward0";
-    CT_TRACE(CT_OP_nll_loss, 3, ((ct_tensor *[]){x, t, w}), 1, &out,
-             CT_V_INT(ct_reduction_aten(red)), CT_V_INT(ignore_index));
+    CT_TRACE_ATTRS(CT_OP_nll_loss, 3, ((ct_tensor *[]){x, t, w}), 1, &out,
+                   &(ct_nll_loss_attrs){ct_reduction_aten(red), ignore_index});
     ct_ret(out);
     return nll_viewed(x, red) ? ct_view(out, ct_shape_of(t)) : out;
 }
@@ -367,8 +366,8 @@ static ct_tensor *nll_backward_op(ct_tensor *g, ct_tensor *t, ct_tensor *w, cons
     ct_node *n = ct_record1(CT_OP_nll_loss_backward, gi, 1, &g);
     if (n) nll_save(n, t, w, red, ignore_index, total);
     if (n && m->ndim >= 3) n->name = "NllLoss2DBackwardBackward0";
-    CT_TRACE(CT_OP_nll_loss_backward, 4, ((ct_tensor *[]){g, NULL, t, w}), 1, &gi,
-             CT_V_INT(ct_reduction_aten(red)), CT_V_INT(ignore_index));
+    CT_TRACE_ATTRS(CT_OP_nll_loss_backward, 4, ((ct_tensor *[]){g, NULL, t, w}), 1, &gi,
+                   &(ct_nll_loss_backward_attrs){ct_reduction_aten(red), ignore_index});
     return ct_ret(gi);
 }
 

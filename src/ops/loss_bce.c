@@ -64,8 +64,8 @@ ct_tensor *(ct_binary_cross_entropy_with)(ct_tensor *x, ct_tensor *y, ct_bce_opt
         ct_node_save(n, 1, y, false);
         ct_pw_loss_save(n, o.weight, o.reduction, numel);
     }
-    CT_TRACE(CT_OP_binary_cross_entropy, 3, ((ct_tensor *[]){x, y, o.weight}), 1, &l,
-             CT_V_INT(ct_reduction_aten(o.reduction)));
+    CT_TRACE_ATTRS(CT_OP_binary_cross_entropy, 3, ((ct_tensor *[]){x, y, o.weight}), 1, &l,
+                   &(ct_binary_cross_entropy_attrs){ct_reduction_aten(o.reduction)});
     return l;
 }
 
@@ -145,8 +145,9 @@ ct_tensor *(ct_binary_cross_entropy_with_logits_with)(ct_tensor *x, ct_tensor *y
         n->state.loss.has_pos_weight = pw != NULL;
         ct_pw_loss_save(n, o.weight, o.reduction, numel);
     }
-    CT_TRACE(CT_OP_binary_cross_entropy_with_logits, 4, ((ct_tensor *[]){x, y, o.weight, pw}), 1,
-             &l, CT_V_INT(ct_reduction_aten(o.reduction)));
+    CT_TRACE_ATTRS(CT_OP_binary_cross_entropy_with_logits, 4,
+                   ((ct_tensor *[]){x, y, o.weight, pw}), 1, &l,
+                   &(ct_binary_cross_entropy_with_logits_attrs){ct_reduction_aten(o.reduction)});
     return l;
 }
 

@@ -27,8 +27,8 @@ static ct_tensor *regression_loss(const char *fn, const ct_pw_spec *spec, ct_ten
         ct_pw_loss_save(n, NULL, red, numel);
         n->state.loss.p = p;
     }
-    if (spec->op == CT_OP_mse_loss) CT_TRACE(spec->op, 2, in, 1, &l, CT_V_INT(ct_reduction_aten(red)));
-    else CT_TRACE(spec->op, 2, in, 1, &l, CT_V_INT(ct_reduction_aten(red)), CT_V_FLOAT(p));
+    /* mse_loss's reduction; smooth_l1_loss's and huber_loss's (alike) and p */
+    CT_TRACE_ATTRS(spec->op, 2, in, 1, &l, &(ct_smooth_l1_loss_attrs){ct_reduction_aten(red), p});
     return l;
 }
 

@@ -33,16 +33,17 @@ static void trace_norm(ct_op_id op, const ct_norm_job *j, ct_tensor *x, ct_tenso
                        ct_tensor *rstd) {
     ct_tensor *out[3] = {y, mean, rstd};
     if (op == CT_OP_batch_norm) {
-        CT_TRACE(op, 5, ((ct_tensor *[]){x, w, b, rm, rv}), 3, out, CT_V_BOOL(j->training),
-                 CT_V_FLOAT(j->momentum), CT_V_FLOAT(j->eps));
+        CT_TRACE_ATTRS(op, 5, ((ct_tensor *[]){x, w, b, rm, rv}), 3, out,
+                       &(ct_batch_norm_attrs){j->training, j->momentum, j->eps});
     } else if (op == CT_OP_layer_norm) { /* normalized_shape: x's last dims, j->C elements */
         int first = x->ndim;
         for (int64_t k = 1; first > 0 && k < j->C;) k *= x->sizes[--first];
-        CT_TRACE(op, 3, ((ct_tensor *[]){x, w, b}), 3, out,
-                 CT_V_INTS(x->ndim - first, x->sizes + first), CT_V_FLOAT(j->eps));
+        CT_TRACE_ATTRS(op, 3, ((ct_tensor *[]){x, w, b}), 3, out,
+                       &(ct_layer_norm_attrs){ct_attr_dims(x->ndim - first, x->sizes + first),
+                                              j->eps});
     } else {
-        CT_TRACE(op, 3, ((ct_tensor *[]){x, w, b}), 3, out, CT_V_INT(j->N), CT_V_INT(j->C),
-                 CT_V_INT(j->S), CT_V_INT(j->G), CT_V_FLOAT(j->eps));
+        CT_TRACE_ATTRS(op, 3, ((ct_tensor *[]){x, w, b}), 3, out,
+                       &(ct_group_norm_attrs){j->N, j->C, j->S, j->G, j->eps});
     }
 }
 

@@ -47,8 +47,10 @@ static void trace_pool(ct_op_id op, ct_tensor *x, ct_tensor *out, ct_tensor *idx
         pool_attrs(op == CT_OP_max_pool2d, p, &at);
         CT_TRACE_ATTRS(op, 1, &x, op == CT_OP_max_pool2d ? 2 : 1, outs, &at);
         break;
-    case CT_OP_adaptive_max_pool2d: CT_TRACE(op, 1, &x, 2, outs, CT_V_INTS(2, adaptive_out)); break;
-    default: CT_TRACE(op, 1, &x, 1, outs, CT_V_INTS(2, adaptive_out)); break;
+    default: /* adaptive_max_pool2d's and adaptive_avg_pool2d's attributes are alike */
+        at.adaptive_max_pool2d = (ct_adaptive_max_pool2d_attrs){INTS2(adaptive_out)};
+        CT_TRACE_ATTRS(op, 1, &x, op == CT_OP_adaptive_max_pool2d ? 2 : 1, outs, &at);
+        break;
     }
 }
 
