@@ -2,6 +2,10 @@
  * build time: each matches its op's schema field by field, graph nodes keep them by
  * name, and ct_attrs_values turns one into the record hook's values (the trace of
  * ops that report them: test_ops_trace). */
+#include <dirent.h>
+#include <stdio.h>
+#include <string.h>
+
 #include "autograd/node.h"
 #include "ct_test.h"
 #include "ops/trace.h"
@@ -119,4 +123,64 @@ TEST(nodes_keep_attributes_by_name) {
     ct_tensor *b = ct_tensor_f32(((float[]){1, 2}), CT_SHAPE(2), .requires_grad = true);
     CHECK(ct_backward(ct_sum(ct_sub_alpha(ct_ones(CT_SHAPE(2)), b, 2.5))) == 0);
     CHECK_VALUES(ct_grad(b), 0, -2.5, -2.5);
+}
+
+/* The text of the macro call at p ("CT_TRACE(" ...): its top-level arguments counted,
+ * the first copied into first. */
+static int count_args(const char *p, char *first, size_t cap) {
+    int depth = 0, n = 1;
+    size_t len = 0;
+    for (p = strchr(p, '(') + 1; *p && (depth > 0 || *p != ')'); p++) {
+        if (*p == '(' || *p == '{' || *p == '[') depth++;
+        if (*p == ')' || *p == '}' || *p == ']') depth--;
+        if (depth == 0 && *p == ',') n++;
+        if (n == 1 && len + 1 < cap && *p != ' ') first[len++] = *p;
+    }
+    first[len] = '\0';
+    return n;
+}
+
+/* Every op reports its attributes through its typed struct (CT_TRACE_ATTRS): CT_TRACE,
+ * which lists values one by one, is left to ops without attributes.  A CT_TRACE in
+ * src/ops or src/autograd given values, or naming an op whose schema has attributes,
+ * fails here; one that reaches the hook for such an op under another name fails
+ * ct_trace_emit's schema check. */
+TEST(trace_sites_report_attributes_through_their_structs) {
+    static const char *const dirs[] = {"../src/ops", "../src/autograd"};
+    int sites = 0;
+    for (size_t d = 0; d < sizeof dirs / sizeof *dirs; d++) {
+        DIR *dir = opendir(dirs[d]);
+        CHECK(dir != NULL);
+        if (!dir) continue;
+        for (struct dirent *e; (e = readdir(dir));) {
+            size_t nl = strlen(e->d_name);
+            if (nl < 3 || strcmp(e->d_name + nl - 2, ".c")) continue;
+            char path[512];
+            snprintf(path, sizeof path, "%s/%s", dirs[d], e->d_name);
+            FILE *f = fopen(path, "r");
+            CHECK(f != NULL);
+            if (!f) continue;
+            static char text[1 << 20];
+            size_t got = fread(text, 1, sizeof text - 1, f);
+            fclose(f);
+            text[got] = '\0';
+            for (const char *p = text; (p = strstr(p, "CT_TRACE(")); p++) {
+                char first[128];
+                int n = count_args(p, first, sizeof first);
+                int line = 1;
+                for (const char *q = text; q < p; q++) line += *q == '\n';
+                sites++;
+                if (n != 5)
+                    ct_test_fail(path, line, "CT_TRACE given attribute values: use "
+                                             "CT_TRACE_ATTRS with the op's struct");
+                if (strncmp(first, "CT_OP_", 6)) continue;
+                for (int op = 0; op < ct_num_ops(); op++)
+                    if (!strcmp(ct_ops[op].name, first + 6) && ct_op_schema(op)->n_attrs)
+                        ct_test_fail(path, line, "CT_TRACE of %s, whose schema has attributes: "
+                                                 "use CT_TRACE_ATTRS", first);
+            }
+        }
+        closedir(dir);
+    }
+    CHECK(sites > 10);
 }
