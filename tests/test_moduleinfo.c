@@ -298,7 +298,7 @@ static void check_values_in(fx_file *f, const values_row *v, const module_row *r
                             int mode) {
     char key[256];
     const char *mname = mode == TRAIN ? "train" : "eval";
-    double tol = dt == CT_F64 ? 1e-10 : v->rtol32 > 0 ? v->rtol32 : 1e-5;
+    double tol = dt == CT_F64 ? 1e-12 : v->rtol32 > 0 ? v->rtol32 : 1e-5;
     ct_module *m = v->make();
     if (!m || ct_module_to(m, .dtype = dt) != 0) {
         ct_test_fail(__FILE__, __LINE__, "%s: the constructor failed: %s", v->name,
