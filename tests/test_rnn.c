@@ -1,67 +1,9 @@
-/* RNN, LSTM, GRU and cells against PyTorch (tests/fixtures/gen_rnn.py): weights loaded
- * by name, outputs and the gradients of every input and parameter. */
+/* RNN, LSTM and GRU beyond their values against PyTorch (the MODVALUES rows of
+ * tests/moduleinfo.def): dropout between layers in training mode, parameter names,
+ * shapes, printing and errors, forward hooks of multi-output modules. */
 #include <stdlib.h>
 
 #include "ct_test.h"
-#include "fixtures.h"
-
-static void compare(fx_file *f, const char *name, ct_module *m, int n_in, int n_out) {
-    char key[128];
-    CHECK(m != NULL);
-    if (!m) return;
-    CHECK(ct_module_to(m, .dtype = CT_F64) == 0);
-    /* Every parameter, by PyTorch's name. */
-    const char *names[64];
-    ct_tensor *params[64];
-    int np = ct_named_parameters(m, names, params, 64);
-    ct_state_dict *sd = ct_state_dict_new();
-    for (int i = 0; i < np; i++) {
-        snprintf(key, sizeof key, "%s.w.%s", name, names[i]);
-        ct_state_dict_set(sd, names[i], fx_get(f, key));
-    }
-    CHECK(ct_load_state_dict(m, sd) == 0);
-    ct_tensor *in[3], *out[3];
-    for (int i = 0; i < n_in; i++) {
-        snprintf(key, sizeof key, "%s.in%d", name, i);
-        in[i] = fx_get_as(f, key, CT_F64, true);
-    }
-    CHECK_INT_EQ(ct_forward_multi(m, n_in, in, out, 3), n_out);
-    ct_tensor *loss = NULL;
-    for (int i = 0; i < n_out; i++) {
-        snprintf(key, sizeof key, "%s.out%d", name, i);
-        double d = ct_test_max_diff(out[i], fx_get(f, key));
-        if (!(d < 1e-10)) ct_test_fail(__FILE__, __LINE__, "%s output %d differs by %g", name, i, d);
-        ct_tensor *sq = ct_sum(ct_mul(out[i], out[i]));
-        loss = loss ? ct_add(loss, sq) : sq;
-    }
-    CHECK(ct_backward(loss) == 0);
-    for (int i = 0; i < n_in; i++) {
-        snprintf(key, sizeof key, "%s.gin%d", name, i);
-        double d = ct_test_max_diff(ct_grad(in[i]), fx_get(f, key));
-        if (!(d < 1e-9)) ct_test_fail(__FILE__, __LINE__, "%s grad of input %d differs by %g", name, i, d);
-    }
-    for (int i = 0; i < np; i++) {
-        snprintf(key, sizeof key, "%s.grad.%s", name, names[i]);
-        double d = ct_test_max_diff(ct_grad(params[i]), fx_get(f, key));
-        if (!(d < 1e-9)) ct_test_fail(__FILE__, __LINE__, "%s grad of %s differs by %g", name, names[i], d);
-    }
-}
-
-TEST(recurrent_layers_match_pytorch) {
-    fx_file *f = fx_load("rnn");
-    compare(f, "lstm2bi", ct_lstm(5, 6, .num_layers = 2, .bidirectional = true), 3, 3);
-    compare(f, "gru_bf", ct_gru(5, 6, .batch_first = true), 1, 2);
-    compare(f, "rnn_relu", ct_rnn(5, 6, .num_layers = 2, .nonlinearity = CT_RNN_RELU, .bias = false), 2, 2);
-    compare(f, "lstm_unbatched", ct_lstm(5, 6), 1, 3);
-    compare(f, "lstm_cell", ct_lstm_cell(5, 6), 3, 2);
-    compare(f, "gru_cell", ct_gru_cell(5, 6), 2, 1);
-    compare(f, "rnn_cell", ct_rnn_cell(5, 6), 1, 1);
-    compare(f, "gru_bi", ct_gru(3, 4, .bidirectional = true), 2, 2);
-    compare(f, "rnn_tanh_bi", ct_rnn(3, 4, .bidirectional = true), 1, 2);
-    compare(f, "lstm_bf_h0", ct_lstm(3, 4, .batch_first = true), 3, 3);
-    compare(f, "gru_bf_h0", ct_gru(3, 4, .num_layers = 2, .batch_first = true), 2, 2);
-    fx_free(f);
-}
 
 /* Dropout between layers: none in eval mode (the same as dropout=0 with the same
  * weights); in training mode it changes the output, the same way for the same seed. */
