@@ -1,4 +1,5 @@
-/* Pooling and upsampling kernels: see cpu/pool.h. */
+/* Pooling and upsampling kernels (kernels/pool.h) of every floating dtype; float16
+ * and bfloat16 compute in float, converting in registers (POOL_KERNELS). */
 #include <math.h>
 #include <omp.h>
 #include <string.h>
@@ -83,28 +84,27 @@ static int64_t pairs_row_f32(const float *r0, const float *r1, int64_t W, int64_
     (void)r0, (void)r1, (void)W, (void)OW, (void)base, (void)y, (void)ix;
     return 0;
 }
-static int64_t pairs_row_f64(const double *r0, const double *r1, int64_t W, int64_t OW,
-                             int64_t base, double *y, int64_t *ix) {
-    (void)r0, (void)r1, (void)W, (void)OW, (void)base, (void)y, (void)ix;
-    return 0;
-}
 
-#define POOL_KERNELS(T, SFX)                                                             \
-    /* 2x2 windows, stride 2: branch-free over a row of outputs (float32 rows 16 at a  \
-     * time with AVX-512), the same results and indices as the generic scan */          \
-    static void max_pairs_##SFX(const ct_pool_geom *g, const T *x, T *y, int64_t *ix) {   \
+/* T: the element type; A: the type computed in, elements loaded as LD(e) and results
+ * stored as ST(v) (float16 / bfloat16: float, widened and rounded to nearest even in
+ * registers; a gradient that windows share is added in float and rounded per add, as
+ * PyTorch 1.13's cpu kernels add in the reduced dtype). */
+#define POOL_KERNELS(T, A, LD, ST, SFX)                                                  \
+    /* 2x2 windows, stride 2: branch-free over a row of outputs (float32 rows 16 at a    \
+     * time with AVX-512), the same results and indices as the generic scan */           \
+    static void max_pairs_##SFX(const ct_pool_geom *g, const T *x, T *y, int64_t *ix) {  \
         for (int64_t oh = 0; oh < g->OH; oh++) {                                         \
             const T *r0 = x + 2 * oh * g->W, *r1 = r0 + g->W;                            \
             T *yr = y + oh * g->OW;                                                      \
             int64_t *ir = ix + oh * g->OW, base = 2 * oh * g->W;                         \
-            int64_t ow = pairs_row_##SFX(r0, r1, g->W, g->OW, base, yr, ir);           \
+            int64_t ow = pairs_row_##SFX(r0, r1, g->W, g->OW, base, yr, ir);             \
             for (; ow < g->OW; ow++) {                                                   \
-                T best = r0[2 * ow];                                                     \
+                A best = LD(r0[2 * ow]);                                                 \
                 int64_t i0 = base + 2 * ow, bi = i0;                                     \
-                MAX_STEP(r0[2 * ow + 1], i0 + 1)                                         \
-                MAX_STEP(r1[2 * ow], i0 + g->W)                                          \
-                MAX_STEP(r1[2 * ow + 1], i0 + g->W + 1)                                  \
-                yr[ow] = best;                                                           \
+                MAX_STEP(LD(r0[2 * ow + 1]), i0 + 1)                                     \
+                MAX_STEP(LD(r1[2 * ow]), i0 + g->W)                                      \
+                MAX_STEP(LD(r1[2 * ow + 1]), i0 + g->W + 1)                              \
+                yr[ow] = ST(best);                                                       \
                 ir[ow] = bi;                                                             \
             }                                                                            \
         }                                                                                \
@@ -128,7 +128,7 @@ static int64_t pairs_row_f64(const double *r0, const double *r1, int64_t W, int6
                 T *gx = (T *)j->out + p * HW;                                            \
                 const int64_t *ix = j->idx + p * OHW;                                    \
                 memset(gx, 0, sizeof(T) * (size_t)HW);                                   \
-                for (int64_t o = 0; o < OHW; o++) gx[ix[o]] += gy[o];                    \
+                for (int64_t o = 0; o < OHW; o++) gx[ix[o]] = ST(LD(gx[ix[o]]) + LD(gy[o])); \
             }                                                                            \
             return;                                                                      \
         }                                                                                \
@@ -148,11 +148,11 @@ static int64_t pairs_row_f64(const double *r0, const double *r1, int64_t W, int6
                 const ct_pool_win *a = &g->wh[oh];                                       \
                 for (int64_t ow = 0; ow < g->OW; ow++) {                                 \
                     const ct_pool_win *b = &g->ww[ow];                                   \
-                    T best = -INFINITY;                                                  \
+                    A best = -INFINITY;                                                  \
                     int64_t bi = a->lo * g->W + b->lo;                                   \
                     for (int64_t h = a->lo; h < a->hi; h += a->step)                     \
                         for (int64_t w = b->lo; w < b->hi; w += b->step) {               \
-                            T v = x[h * g->W + w];                                       \
+                            A v = LD(x[h * g->W + w]);                                   \
                             if (v > best || isnan(v)) {                                  \
                                 best = v;                                                \
                                 bi = h * g->W + w;                                       \
@@ -160,18 +160,18 @@ static int64_t pairs_row_f64(const double *r0, const double *r1, int64_t W, int6
                             }                                                            \
                         }                                                                \
                 done_##SFX:                                                              \
-                    y[oh * g->OW + ow] = best;                                           \
+                    y[oh * g->OW + ow] = ST(best);                                       \
                     ix[oh * g->OW + ow] = bi;                                            \
                 }                                                                        \
             }                                                                            \
         }                                                                                \
     }                                                                                    \
     /* average pooling (also adaptive): sum of the window / divisor */                   \
-    static T avg_div_##SFX(const ct_pool_geom *g, const ct_pool_win *a,                  \
+    static A avg_div_##SFX(const ct_pool_geom *g, const ct_pool_win *a,                  \
                            const ct_pool_win *b) {                                       \
-        if (g->divisor) return (T)g->divisor;                                            \
-        if (g->count_include_pad) return (T)(a->size * b->size);                         \
-        return (T)((a->hi - a->lo) * (b->hi - b->lo));                                   \
+        if (g->divisor) return (A)g->divisor;                                            \
+        if (g->count_include_pad) return (A)(a->size * b->size);                         \
+        return (A)((a->hi - a->lo) * (b->hi - b->lo));                                   \
     }                                                                                    \
     static void avg_##SFX(const ct_pool_job *j) {                                        \
         const ct_pool_geom *g = j->g;                                                    \
@@ -183,21 +183,22 @@ static int64_t pairs_row_f64(const double *r0, const double *r1, int64_t W, int6
                 const ct_pool_win *a = &g->wh[oh];                                       \
                 for (int64_t ow = 0; ow < g->OW; ow++) {                                 \
                     const ct_pool_win *b = &g->ww[ow];                                   \
-                    T div = avg_div_##SFX(g, a, b);                                      \
+                    A div = avg_div_##SFX(g, a, b);                                      \
                     bool empty = a->hi <= a->lo || b->hi <= b->lo;                       \
                     if (j->backward) {                                                   \
                         if (empty) continue;                                             \
-                        T gv = ((const T *)j->in)[p * OHW + oh * g->OW + ow] / div;      \
+                        A gv = LD(((const T *)j->in)[p * OHW + oh * g->OW + ow]) / div;  \
                         T *gx = (T *)j->out + p * HW;                                    \
                         for (int64_t h = a->lo; h < a->hi; h++)                          \
-                            for (int64_t w = b->lo; w < b->hi; w++) gx[h * g->W + w] += gv; \
+                            for (int64_t w = b->lo; w < b->hi; w++)                      \
+                                gx[h * g->W + w] = ST(LD(gx[h * g->W + w]) + gv);        \
                         continue;                                                        \
                     }                                                                    \
                     const T *x = (const T *)j->in + p * HW;                              \
-                    T s = 0;                                                             \
+                    A s = 0;                                                             \
                     for (int64_t h = a->lo; h < a->hi; h++)                              \
-                        for (int64_t w = b->lo; w < b->hi; w++) s += x[h * g->W + w];    \
-                    ((T *)j->out)[p * OHW + oh * g->OW + ow] = empty ? 0 : s / div;      \
+                        for (int64_t w = b->lo; w < b->hi; w++) s += LD(x[h * g->W + w]); \
+                    ((T *)j->out)[p * OHW + oh * g->OW + ow] = ST(empty ? 0 : s / div);  \
                 }                                                                        \
             }                                                                            \
         }                                                                                \
@@ -213,8 +214,10 @@ static int64_t pairs_row_f64(const double *r0, const double *r1, int64_t W, int6
                 T *gx = (T *)j->out + p * HW;                                            \
                 memset(gx, 0, sizeof(T) * (size_t)HW);                                   \
                 for (int64_t oh = 0; oh < g->OH; oh++)                                   \
-                    for (int64_t ow = 0; ow < g->OW; ow++)                               \
-                        gx[g->ih0[oh] * g->W + g->iw0[ow]] += gy[oh * g->OW + ow];       \
+                    for (int64_t ow = 0; ow < g->OW; ow++) {                             \
+                        T *e = gx + g->ih0[oh] * g->W + g->iw0[ow];                      \
+                        *e = ST(LD(*e) + LD(gy[oh * g->OW + ow]));                       \
+                    }                                                                    \
                 continue;                                                                \
             }                                                                            \
             const T *x = (const T *)j->in + p * HW;                                      \
@@ -233,30 +236,45 @@ static int64_t pairs_row_f64(const double *r0, const double *r1, int64_t W, int6
         for (int64_t p = 0; p < g->planes; p++) {                                        \
             if (j->backward) memset((T *)j->out + p * HW, 0, sizeof(T) * (size_t)HW);    \
             for (int64_t oh = 0; oh < g->OH; oh++) {                                     \
-                T h1 = (T)g->lh1[oh], h0 = 1 - h1;                                       \
+                A h1 = (A)g->lh1[oh], h0 = 1 - h1;                                       \
                 int64_t r0 = g->ih0[oh] * g->W, r1 = g->ih1[oh] * g->W;                  \
                 for (int64_t ow = 0; ow < g->OW; ow++) {                                 \
-                    T w1 = (T)g->lw1[ow], w0 = 1 - w1;                                   \
+                    A w1 = (A)g->lw1[ow], w0 = 1 - w1;                                   \
                     int64_t c0 = g->iw0[ow], c1 = g->iw1[ow];                            \
                     if (j->backward) {                                                   \
-                        T gv = ((const T *)j->in)[p * OHW + oh * g->OW + ow];            \
+                        A gv = LD(((const T *)j->in)[p * OHW + oh * g->OW + ow]);        \
                         T *gx = (T *)j->out + p * HW;                                    \
-                        gx[r0 + c0] += h0 * w0 * gv;                                     \
-                        gx[r0 + c1] += h0 * w1 * gv;                                     \
-                        gx[r1 + c0] += h1 * w0 * gv;                                     \
-                        gx[r1 + c1] += h1 * w1 * gv;                                     \
+                        gx[r0 + c0] = ST(LD(gx[r0 + c0]) + h0 * w0 * gv);                \
+                        gx[r0 + c1] = ST(LD(gx[r0 + c1]) + h0 * w1 * gv);                \
+                        gx[r1 + c0] = ST(LD(gx[r1 + c0]) + h1 * w0 * gv);                \
+                        gx[r1 + c1] = ST(LD(gx[r1 + c1]) + h1 * w1 * gv);                \
                         continue;                                                        \
                     }                                                                    \
                     const T *x = (const T *)j->in + p * HW;                              \
                     ((T *)j->out)[p * OHW + oh * g->OW + ow] =                           \
-                        h0 * (w0 * x[r0 + c0] + w1 * x[r0 + c1]) +                       \
-                        h1 * (w0 * x[r1 + c0] + w1 * x[r1 + c1]);                        \
+                        ST(h0 * (w0 * LD(x[r0 + c0]) + w1 * LD(x[r0 + c1])) +            \
+                           h1 * (w0 * LD(x[r1 + c0]) + w1 * LD(x[r1 + c1])));            \
                 }                                                                        \
             }                                                                            \
         }                                                                                \
     }
-POOL_KERNELS(float, f32)
-POOL_KERNELS(double, f64)
+#define AS_IS(v) (v)
+#define ROUND_F16(v) ct_float_to_half(v)
+#define ROUND_BF16(v) ct_float_to_bf16(v)
+/* float64, float16, bfloat16 rows: no vector kernel (the scalar loop does them) */
+#define NO_PAIRS_ROW(T, SFX)                                                             \
+    static int64_t pairs_row_##SFX(const T *r0, const T *r1, int64_t W, int64_t OW,      \
+                                   int64_t base, T *y, int64_t *ix) {                    \
+        (void)r0, (void)r1, (void)W, (void)OW, (void)base, (void)y, (void)ix;            \
+        return 0;                                                                        \
+    }
+NO_PAIRS_ROW(double, f64)
+NO_PAIRS_ROW(ct_half, f16)
+NO_PAIRS_ROW(ct_bf16, bf16)
+POOL_KERNELS(float, float, AS_IS, AS_IS, f32)
+POOL_KERNELS(double, double, AS_IS, AS_IS, f64)
+POOL_KERNELS(ct_half, float, CT_LOAD_REDUCED, ROUND_F16, f16)
+POOL_KERNELS(ct_bf16, float, CT_LOAD_REDUCED, ROUND_BF16, bf16)
 
 #define ENTRIES(DT, SFX)                                                                 \
     CT_KERNEL(POOL, CT_OP_max_pool2d, DT, max_##SFX),                                    \
@@ -272,5 +290,6 @@ POOL_KERNELS(double, f64)
     CT_KERNEL(POOL, CT_OP_upsample_nearest2d, DT, nearest_##SFX),                        \
     CT_KERNEL(POOL, CT_OP_upsample_bilinear2d, DT, bilinear_##SFX),
 const ct_kernel_entry ct_cpu_pool_kernels[] = {
-    ENTRIES(CT_F32, f32) ENTRIES(CT_F64, f64) CT_KERNEL_END,
+    ENTRIES(CT_F32, f32) ENTRIES(CT_F64, f64) ENTRIES(CT_F16, f16) ENTRIES(CT_BF16, bf16)
+    CT_KERNEL_END,
 };
