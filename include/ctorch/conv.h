@@ -13,7 +13,8 @@
  * bounded float tiles, never through float32 copies of the tensors: a convolution's
  * outputs and gradients (and F.fold's) are float sums rounded once, pooling and
  * interpolation compute in float and round each result (max pooling and nearest are
- * exact; a gradient that windows share rounds per add, as PyTorch's does).  The
+ * exact; max pooling's gradient, where windows overlap, rounds per add, as PyTorch's
+ * does).  The
  * backward computes gradients
  * with kernels; with create_graph it uses differentiable ops (transposed conv,
  * ct_im2col, ct_matmul) instead, so double backward works (except for asymmetric

@@ -2,6 +2,7 @@
  * and bfloat16 compute in float, converting in registers (POOL_KERNELS). */
 #include <math.h>
 #include <omp.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cpu/kernel_util.h"
@@ -85,10 +86,72 @@ static int64_t pairs_row_f32(const float *r0, const float *r1, int64_t W, int64_
     return 0;
 }
 
+/* The outputs that reach each input index of one dim, [lo[i], hi[i]), where output o
+ * reaches inputs [a[o], b[o]) with a and b non-decreasing in o (pooling windows,
+ * upsampling's source indices): the backwards of avg pooling and upsampling gather
+ * each input's gradient from them, in the order of the outputs (the order a scatter
+ * adds in), summing in the compute type and storing once. */
+static void reach_dim(int64_t I, int64_t O, const int64_t *a, const int64_t *b, int64_t *lo,
+                      int64_t *hi) {
+    int64_t p = 0, q = 0;
+    for (int64_t i = 0; i < I; i++) {
+        while (p < O && b[p] <= i) p++;
+        while (q < O && a[q] <= i) q++;
+        lo[i] = p;
+        hi[i] = q > p ? q : p;
+    }
+}
+
+typedef enum { REACH_WINDOWS, REACH_NEAREST, REACH_BILINEAR } reach_kind;
+typedef struct { int64_t *buf, *hlo, *hhi, *wlo, *whi; } pool_reach;
+
+static pool_reach reach_new(const ct_pool_geom *g, reach_kind kind) {
+    int64_t H = g->H, W = g->W, O = g->OH > g->OW ? g->OH : g->OW;
+    int64_t *buf = malloc(sizeof(int64_t) * (size_t)(2 * (H + W + O) + 1));
+    if (!buf) ct_fatal("out of memory in a pooling backward");
+    pool_reach r = {buf, buf, buf + H, buf + 2 * H, buf + 2 * H + W};
+    int64_t *a = buf + 2 * (H + W), *b = a + O;
+    for (int d = 0; d < 2; d++) {
+        int64_t I = d ? W : H, On = d ? g->OW : g->OH;
+        const ct_pool_win *win = d ? g->ww : g->wh;
+        const int64_t *i0 = d ? g->iw0 : g->ih0, *i1 = d ? g->iw1 : g->ih1;
+        for (int64_t o = 0; o < On; o++) {
+            a[o] = kind == REACH_WINDOWS ? win[o].lo : i0[o];
+            b[o] = kind == REACH_WINDOWS ? win[o].hi : (kind == REACH_NEAREST ? i0[o] : i1[o]) + 1;
+        }
+        reach_dim(I, On, a, b, d ? r.wlo : r.hlo, d ? r.whi : r.hhi);
+    }
+    return r;
+}
+
+/* A backward's gather, in a kernel of POOL_KERNELS: gx[h, w] = ST(s), s (of type A)
+ * the sum that STMT makes over the outputs (oh, ow) that reach (h, w), in their
+ * order; STMT sees oh, ow, h, w and the plane's gy. */
+#define GATHER_BACKWARD(T, A, ST, KIND, WORK, STMT)                                      \
+    {                                                                                    \
+        pool_reach r_ = reach_new(g, KIND);                                              \
+        PLANES_PARALLEL(g, WORK)                                                         \
+        for (int64_t p = 0; p < g->planes; p++) {                                        \
+            const T *gy = (const T *)j->in + p * OHW;                                    \
+            T *gx = (T *)j->out + p * HW;                                                \
+            for (int64_t h = 0; h < g->H; h++)                                           \
+                for (int64_t w = 0; w < g->W; w++) {                                     \
+                    A s = 0;                                                             \
+                    for (int64_t oh = r_.hlo[h]; oh < r_.hhi[h]; oh++)                   \
+                        for (int64_t ow = r_.wlo[w]; ow < r_.whi[w]; ow++) {             \
+                            STMT                                                         \
+                        }                                                                \
+                    gx[h * g->W + w] = ST(s);                                            \
+                }                                                                        \
+        }                                                                                \
+        free(r_.buf);                                                                    \
+    }
+
 /* T: the element type; A: the type computed in, elements loaded as LD(e) and results
  * stored as ST(v) (float16 / bfloat16: float, widened and rounded to nearest even in
- * registers; a gradient that windows share is added in float and rounded per add, as
- * PyTorch 1.13's cpu kernels add in the reduced dtype). */
+ * registers; max pooling's gradient that windows share is added in float and rounded
+ * per add, as PyTorch 1.13's cpu kernel adds in the reduced dtype; the other backwards
+ * gather each input's sum in float and round it once: reach_dim). */
 #define POOL_KERNELS(T, A, LD, ST, SFX)                                                  \
     /* 2x2 windows, stride 2: branch-free over a row of outputs (float32 rows 16 at a    \
      * time with AVX-512), the same results and indices as the generic scan */           \
@@ -176,29 +239,25 @@ static int64_t pairs_row_f32(const float *r0, const float *r1, int64_t W, int64_
     static void avg_##SFX(const ct_pool_job *j) {                                        \
         const ct_pool_geom *g = j->g;                                                    \
         int64_t HW = g->H * g->W, OHW = g->OH * g->OW;                                   \
+        if (j->backward) {                                                               \
+            GATHER_BACKWARD(T, A, ST, REACH_WINDOWS, g->planes * (HW + OHW),             \
+                            s += LD(gy[oh * g->OW + ow]) /                               \
+                                 avg_div_##SFX(g, &g->wh[oh], &g->ww[ow]);)              \
+            return;                                                                      \
+        }                                                                                \
         PLANES_PARALLEL(g, g->planes * (HW + OHW))                                       \
         for (int64_t p = 0; p < g->planes; p++) {                                        \
-            if (j->backward) memset((T *)j->out + p * HW, 0, sizeof(T) * (size_t)HW);    \
+            const T *x = (const T *)j->in + p * HW;                                      \
             for (int64_t oh = 0; oh < g->OH; oh++) {                                     \
                 const ct_pool_win *a = &g->wh[oh];                                       \
                 for (int64_t ow = 0; ow < g->OW; ow++) {                                 \
                     const ct_pool_win *b = &g->ww[ow];                                   \
-                    A div = avg_div_##SFX(g, a, b);                                      \
                     bool empty = a->hi <= a->lo || b->hi <= b->lo;                       \
-                    if (j->backward) {                                                   \
-                        if (empty) continue;                                             \
-                        A gv = LD(((const T *)j->in)[p * OHW + oh * g->OW + ow]) / div;  \
-                        T *gx = (T *)j->out + p * HW;                                    \
-                        for (int64_t h = a->lo; h < a->hi; h++)                          \
-                            for (int64_t w = b->lo; w < b->hi; w++)                      \
-                                gx[h * g->W + w] = ST(LD(gx[h * g->W + w]) + gv);        \
-                        continue;                                                        \
-                    }                                                                    \
-                    const T *x = (const T *)j->in + p * HW;                              \
                     A s = 0;                                                             \
                     for (int64_t h = a->lo; h < a->hi; h++)                              \
                         for (int64_t w = b->lo; w < b->hi; w++) s += LD(x[h * g->W + w]); \
-                    ((T *)j->out)[p * OHW + oh * g->OW + ow] = ST(empty ? 0 : s / div);  \
+                    ((T *)j->out)[p * OHW + oh * g->OW + ow] =                           \
+                        ST(empty ? 0 : s / avg_div_##SFX(g, a, b));                      \
                 }                                                                        \
             }                                                                            \
         }                                                                                \
@@ -207,19 +266,13 @@ static int64_t pairs_row_f32(const float *r0, const float *r1, int64_t W, int64_
     static void nearest_##SFX(const ct_pool_job *j) {                                    \
         const ct_pool_geom *g = j->g;                                                    \
         int64_t HW = g->H * g->W, OHW = g->OH * g->OW;                                   \
+        if (j->backward) {                                                               \
+            GATHER_BACKWARD(T, A, ST, REACH_NEAREST, g->planes * (HW + OHW),             \
+                            s += LD(gy[oh * g->OW + ow]);)                               \
+            return;                                                                      \
+        }                                                                                \
         PLANES_PARALLEL(g, g->planes * (HW + OHW))                                       \
         for (int64_t p = 0; p < g->planes; p++) {                                        \
-            if (j->backward) {                                                           \
-                const T *gy = (const T *)j->in + p * OHW;                                \
-                T *gx = (T *)j->out + p * HW;                                            \
-                memset(gx, 0, sizeof(T) * (size_t)HW);                                   \
-                for (int64_t oh = 0; oh < g->OH; oh++)                                   \
-                    for (int64_t ow = 0; ow < g->OW; ow++) {                             \
-                        T *e = gx + g->ih0[oh] * g->W + g->iw0[ow];                      \
-                        *e = ST(LD(*e) + LD(gy[oh * g->OW + ow]));                       \
-                    }                                                                    \
-                continue;                                                                \
-            }                                                                            \
             const T *x = (const T *)j->in + p * HW;                                      \
             T *y = (T *)j->out + p * OHW;                                                \
             for (int64_t oh = 0; oh < g->OH; oh++) {                                     \
@@ -228,29 +281,33 @@ static int64_t pairs_row_f32(const float *r0, const float *r1, int64_t W, int64_
             }                                                                            \
         }                                                                                \
     }                                                                                    \
-    /* bilinear: weights (1 - l, l) on indices (i0, i1) per dim */                       \
+    /* bilinear: weights (1 - l, l) on indices (i0, i1) per dim; the backward adds an  \
+     * output's four terms in the order i0 i0, i0 i1, i1 i0, i1 i1 */                    \
     static void bilinear_##SFX(const ct_pool_job *j) {                                   \
         const ct_pool_geom *g = j->g;                                                    \
         int64_t HW = g->H * g->W, OHW = g->OH * g->OW;                                   \
+        if (j->backward) {                                                               \
+            GATHER_BACKWARD(T, A, ST, REACH_BILINEAR, g->planes * (HW + 4 * OHW),        \
+                            A h1 = (A)g->lh1[oh]; A h0 = 1 - h1;                         \
+                            A w1 = (A)g->lw1[ow]; A w0 = 1 - w1;                         \
+                            A gv = LD(gy[oh * g->OW + ow]);                              \
+                            bool a0 = g->ih0[oh] == h; bool a1 = g->ih1[oh] == h;        \
+                            bool b0 = g->iw0[ow] == w; bool b1 = g->iw1[ow] == w;        \
+                            if (a0 && b0) s += h0 * w0 * gv;                             \
+                            if (a0 && b1) s += h0 * w1 * gv;                             \
+                            if (a1 && b0) s += h1 * w0 * gv;                             \
+                            if (a1 && b1) s += h1 * w1 * gv;)                            \
+            return;                                                                      \
+        }                                                                                \
         PLANES_PARALLEL(g, g->planes * (HW + 4 * OHW))                                   \
         for (int64_t p = 0; p < g->planes; p++) {                                        \
-            if (j->backward) memset((T *)j->out + p * HW, 0, sizeof(T) * (size_t)HW);    \
+            const T *x = (const T *)j->in + p * HW;                                      \
             for (int64_t oh = 0; oh < g->OH; oh++) {                                     \
                 A h1 = (A)g->lh1[oh], h0 = 1 - h1;                                       \
                 int64_t r0 = g->ih0[oh] * g->W, r1 = g->ih1[oh] * g->W;                  \
                 for (int64_t ow = 0; ow < g->OW; ow++) {                                 \
                     A w1 = (A)g->lw1[ow], w0 = 1 - w1;                                   \
                     int64_t c0 = g->iw0[ow], c1 = g->iw1[ow];                            \
-                    if (j->backward) {                                                   \
-                        A gv = LD(((const T *)j->in)[p * OHW + oh * g->OW + ow]);        \
-                        T *gx = (T *)j->out + p * HW;                                    \
-                        gx[r0 + c0] = ST(LD(gx[r0 + c0]) + h0 * w0 * gv);                \
-                        gx[r0 + c1] = ST(LD(gx[r0 + c1]) + h0 * w1 * gv);                \
-                        gx[r1 + c0] = ST(LD(gx[r1 + c0]) + h1 * w0 * gv);                \
-                        gx[r1 + c1] = ST(LD(gx[r1 + c1]) + h1 * w1 * gv);                \
-                        continue;                                                        \
-                    }                                                                    \
-                    const T *x = (const T *)j->in + p * HW;                              \
                     ((T *)j->out)[p * OHW + oh * g->OW + ow] =                           \
                         ST(h0 * (w0 * LD(x[r0 + c0]) + w1 * LD(x[r0 + c1])) +            \
                            h1 * (w0 * LD(x[r1 + c0]) + w1 * LD(x[r1 + c1])));            \
