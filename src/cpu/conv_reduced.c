@@ -84,11 +84,11 @@ static void bufs_free(conv_bufs *b) {
             float *a = b->acc + c * R * W, bv = bias ? CT_LOAD_REDUCED(bias[c]) : 0;     \
             for (int64_t ih = from > 0 ? from : 0; ih < to && ih < g->H; ih++) {         \
                 T *xr = x + (c * g->H + ih) * W;                                         \
-                float *ar = a + (ih - from) * W;                                         \
                 if (ih >= from + R) { /* a row no block reached */                       \
                     for (int64_t i = 0; i < W; i++) xr[i] = bias ? bias[c] : (T){0};     \
                     continue;                                                            \
                 }                                                                        \
+                float *ar = a + (ih - from) * W;                                         \
                 if (bias)                                                                \
                     for (int64_t i = 0; i < W; i++) ar[i] += bv;                         \
                 CT_FLOAT_TO_REDUCED_N(xr, ar, W);                                        \
@@ -110,8 +110,9 @@ static void bufs_free(conv_bufs *b) {
         ct_gemm_reduced_serial(DT, &p, work);                                            \
     }                                                                                    \
     CT_CONV_FORWARD(T, SFX)                                                              \
-    /* Sums the float column blocks of sample-group rows [oh0, oh1) into x through the   \
-     * window: next(blk) fills b->colf with the block's columns. */                      \
+    /* x (Cg channels) = the float column blocks summed through the window, rounded    \
+     * once: next(ctx, oh0, oh1, colf) fills colf with the columns of output rows       \
+     * [oh0, oh1). */                                                                    \
     static void col2im_rounded_##SFX(const ct_conv_geom *g, int64_t Cg, const T *bias, T *x, \
                                      conv_bufs *b,                                       \
                                      void (*next)(const void *ctx, int64_t oh0, int64_t oh1, \
