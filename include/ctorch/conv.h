@@ -8,8 +8,14 @@
  *     ct_tensor *s = ct_conv2d(img, w, NULL, .padding_same = true);  // padding='same'
  *
  * Weights are laid out as PyTorch's: conv [out, in/groups, kh, kw], transposed conv
- * [in, out/groups, kh, kw].  Input may be unbatched (one dim less).  float32 and
- * float64 (float16/bfloat16 compute in float32).  The backward computes gradients
+ * [in, out/groups, kh, kw].  Input may be unbatched (one dim less).  float32,
+ * float64, float16 and bfloat16; the reduced dtypes convert in registers or in
+ * bounded float tiles, never through float32 copies of the tensors: a convolution's
+ * outputs and gradients (and F.fold's) are float sums rounded once, pooling and
+ * interpolation compute in float and round each result (max pooling and nearest are
+ * exact; max pooling's gradient, where windows overlap, rounds per add, as PyTorch's
+ * does).  The
+ * backward computes gradients
  * with kernels; with create_graph it uses differentiable ops (transposed conv,
  * ct_im2col, ct_matmul) instead, so double backward works (except for asymmetric
  * 'same' padding, which fails with an error); pooling and interpolation are

@@ -1,7 +1,8 @@
 /* Convolution kernels on the cpu: im2col / col2im around single-threaded GEMMs,
- * parallel over the batch; float32 convs of stride 1 run direct AVX-512 kernels
- * instead (cpu/conv_direct.c: no column buffers, bias fused).  Their ABI and
- * Note [Conv determinism]: kernels/conv.h. */
+ * parallel over the batch (cpu/conv.c; the column transforms: cpu/conv_cols.h);
+ * float32 convs of stride 1 run direct AVX-512 kernels instead (cpu/conv_direct.c: no
+ * column buffers, bias fused); float16 / bfloat16 through the reduced GEMM's tiles
+ * (cpu/conv_reduced.c).  Their ABI and Note [Conv determinism]: kernels/conv.h. */
 #ifndef CT_CPU_CONV_H
 #define CT_CPU_CONV_H
 

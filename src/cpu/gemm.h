@@ -29,6 +29,7 @@
 
 #include <stdbool.h>
 
+#include "core/dtype.h"
 #include "kernels/gemm.h"
 
 /* Brackets a kernel's BLAS calls: OpenBLAS runs one thread from the first begin to the
@@ -44,6 +45,17 @@ void ct_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, co
               int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
 void ct_dgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double *a,
               int64_t lda, const double *b, int64_t ldb, double beta, double *c, int64_t ldc);
+
+/* float16 / bfloat16 (dt) products on the calling thread, in the tiles of the GEMM
+ * kernel (cpu/gemm_reduced.c), for kernels that parallelize over their own loop;
+ * callers hold ct_blas_single_begin/end.  work: CT_GEMM_REDUCED_WORK floats.
+ * ct_gemm_reduced_serial: the kernel's result, c = alpha * a @ b + beta * c rounded
+ * once.  ct_gemm_reduced_float: the float product a @ b (g->alpha, beta and c
+ * unused) into c (leading dimension ldc), added to c's values when accumulate; batch 1. */
+#define CT_GEMM_REDUCED_WORK (3 * 256 * 256)
+void ct_gemm_reduced_serial(ct_dtype dt, const ct_gemm_args *g, float *work);
+void ct_gemm_reduced_float(ct_dtype dt, const ct_gemm_args *g, float *c, int64_t ldc,
+                           bool accumulate, float *work);
 
 /* The kernel-table rows of one dtype's GEMM kernel FN: it serves every GEMM op. */
 #define CT_GEMM_ENTRIES(DT, FN)                                                          \

@@ -18,6 +18,7 @@ extern const ct_kernel_entry ct_cpu_softmax_reduced_kernels[];
 extern const ct_kernel_entry ct_cpu_gemm_kernels[];
 extern const ct_kernel_entry ct_cpu_gemm_reduced_kernels[];
 extern const ct_kernel_entry ct_cpu_conv_kernels[];
+extern const ct_kernel_entry ct_cpu_conv_reduced_kernels[];
 extern const ct_kernel_entry ct_cpu_random_kernels[];
 extern const ct_kernel_entry ct_cpu_range_kernels[];
 extern const ct_kernel_entry ct_cpu_shape_kernels[];
@@ -47,6 +48,7 @@ const ct_kernel_entry *const ct_cpu_kernel_tables[] = {
     ct_cpu_gemm_kernels,
     ct_cpu_gemm_reduced_kernels,
     ct_cpu_conv_kernels,
+    ct_cpu_conv_reduced_kernels,
     ct_cpu_random_kernels,
     ct_cpu_range_kernels,
     ct_cpu_shape_kernels,

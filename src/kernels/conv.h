@@ -32,7 +32,8 @@ typedef enum {
 } ct_conv_kind;
 
 /* FORWARD:     in = x, w; bias may be NULL; out = y (written)
- * GRAD_INPUT:  in = gy, w; out = gx (written; bias unused)
+ * GRAD_INPUT:  in = gy, w; out = gx (written); bias (a transposed conv's) may be
+ *              NULL, else added to each channel of gx
  * GRAD_WEIGHT: in = x, gy; out = gw (written; bias unused)
  * GRAD_BIAS:   in = gy (a) of [g->N, channels, plane]; out = gb [channels]
  * IM2COL:      in = x (a); out = cols.    COL2IM: in = cols (a); out = x

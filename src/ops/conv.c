@@ -111,17 +111,6 @@ ct_tensor *ct_conv_run(ct_conv_kind kind, const ct_conv_geom *g, ct_tensor *a, c
     return conv_run(kind, g, a, b, bias, shape, dt, NULL);
 }
 
-/* Transposed conv's bias is added here (the kernel's grad_input job has none). */
-static bool add_bias(ct_tensor *out, ct_tensor *bias) {
-    ct_shape s = {.ndim = out->ndim};
-    for (int i = 0; i < out->ndim; i++) s.d[i] = i == 1 ? bias->sizes[0] : 1;
-    ct_tensor *r = NULL;
-    CT_NO_GRAD {
-        CT_SCOPE { r = ct_add_(out, ct_view(bias, s)); }
-    }
-    return r != NULL;
-}
-
 static bool check_params(const char *op, conv_params *p, ct_conv_options o, const ct_tensor *w) {
     int nd = p->nd;
     if (!expand_dims(op, "stride", o.stride, nd, 1, p->stride) ||
@@ -279,14 +268,9 @@ static ct_tensor *convolution(const char *op, conv_params *p, ct_tensor *x, ct_t
     ct_conv_geom g = geometry(p, x, w, osp);
     ct_shape shape = {.ndim = x->ndim, .d = {x->sizes[0], p->transposed ? g.C : g.O}};
     for (int i = 0; i < p->nd; i++) shape.d[2 + i] = osp[i];
-    ct_tensor *out = p->transposed
-                         ? ct_conv_run(CT_CONV_GRAD_INPUT, &g, x, w, NULL, shape, x->dtype)
-                         : ct_conv_run(CT_CONV_FORWARD, &g, x, w, bias, shape, x->dtype);
+    ct_tensor *out = ct_conv_run(p->transposed ? CT_CONV_GRAD_INPUT : CT_CONV_FORWARD, &g, x,
+                                 w, bias, shape, x->dtype);
     if (!out) return NULL;
-    if (p->transposed && bias && !add_bias(out, bias)) {
-        ct_release(out);
-        return NULL;
-    }
     ct_tensor *in[] = {x, w, bias};
     ct_node *n = ct_node_record(CT_OP_convolution, 3, in, 1);
     if (n) {
