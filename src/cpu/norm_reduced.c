@@ -36,26 +36,27 @@ CT_SIMD_PROC(lanes_dev, (float *restrict l, const float *restrict a, float ma,
         for (int j = 0; j < CT_REDUCE_LANES; j++) l[j] += (a[i + j] - ma) * (b[i + j] - mb);
     for (int j = 0; i < n; i++, j++) l[j] += (a[i] - ma) * (b[i] - mb);
 })
-/* t = t * a + b; with w (and c): (t * a + b) * w + c (layer_norm) */
-CT_SIMD_PROC(tile_axpb, (float *restrict t, const float *restrict w, const float *restrict c,
-                         int64_t n, float a, float b), (t, w, c, n, a, b), {
+/* o = t * a + b; with w (and c): (t * a + b) * w + c (layer_norm) */
+CT_SIMD_PROC(tile_axpb, (float *restrict o, const float *restrict t, const float *restrict w,
+                         const float *restrict c, int64_t n, float a, float b), (o, t, w, c, n, a, b), {
     if (w)
-        for (int64_t i = 0; i < n; i++) t[i] = (t[i] * a + b) * w[i] + c[i];
+        for (int64_t i = 0; i < n; i++) o[i] = (t[i] * a + b) * w[i] + c[i];
     else
-        for (int64_t i = 0; i < n; i++) t[i] = t[i] * a + b;
+        for (int64_t i = 0; i < n; i++) o[i] = t[i] * a + b;
 })
 /* d = a * b */
 CT_SIMD_PROC(tile_mul, (float *restrict d, const float *restrict a, const float *restrict b,
                         int64_t n), (d, a, b, n), {
     for (int64_t i = 0; i < n; i++) d[i] = a[i] * b[i];
 })
-/* t = a * g * w + b * t + c (layer_norm; w NULL: group_norm's a * g + b * t + c) */
-CT_SIMD_PROC(tile_row_dx, (float *restrict t, const float *restrict g, const float *restrict w,
-                           int64_t n, float a, float b, float c), (t, g, w, n, a, b, c), {
+/* o = a * g * w + b * t + c (layer_norm; w NULL: group_norm's a * g + b * t + c) */
+CT_SIMD_PROC(tile_row_dx, (float *restrict o, const float *restrict t, const float *restrict g,
+                           const float *restrict w, int64_t n, float a, float b, float c),
+             (o, t, g, w, n, a, b, c), {
     if (w)
-        for (int64_t i = 0; i < n; i++) t[i] = a * g[i] * w[i] + b * t[i] + c;
+        for (int64_t i = 0; i < n; i++) o[i] = a * g[i] * w[i] + b * t[i] + c;
     else
-        for (int64_t i = 0; i < n; i++) t[i] = a * g[i] + b * t[i] + c;
+        for (int64_t i = 0; i < n; i++) o[i] = a * g[i] + b * t[i] + c;
 })
 /* batch_norm's dx: training (g - gm - (t - m) * k) * is * w, eval g * is * w */
 CT_SIMD_PROC(tile_bn_dx, (float *restrict t, const float *restrict g, int64_t n, bool train,
@@ -149,8 +150,8 @@ static void bn_plane(bool half, const ct_norm_job *j, int64_t c) {
             for (int64_t i = 0; i < S; i += TILE) {
                 int64_t k = S - i < TILE ? S - i : TILE, at = (p * C + c) * S + i;
                 widen(half, t, x, at, k);
-                tile_axpb(t, NULL, NULL, k, a, b);
-                narrow(half, j->y, at, t, k);
+                tile_axpb(g, t, NULL, NULL, k, a, b);
+                narrow(half, j->y, at, g, k);
             }
         return;
     }
@@ -279,14 +280,46 @@ static float *scratch(size_t n) {
     return p;
 }
 
+/* A row's elements as float: rows of up to ROW_MAX elements are widened once into a
+ * fixed stack buffer and read from it by every pass, longer ones a tile at a time per
+ * pass.  Either way the passes see tiles of TILE, so the sums' order is the same. */
+enum { ROW_MAX = 4096 };
+_Static_assert(ROW_MAX % TILE == 0, "whole tiles");
+typedef struct {
+    bool half, whole;
+    const void *src;
+    int64_t base;
+    float *buf; /* [ROW_MAX] when whole, else [TILE] */
+} row_view;
+static row_view row_of(bool half, const void *src, int64_t base, int64_t n, float *buf) {
+    row_view v = {half, n <= ROW_MAX, src, base, buf};
+    if (v.whole) widen(half, buf, src, base, n);
+    return v;
+}
+/* elements [i, i + n) of the row, n <= TILE */
+static const float *row_at(const row_view *v, int64_t i, int64_t n) {
+    if (v->whole) return v->buf + i;
+    widen(v->half, v->buf, v->src, v->base + i, n);
+    return v->buf;
+}
+
 static void row_fwd(bool half, const ct_norm_job *j, int64_t r, const float *ones,
                     const float *zeros) {
     const int64_t K = j->C / j->G, S = j->S, n = K * S, x0 = r * n, c0 = (r % j->G) * K;
-    float sum, sq, t[TILE];
-    runs_sum(half, j->x, 0, NULL, 0, x0, 1, n, n, &sum, NULL);
-    const float mean = sum / (float)n; /* two passes: sq is a sum of squares, >= 0 */
-    runs_sum(half, j->x, mean, j->x, mean, x0, 1, n, n, &sq, NULL);
-    const float rstd = 1.0f / sqrtf(sq / (float)n + (float)j->eps);
+    float buf[ROW_MAX], o[TILE], l1[CT_REDUCE_LANES] = {0}, l2[CT_REDUCE_LANES] = {0};
+    row_view x = row_of(half, j->x, x0, n, buf);
+    for (int64_t i = 0; i < n; i += TILE) {
+        int64_t len = n - i < TILE ? n - i : TILE;
+        lanes_add(l1, row_at(&x, i, len), NULL, len);
+    }
+    const float mean = lanes_total(l1) / (float)n;
+    for (int64_t i = 0; i < n; i += TILE) {
+        int64_t len = n - i < TILE ? n - i : TILE;
+        const float *t = row_at(&x, i, len);
+        lanes_dev(l2, t, mean, t, mean, len);
+    }
+    /* two passes: the sum of squares is >= 0 */
+    const float rstd = 1.0f / sqrtf(lanes_total(l2) / (float)n + (float)j->eps);
     ((float *)j->mean)[r] = mean;
     ((float *)j->rstd)[r] = rstd;
     const float *w = j->w ? (const float *)j->w : ones, *b = j->b ? (const float *)j->b : zeros;
@@ -297,10 +330,10 @@ static void row_fwd(bool half, const ct_norm_job *j, int64_t r, const float *one
         const float shift = S == 1 ? -rstd * mean : -scale * mean + b[c0 + k];
         const int64_t len = S == 1 ? n : S;
         for (int64_t i = 0; i < len; i += TILE) {
-            int64_t nt = len - i < TILE ? len - i : TILE, at = x0 + k * S + i;
-            widen(half, t, j->x, at, nt);
-            tile_axpb(t, S == 1 ? w + i : NULL, S == 1 ? b + i : NULL, nt, scale, shift);
-            narrow(half, j->y, at, t, nt);
+            int64_t nt = len - i < TILE ? len - i : TILE, at = k * S + i;
+            tile_axpb(o, row_at(&x, at, nt), S == 1 ? w + i : NULL, S == 1 ? b + i : NULL, nt,
+                      scale, shift);
+            narrow(half, j->y, x0 + at, o, nt);
         }
     }
 }
@@ -312,13 +345,13 @@ static void row_bwd(bool half, const ct_norm_job *j, int64_t r, const float *one
     const int64_t K = j->C / j->G, S = j->S, n = K * S, x0 = r * n;
     const float m = ((const float *)j->mean)[r], rs = ((const float *)j->rstd)[r];
     const float *w = (j->w ? (const float *)j->w : ones) + (r % j->G) * K;
-    float tg[TILE], tx[TILE], tw[TILE], sds = 0, sdb = 0;
+    float xbuf[ROW_MAX], gbuf[ROW_MAX], tw[TILE], sds = 0, sdb = 0;
+    row_view x = row_of(half, j->x, x0, n, xbuf), g = row_of(half, j->gy, x0, n, gbuf);
     if (S == 1) { /* sdb = sum of g * w, sds = sum of g * w * x */
         float l1[CT_REDUCE_LANES] = {0}, l2[CT_REDUCE_LANES] = {0};
         for (int64_t i = 0; i < n; i += TILE) {
             int64_t len = n - i < TILE ? n - i : TILE;
-            widen(half, tg, j->gy, x0 + i, len);
-            widen(half, tx, j->x, x0 + i, len);
+            const float *tx = row_at(&x, i, len), *tg = row_at(&g, i, len);
             tile_mul(tw, tg, w + i, len);
             lanes_add(l1, tw, NULL, len);
             lanes_add(l2, tw, tx, len);
@@ -328,7 +361,15 @@ static void row_bwd(bool half, const ct_norm_job *j, int64_t r, const float *one
         sds = lanes_total(l2);
     } else {
         for (int64_t k = 0; k < K; k++) {
-            runs_sum(half, j->gy, 0, j->x, 0, x0 + k * S, 1, S, S, &ds[k], &db[k]);
+            float l1[CT_REDUCE_LANES] = {0}, l2[CT_REDUCE_LANES] = {0};
+            for (int64_t i = 0; i < S; i += TILE) {
+                int64_t len = S - i < TILE ? S - i : TILE;
+                const float *tx = row_at(&x, k * S + i, len), *tg = row_at(&g, k * S + i, len);
+                lanes_add(l1, tg, tx, len);
+                lanes_add(l2, tg, NULL, len);
+            }
+            ds[k] = lanes_total(l1);
+            db[k] = lanes_total(l2);
             sds += ds[k] * w[k];
             sdb += db[k] * w[k];
         }
@@ -339,12 +380,10 @@ static void row_bwd(bool half, const ct_norm_job *j, int64_t r, const float *one
     for (int64_t k = 0; k < (S == 1 ? 1 : K); k++) {
         const int64_t len = S == 1 ? n : S;
         for (int64_t i = 0; i < len; i += TILE) {
-            int64_t nt = len - i < TILE ? len - i : TILE, at = x0 + k * S + i;
-            widen(half, tg, j->gy, at, nt);
-            widen(half, tx, j->x, at, nt);
-            if (S == 1) tile_row_dx(tx, tg, w + i, nt, rs, b, c);
-            else tile_row_dx(tx, tg, NULL, nt, rs * w[k], b, c);
-            narrow(half, j->gx, at, tx, nt);
+            int64_t nt = len - i < TILE ? len - i : TILE, at = k * S + i;
+            const float *tx = row_at(&x, at, nt), *tg = row_at(&g, at, nt);
+            tile_row_dx(tw, tx, tg, S == 1 ? w + i : NULL, nt, S == 1 ? rs : rs * w[k], b, c);
+            narrow(half, j->gx, x0 + at, tw, nt);
         }
     }
 }
