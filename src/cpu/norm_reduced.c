@@ -1,7 +1,8 @@
 /* batch_norm, layer_norm and group_norm for float16 and bfloat16, forward and backward
  * (kernels/norm.h), as PyTorch 1.13 computes its bfloat16 ones: in float, the input
  * widened a tile of CT_REDUCED_TILE elements at a time into a stack buffer
- * (cpu/reduced_cvt.h), the statistics summed in float lanes (ct_acc_type), each output
+ * (cpu/reduced_cvt.h; a layer / group norm row of up to ROW_MAX elements once for all
+ * its passes), the statistics summed in float lanes (ct_acc_type), each output
  * rounded to nearest even once on its store.  No temporary grows with the input; the
  * weight, bias, statistics and running statistics are float (kernels/norm.h).  The
  * formulas, the passes and the thread split are those of cpu/norm.c, so Note [Norm
@@ -26,7 +27,7 @@ static void narrow(bool half, void *y, int64_t i, const float *s, int64_t n) {
     else ct_float_to_bf16_n((ct_bf16 *)y + i, s, n);
 }
 
-/* ---- elementwise steps on float tiles (t in place) -------------------------------- */
+/* ---- steps on float tiles --------------------------------------------------------- */
 
 /* l[j] += (a - ma) * (b - mb) in lanes (lanes_add's order) */
 CT_SIMD_PROC(lanes_dev, (float *restrict l, const float *restrict a, float ma,
