@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """Reduced precision against float32, ctorch beside PyTorch in one table: add, exp
-and sum of 16M elements, softmax over the rows of [16384, 1024], a 1024 x 1024
-matmul, a 3x3 conv2d of [8, 64, 56, 56] with 64 filters (padding 1), in float32, bfloat16 and float16 (medians of 5 runs each).  ctorch's figures
+and sum of 16M elements, softmax and layer_norm (weight and bias) over the rows of
+[16384, 1024], a 1024 x 1024 matmul, batch_norm (training, weight and bias) of
+[64, 128, 28, 28], a 3x3 conv2d of [8, 64, 56, 56] with 64 filters (padding 1), in
+float32, bfloat16 and float16 (medians of 5 runs each).  ctorch's figures
 come from bench_dtype (bench/bench_dtype.c), run first; PyTorch runs in this process
 with torch.set_num_threads(n) and OPENBLAS_NUM_THREADS=1, its best setting.
 
@@ -17,11 +19,13 @@ from compare import ctorch_figures  # noqa: E402
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before torch loads OpenBLAS
 import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 
 exe = sys.argv[1] if len(sys.argv) > 1 else "build/bench/bench_dtype"
 threads = int(sys.argv[2]) if len(sys.argv) > 2 else 2
 OPS = [("add", "add 16M"), ("exp", "exp 16M"), ("sum", "sum 16M"),
        ("softmax", "softmax [16384, 1024] dim 1"), ("matmul", "matmul 1024 x 1024"),
+       ("layer_norm", "layer_norm [16384, 1024]"), ("batch_norm", "batch_norm [64, 128, 28, 28]"),
        ("conv2d", "conv2d [8, 64, 56, 56] 3x3")]
 DTYPES = [("float32", torch.float32), ("bfloat16", torch.bfloat16), ("float16", torch.float16)]
 
@@ -44,11 +48,15 @@ def pytorch_figures():
         rows = x.view(16384, 1024)
         a = torch.randn(1024, 1024).to(dt)
         b = torch.randn(1024, 1024).to(dt)
-        img = torch.randn(8, 64, 56, 56).to(dt)
-        w = torch.randn(64, 64, 3, 3).to(dt)
+        img_conv = torch.randn(8, 64, 56, 56).to(dt)
+        wconv = torch.randn(64, 64, 3, 3).to(dt)
+        w = torch.rand(1024).to(dt)
+        img = x[:64 * 128 * 28 * 28].view(64, 128, 28, 28)
         fns = {"add": lambda: x + y, "exp": lambda: torch.exp(x), "sum": lambda: x.sum(),
                "softmax": lambda: torch.softmax(rows, 1), "matmul": lambda: a @ b,
-               "conv2d": lambda: torch.nn.functional.conv2d(img, w, padding=1)}
+               "layer_norm": lambda: F.layer_norm(rows, (1024,), w, w),
+               "batch_norm": lambda: F.batch_norm(img, None, None, w[:128], w[:128], training=True),
+               "conv2d": lambda: F.conv2d(img_conv, wconv, padding=1)}
         for op, fn in fns.items():
             try:
                 res[op + "." + name] = median(fn) * 1e3

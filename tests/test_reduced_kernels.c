@@ -1,7 +1,8 @@
 /* The float16 / bfloat16 kernels of their own beyond the pointwise loops: softmax,
  * log_softmax, their gradients and logsumexp (cpu/softmax_reduced.c), max / min and
  * their indices, all / any, cumsum / cumprod, activations, comparisons, matrix products
- * (cpu/gemm_reduced.c) and the tile conversions (cpu/reduced_cvt.c).  Values against
+ * (cpu/gemm_reduced.c), layer / group / batch norm and their gradients
+ * (cpu/norm_reduced.c), vector norms and the tile conversions (cpu/reduced_cvt.c).  Values against
  * PyTorch 1.13's reduced-precision results (tests/fixtures/gen_reduced.py) and against
  * float64 on the same rounded inputs; results bitwise equal for 1 and 3 threads; the
  * conversions bitwise equal on every instruction-set path this CPU has; no float32
@@ -271,6 +272,142 @@ TEST(exact_products_round_once) {
     }
 }
 
+/* ---- normalizations ---------------------------------------------------------------- */
+
+static ct_tensor *leaf(ct_tensor *t) {
+    ct_tensor *l = ct_detach(t);
+    ct_set_requires_grad(l, true);
+    return l;
+}
+
+typedef enum { LN, GN, BN } norm_kind;
+
+/* y of kind on x (weight w, bias b; batch_norm: running statistics rm, rv, training or
+ * not), and in g[0..2] the gradients of sum(y * gy) for x, w, b. */
+static ct_tensor *norm_run(norm_kind k, ct_tensor *x, ct_tensor *w, ct_tensor *b, ct_tensor *rm,
+                           ct_tensor *rv, bool train, ct_tensor *gy, ct_tensor **g) {
+    ct_tensor *in[3] = {leaf(x), leaf(w), leaf(b)};
+    ct_tensor *y = k == LN ? ct_layer_norm(in[0], CT_SHAPE(ct_size(x, 1)), .weight = in[1], .bias = in[2])
+                   : k == GN ? ct_group_norm(in[0], 3, .weight = in[1], .bias = in[2])
+                             : ct_batch_norm(in[0], rm, rv, .weight = in[1], .bias = in[2],
+                                             .training = train);
+    CHECK(y && ct_backward(y, .gradient = gy) == 0);
+    for (int i = 0; i < 3; i++) g[i] = ct_grad(in[i]);
+    return y;
+}
+
+/* Against PyTorch's bfloat16 kernels (float16: PyTorch 1.13 has none; its float32
+ * result rounded) and against our float32 kernels on the widened inputs, whose result
+ * ours is within a unit roundoff of (rounded once), plus float accumulation. */
+TEST(normalizations_match_pytorch) {
+    fx_file *f = fixtures();
+    const char *names[] = {"ln", "gn", "bn", "bn_cols"};
+    const char *outs[] = {"y", "gx", "gw", "gb", "rm", "rv"};
+    for (int d = 0; d < 2; d++)
+        for (int c = 0; c < 4; c++)
+            for (int mode = 0; mode < (c < 2 ? 1 : 4); mode++) {
+                /* batch_norm: train, eval, and both with float32 parameters (bfloat16) */
+                bool train = mode % 2 == 0, mixed = mode >= 2;
+                if (mixed && d == 1) continue;
+                char k[64], what[160];
+                snprintf(k, sizeof k, "norm.%s", names[c]);
+                ct_tensor *in[6], *in32[6];
+                const char *inn[] = {"x", "g", "w", "b", "rm", "rv"};
+                for (int i = 0; i < (c < 2 ? 4 : 6); i++) {
+                    ct_dtype pd = mixed && i >= 2 ? CT_F32 : DT[d];
+                    in[i] = fx_get_as(f, key(PRE[d], k, inn[i]), pd, false);
+                    in32[i] = ct_to(ct_clone(in[i]), .dtype = CT_F32); /* not an alias: rm, rv change */
+                }
+                norm_kind kind = c < 2 ? (norm_kind)c : BN;
+                ct_tensor *g[3], *g32[3], *got[6], *want32[6];
+                got[0] = norm_run(kind, in[0], in[2], in[3], c < 2 ? NULL : in[4],
+                                  c < 2 ? NULL : in[5], train, in[1], g);
+                want32[0] = norm_run(kind, in32[0], in32[2], in32[3], c < 2 ? NULL : in32[4],
+                                     c < 2 ? NULL : in32[5], train, in32[1], g32);
+                for (int i = 0; i < 3; i++) got[i + 1] = g[i], want32[i + 1] = g32[i];
+                for (int i = 4; i < 6; i++) got[i] = c < 2 ? NULL : in[i], want32[i] = c < 2 ? NULL : in32[i];
+                char mk[80];
+                snprintf(mk, sizeof mk, "%s%s", c < 2 ? "" : train ? "train" : "eval", mixed ? "_mixed" : "");
+                for (int i = 0; i < (c < 2 ? 4 : train ? 6 : 4); i++) {
+                    char fk[160];
+                    snprintf(fk, sizeof fk, "%s.%s%s%s", k, mk, *mk ? "." : "", outs[i]);
+                    snprintf(what, sizeof what, "%s %s %s", names[c], mk, outs[i]);
+                    ct_dtype dt = mixed && i >= 2 ? CT_F32 : DT[d];
+                    double u = dt == CT_F32 ? 1e-6 : ULP[d];
+                    /* PyTorch 1.13's bfloat16 kernels round between their steps (its
+                     * backward reads the rounded statistics): up to an ulp (two unit
+                     * roundoffs) off, and the weight / bias gradients, sums of up to
+                     * 210 terms, a unit roundoff of a partial sum (to 16) off.  Values
+                     * are to 8, gradients to 40. */
+                    double big = i == 0 || i >= 4 ? 8 : 40;
+                    check_within(what, got[i], fx_get(f, key(PRE[d], k, fk + strlen(k) + 1)), dt,
+                                 4 * ULP[d], (i == 0 || i >= 4 ? 4 : 16) * ULP[d]);
+                    check_within(what, got[i], want32[i], dt, u, 1e-6 * big);
+                }
+            }
+}
+
+/* Rows longer than the kernel's whole-row buffer (4096 elements) are widened a tile
+ * at a time per pass: the same values as the float32 kernel on the widened inputs. */
+TEST(long_rows_match_float32) {
+    ct_manual_seed(5);
+    for (int d = 0; d < 2; d++)
+        for (int c = 0; c < 2; c++) {
+            ct_shape sh = c == 0 ? CT_SHAPE(3, 5000) : CT_SHAPE(2, 6, 2000);
+            int64_t np = c == 0 ? 5000 : 6;
+            ct_tensor *x = ct_to(ct_add_scalar(ct_randn(sh), 0.5), .dtype = DT[d]);
+            ct_tensor *gy = ct_to(ct_randn(sh), .dtype = DT[d]);
+            ct_tensor *w = ct_to(ct_add_scalar(ct_rand(CT_SHAPE(np)), 0.5), .dtype = DT[d]);
+            ct_tensor *b = ct_to(ct_randn(CT_SHAPE(np)), .dtype = DT[d]);
+            ct_tensor *g[3], *g32[3];
+            ct_tensor *y = norm_run((norm_kind)c, x, w, b, NULL, NULL, false, gy, g);
+            ct_tensor *y32 = norm_run((norm_kind)c, ct_to(x, .dtype = CT_F32), ct_to(w, .dtype = CT_F32),
+                                      ct_to(b, .dtype = CT_F32), NULL, NULL, false,
+                                      ct_to(gy, .dtype = CT_F32), g32);
+            const char *what[] = {"long y", "long gx", "long gw", "long gb"};
+            check_within(what[0], y, y32, DT[d], ULP[d], 1e-5);
+            /* the weight / bias gradients: sums of 6000 to 12000 terms in float */
+            for (int i = 0; i < 3; i++) check_within(what[i + 1], g[i], g32[i], DT[d], ULP[d], i ? 1e-3 : 1e-5);
+        }
+}
+
+TEST(vector_norms_match_pytorch) {
+    fx_file *f = fixtures();
+    const char *pn[] = {"p0", "p1", "p2", "pinf", "pninf"};
+    const double p[] = {0, 1, 2, INFINITY, -INFINITY};
+    for (int d = 0; d < 2; d++) {
+        ct_tensor *x = fx_get_as(f, key(PRE[d], "vnorm", "x"), DT[d], false);
+        ct_tensor *x64 = ct_to(x, .dtype = CT_F64);
+        for (int i = 0; i < 5; i++)
+            for (int dim = 0; dim < 2; dim++) {
+                char k[16];
+                snprintf(k, sizeof k, "%s.d%d", pn[i], dim);
+                ct_tensor *y = ct_norm(x, .p = CT_SOME(p[i]), .dims = CT_DIMS(dim));
+                check_within(k, y, fx_get(f, key(PRE[d], "vnorm", k)), DT[d], ULP[d], 0);
+                check_within(k, y, ct_norm(x64, .p = CT_SOME(p[i]), .dims = CT_DIMS(dim)), DT[d], ULP[d], 0);
+            }
+    }
+}
+
+/* The normalizations: y and the gradients of x and the weight, concatenated. */
+static ct_tensor *norm_thread_case(int i, ct_tensor *x, ct_tensor *a) {
+    if (i > 7) return NULL;
+    ct_dtype dt = i % 2 ? CT_F16 : CT_BF16;
+    static const int64_t shapes[4][3] = {{7, 10001, 1}, {10, 70, 100}, {10, 70, 100}, {1000, 70, 1}};
+    const int64_t *sh = shapes[i / 2];
+    ct_tensor *xs = ct_narrow(x, 0, 0, sh[0] * sh[1] * sh[2]);
+    ct_tensor *xl = leaf(ct_to(sh[2] == 1 ? ct_view(xs, CT_SHAPE(sh[0], sh[1])) : ct_view(xs, CT_SHAPE(sh[0], sh[1], sh[2])), .dtype = dt));
+    ct_tensor *w = leaf(ct_to(ct_add_scalar(ct_narrow(ct_flatten(a, 0, -1), 0, 0, sh[1]), 1), .dtype = dt));
+    ct_tensor *b = ct_to(ct_narrow(ct_flatten(a, 0, -1), 0, sh[1], sh[1]), .dtype = dt), *y;
+    switch (i / 2) {
+    case 0: y = ct_layer_norm(xl, CT_SHAPE(sh[1]), .weight = w, .bias = b); break;
+    case 1: y = ct_group_norm(xl, 7, .weight = w, .bias = b); break;
+    default: y = ct_batch_norm(xl, NULL, NULL, .weight = w, .bias = b, .training = true); break;
+    }
+    if (ct_backward(y, .gradient = ct_cos(y)) != 0) return NULL;
+    return ct_cat(3, (ct_tensor *[]){ct_flatten(y, 0, -1), ct_flatten(ct_grad(xl), 0, -1), ct_grad(w)}, 0);
+}
+
 static ct_tensor *thread_case(int i, ct_tensor *x, ct_tensor *a, ct_tensor *b) {
     switch (i) {
     case 0: return ct_softmax(ct_view(ct_to(x, .dtype = CT_BF16), CT_SHAPE(7, 10001)), 1);
@@ -288,7 +425,8 @@ static ct_tensor *thread_case(int i, ct_tensor *x, ct_tensor *a, ct_tensor *b) {
     case 12: return ct_argmax(ct_view(ct_to(x, .dtype = CT_BF16), CT_SHAPE(7, 10001)), .dims = CT_DIMS(1));
     case 13: return ct_gelu(ct_to(x, .dtype = CT_F16));
     case 14: return ct_lt(ct_to(x, .dtype = CT_BF16), ct_to(ct_flip(x, CT_DIMS(0)), .dtype = CT_BF16));
-    default: return NULL;
+    case 15: return ct_norm(ct_view(ct_to(x, .dtype = CT_F16), CT_SHAPE(7, 10001)), .dims = CT_DIMS(1));
+    default: return norm_thread_case(i - 16, x, a);
     }
 }
 
@@ -673,6 +811,35 @@ TEST(reduced_nn_kernels_allocate_only_their_output) {
             if (peak != want[i] * (i == 4 ? 2 : 1))
                 ct_test_fail(__FILE__, __LINE__, "%s nn case %d: peak %lld bytes, expected %lld",
                              ct_dtype_name(DT[d]), i, (long long)peak, (long long)(want[i] * (i == 4 ? 2 : 1)));
+        }
+    }
+}
+
+/* The normalizations allocate their output and float32 statistics (and a float32 copy
+ * of a reduced weight or bias, of the parameters' size), nothing of the input's size. */
+TEST(normalizations_allocate_no_float32_input) {
+    for (int d = 0; d < 2; d++) {
+        ct_tensor *x = ct_full(CT_SHAPE(64, 1000), 0.5, .dtype = DT[d]);
+        ct_tensor *w = ct_full(CT_SHAPE(1000), 2, .dtype = DT[d]);
+        ct_tensor *x3 = ct_full(CT_SHAPE(8, 16, 500), 0.5, .dtype = DT[d]);
+        for (int i = 0; i < 4; i++) {
+            int64_t base = ct_memory_allocated(CT_CPU);
+            ct_reset_peak_memory_stats(CT_CPU);
+            int64_t want = i == 0 ? 64 * 1000 * 2 + 2 * 64 * 4
+                           : i == 1 ? 64 * 1000 * 2 + 2 * 64 * 4 + 1000 * 4
+                           : i == 2 ? 8 * 16 * 500 * 2 + 2 * 8 * 2 * 4
+                                    : 8 * 16 * 500 * 2 + 2 * 16 * 4;
+            CT_SCOPE {
+                ct_tensor *y = i == 0 ? ct_layer_norm(x, CT_SHAPE(1000))
+                               : i == 1 ? ct_layer_norm(x, CT_SHAPE(1000), .weight = w)
+                               : i == 2 ? ct_group_norm(x3, 2)
+                                        : ct_batch_norm(x3, NULL, NULL, .training = true);
+                CHECK(y != NULL);
+            }
+            int64_t peak = ct_max_memory_allocated(CT_CPU) - base;
+            if (peak != want)
+                ct_test_fail(__FILE__, __LINE__, "%s norm case %d: peak %lld bytes, expected %lld",
+                             ct_dtype_name(DT[d]), i, (long long)peak, (long long)want);
         }
     }
 }

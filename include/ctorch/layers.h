@@ -256,7 +256,10 @@ typedef struct {
  * (may be NULL) are updated in place when training (momentum, unbiased variance).
  * The three normalizations are fused ops (grad_fn NativeBatchNormBackward0,
  * NativeLayerNormBackward0, NativeGroupNormBackward0) whose results do not depend on
- * the thread count; their gradients are differentiable (double backward). */
+ * the thread count; their gradients are differentiable (double backward).  float16
+ * and bfloat16 inputs compute in float32 a tile at a time (no float32 copy of x),
+ * with float32 statistics, and round each output once; a float32 weight, bias or
+ * running statistic is used as it is (PyTorch's mixed-precision batch norm). */
 ct_tensor *ct_batch_norm_with(ct_tensor *x, ct_tensor *running_mean, ct_tensor *running_var,
                               ct_batch_norm_options o);
 #define ct_batch_norm(x, running_mean, running_var, ...)                                   \

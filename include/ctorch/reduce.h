@@ -10,8 +10,9 @@
  * Results never depend on the thread count: each output is reduced in a fixed order
  * (fixed chunks combined in order).  float32 accumulates in double.  float16 and
  * bfloat16 sum, mean, prod, max/min (and their indices), all/any, cumsum/cumprod,
- * softmax, log_softmax and logsumexp widen each element in registers and accumulate
- * in float32, rounding once; the other reductions compute through float32 copies.
+ * norm, softmax, log_softmax and logsumexp widen each element in registers and
+ * accumulate in float32, rounding once; the other reductions compute through float32
+ * copies.
  * Integer and bool inputs sum/prod into int64. */
 #ifndef CTORCH_REDUCE_H
 #define CTORCH_REDUCE_H

@@ -28,6 +28,7 @@ extern const ct_kernel_entry ct_cpu_index_sort_kernels[];
 extern const ct_kernel_entry ct_cpu_loss_kernels[];
 extern const ct_kernel_entry ct_cpu_pool_kernels[];
 extern const ct_kernel_entry ct_cpu_norm_kernels[];
+extern const ct_kernel_entry ct_cpu_norm_reduced_kernels[];
 extern const ct_kernel_entry ct_cpu_rnn_cell_kernels[];
 
 const ct_kernel_entry *const ct_cpu_kernel_tables[] = {
@@ -58,6 +59,7 @@ const ct_kernel_entry *const ct_cpu_kernel_tables[] = {
     ct_cpu_loss_kernels,
     ct_cpu_pool_kernels,
     ct_cpu_norm_kernels,
+    ct_cpu_norm_reduced_kernels,
     ct_cpu_rnn_cell_kernels,
     NULL,
 };

@@ -2,7 +2,8 @@
  * statistics and the normalization in two or three passes over data that stays in
  * cache (a channel's planes, a row), with PyTorch 1.13's formulas.  float32 sums in
  * double (as PyTorch's batch norm does; its layer / group norm use float Welford sums,
- * which these match within rounding).  Layout and determinism: cpu/norm.h. */
+ * which these match within rounding).  Layout and determinism: kernels/norm.h.
+ * float16 / bfloat16: cpu/norm_reduced.c. */
 #include <stdlib.h>
 #include <string.h>
 

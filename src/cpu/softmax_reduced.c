@@ -7,32 +7,12 @@
 #pragma GCC optimize("no-trapping-math") /* Note [Vectorizing selects], cpu/unary.c */
 #include "cpu/fast_math.h"
 #include "cpu/reduce.h"
+#include "cpu/float_lanes.h"
 #include "cpu/softmax_driver.h"
 
 #define TILE CT_REDUCED_TILE
 
 CT_DEFINE_EXTREME_CHUNK(tile_max, float, int32_t, -INFINITY, >)
-
-/* Float lanes l[j] += a[i + j] (or a * b), as the reductions' lanes (a tile is a whole
- * number of lane rounds, so the order is fixed by the row alone). */
-CT_SIMD_PROC(lanes_add, (float *restrict l, const float *restrict a, const float *restrict b,
-                         int64_t n), (l, a, b, n), {
-    int64_t i = 0;
-    if (b) {
-        for (; i + CT_REDUCE_LANES <= n; i += CT_REDUCE_LANES)
-            for (int j = 0; j < CT_REDUCE_LANES; j++) l[j] += a[i + j] * b[i + j];
-        for (int j = 0; i < n; i++, j++) l[j] += a[i] * b[i];
-    } else {
-        for (; i + CT_REDUCE_LANES <= n; i += CT_REDUCE_LANES)
-            for (int j = 0; j < CT_REDUCE_LANES; j++) l[j] += a[i + j];
-        for (int j = 0; i < n; i++, j++) l[j] += a[i];
-    }
-})
-static float lanes_total(float *l) {
-    for (int w = CT_REDUCE_LANES / 2; w > 0; w /= 2)
-        for (int j = 0; j < w; j++) l[j] += l[j + w];
-    return l[0];
-}
 
 /* The elementwise steps on a float tile t (and g), in place, with the max m and the
  * sum s: one value each for a row (ms == 0), one per column for a column block

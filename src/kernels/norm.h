@@ -22,13 +22,16 @@ typedef struct {
     int64_t N, C, S;     /* batch_norm; layer/group_norm: C = G * K */
     int64_t G;           /* layer/group_norm: groups (1 for layer_norm) */
     double eps, momentum;
+    /* x, y, gy, gx are of the kernel's dtype; w, b, gw, gb, the statistics and the
+     * running statistics of its parameter dtype: the same, but float32 for the float16
+     * and bfloat16 kernels (ct_opmath_type; cpu/norm_reduced.c). */
     const void *x, *w, *b; /* w, b: [C] (layer_norm: [K]); either may be NULL */
-    /* Statistics, of the kernel's dtype: batch_norm [C], layer/group_norm [N * G].
-     * The forward writes them (batch_norm in eval: the running mean and
-     * 1 / sqrt(running_var + eps)); the backward reads them. */
+    /* Statistics: batch_norm [C], layer/group_norm [N * G].  The forward writes them
+     * (batch_norm in eval: the running mean and 1 / sqrt(running_var + eps)); the
+     * backward reads them. */
     void *mean, *rstd;
     /* batch_norm forward: read in eval, updated in place when training (either may be
-     * NULL then), contiguous, of the kernel's dtype */
+     * NULL then), contiguous */
     void *running_mean, *running_var;
     void *y;             /* forward output, like x */
     const void *gy;      /* backward: the output gradient, like x */

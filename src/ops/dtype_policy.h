@@ -25,8 +25,9 @@ ct_dtype ct_opmath_type(ct_dtype dt);
 /* PyTorch's at::acc_type for the cpu: what reductions, scans and softmax accumulate
  * in.  float16, bfloat16: float32; float32, float64: float64; integers and bool:
  * int64.  The cpu kernels' accumulator C types follow this table (cpu/reduce_sum.c,
- * cpu/scan.c, cpu/softmax.c, cpu/softmax_reduced.c, cpu/gemm_reduced.c); ops use it
- * for the dtype of integer results. */
+ * cpu/scan.c, cpu/softmax.c, cpu/softmax_reduced.c, cpu/norm_reduced.c,
+ * cpu/reduce_norm.c, cpu/gemm_reduced.c); ops use it for the dtype of integer
+ * results. */
 ct_dtype ct_acc_type(ct_dtype dt, ct_device dev);
 
 /* Kernel input / output dtypes of a sum-like reduction or scan (sum, prod, cumsum,

@@ -49,22 +49,26 @@ static void trace_norm(ct_op_id op, const ct_norm_job *j, ct_tensor *x, ct_tenso
 
 /* Runs the forward of op for job j (geometry and options set) on x, w, b (and the
  * running statistics of batch_norm, updated in place when training); records the
- * node.  nstat: the number of statistics (channels or rows). */
+ * node.  nstat: the number of statistics (channels or rows).  The kernel reads x in
+ * its dtype (float16 / bfloat16 themselves where it has a reduced kernel) and the
+ * parameters and statistics in that dtype's opmath type (float32 then), as PyTorch's
+ * mixed-precision batch norm does: a float32 weight or running statistic is used as
+ * it is, a reduced one widened exactly. */
 static ct_tensor *norm_forward(ct_op_id op, ct_norm_job *j, ct_tensor *x, ct_tensor *w,
                                ct_tensor *b, ct_tensor *rm, ct_tensor *rv, int64_t nstat) {
-    ct_dtype kd = ct_compute_dtype_for(op, x->storage->device, x->dtype);
+    ct_dtype kd = ct_compute_dtype_for(op, x->storage->device, x->dtype), pd = ct_opmath_type(kd);
     ct_norm_fn fn = ct_compute_norm_kernel(op, x->storage->device, x->dtype);
     if (!fn) return NULL;
     const char *name = ct_ops[op].fn;
     ct_device dev = x->storage->device;
     ct_tensor *xc = ct_contiguous_as(name, x, kd);
-    ct_tensor *wc = w ? ct_contiguous_as(name, w, kd) : NULL,
-              *bc = b ? ct_contiguous_as(name, b, kd) : NULL;
-    ct_tensor *rmc = rm ? ct_contiguous_as(name, rm, kd) : NULL,
-              *rvc = rv ? ct_contiguous_as(name, rv, kd) : NULL;
+    ct_tensor *wc = w ? ct_contiguous_as(name, w, pd) : NULL,
+              *bc = b ? ct_contiguous_as(name, b, pd) : NULL;
+    ct_tensor *rmc = rm ? ct_contiguous_as(name, rm, pd) : NULL,
+              *rvc = rv ? ct_contiguous_as(name, rv, pd) : NULL;
     ct_tensor *y = ct_tensor_new(name, ct_shape_of(x), kd, dev);
-    ct_tensor *mean = ct_tensor_new(name, CT_SHAPE(nstat), kd, dev);
-    ct_tensor *rstd = ct_tensor_new(name, CT_SHAPE(nstat), kd, dev);
+    ct_tensor *mean = ct_tensor_new(name, CT_SHAPE(nstat), pd, dev);
+    ct_tensor *rstd = ct_tensor_new(name, CT_SHAPE(nstat), pd, dev);
     bool ok = xc && (!w || wc) && (!b || bc) && (!rm || rmc) && (!rv || rvc) && y && mean && rstd;
     if (ok) {
         j->x = ct_tensor_data(xc);
@@ -117,7 +121,7 @@ static ct_tensor *norm_forward(ct_op_id op, ct_norm_job *j, ct_tensor *x, ct_ten
 
 /* The fused backward: gradients of x, weight and bias by op's kernel. */
 static bool fused_backward(ct_node *n, ct_tensor *x, ct_tensor *w, ct_tensor *gy, ct_tensor **gi) {
-    ct_dtype kd = ct_compute_dtype_for(n->op, x->storage->device, x->dtype);
+    ct_dtype kd = ct_compute_dtype_for(n->op, x->storage->device, x->dtype), pd = ct_opmath_type(kd);
     ct_norm_fn fn = ct_compute_norm_kernel(n->op, x->storage->device, x->dtype);
     if (!fn) return false;
     const char *name = ct_ops[n->op].fn;
@@ -127,12 +131,12 @@ static bool fused_backward(ct_node *n, ct_tensor *x, ct_tensor *w, ct_tensor *gy
     ct_tensor *mean = ct_node_saved(n, SV_MEAN), *rstd = ct_node_saved(n, SV_RSTD);
     if (!mean || !rstd) return false;
     ct_tensor *xc = ct_contiguous_as(name, x, kd), *gc = ct_contiguous_as(name, gy, kd);
-    ct_tensor *wc = w ? ct_contiguous_as(name, w, kd) : NULL;
+    ct_tensor *wc = w ? ct_contiguous_as(name, w, pd) : NULL;
     ct_tensor *out[3] = {NULL, NULL, NULL};
     bool ok = xc && gc && (!w || wc);
     for (int i = 0; i < 3 && ok; i++)
         if (n->needs_grad[i])
-            ok = (out[i] = ct_tensor_new(name, shape_of_meta(&n->in_meta[i]), kd, dev)) != NULL;
+            ok = (out[i] = ct_tensor_new(name, shape_of_meta(&n->in_meta[i]), i ? pd : kd, dev)) != NULL;
     if (ok) {
         j.x = ct_tensor_data(xc);
         j.gy = ct_tensor_data(gc);
