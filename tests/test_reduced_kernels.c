@@ -2,7 +2,8 @@
  * log_softmax, their gradients and logsumexp (cpu/softmax_reduced.c), max / min and
  * their indices, all / any, cumsum / cumprod, activations, comparisons, matrix products
  * (cpu/gemm_reduced.c), pow, lerp, clamp with tensor bounds, where, the fused
- * recurrent cells and the tile conversions (cpu/reduced_cvt.c).  Values against
+ * recurrent cells, the paddings' backward and the tile conversions
+ * (cpu/reduced_cvt.c).  Values against
  * PyTorch 1.13's reduced-precision results (tests/fixtures/gen_reduced.py) and against
  * float64 on the same rounded inputs; results bitwise equal for 1 and 3 threads; the
  * conversions bitwise equal on every instruction-set path this CPU has; no float32
@@ -12,6 +13,7 @@
 #include "cpu/isa.h"
 #include "cpu/reduced_cvt.h"
 #include "ct_test.h"
+#include "ops/shape_internal.h"
 #include "fixtures.h"
 
 static fx_file *fixtures(void) {
@@ -384,6 +386,44 @@ TEST(fused_cells_match_pytorch) {
         }
 }
 
+/* The backward of reflect and replicate padding sums each input element's gradient
+ * from the output elements that read it, in float, rounded once: the float32
+ * backward's bits on the widened gradient, within a unit of float64's.  (PyTorch 1.13
+ * has no reduced cpu kernel of these paddings.)  Replicating by 9 makes the edges sum
+ * ten terms and more; 300 columns: more than one float16 tile. */
+TEST(pad_backward_rounds_once) {
+    struct { int64_t shape[5]; int ndim; ct_dims pad; ct_pad_mode mode; } cases[] = {
+        {{2, 3, 300}, 3, CT_DIMS(3, 5), CT_PAD_REFLECT},
+        {{2, 3, 300}, 3, CT_DIMS(9, 9), CT_PAD_REPLICATE},
+        {{2, 5, 7}, 3, CT_DIMS(-2, 3), CT_PAD_REFLECT},
+        {{1, 2, 6, 7}, 4, CT_DIMS(2, 1, 3, 2), CT_PAD_REFLECT},
+        {{2, 6, 7}, 3, CT_DIMS(9, 2, 4, 9), CT_PAD_REPLICATE},
+        {{1, 1, 4, 5, 6}, 5, CT_DIMS(1, 2, 3, 1, 2, 3), CT_PAD_REFLECT},
+        {{1, 1, 4, 5, 6}, 5, CT_DIMS(4, 1, 2, 5, 3, 3), CT_PAD_REPLICATE},
+    };
+    ct_manual_seed(5);
+    for (int d = 0; d < 2; d++)
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            ct_shape shape = {.ndim = cases[c].ndim};
+            memcpy(shape.d, cases[c].shape, sizeof(int64_t) * (size_t)shape.ndim);
+            ct_tensor *x = ct_to(ct_randn(shape), .dtype = DT[d]), *grad[3];
+            const ct_dtype dts[] = {DT[d], CT_F32, CT_F64};
+            ct_tensor *g = NULL;
+            for (int k = 0; k < 3; k++) {
+                ct_tensor *xk = ct_detach(ct_to(ct_detach(x), .dtype = dts[k]));
+                ct_set_requires_grad(xk, true);
+                ct_tensor *y = ct_pad(xk, cases[c].pad, .mode = cases[c].mode);
+                if (!g) g = ct_to(ct_mul_scalar(ct_randn(ct_shape_of(y)), 4), .dtype = DT[d]);
+                CHECK(ct_backward(y, .gradient = ct_to(g, .dtype = dts[k])) == 0);
+                grad[k] = ct_grad(xk);
+            }
+            char what[64];
+            snprintf(what, sizeof what, "pad case %zu gradient", c);
+            check_within(what, grad[0], ct_to(grad[1], .dtype = DT[d]), DT[d], 0, 0);
+            check_within(what, grad[0], grad[2], DT[d], ULP[d], 1e-6);
+        }
+}
+
 static ct_tensor *thread_case(int i, ct_tensor *x, ct_tensor *a, ct_tensor *b) {
     switch (i) {
     case 0: return ct_softmax(ct_view(ct_to(x, .dtype = CT_BF16), CT_SHAPE(7, 10001)), 1);
@@ -499,11 +539,12 @@ TEST(reduced_kernels_allocate_only_their_output) {
         ct_tensor *x = ct_full(CT_SHAPE(64, 1000), 0.5, .dtype = DT[d]);
         ct_tensor *a = ct_full(CT_SHAPE(300, 300), 0.25, .dtype = DT[d]);
         ct_tensor *c = ct_full(CT_SHAPE(300, 75), 0.5, .dtype = DT[d]);
-        for (int i = 0; i < 11; i++) {
+        for (int i = 0; i < 12; i++) {
             int64_t base = ct_memory_allocated(CT_CPU);
             ct_reset_peak_memory_stats(CT_CPU);
             int64_t want = i == 3 ? 300 * 300 * 2 : i == 5 ? 64 * (2 + 8)
                            : i == 10 ? (300 * 75 * 2 + 300 * 300) * 2 /* hy, cy, workspace */
+                           : i == 11 ? 64 * 998 * 2
                                      : 64 * 1000 * 2;
             CT_SCOPE {
                 ct_tensor *y = i == 0 ? ct_softmax(x, 1) : i == 1 ? ct_log_softmax(x, 0)
@@ -515,7 +556,9 @@ TEST(reduced_kernels_allocate_only_their_output) {
                                : i == 7 ? ct_pow_scalar(x, 1.7)
                                : i == 8 ? ct_lerp_tensor(x, x, x)
                                : i == 9 ? ct_clamp_tensor(x, x, x)
-                                        : ct_thnn_fused_lstm_cell(a, a, c, NULL, NULL).hy;
+                               : i == 10 ? ct_thnn_fused_lstm_cell(a, a, c, NULL, NULL).hy
+                                         : ct_pad_backward(x, 2, (int64_t[]){64, 998},
+                                                           CT_PAD_REFLECT, CT_DIMS(1, 1));
                 CHECK(y != NULL);
             }
             int64_t peak = ct_max_memory_allocated(CT_CPU) - base;

@@ -108,24 +108,37 @@ static void pad_gather(char *out, const char *in, size_t es, const ct_pad_geom *
     }
 }
 
-#define SCATTER_ADD(T)                                                                   \
-    static void scatter_add_##T(char *gin_, const char *gout_, const ct_pad_geom *g) {   \
+/* pad_backward: each input element gathers the output elements that read it (the
+ * inverse maps), summed in T's accumulator A, loaded and stored through LOAD/STORE. */
+#define PAD_BACKWARD(NAME, T, A, LOAD, STORE)                                            \
+    static void NAME(char *gin_, const char *gout_, const ct_pad_geom *g) {              \
         T *gin = (T *)gin_;                                                              \
         const T *gout = (const T *)gout_;                                                \
         const int64_t D = g->in[0], H = g->in[1], W = g->in[2];                          \
         const int64_t Do = g->out[0], Ho = g->out[1], Wo = g->out[2];                    \
-        const int64_t *mz = g->map[0], *my = g->map[1], *mx = g->map[2];                 \
+        const int64_t *const *st = g->start, *const *inv = g->inv;                       \
+        const int64_t rows = g->B * D * H;                                               \
         _Pragma("omp parallel for num_threads(threads_for(g->B * Do * Ho * Wo)) schedule(static)") \
-        for (int64_t b = 0; b < g->B; b++)                                               \
-            for (int64_t z = 0; z < Do; z++)                                             \
-                for (int64_t y = 0; y < Ho; y++) {                                       \
-                    T *dst = gin + ((b * D + mz[z]) * H + my[y]) * W;                    \
-                    const T *src = gout + ((b * Do + z) * Ho + y) * Wo;                  \
-                    for (int64_t x = 0; x < Wo; x++) dst[mx[x]] += src[x];               \
-                }                                                                        \
+        for (int64_t r = 0; r < rows; r++) {                                             \
+            const int64_t y = r % H, z = (r / H) % D, b = r / (H * D);                   \
+            for (int64_t x = 0; x < W; x++) {                                            \
+                A acc = 0;                                                               \
+                for (int64_t i = st[0][z]; i < st[0][z + 1]; i++)                        \
+                    for (int64_t j = st[1][y]; j < st[1][y + 1]; j++) {                  \
+                        const T *src = gout + ((b * Do + inv[0][i]) * Ho + inv[1][j]) * Wo; \
+                        for (int64_t k = st[2][x]; k < st[2][x + 1]; k++)                \
+                            acc += LOAD(src[inv[2][k]]);                                 \
+                    }                                                                    \
+                gin[r * W + x] = STORE(T, acc);                                          \
+            }                                                                            \
+        }                                                                                \
     }
-SCATTER_ADD(float)
-SCATTER_ADD(double)
+#define SAME_LOAD(v) (v)
+#define SAME_STORE(T, v) (v)
+PAD_BACKWARD(pad_backward_f32, float, float, SAME_LOAD, SAME_STORE)
+PAD_BACKWARD(pad_backward_f64, double, double, SAME_LOAD, SAME_STORE)
+PAD_BACKWARD(pad_backward_f16, ct_half, float, CT_LOAD_REDUCED, CT_STORE_REDUCED)
+PAD_BACKWARD(pad_backward_bf16, ct_bf16, float, CT_LOAD_REDUCED, CT_STORE_REDUCED)
 
 #define ENTRIES(DT, T)                                                                   \
     CT_KERNEL(COPY, CT_OP_cat, DT, copy_same),                                           \
@@ -141,7 +154,9 @@ SCATTER_ADD(double)
     CT_KERNEL(PAD_GATHER, CT_OP_replication_pad, DT, pad_gather),
 const ct_kernel_entry ct_cpu_shape_kernels[] = {
     CT_FOREACH_DTYPE(ENTRIES)
-    CT_KERNEL(PAD_SCATTER, CT_OP_pad_backward, CT_F32, scatter_add_float),
-    CT_KERNEL(PAD_SCATTER, CT_OP_pad_backward, CT_F64, scatter_add_double),
+    CT_KERNEL(PAD_SCATTER, CT_OP_pad_backward, CT_F32, pad_backward_f32),
+    CT_KERNEL(PAD_SCATTER, CT_OP_pad_backward, CT_F64, pad_backward_f64),
+    CT_KERNEL(PAD_SCATTER, CT_OP_pad_backward, CT_F16, pad_backward_f16),
+    CT_KERNEL(PAD_SCATTER, CT_OP_pad_backward, CT_BF16, pad_backward_bf16),
     CT_KERNEL_END,
 };
