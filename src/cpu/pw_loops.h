@@ -47,9 +47,11 @@
     })
 
 /* out (TS) = EXPR(c, x, y) with c, x, y the float values of TS elements (float16 or
- * bfloat16), rounded once on the store.  float16 widens and narrows whole tiles
- * (cpu/reduced_cvt.h) where every operand is contiguous or broadcast, as
- * CT_BINARY_LOOP_REDUCED does; other runs convert element by element. */
+ * bfloat16), rounded once on the store.  Where every operand is contiguous or
+ * broadcast, whole tiles are widened and narrowed (cpu/reduced_cvt.h), as
+ * CT_BINARY_LOOP_REDUCED does for float16: bfloat16 too, since gcc vectorizes the
+ * three-operand select of lerp badly on elements converted in place; other runs
+ * convert element by element. */
 #define CT_WIDEN_TILE(buf, P, stride, b, len)                                            \
     do {                                                                                 \
         if (stride) {                                                                    \
@@ -67,7 +69,7 @@
         const TS *restrict C = (const TS *)d[1];                                         \
         const TS *restrict A = (const TS *)d[2], *restrict B = (const TS *)d[3];         \
         const int64_t e = sizeof(TS);                                                    \
-        if (CT_IS_HALF(TS) && n > 0 && s[0] == e && (s[1] == e || !s[1]) &&               \
+        if (n > 0 && s[0] == e && (s[1] == e || !s[1]) &&                                \
             (s[2] == e || !s[2]) && (s[3] == e || !s[3])) {                              \
             float bc[CT_REDUCED_TILE], bx[CT_REDUCED_TILE], by[CT_REDUCED_TILE];         \
             for (int64_t b = 0; b < n; b += CT_REDUCED_TILE) {                           \

@@ -132,7 +132,7 @@ static void invert_map(const int64_t *map, int64_t n_out, int64_t n_in, int64_t 
     start[0] = 0;
 }
 
-/* Fills g (maps and their inverses malloc'd into *maps, freed by the caller) for
+/* Fills g (maps and the inverses of mz, my malloc'd into *maps, freed by the caller) for
  * padding an input of (ndim, sizes) by pad; writes the output shape. */
 static void pad_plan(ct_pad_mode mode, int ndim, const int64_t *sizes, ct_dims pad,
                      ct_pad_geom *g, int64_t **maps, ct_shape *out) {
@@ -144,7 +144,7 @@ static void pad_plan(ct_pad_mode mode, int ndim, const int64_t *sizes, ct_dims p
         int i = 2 - a, d = ndim - 1 - i;
         g->in[a] = i < k ? sizes[d] : 1;
         g->out[a] = i < k ? sizes[d] + pad.d[2 * i] + pad.d[2 * i + 1] : 1;
-        total += 2 * g->out[a] + g->in[a] + 1;
+        total += a < 2 ? 2 * g->out[a] + g->in[a] + 1 : g->out[a];
     }
     *maps = malloc(sizeof(int64_t) * (size_t)total);
     if (!*maps) ct_fatal("out of memory in pad");
@@ -154,10 +154,13 @@ static void pad_plan(ct_pad_mode mode, int ndim, const int64_t *sizes, ct_dims p
         int64_t l = i < k ? pad.d[2 * i] : 0, n_in = g->in[a], n_out = g->out[a];
         for (int64_t j = 0; j < n_out; j++) m[j] = pad_source(mode, j, n_in, l);
         g->map[a] = m;
-        g->start[a] = m + n_out;
-        g->inv[a] = m + n_out + n_in + 1;
-        invert_map(m, n_out, n_in, m + n_out, m + n_out + n_in + 1);
-        m += 2 * n_out + n_in + 1;
+        m += n_out;
+        if (a < 2) { /* the inverses of mz and my */
+            g->start[a] = m;
+            g->inv[a] = m + n_in + 1;
+            invert_map(g->map[a], n_out, n_in, m, m + n_in + 1);
+            m += n_out + n_in + 1;
+        }
         if (i < k) out->d[ndim - 1 - i] = n_out;
     }
     int64_t inner = g->in[0] * g->in[1] * g->in[2];
