@@ -1,8 +1,11 @@
 /* The float16 / bfloat16 kernels of their own beyond the pointwise loops: softmax,
  * log_softmax, their gradients and logsumexp (cpu/softmax_reduced.c), max / min and
  * their indices, all / any, cumsum / cumprod, activations, comparisons, matrix products
- * (cpu/gemm_reduced.c), layer / group / batch norm and their gradients
- * (cpu/norm_reduced.c), vector norms and the tile conversions (cpu/reduced_cvt.c).  Values against
+ * (cpu/gemm_reduced.c), convolution, fold / unfold, pooling and upsampling
+ * (cpu/conv_reduced.c, cpu/pool.c), layer / group / batch norm and their gradients
+ * (cpu/norm_reduced.c), vector norms, pow, lerp, clamp with tensor bounds, where, the
+ * fused recurrent cells, the paddings' backward and the tile conversions
+ * (cpu/reduced_cvt.c).  Values against
  * PyTorch 1.13's reduced-precision results (tests/fixtures/gen_reduced.py) and against
  * float64 on the same rounded inputs; results bitwise equal for 1 and 3 threads; the
  * conversions bitwise equal on every instruction-set path this CPU has; no float32
@@ -13,6 +16,7 @@
 #include "cpu/isa.h"
 #include "cpu/reduced_cvt.h"
 #include "ct_test.h"
+#include "ops/shape_internal.h"
 #include "fixtures.h"
 
 static fx_file *fixtures(void) {
@@ -408,6 +412,157 @@ static ct_tensor *norm_thread_case(int i, ct_tensor *x, ct_tensor *a) {
     return ct_cat(3, (ct_tensor *[]){ct_flatten(y, 0, -1), ct_flatten(ct_grad(xl), 0, -1), ct_grad(w)}, 0);
 }
 
+/* The pointwise ops that convert in registers: within a unit or two of PyTorch's
+ * reduced result, and the bits of the float32 op on the widened operands rounded once
+ * (contiguous, broadcast and strided).  PyTorch rounds a number operand of pow to the
+ * tensor's dtype first (x ** 1.7 is x ** 1.703125 in bfloat16); its bfloat16 x ** 3
+ * rounds x * x before the third factor, ours the product once. */
+static ct_tensor *pw_case(int i, ct_tensor *const *in, double e17, double b13) {
+    ct_tensor *x = in[0], *e = in[1], *s = in[2], *w = in[3], *lo = in[4], *hi = in[5];
+    switch (i) {
+    case 0: return ct_pow(x, e);
+    case 1: return ct_pow_scalar(x, e17);
+    case 2: return ct_pow_scalar(x, 2);
+    case 3: return ct_pow_scalar(x, 3);
+    case 4: return ct_pow_scalar(x, 0.5);
+    case 5: return ct_pow_scalar(x, -1);
+    case 6: return ct_rpow_scalar(e, b13);
+    case 7: return ct_lerp(s, e, 0.3);
+    case 8: return ct_lerp(s, e, 0.8);
+    case 9: return ct_lerp_tensor(s, e, w);
+    case 10: return ct_clamp_tensor(s, lo, hi);
+    case 11: return ct_where(ct_gt_scalar(s, 0), s, e);
+    /* a broadcast third operand, then strided operands */
+    case 12: return ct_lerp_tensor(s, e, ct_expand(ct_narrow(w, 0, 7, 1), CT_SHAPE(300)));
+    case 13: return ct_clamp_tensor(s, lo, ct_expand(ct_narrow(hi, 0, 3, 1), CT_SHAPE(300)));
+    case 14: return ct_lerp_tensor(ct_slice(s, 0, 0, 300, 2), ct_slice(e, 0, 1, 300, 2), ct_slice(w, 0, 0, 300, 2));
+    case 15: return ct_clamp_tensor(ct_slice(s, 0, 0, 300, 3), ct_slice(lo, 0, 0, 300, 3), ct_slice(hi, 0, 2, 300, 3));
+    case 16: return ct_pow(ct_slice(x, 0, 0, 300, 2), ct_slice(e, 0, 1, 300, 2));
+    case 17: return ct_lerp(ct_slice(s, 0, 0, 300, 2), ct_expand(ct_narrow(e, 0, 5, 1), CT_SHAPE(150)), 0.3);
+    }
+    return NULL;
+}
+
+TEST(pointwise_ops_match_pytorch) {
+    fx_file *f = fixtures();
+    const char *names[] = {"pow", "pow_1_7", "pow_2", "pow_3", "pow_0_5", "pow_m1", "rpow_1_3",
+                           "lerp_0_3", "lerp_0_8", "lerp_tensor", "clamp_tensor", "where"};
+    const char *ins[] = {"x", "e", "s", "w", "lo", "hi"};
+    for (int d = 0; d < 2; d++) {
+        ct_tensor *in[6], *in32[6];
+        for (int i = 0; i < 6; i++) {
+            in[i] = fx_get_as(f, key(PRE[d], "pw", ins[i]), DT[d], false);
+            in32[i] = ct_to(in[i], .dtype = CT_F32);
+        }
+        /* the numbers as the reduced dtype holds them */
+        double e17 = ct_item(ct_full(CT_SHAPE(), 1.7, .dtype = DT[d]));
+        double b13 = ct_item(ct_full(CT_SHAPE(), 1.3, .dtype = DT[d]));
+        for (int i = 0; pw_case(i, in, 1.7, 1.3); i++) {
+            ct_tensor *y = pw_case(i, in, 1.7, 1.3);
+            char what[64];
+            snprintf(what, sizeof what, "case %d (%s)", i, i < 12 ? names[i] : "strided");
+            if (i < 12) {
+                bool exact = i >= 10, steps = i == 3;
+                double tol = exact ? 0 : steps ? 4 * ULP[d] : 2 * ULP[d];
+                check_within(what, y, fx_get(f, key(PRE[d], "pw", names[i])), DT[d], tol,
+                             exact ? 0 : 1e-6);
+            }
+            check_within(what, y, ct_to(pw_case(i, in32, e17, b13), .dtype = DT[d]), DT[d], 0, 0);
+        }
+    }
+}
+
+/* The fused cells convert the gates tile by tile (hidden size 130: two tiles): the
+ * float32 cell's bits on the widened operands, rounded once; within a few units of
+ * PyTorch's cells, whose every op rounds; gradients near float64's on the same
+ * rounded inputs. */
+static void cell(bool lstm, ct_tensor *const *in, ct_tensor **out) {
+    if (lstm) {
+        ct_lstm_cell_result r = ct_thnn_fused_lstm_cell(in[0], in[1], in[2], in[3], in[4]);
+        out[0] = r.hy, out[1] = r.cy, out[2] = r.workspace;
+    } else {
+        ct_gru_cell_result r = ct_thnn_fused_gru_cell(in[0], in[1], in[2], in[3], in[4]);
+        out[0] = r.hy, out[1] = r.workspace, out[2] = NULL;
+    }
+}
+
+TEST(fused_cells_match_pytorch) {
+    fx_file *f = fixtures();
+    for (int d = 0; d < 2; d++)
+        for (int l = 0; l < 2; l++) {
+            bool lstm = l == 0;
+            const char *name = lstm ? "lstm" : "gru";
+            ct_tensor *in[5], *in32[5], *in64[5], *out[3], *out32[3], *out64[3];
+            for (int i = 0; i < 5; i++) {
+                char k[8];
+                snprintf(k, sizeof k, "in%d", i);
+                in[i] = fx_get_as(f, key(PRE[d], name, k), DT[d], true);
+                in32[i] = ct_to(ct_detach(in[i]), .dtype = CT_F32);
+                in64[i] = ct_detach(ct_to(ct_detach(in[i]), .dtype = CT_F64));
+                ct_set_requires_grad(in64[i], true);
+            }
+            cell(lstm, in, out);
+            cell(lstm, in32, out32);
+            cell(lstm, in64, out64);
+            for (int i = 0; i < (lstm ? 3 : 2); i++) {
+                char what[64], k[8];
+                snprintf(what, sizeof what, "%s output %d", name, i);
+                check_within(what, out[i], ct_to(out32[i], .dtype = DT[d]), DT[d], 0, 0);
+                snprintf(k, sizeof k, "out%d", i);
+                if (i < (lstm ? 2 : 1))
+                    check_within(what, out[i], fx_get(f, key(PRE[d], name, k)), DT[d], 4 * ULP[d],
+                                 4 * ULP[d]);
+            }
+            /* the fused backward (no graph) of sum(hy * hy) */
+            CHECK(ct_backward(ct_sum(ct_mul(out[0], out[0]))) == 0);
+            CHECK(ct_backward(ct_sum(ct_mul(out64[0], out64[0]))) == 0);
+            for (int i = 0; i < 5; i++) {
+                char what[64];
+                snprintf(what, sizeof what, "%s gradient of input %d", name, i);
+                /* the biases' gradients sum 3 rows; all see the workspace rounded */
+                check_within(what, ct_grad(in[i]), ct_grad(in64[i]), DT[d], 8 * ULP[d], 8 * ULP[d]);
+            }
+        }
+}
+
+/* The backward of reflect and replicate padding sums each input element's gradient
+ * from the output elements that read it, in float, rounded once: the float32
+ * backward's bits on the widened gradient, within a unit of float64's.  (PyTorch 1.13
+ * has no reduced cpu kernel of these paddings.)  Replicating by 9 makes the edges sum
+ * ten terms and more; 300 columns: more than one float16 tile. */
+TEST(pad_backward_rounds_once) {
+    struct { int64_t shape[5]; int ndim; ct_dims pad; ct_pad_mode mode; } cases[] = {
+        {{2, 3, 300}, 3, CT_DIMS(3, 5), CT_PAD_REFLECT},
+        {{2, 3, 300}, 3, CT_DIMS(9, 9), CT_PAD_REPLICATE},
+        {{2, 5, 7}, 3, CT_DIMS(-2, 3), CT_PAD_REFLECT},
+        {{1, 2, 6, 7}, 4, CT_DIMS(2, 1, 3, 2), CT_PAD_REFLECT},
+        {{2, 6, 7}, 3, CT_DIMS(9, 2, 4, 9), CT_PAD_REPLICATE},
+        {{1, 1, 4, 5, 6}, 5, CT_DIMS(1, 2, 3, 1, 2, 3), CT_PAD_REFLECT},
+        {{1, 1, 4, 5, 6}, 5, CT_DIMS(4, 1, 2, 5, 3, 3), CT_PAD_REPLICATE},
+    };
+    ct_manual_seed(5);
+    for (int d = 0; d < 2; d++)
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            ct_shape shape = {.ndim = cases[c].ndim};
+            memcpy(shape.d, cases[c].shape, sizeof(int64_t) * (size_t)shape.ndim);
+            ct_tensor *x = ct_to(ct_randn(shape), .dtype = DT[d]), *grad[3];
+            const ct_dtype dts[] = {DT[d], CT_F32, CT_F64};
+            ct_tensor *g = NULL;
+            for (int k = 0; k < 3; k++) {
+                ct_tensor *xk = ct_detach(ct_to(ct_detach(x), .dtype = dts[k]));
+                ct_set_requires_grad(xk, true);
+                ct_tensor *y = ct_pad(xk, cases[c].pad, .mode = cases[c].mode);
+                if (!g) g = ct_to(ct_mul_scalar(ct_randn(ct_shape_of(y)), 4), .dtype = DT[d]);
+                CHECK(ct_backward(y, .gradient = ct_to(g, .dtype = dts[k])) == 0);
+                grad[k] = ct_grad(xk);
+            }
+            char what[64];
+            snprintf(what, sizeof what, "pad case %zu gradient", c);
+            check_within(what, grad[0], ct_to(grad[1], .dtype = DT[d]), DT[d], 0, 0);
+            check_within(what, grad[0], grad[2], DT[d], ULP[d], 1e-6);
+        }
+}
+
 static ct_tensor *thread_case(int i, ct_tensor *x, ct_tensor *a, ct_tensor *b) {
     switch (i) {
     case 0: return ct_softmax(ct_view(ct_to(x, .dtype = CT_BF16), CT_SHAPE(7, 10001)), 1);
@@ -425,8 +580,13 @@ static ct_tensor *thread_case(int i, ct_tensor *x, ct_tensor *a, ct_tensor *b) {
     case 12: return ct_argmax(ct_view(ct_to(x, .dtype = CT_BF16), CT_SHAPE(7, 10001)), .dims = CT_DIMS(1));
     case 13: return ct_gelu(ct_to(x, .dtype = CT_F16));
     case 14: return ct_lt(ct_to(x, .dtype = CT_BF16), ct_to(ct_flip(x, CT_DIMS(0)), .dtype = CT_BF16));
-    case 15: return ct_norm(ct_view(ct_to(x, .dtype = CT_F16), CT_SHAPE(7, 10001)), .dims = CT_DIMS(1));
-    default: return norm_thread_case(i - 16, x, a);
+    case 15: return ct_pow(ct_abs(ct_to(x, .dtype = CT_F16)), ct_to(ct_flip(x, CT_DIMS(0)), .dtype = CT_F16));
+    case 16: return ct_lerp_tensor(ct_to(x, .dtype = CT_BF16), ct_to(ct_flip(x, CT_DIMS(0)), .dtype = CT_BF16),
+                                   ct_sigmoid(ct_to(x, .dtype = CT_BF16)));
+    case 17: return ct_thnn_fused_lstm_cell(ct_to(a, .dtype = CT_BF16), ct_to(a, .dtype = CT_BF16),
+                                            ct_narrow(ct_to(a, .dtype = CT_BF16), 1, 0, 130), NULL, NULL).hy;
+    case 18: return ct_norm(ct_view(ct_to(x, .dtype = CT_F16), CT_SHAPE(7, 10001)), .dims = CT_DIMS(1));
+    default: return norm_thread_case(i - 19, x, a);
     }
 }
 
@@ -518,15 +678,27 @@ TEST(reduced_kernels_allocate_only_their_output) {
     for (int d = 0; d < 2; d++) {
         ct_tensor *x = ct_full(CT_SHAPE(64, 1000), 0.5, .dtype = DT[d]);
         ct_tensor *a = ct_full(CT_SHAPE(300, 300), 0.25, .dtype = DT[d]);
-        for (int i = 0; i < 6; i++) {
+        ct_tensor *c = ct_full(CT_SHAPE(300, 75), 0.5, .dtype = DT[d]);
+        for (int i = 0; i < 12; i++) {
             int64_t base = ct_memory_allocated(CT_CPU);
             ct_reset_peak_memory_stats(CT_CPU);
-            int64_t want = i == 3 ? 300 * 300 * 2 : i == 5 ? 64 * (2 + 8) : 64 * 1000 * 2;
+            int64_t want = i == 3 ? 300 * 300 * 2 : i == 5 ? 64 * (2 + 8)
+                           : i == 10 ? (300 * 75 * 2 + 300 * 300) * 2 /* hy, cy, workspace */
+                           : i == 11 ? 64 * 998 * 2
+                                     : 64 * 1000 * 2;
             CT_SCOPE {
                 ct_tensor *y = i == 0 ? ct_softmax(x, 1) : i == 1 ? ct_log_softmax(x, 0)
                                : i == 2 ? ct_softmax(ct_view(x, CT_SHAPE(8, 8, 1000)), 1)
                                : i == 3 ? ct_mm(a, a)
-                               : i == 4 ? ct_cumsum(x, 1) : ct_max_dim(x, 1, false).values;
+                               : i == 4 ? ct_cumsum(x, 1)
+                               : i == 5 ? ct_max_dim(x, 1, false).values
+                               : i == 6 ? ct_pow(x, x)
+                               : i == 7 ? ct_pow_scalar(x, 1.7)
+                               : i == 8 ? ct_lerp_tensor(x, x, x)
+                               : i == 9 ? ct_clamp_tensor(x, x, x)
+                               : i == 10 ? ct_thnn_fused_lstm_cell(a, a, c, NULL, NULL).hy
+                                         : ct_pad_backward(x, 2, (int64_t[]){64, 998},
+                                                           CT_PAD_REFLECT, CT_DIMS(1, 1));
                 CHECK(y != NULL);
             }
             int64_t peak = ct_max_memory_allocated(CT_CPU) - base;

@@ -2,10 +2,10 @@
  * forward and backward, one batch row at a time: each row is a few contiguous loops
  * over the gates that the compiler vectorizes (float32 sigmoid and tanh from
  * cpu/vmath.h, as the sigmoid and tanh ops compute them).  Rows are independent, so
- * the split across threads never changes a value.  Layouts: cpu/rnn_cell.h. */
+ * the split across threads never changes a value.  Layouts: kernels/rnn_cell.h. */
 #include "cpu/kernel_util.h"
-#include "kernels/rnn_cell.h"
 #include "cpu/vmath.h"
+#include "kernels/rnn_cell.h"
 
 #define RNN_CELL_KERNELS(T, SFX)                                                         \
     /* w = (ig + bi) + (hg + bh) over n gates, the biases optional (as the module       \
@@ -138,10 +138,105 @@
 RNN_CELL_KERNELS(float, f32)
 RNN_CELL_KERNELS(double, f64)
 
+/* float16 / bfloat16: each row goes in tiles of RTILE hidden units.  The tile's slice
+ * of every gate is widened into float (cpu/reduced_cvt.h), laid out as a row of hidden
+ * size len (gate q at q * len), so the float32 row loops above compute it, and each
+ * output is rounded once: the float32 kernel's result on the widened operands. */
+enum { RTILE = 128 };
+/* Gates 0..k-1 of a tile: gate q of the tensor at src + q * H, of the tile at
+ * buf + q * len. */
+#define WIDEN(buf, src, H, k, len)                                                       \
+    for (int q_ = 0; q_ < (k); q_++) CT_REDUCED_TO_FLOAT_N((buf) + q_ * (len), (src) + q_ * (H), len)
+#define NARROW(dst, H, buf, k, len)                                                      \
+    for (int q_ = 0; q_ < (k); q_++) CT_FLOAT_TO_REDUCED_N((dst) + q_ * (H), (buf) + q_ * (len), len)
+/* A forward tile's k gates of ig and hg at row offset r, and of the biases (where
+ * given) at column j. */
+#define WIDEN_GATES(TS, ig, hg, bib, bhb, a, r, j, k, len)                               \
+    do {                                                                                 \
+        WIDEN(ig, (const TS *)(a)->ig + (r), (a)->H, k, len);                            \
+        WIDEN(hg, (const TS *)(a)->hg + (r), (a)->H, k, len);                            \
+        if ((a)->bi) WIDEN(bib, (const TS *)(a)->bi + (j), (a)->H, k, len);              \
+        if ((a)->bh) WIDEN(bhb, (const TS *)(a)->bh + (j), (a)->H, k, len);              \
+    } while (0)
+
+#define RNN_CELL_REDUCED(TS, SFX)                                                        \
+    static void lstm_row_##SFX(bool backward, const ct_rnn_cell_args *a, int64_t b) {    \
+        const int64_t H = a->H, G = 4 * H;                                               \
+        for (int64_t j = 0; j < H; j += RTILE) {                                         \
+            const int64_t len = H - j < RTILE ? H - j : RTILE, r = b * G + j, s = b * H + j; \
+            float w[4 * RTILE], cx[RTILE], c[RTILE], h[RTILE];                            \
+            WIDEN(cx, (const TS *)a->x + s, H, 1, len);                                  \
+            if (backward) {                                                              \
+                WIDEN(w, (const TS *)a->ws_in + r, H, 4, len);                           \
+                WIDEN(c, (const TS *)a->cy_in + s, H, 1, len);                           \
+                WIDEN(h, (const TS *)a->ghy + s, H, 1, len);                             \
+                float g[4 * RTILE], gc[RTILE], gx[RTILE];                                \
+                WIDEN(gc, (const TS *)a->gcy + s, H, 1, len);                            \
+                lstm_bwd_f32(w, cx, c, h, gc, g, gx, len);                               \
+                NARROW((TS *)a->gig + r, H, g, 4, len);                                  \
+                NARROW((TS *)a->gx + s, H, gx, 1, len);                                  \
+                continue;                                                                \
+            }                                                                            \
+            float ig[4 * RTILE], hg[4 * RTILE], bib[4 * RTILE], bhb[4 * RTILE];          \
+            WIDEN_GATES(TS, ig, hg, bib, bhb, a, r, j, 4, len);                          \
+            pre_f32(w, ig, hg, a->bi ? bib : NULL, a->bh ? bhb : NULL, 4 * len);         \
+            sigmoid_f32(w, 2 * len);                                                     \
+            tanh_f32(w + 2 * len, len);                                                  \
+            sigmoid_f32(w + 3 * len, len);                                               \
+            lstm_out_f32(w, cx, c, h, len);                                              \
+            NARROW((TS *)a->ws + r, H, w, 4, len);                                       \
+            NARROW((TS *)a->cy + s, H, c, 1, len);                                       \
+            NARROW((TS *)a->hy + s, H, h, 1, len);                                       \
+        }                                                                                \
+    }                                                                                    \
+    static void gru_row_##SFX(bool backward, const ct_rnn_cell_args *a, int64_t b) {     \
+        const int64_t H = a->H, G = 3 * H;                                               \
+        for (int64_t j = 0; j < H; j += RTILE) {                                         \
+            const int64_t len = H - j < RTILE ? H - j : RTILE, r = b * G + j, s = b * H + j; \
+            float w[4 * RTILE], ig[3 * RTILE], hg[3 * RTILE], hx[RTILE], h[RTILE];        \
+            WIDEN(hx, (const TS *)a->x + s, H, 1, len);                                  \
+            if (backward) {                                                              \
+                float gx[RTILE];                                                         \
+                WIDEN(w, (const TS *)a->ws_in + b * 4 * H + j, H, 4, len);               \
+                WIDEN(h, (const TS *)a->ghy + s, H, 1, len);                             \
+                gru_bwd_f32(w, hx, h, ig, hg, gx, len);                                  \
+                NARROW((TS *)a->gig + r, H, ig, 3, len);                                 \
+                NARROW((TS *)a->ghg + r, H, hg, 3, len);                                 \
+                NARROW((TS *)a->gx + s, H, gx, 1, len);                                  \
+                continue;                                                                \
+            }                                                                            \
+            float bib[3 * RTILE], bhb[3 * RTILE];                                        \
+            WIDEN_GATES(TS, ig, hg, bib, bhb, a, r, j, 3, len);                          \
+            pre_f32(w, ig, hg, a->bi ? bib : NULL, a->bh ? bhb : NULL, 2 * len);         \
+            sigmoid_f32(w, 2 * len);                                                     \
+            add_f32(w + 3 * len, hg + 2 * len, a->bh ? bhb + 2 * len : NULL, len);       \
+            add_f32(w + 2 * len, ig + 2 * len, a->bi ? bib + 2 * len : NULL, len);       \
+            gru_out_f32(w, hx, h, len);                                                  \
+            NARROW((TS *)a->ws + b * 4 * H + j, H, w, 4, len);                           \
+            NARROW((TS *)a->hy + s, H, h, 1, len);                                       \
+        }                                                                                \
+    }                                                                                    \
+    static void lstm_##SFX(bool backward, const ct_rnn_cell_args *a) {                   \
+        int nt = ct_get_num_threads();                                                   \
+        _Pragma("omp parallel for if (a->B * 4 * a->H >= CT_GRAIN && nt > 1) num_threads(nt)") \
+        for (int64_t b = 0; b < a->B; b++) lstm_row_##SFX(backward, a, b);               \
+    }                                                                                    \
+    static void gru_##SFX(bool backward, const ct_rnn_cell_args *a) {                    \
+        int nt = ct_get_num_threads();                                                   \
+        _Pragma("omp parallel for if (a->B * 3 * a->H >= CT_GRAIN && nt > 1) num_threads(nt)") \
+        for (int64_t b = 0; b < a->B; b++) gru_row_##SFX(backward, a, b);                \
+    }
+RNN_CELL_REDUCED(ct_half, f16)
+RNN_CELL_REDUCED(ct_bf16, bf16)
+
 const ct_kernel_entry ct_cpu_rnn_cell_kernels[] = {
     CT_KERNEL(RNN_CELL, CT_OP_thnn_fused_lstm_cell, CT_F32, lstm_f32),
     CT_KERNEL(RNN_CELL, CT_OP_thnn_fused_lstm_cell, CT_F64, lstm_f64),
     CT_KERNEL(RNN_CELL, CT_OP_thnn_fused_gru_cell, CT_F32, gru_f32),
     CT_KERNEL(RNN_CELL, CT_OP_thnn_fused_gru_cell, CT_F64, gru_f64),
+    CT_KERNEL(RNN_CELL, CT_OP_thnn_fused_lstm_cell, CT_F16, lstm_f16),
+    CT_KERNEL(RNN_CELL, CT_OP_thnn_fused_lstm_cell, CT_BF16, lstm_bf16),
+    CT_KERNEL(RNN_CELL, CT_OP_thnn_fused_gru_cell, CT_F16, gru_f16),
+    CT_KERNEL(RNN_CELL, CT_OP_thnn_fused_gru_cell, CT_BF16, gru_bf16),
     CT_KERNEL_END,
 };

@@ -108,24 +108,58 @@ static void pad_gather(char *out, const char *in, size_t es, const ct_pad_geom *
     }
 }
 
-#define SCATTER_ADD(T)                                                                   \
-    static void scatter_add_##T(char *gin_, const char *gout_, const ct_pad_geom *g) {   \
+/* pad_backward: each input row sums, tile by tile, the output rows that read it (the
+ * inverse maps of z and y), and of each of those the columns that read the tile: the
+ * padded ones through mx, the middle run with ADD_RUN(acc, src, n, LOAD) (a loop
+ * that vectorizes).  Sums in A from zero, in ascending output order; loads and stores
+ * through LOAD/STORE. */
+enum { PAD_TILE = 256 };
+#define PAD_BACKWARD(NAME, T, A, LOAD, STORE, ADD_RUN)                                   \
+    static void NAME(char *gin_, const char *gout_, const ct_pad_geom *g) {              \
         T *gin = (T *)gin_;                                                              \
         const T *gout = (const T *)gout_;                                                \
         const int64_t D = g->in[0], H = g->in[1], W = g->in[2];                          \
         const int64_t Do = g->out[0], Ho = g->out[1], Wo = g->out[2];                    \
-        const int64_t *mz = g->map[0], *my = g->map[1], *mx = g->map[2];                 \
+        const int64_t *mx = g->map[2], x_lo = g->x_lo, x_hi = g->x_hi;                   \
+        const int64_t l = g->x_lo - g->x_src; /* middle column x reads input x - l */    \
+        const int64_t rows = g->B * D * H;                                               \
         _Pragma("omp parallel for num_threads(threads_for(g->B * Do * Ho * Wo)) schedule(static)") \
-        for (int64_t b = 0; b < g->B; b++)                                               \
-            for (int64_t z = 0; z < Do; z++)                                             \
-                for (int64_t y = 0; y < Ho; y++) {                                       \
-                    T *dst = gin + ((b * D + mz[z]) * H + my[y]) * W;                    \
-                    const T *src = gout + ((b * Do + z) * Ho + y) * Wo;                  \
-                    for (int64_t x = 0; x < Wo; x++) dst[mx[x]] += src[x];               \
-                }                                                                        \
+        for (int64_t r = 0; r < rows; r++) {                                             \
+            const int64_t y = r % H, z = (r / H) % D, b = r / (H * D);                   \
+            for (int64_t w0 = 0; w0 < W; w0 += PAD_TILE) {                               \
+                const int64_t w1 = W - w0 < PAD_TILE ? W : w0 + PAD_TILE;                \
+                const int64_t m0 = x_lo > w0 + l ? x_lo : w0 + l;                        \
+                const int64_t m1 = x_hi < w1 + l ? x_hi : w1 + l;                        \
+                A acc[PAD_TILE];                                                         \
+                for (int64_t w = 0; w < w1 - w0; w++) acc[w] = 0;                        \
+                for (int64_t i = g->start[0][z]; i < g->start[0][z + 1]; i++)            \
+                    for (int64_t j = g->start[1][y]; j < g->start[1][y + 1]; j++) {      \
+                        const T *src = gout + ((b * Do + g->inv[0][i]) * Ho + g->inv[1][j]) * Wo; \
+                        for (int64_t x = 0; x < x_lo; x++)                               \
+                            if (mx[x] >= w0 && mx[x] < w1) acc[mx[x] - w0] += LOAD(src[x]); \
+                        ADD_RUN(acc + m0 - l - w0, src + m0, m1 - m0, LOAD);             \
+                        for (int64_t x = x_hi; x < Wo; x++)                              \
+                            if (mx[x] >= w0 && mx[x] < w1) acc[mx[x] - w0] += LOAD(src[x]); \
+                    }                                                                    \
+                for (int64_t w = w0; w < w1; w++) gin[r * W + w] = STORE(T, acc[w - w0]); \
+            }                                                                            \
+        }                                                                                \
     }
-SCATTER_ADD(float)
-SCATTER_ADD(double)
+#define SAME_LOAD(v) (v)
+#define SAME_STORE(T, v) (v)
+#define ADD_DIRECT(acc, src, n, LOAD)                                                    \
+    for (int64_t k_ = 0; k_ < (n); k_++) (acc)[k_] += LOAD((src)[k_])
+/* float16: the run widened with F16C first (gcc does not vectorize the conversion) */
+#define ADD_WIDENED(acc, src, n, LOAD)                                                   \
+    do {                                                                                 \
+        float t_[PAD_TILE];                                                              \
+        if ((n) > 0) ct_half_to_float_n(t_, src, n);                                     \
+        for (int64_t k_ = 0; k_ < (n); k_++) (acc)[k_] += t_[k_];                        \
+    } while (0)
+PAD_BACKWARD(pad_backward_f32, float, float, SAME_LOAD, SAME_STORE, ADD_DIRECT)
+PAD_BACKWARD(pad_backward_f64, double, double, SAME_LOAD, SAME_STORE, ADD_DIRECT)
+PAD_BACKWARD(pad_backward_f16, ct_half, float, CT_LOAD_REDUCED, CT_STORE_REDUCED, ADD_WIDENED)
+PAD_BACKWARD(pad_backward_bf16, ct_bf16, float, CT_LOAD_REDUCED, CT_STORE_REDUCED, ADD_DIRECT)
 
 #define ENTRIES(DT, T)                                                                   \
     CT_KERNEL(COPY, CT_OP_cat, DT, copy_same),                                           \
@@ -141,7 +175,9 @@ SCATTER_ADD(double)
     CT_KERNEL(PAD_GATHER, CT_OP_replication_pad, DT, pad_gather),
 const ct_kernel_entry ct_cpu_shape_kernels[] = {
     CT_FOREACH_DTYPE(ENTRIES)
-    CT_KERNEL(PAD_SCATTER, CT_OP_pad_backward, CT_F32, scatter_add_float),
-    CT_KERNEL(PAD_SCATTER, CT_OP_pad_backward, CT_F64, scatter_add_double),
+    CT_KERNEL(PAD_SCATTER, CT_OP_pad_backward, CT_F32, pad_backward_f32),
+    CT_KERNEL(PAD_SCATTER, CT_OP_pad_backward, CT_F64, pad_backward_f64),
+    CT_KERNEL(PAD_SCATTER, CT_OP_pad_backward, CT_F16, pad_backward_f16),
+    CT_KERNEL(PAD_SCATTER, CT_OP_pad_backward, CT_BF16, pad_backward_bf16),
     CT_KERNEL_END,
 };

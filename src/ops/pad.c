@@ -120,8 +120,20 @@ static int64_t pad_source(ct_pad_mode mode, int64_t j, int64_t n, int64_t l) {
     return i;
 }
 
-/* Fills g (maps malloc'd into *maps, freed by the caller) for padding an input of
- * (ndim, sizes) by pad; writes the output shape. */
+/* The inverse of map (n_out entries in [0, n_in)): start (n_in + 1 entries) and inv
+ * (n_out), as ct_pad_geom describes them (a counting sort, stable). */
+static void invert_map(const int64_t *map, int64_t n_out, int64_t n_in, int64_t *start,
+                       int64_t *inv) {
+    memset(start, 0, sizeof(int64_t) * (size_t)(n_in + 1));
+    for (int64_t j = 0; j < n_out; j++) start[map[j] + 1]++;
+    for (int64_t i = 0; i < n_in; i++) start[i + 1] += start[i];
+    for (int64_t j = 0; j < n_out; j++) inv[start[map[j]]++] = j; /* start[i]: i's end */
+    for (int64_t i = n_in; i > 0; i--) start[i] = start[i - 1];
+    start[0] = 0;
+}
+
+/* Fills g (maps and the inverses of mz, my malloc'd into *maps, freed by the caller) for
+ * padding an input of (ndim, sizes) by pad; writes the output shape. */
 static void pad_plan(ct_pad_mode mode, int ndim, const int64_t *sizes, ct_dims pad,
                      ct_pad_geom *g, int64_t **maps, ct_shape *out) {
     int k = pad.n / 2;
@@ -132,18 +144,24 @@ static void pad_plan(ct_pad_mode mode, int ndim, const int64_t *sizes, ct_dims p
         int i = 2 - a, d = ndim - 1 - i;
         g->in[a] = i < k ? sizes[d] : 1;
         g->out[a] = i < k ? sizes[d] + pad.d[2 * i] + pad.d[2 * i + 1] : 1;
-        total += g->out[a];
+        total += a < 2 ? 2 * g->out[a] + g->in[a] + 1 : g->out[a];
     }
     *maps = malloc(sizeof(int64_t) * (size_t)total);
     if (!*maps) ct_fatal("out of memory in pad");
     int64_t *m = *maps;
     for (int a = 0; a < 3; a++) {
         int i = 2 - a;
-        int64_t l = i < k ? pad.d[2 * i] : 0;
-        for (int64_t j = 0; j < g->out[a]; j++) m[j] = pad_source(mode, j, g->in[a], l);
+        int64_t l = i < k ? pad.d[2 * i] : 0, n_in = g->in[a], n_out = g->out[a];
+        for (int64_t j = 0; j < n_out; j++) m[j] = pad_source(mode, j, n_in, l);
         g->map[a] = m;
-        m += g->out[a];
-        if (i < k) out->d[ndim - 1 - i] = g->out[a];
+        m += n_out;
+        if (a < 2) { /* the inverses of mz and my */
+            g->start[a] = m;
+            g->inv[a] = m + n_in + 1;
+            invert_map(g->map[a], n_out, n_in, m, m + n_in + 1);
+            m += n_out + n_in + 1;
+        }
+        if (i < k) out->d[ndim - 1 - i] = n_out;
     }
     int64_t inner = g->in[0] * g->in[1] * g->in[2];
     g->B = inner ? ct_shape_numel(ndim, sizes) / inner : 0;
@@ -228,21 +246,17 @@ ct_tensor *ct_pad_backward(ct_tensor *grad, int ndim, const int64_t *in_sizes, c
     int64_t *maps;
     ct_shape out_shape, in_shape = {.ndim = ndim};
     memcpy(in_shape.d, in_sizes, sizeof(int64_t) * (size_t)ndim);
-    /* accumulate in float32 or float64 */
-    ct_dtype acc = grad->dtype == CT_F64 ? CT_F64 : CT_F32;
-    ct_pad_scatter_kernel k = ct_kernel_pad_scatter_for(CT_OP_pad_backward,
-                                                                   grad->storage->device, acc);
+    /* the kernel writes every element of gin (kernels/shape.h) */
+    ct_device dev = grad->storage->device;
+    ct_dtype acc = ct_compute_dtype_for(CT_OP_pad_backward, dev, grad->dtype);
+    ct_pad_scatter_kernel k = ct_kernel_pad_scatter_for(CT_OP_pad_backward, dev, acc);
     if (!k) return NULL;
     const char *op = ct_ops[CT_OP_pad_backward].fn;
     pad_plan(mode, ndim, in_sizes, pad, &g, &maps, &out_shape);
-    ct_tensor *go = grad->dtype == acc && ct_tensor_is_contiguous(grad)
-                        ? ct_retain(grad)
-                        : ct_cast_new(op, grad, acc);
-    ct_tensor *gin = go ? ct_tensor_new(op, in_shape, acc, grad->storage->device) : NULL;
-    if (gin && !ct_tensor_is_meta(gin)) { /* meta: nothing to zero or accumulate */
-        ct_fill_raw(gin, 0);
-        if (go->numel > 0) k(ct_tensor_data(gin), ct_tensor_data(go), &g);
-    }
+    ct_tensor *go = ct_contiguous_as(op, grad, acc);
+    ct_tensor *gin = go ? ct_tensor_new(op, in_shape, acc, dev) : NULL;
+    if (gin && gin->numel > 0 && !ct_tensor_is_meta(gin)) /* meta: nothing to compute */
+        k(ct_tensor_data(gin), ct_tensor_data(go), &g);
     free(maps);
     ct_release(go);
     if (gin && acc != grad->dtype) {

@@ -1,6 +1,12 @@
 /* Shared machinery of pointwise ops: checks, type promotion, broadcasting, output
  * allocation, the reduced-precision path, and the kernel run over the iterator.
  *
+ * Reduced precision: a float16 or bfloat16 op runs the backend's kernel of that dtype
+ * where it has one (it converts in registers: no float32 copy of an operand); else
+ * the operands are cast to float32 around the float32 kernel and the result back
+ * (ops/dtype_policy.h).  The cpu has such kernels for every pointwise op but the
+ * fused losses and their backwards; tests/opinfo.def's rows list each op's dtypes.
+ *
  * An op function calls ct_pointwise() for its forward, then records its node:
  *
  *     ct_tensor *ct_mul(ct_tensor *a, ct_tensor *b) {
