@@ -21,7 +21,7 @@ int main(void) {
             ct_sequential(CT_MODULES(ct_nn_linear(16, 64), ct_nn_relu(), ct_nn_linear(64, 1)));
         ct_tensor *p[4];
         int n = ct_parameters(model, p, 4);
-        ct_optim *opt = ct_sgd(p, n, .lr = 0.05, .momentum = 0.9);
+        ct_optim *opt = ct_sgd(p, n, .lr = CT_SOME(0.05), .momentum = 0.9);
         ct_scheduler *plateau = ct_reduce_lr_on_plateau(opt, .factor = CT_SOME(0.5), .patience = CT_SOME(2));
         double best = INFINITY;
         int bad_epochs = 0, epoch;

@@ -60,7 +60,7 @@ int main(void) {
         ct_tensor *frozen = ct_clone(ct_module_get_parameter(backbone, "0.weight"));
         ct_tensor *hp[2];
         ct_parameters(head, hp, 2);
-        ct_optim *head_opt = ct_sgd(hp, 2, .lr = 0.1, .momentum = 0.9);
+        ct_optim *head_opt = ct_sgd(hp, 2, .lr = CT_SOME(0.1), .momentum = 0.9);
         printf("trainable parameters: %lld of %lld\n",
                (long long)ct_module_num_parameters(model, true),
                (long long)ct_module_num_parameters(model, false));

@@ -16,7 +16,7 @@ int main(void) {
         ct_module_to(model, .dtype = CT_F64);
         ct_tensor *params[4];
         int n = ct_parameters(model, params, 4);
-        ct_optim *opt = ct_sgd(params, n, .lr = 0.05);
+        ct_optim *opt = ct_sgd(params, n, .lr = CT_SOME(0.05));
         ct_tensor *x = ct_randn(CT_SHAPE(32, 10), .dtype = CT_F64),
                   *y = ct_randn(CT_SHAPE(32, 1), .dtype = CT_F64);
 

@@ -33,7 +33,7 @@ int main(void) {
                                      ct_nn_relu(), ct_nn_linear(64, 2)));
         ct_tensor *params[8];
         int n = ct_parameters(model, params, 8);
-        ct_optim *opt = ct_sgd(params, n, .lr = 0.1, .momentum = 0.9);
+        ct_optim *opt = ct_sgd(params, n, .lr = CT_SOME(0.1), .momentum = 0.9);
         for (int epoch = 1; epoch <= 60; epoch++) {
             double total = 0;
             int batches = 0;

@@ -24,7 +24,7 @@ static ct_optim *failing_sgd(void) {
     ct_tensor *p = ct_detach(ct_t(ct_zeros(CT_SHAPE(2, 3))));
     ct_set_requires_grad(p, true);
     ct_set_grad(p, ct_ones(CT_SHAPE(3, 2)));
-    return ct_sgd(&p, 1, .lr = 0.1);
+    return ct_sgd(&p, 1, .lr = CT_SOME(0.1));
 }
 
 #define EXPECT_SITE(line_)                                                         \

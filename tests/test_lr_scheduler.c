@@ -16,7 +16,7 @@ static setup make(void) {
     setup s;
     s.a = ct_zeros(CT_SHAPE(1), .requires_grad = true);
     s.b = ct_zeros(CT_SHAPE(1), .requires_grad = true);
-    s.opt = ct_sgd(&s.a, 1, .lr = 0.1, .momentum = 0.9);
+    s.opt = ct_sgd(&s.a, 1, .lr = CT_SOME(0.1), .momentum = 0.9);
     ct_optim_add_param_group(s.opt, &s.b, 1, .lr = CT_SOME(0.01));
     return s;
 }

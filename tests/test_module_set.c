@@ -190,7 +190,7 @@ TEST(transfer_learning_trains_only_the_new_head) {
     }
     CHECK_INT_EQ(nt, 2);
     CHECK(trainable[0] == ct_module_get_parameter(m, "fc.weight"));
-    ct_optim *opt = ct_sgd(trainable, nt, .lr = 0.5);
+    ct_optim *opt = ct_sgd(trainable, nt, .lr = CT_SOME(0.5));
     int64_t labels[] = {0, 1, 1, 0};
     ct_tensor *x = ct_randn(CT_SHAPE(4, 4)), *y = ct_tensor_i64(labels, CT_SHAPE(4));
     ct_zero_grad(opt);

@@ -70,7 +70,7 @@ static void train_step(calls *r, ct_optim *(*make)(ct_tensor **, int)) {
 }
 
 static ct_optim *make_sgd(ct_tensor **p, int n) {
-    return ct_sgd(p, n, .lr = 0.1, .momentum = 0.9, .weight_decay = 0.01);
+    return ct_sgd(p, n, .lr = CT_SOME(0.1), .momentum = 0.9, .weight_decay = 0.01);
 }
 static ct_optim *make_adam(ct_tensor **p, int n) { return ct_adamw(p, n, .lr = 0.002); }
 static ct_optim *make_rmsprop(ct_tensor **p, int n) {

@@ -132,7 +132,7 @@ TEST(gain_param_is_optional) {
 
 TEST(group_options_are_optional) {
     ct_tensor *a = ct_zeros(CT_SHAPE(2), .requires_grad = true), *b = ct_zeros(CT_SHAPE(2), .requires_grad = true);
-    ct_optim *opt = ct_sgd(&a, 1, .lr = 0.1, .momentum = 0.9);
+    ct_optim *opt = ct_sgd(&a, 1, .lr = CT_SOME(0.1), .momentum = 0.9);
     CHECK(ct_optim_add_param_group(opt, &b, 1, .momentum = CT_SOME(0)) == 0);
     CHECK_CLOSE(ct_optim_get(opt, 1, "lr"), 0.1, 0);
     CHECK_CLOSE(ct_optim_get(opt, 1, "momentum"), 0, 0);

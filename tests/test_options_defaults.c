@@ -51,7 +51,7 @@ TEST(zeroed_clip_options_take_the_two_norm) {
 
 TEST(zeroed_one_cycle_options_follow_pytorch) {
     ct_tensor *p = param();
-    ct_optim *opt = ct_sgd(&p, 1, .lr = 0.1, .momentum = 0.9);
+    ct_optim *opt = ct_sgd(&p, 1, .lr = CT_SOME(0.1), .momentum = 0.9);
     /* OneCycleLR(opt, max_lr=0.1, total_steps=10): lr and momentum after each step */
     static const double lr[] = {0.0040000000000000036, 0.052000000000000005, 0.1,
                                 0.09504846320134738,   0.0811745653949763,   0.06112620219362893,
@@ -72,7 +72,7 @@ TEST(zeroed_one_cycle_options_follow_pytorch) {
 
 TEST(zeroed_plateau_options_follow_pytorch) {
     ct_tensor *p = param();
-    ct_optim *opt = ct_sgd(&p, 1, .lr = 1);
+    ct_optim *opt = ct_sgd(&p, 1, .lr = CT_SOME(1));
     /* ReduceLROnPlateau(opt) stepped with a constant metric: patience 10, factor 0.1 */
     ct_scheduler *s = ct_reduce_lr_on_plateau_with(opt, (ct_plateau_options){0});
     for (int i = 0; i < 25; i++) {
@@ -81,7 +81,7 @@ TEST(zeroed_plateau_options_follow_pytorch) {
         CHECK_CLOSE(ct_optim_get_lr(opt, 0), want, 1e-15);
     }
     /* patience=0 is a value: every bad epoch reduces */
-    ct_optim *o2 = ct_sgd(&p, 1, .lr = 1);
+    ct_optim *o2 = ct_sgd(&p, 1, .lr = CT_SOME(1));
     ct_scheduler *s2 = ct_reduce_lr_on_plateau(o2, .patience = CT_SOME(0), .factor = CT_SOME(0.5));
     for (int i = 0; i < 3; i++) CHECK(ct_sched_step_metric(s2, 1.0) == 0);
     CHECK_CLOSE(ct_optim_get_lr(o2, 0), 0.25, 1e-15);

@@ -198,6 +198,88 @@ TEST(comparisons_match_pytorch) {
     }
 }
 
+/* The losses of tests/fixtures/gen_reduced.py, on x, y [4, 300] (and the class
+ * targets, class weights and pos_weight of the fixture). */
+typedef struct {
+    ct_tensor *pw, *cls, *cw;
+} loss_extra;
+static const char *const LOSS_NAMES[] = {"mse", "l1", "smooth_l1", "huber", "bce", "bce_logits",
+                                         "bce_logits_pw", "kl_div", "nll", "cross_entropy"};
+enum { N_LOSSES = sizeof LOSS_NAMES / sizeof LOSS_NAMES[0] };
+/* Loss i of (x, y), the inputs first mapped as the fixture does (sigmoid, log_softmax,
+ * softmax: in their dtype), then widened to `as` when it is set (a float64 reference
+ * on the very operands the reduced loss sees). */
+static ct_tensor *loss_case(int i, ct_tensor *x, ct_tensor *y, const loss_extra *e, ct_reduction r,
+                            ct_dtype as) {
+    ct_tensor *a = x, *b = y;
+    if (i == 4) a = ct_sigmoid(x);
+    if (i >= 4 && i <= 6) b = ct_sigmoid(y);
+    if (i == 7) a = ct_log_softmax(x, 1), b = ct_softmax(y, 1);
+    if (as != CT_DTYPE_UNSET) a = ct_to(a, .dtype = as), b = ct_to(b, .dtype = as);
+    switch (i) {
+    case 0: return ct_mse_loss(a, b, .reduction = r);
+    case 1: return ct_l1_loss(a, b, .reduction = r);
+    case 2: return ct_smooth_l1_loss(a, b, .reduction = r, .beta = CT_SOME(0.5));
+    case 3: return ct_huber_loss(a, b, .reduction = r, .delta = 0.5);
+    case 4: return ct_binary_cross_entropy(a, b, .reduction = r);
+    case 5: return ct_binary_cross_entropy_with_logits(a, b, .reduction = r);
+    case 6: return ct_binary_cross_entropy_with_logits(a, b, .reduction = r, .pos_weight = e->pw);
+    case 7: return ct_kl_div(a, b, .reduction = r);
+    case 8: return ct_nll_loss(a, e->cls, .weight = e->cw, .reduction = r);
+    case 9: return ct_cross_entropy(a, e->cls, .reduction = r);
+    }
+    return NULL;
+}
+
+static double max_abs(ct_tensor *t) { return ct_item(ct_max(ct_abs(ct_to(t, .dtype = CT_F64)))); }
+
+/* The losses keep the dtype and give the float32 kernel's value on the widened
+ * operands, rounded once: within a unit roundoff u of float64 on the same operands,
+ * plus u of the largest value (the mean adds rounded elements).  PyTorch's reduced
+ * losses round between their steps, and some (mse and bce in bfloat16, the class
+ * losses and bce in float16) have no 1.13 cpu kernel, so the fixture holds the float32
+ * result rounded: within 2 u, plus 2 u of the largest.  Gradients of the mean round
+ * twice (the incoming gradient scaled to the dtype, then the product), and a mapped
+ * input's gradient carries that map's own rounding (log_softmax's output at -6 is off
+ * by u 6, its exponential by 6 u): within 16 u of the largest entry of float64's
+ * gradient (through float64 maps), and PyTorch's within 4 u of its largest. */
+TEST(losses_match_pytorch) {
+    fx_file *f = fixtures();
+    for (int d = 0; d < 2; d++) {
+        ct_tensor *x = fx_get_as(f, key(PRE[d], "loss", "x"), DT[d], false);
+        ct_tensor *y = fx_get_as(f, key(PRE[d], "loss", "y"), DT[d], false);
+        loss_extra e = {fx_get_as(f, key(PRE[d], "loss", "pw"), DT[d], false),
+                        fx_get_as(f, key(PRE[d], "loss", "cls"), CT_I64, false),
+                        fx_get_as(f, key(PRE[d], "loss", "cw"), DT[d], false)};
+        ct_tensor *x64 = ct_to(x, .dtype = CT_F64), *y64 = ct_to(y, .dtype = CT_F64);
+        loss_extra e64 = {ct_to(e.pw, .dtype = CT_F64), e.cls, ct_to(e.cw, .dtype = CT_F64)};
+        double u = ULP[d];
+        for (int i = 0; i < N_LOSSES; i++) {
+            char what[64], k[48];
+            for (int r = 0; r < 2; r++) {
+                ct_reduction red = r == 0 ? CT_REDUCTION_MEAN : CT_REDUCTION_NONE;
+                snprintf(k, sizeof k, "%s.%s", LOSS_NAMES[i], r == 0 ? "mean" : "none");
+                snprintf(what, sizeof what, "%s loss", k);
+                ct_tensor *l = loss_case(i, x, y, &e, red, CT_DTYPE_UNSET);
+                ct_tensor *want = fx_get(f, key(PRE[d], "loss", k));
+                ct_tensor *want64 = loss_case(i, x, y, &e64, red, CT_F64);
+                check_within(what, l, want, DT[d], 2 * u, 2 * u * max_abs(want));
+                check_within(what, l, want64, DT[d], u, u * max_abs(want64));
+            }
+            snprintf(k, sizeof k, "%s.grad", LOSS_NAMES[i]);
+            snprintf(what, sizeof what, "%s gradient", LOSS_NAMES[i]);
+            ct_tensor *xg = ct_detach(x), *x64g = ct_detach(x64);
+            ct_set_requires_grad(xg, true);
+            ct_set_requires_grad(x64g, true);
+            CHECK(ct_backward(loss_case(i, xg, y, &e, CT_REDUCTION_MEAN, CT_DTYPE_UNSET)) == 0);
+            CHECK(ct_backward(loss_case(i, x64g, y64, &e64, CT_REDUCTION_MEAN, CT_DTYPE_UNSET)) == 0);
+            ct_tensor *want = fx_get(f, key(PRE[d], "loss", k));
+            check_within(what, ct_grad(xg), want, DT[d], 2 * u, 4 * u * max_abs(want));
+            check_within(what, ct_grad(xg), ct_grad(x64g), DT[d], 2 * u, 16 * u * max_abs(ct_grad(x64g)));
+        }
+    }
+}
+
 static ct_tensor *mm_case(int i, ct_tensor **in) {
     switch (i) {
     case 0: return ct_mm(in[0], in[1]);
@@ -563,6 +645,15 @@ TEST(pad_backward_rounds_once) {
         }
 }
 
+/* n int64 targets in [0, c), every tenth ignored (-100). */
+static ct_tensor *nll_targets(int64_t n, int64_t c) {
+    int64_t *t = malloc(sizeof(int64_t) * (size_t)n);
+    for (int64_t i = 0; i < n; i++) t[i] = i % 10 == 3 ? -100 : (i * 7919) % c;
+    ct_tensor *r = ct_tensor_i64(t, CT_SHAPE(n));
+    free(t);
+    return r;
+}
+
 static ct_tensor *thread_case(int i, ct_tensor *x, ct_tensor *a, ct_tensor *b) {
     switch (i) {
     case 0: return ct_softmax(ct_view(ct_to(x, .dtype = CT_BF16), CT_SHAPE(7, 10001)), 1);
@@ -580,13 +671,19 @@ static ct_tensor *thread_case(int i, ct_tensor *x, ct_tensor *a, ct_tensor *b) {
     case 12: return ct_argmax(ct_view(ct_to(x, .dtype = CT_BF16), CT_SHAPE(7, 10001)), .dims = CT_DIMS(1));
     case 13: return ct_gelu(ct_to(x, .dtype = CT_F16));
     case 14: return ct_lt(ct_to(x, .dtype = CT_BF16), ct_to(ct_flip(x, CT_DIMS(0)), .dtype = CT_BF16));
-    case 15: return ct_pow(ct_abs(ct_to(x, .dtype = CT_F16)), ct_to(ct_flip(x, CT_DIMS(0)), .dtype = CT_F16));
-    case 16: return ct_lerp_tensor(ct_to(x, .dtype = CT_BF16), ct_to(ct_flip(x, CT_DIMS(0)), .dtype = CT_BF16),
+    /* nll's blocked sums, over 7 rows of 10001 classes and over 10001 rows of 7 */
+    case 15: return ct_nll_loss(ct_view(ct_to(x, .dtype = CT_BF16), CT_SHAPE(7, 10001)), nll_targets(7, 10001));
+    case 16: return ct_nll_loss(ct_view(ct_to(x, .dtype = CT_F16), CT_SHAPE(10001, 7)), nll_targets(10001, 7),
+                                .reduction = CT_REDUCTION_SUM);
+    case 17: return ct_cross_entropy(ct_view(ct_to(x, .dtype = CT_F16), CT_SHAPE(10001, 7)), nll_targets(10001, 7));
+    case 18: return ct_smooth_l1_loss(ct_to(x, .dtype = CT_BF16), ct_to(ct_flip(x, CT_DIMS(0)), .dtype = CT_BF16));
+    case 19: return ct_pow(ct_abs(ct_to(x, .dtype = CT_F16)), ct_to(ct_flip(x, CT_DIMS(0)), .dtype = CT_F16));
+    case 20: return ct_lerp_tensor(ct_to(x, .dtype = CT_BF16), ct_to(ct_flip(x, CT_DIMS(0)), .dtype = CT_BF16),
                                    ct_sigmoid(ct_to(x, .dtype = CT_BF16)));
-    case 17: return ct_thnn_fused_lstm_cell(ct_to(a, .dtype = CT_BF16), ct_to(a, .dtype = CT_BF16),
+    case 21: return ct_thnn_fused_lstm_cell(ct_to(a, .dtype = CT_BF16), ct_to(a, .dtype = CT_BF16),
                                             ct_narrow(ct_to(a, .dtype = CT_BF16), 1, 0, 130), NULL, NULL).hy;
-    case 18: return ct_norm(ct_view(ct_to(x, .dtype = CT_F16), CT_SHAPE(7, 10001)), .dims = CT_DIMS(1));
-    default: return norm_thread_case(i - 19, x, a);
+    case 22: return ct_norm(ct_view(ct_to(x, .dtype = CT_F16), CT_SHAPE(7, 10001)), .dims = CT_DIMS(1));
+    default: return norm_thread_case(i - 23, x, a);
     }
 }
 
@@ -672,19 +769,23 @@ TEST(conversions_equal_on_every_isa_path) {
     free(h), free(h2), free(wide), free(f), free(b2);
 }
 
-/* The reduced kernels allocate only their output: no float32 copy of an operand or
- * of the result (the per-thread tiles are bounded and outside the tensor allocator). */
+/* The reduced kernels allocate only their output (the losses too: bce unreduced, nll
+ * unreduced and its mean, whose sum and weight are a float64 [2] tensor): no float32 copy of an operand or of the result (the
+ * per-thread tiles are bounded and outside the tensor allocator). */
 TEST(reduced_kernels_allocate_only_their_output) {
     for (int d = 0; d < 2; d++) {
         ct_tensor *x = ct_full(CT_SHAPE(64, 1000), 0.5, .dtype = DT[d]);
         ct_tensor *a = ct_full(CT_SHAPE(300, 300), 0.25, .dtype = DT[d]);
         ct_tensor *c = ct_full(CT_SHAPE(300, 75), 0.5, .dtype = DT[d]);
-        for (int i = 0; i < 12; i++) {
+        ct_tensor *x2 = ct_full(CT_SHAPE(64, 1000), 0.25, .dtype = DT[d]);
+        ct_tensor *cls = nll_targets(64, 1000);
+        for (int i = 0; i < 15; i++) {
             int64_t base = ct_memory_allocated(CT_CPU);
             ct_reset_peak_memory_stats(CT_CPU);
             int64_t want = i == 3 ? 300 * 300 * 2 : i == 5 ? 64 * (2 + 8)
                            : i == 10 ? (300 * 75 * 2 + 300 * 300) * 2 /* hy, cy, workspace */
                            : i == 11 ? 64 * 998 * 2
+                           : i == 13 ? 64 * 2 : i == 14 ? 2 + 2 * 8 /* the float64 sums */
                                      : 64 * 1000 * 2;
             CT_SCOPE {
                 ct_tensor *y = i == 0 ? ct_softmax(x, 1) : i == 1 ? ct_log_softmax(x, 0)
@@ -697,8 +798,11 @@ TEST(reduced_kernels_allocate_only_their_output) {
                                : i == 8 ? ct_lerp_tensor(x, x, x)
                                : i == 9 ? ct_clamp_tensor(x, x, x)
                                : i == 10 ? ct_thnn_fused_lstm_cell(a, a, c, NULL, NULL).hy
-                                         : ct_pad_backward(x, 2, (int64_t[]){64, 998},
-                                                           CT_PAD_REFLECT, CT_DIMS(1, 1));
+                               : i == 11 ? ct_pad_backward(x, 2, (int64_t[]){64, 998},
+                                                           CT_PAD_REFLECT, CT_DIMS(1, 1))
+                               : i == 12 ? ct_binary_cross_entropy(x, x2, .reduction = CT_REDUCTION_NONE)
+                               : i == 13 ? ct_nll_loss(x, cls, .reduction = CT_REDUCTION_NONE)
+                                         : ct_nll_loss(x, cls);
                 CHECK(y != NULL);
             }
             int64_t peak = ct_max_memory_allocated(CT_CPU) - base;

@@ -6,7 +6,7 @@
  * batch for OneCycleLR).  ReduceLROnPlateau steps with a metric.
  *
  *     ct_tensor *w = ct_zeros(CT_SHAPE(3), .requires_grad = true);
- *     ct_optim *opt = ct_sgd(&w, 1, .lr = 0.1);
+ *     ct_optim *opt = ct_sgd(&w, 1, .lr = CT_SOME(0.1));
  *     ct_scheduler *sched = ct_step_lr(opt, 2, 0.5);   // halve the lr every 2 epochs
  *     for (int epoch = 0; epoch < 4; epoch++) {
  *         ct_step(opt);

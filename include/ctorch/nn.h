@@ -116,7 +116,7 @@ int ct_module_set_tensor(ct_module *m, const char *name, ct_tensor *t);
  *     ct_module_set(model, "2", ct_nn_linear(16, 5));      // model[2] = nn.Linear(16, 5)
  *     ct_tensor *head[2];
  *     int n = ct_parameters(ct_module_get_submodule(model, "2"), head, 2);
- *     ct_optim *opt = ct_sgd(head, n, .lr = 0.1);          // only the new head trains
+ *     ct_optim *opt = ct_sgd(head, n, .lr = CT_SOME(0.1));          // only the new head trains
  *     (void)opt;
  */
 ct_module *ct_module_set(ct_module *m, const char *path, ct_module *child);

@@ -23,7 +23,7 @@
  *     ct_module *model = ct_gru(4, 8);
  *     ct_tensor *p[4];
  *     ct_parameters(model, p, 4);       // weight_ih_l0, weight_hh_l0, bias_ih_l0, bias_hh_l0
- *     ct_optim *opt = ct_sgd(p, 2, .lr = 0.1, .momentum = 0.9);
+ *     ct_optim *opt = ct_sgd(p, 2, .lr = CT_SOME(0.1), .momentum = 0.9);
  *     ct_optim_add_param_group(opt, p + 2, 2, .lr = CT_SOME(0.001));
  */
 #ifndef CTORCH_OPTIM_H
@@ -40,7 +40,8 @@ extern "C" {
 typedef struct ct_optim ct_optim;
 
 typedef struct {
-    double lr, momentum, dampening, weight_decay;
+    ct_opt_f64 lr;                  /* required: no default in PyTorch; CT_SOME(0) is a real 0 */
+    double momentum, dampening, weight_decay;
     bool nesterov, maximize;
 } ct_sgd_options;
 typedef struct {
@@ -69,7 +70,8 @@ ct_optim *ct_adam_with(ct_tensor *const *params, int n, ct_adam_options o);
 ct_optim *ct_adamw_with(ct_tensor *const *params, int n, ct_adam_options o);
 ct_optim *ct_rmsprop_with(ct_tensor *const *params, int n, ct_rmsprop_options o);
 ct_optim *ct_adagrad_with(ct_tensor *const *params, int n, ct_adagrad_options o);
-/* SGD has no default lr in PyTorch: .lr is required (0, not given, is an error). */
+/* SGD has no default lr in PyTorch: .lr = CT_SOME(v) is required (lr=0 is accepted, as
+ * PyTorch does, and leaves the parameters as they are). */
 #define ct_sgd(params, n, ...) CT_AT(ct_sgd_with(params, n, CT_OPTIONS(ct_sgd_options, __VA_ARGS__)))
 #define ct_adam(params, n, ...) \
     CT_AT(ct_adam_with(params, n, CT_OPTIONS(ct_adam_options, __VA_ARGS__)))
@@ -155,11 +157,14 @@ int ct_optim_load_state_dict(ct_optim *opt, const ct_state_dict *sd);
 /* ---- gradient clipping ------------------------------------------------------ */
 
 typedef struct {
-    double norm_type;        /* 0: PyTorch's default 2; INFINITY for the max norm */
+    ct_opt_f64 norm_type;    /* default 2; CT_SOME(INFINITY) the max norm, CT_SOME(0) the
+                              * count of nonzero gradient entries (PyTorch's norm of order 0) */
     bool error_if_nonfinite; /* fail when the total norm is NaN or Inf */
 } ct_clip_options;
 /* Scales all gradients so that their total norm is at most max_norm; returns the
- * total norm before clipping (NAN with an error on failure). */
+ * total norm before clipping (NAN with an error on failure).  With gradients on the
+ * meta device the norm has no value: the scaling is checked (shapes, dtypes) and
+ * NAN comes back without an error. */
 double ct_clip_grad_norm_with(ct_tensor *const *params, int n, double max_norm, ct_clip_options o);
 #define ct_clip_grad_norm_with(...) CT_AT(ct_clip_grad_norm_with(__VA_ARGS__))
 #define ct_clip_grad_norm_(params, n, max_norm, ...) \

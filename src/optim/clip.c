@@ -7,7 +7,8 @@
 
 double ct_clip_grad_norm_with(ct_tensor *const *params, int n, double max_norm, ct_clip_options o) {
     if (!params && n > 0) return NAN;
-    ct_opt_f64 p = CT_SOME(ct_zero_or(o.norm_type, 2));
+    /* Order 0 is a real order (the count of nonzero entries), so only "not given" is 2. */
+    ct_opt_f64 p = CT_SOME(ct_opt_or(o.norm_type, 2));
     double total = 0;
     bool ok = true;
     CT_SCOPE {
@@ -26,8 +27,10 @@ double ct_clip_grad_norm_with(ct_tensor *const *params, int n, double max_norm, 
                 ok = false;
                 break;
             }
-            total = ct_item(t);
-            if (o.error_if_nonfinite && !isfinite(total)) {
+            /* On meta the norm has no value: the scaling still runs (shapes and dtypes
+             * checked, no data) and the result is NAN with no error set. */
+            total = ct_is_meta(t) ? NAN : ct_item(t);
+            if (o.error_if_nonfinite && !ct_is_meta(t) && !isfinite(total)) {
                 ct_error("ct_clip_grad_norm_: The total norm of order %g for gradients from "
                          "`parameters` is non-finite, so it cannot be clipped. To disable this "
                          "error and scale the gradients by the non-finite norm anyway, set "
@@ -36,8 +39,7 @@ double ct_clip_grad_norm_with(ct_tensor *const *params, int n, double max_norm, 
                 break;
             }
             /* clip_coef = max_norm / (total + 1e-6), clamped to 1, applied to every grad. */
-            ct_tensor *coef = ct_clamp(ct_div(ct_scalar_tensor(max_norm, .dtype = ct_dtype_of(t)),
-                                              ct_add_scalar(t, 1e-6)),
+            ct_tensor *coef = ct_clamp(ct_div(ct_full_like(t, max_norm), ct_add_scalar(t, 1e-6)),
                                        .max = CT_SOME(1.0));
             for (int i = 0; i < n && ok; i++)
                 if (ct_grad(params[i]))
@@ -46,7 +48,6 @@ double ct_clip_grad_norm_with(ct_tensor *const *params, int n, double max_norm, 
     }
     return ok ? total : NAN;
 }
-
 int ct_clip_grad_value_(ct_tensor *const *params, int n, double clip_value) {
     int rc = 0;
     CT_SCOPE {

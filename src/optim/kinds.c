@@ -44,11 +44,11 @@ static void sgd_args(const ct_param_group *g, int64_t step, double *a) {
 static const ct_optim_kind SGD = {"SGD", CT_OP_sgd_step, {"momentum_buffer"}, sgd_bufs, NULL, sgd_args};
 
 ct_optim *ct_sgd_with(ct_tensor *const *params, int n, ct_sgd_options o) {
-    if (o.lr == 0) {
-        ct_error("ct_sgd: required argument lr is missing (give .lr = ...)");
+    if (!o.lr.set || o.lr.none) {
+        ct_error("ct_sgd: required argument lr is missing (give .lr = CT_SOME(...))");
         return NULL;
     }
-    if (!valid("sgd", o.lr, "learning rate", false) || !valid("sgd", o.momentum, "momentum", false) ||
+    if (!valid("sgd", o.lr.v, "learning rate", false) || !valid("sgd", o.momentum, "momentum", false) ||
         !valid("sgd", o.weight_decay, "weight_decay", false))
         return NULL;
     if (o.nesterov && (o.momentum <= 0 || o.dampening != 0)) {
@@ -57,7 +57,7 @@ ct_optim *ct_sgd_with(ct_tensor *const *params, int n, ct_sgd_options o) {
     }
     double h[H_COUNT];
     no_h(h);
-    h[H_LR] = o.lr;
+    h[H_LR] = o.lr.v;
     h[H_MOMENTUM] = o.momentum;
     h[H_DAMPENING] = o.dampening;
     h[H_WEIGHT_DECAY] = o.weight_decay;
