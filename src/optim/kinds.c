@@ -41,7 +41,15 @@ static void sgd_args(const ct_param_group *g, int64_t step, double *a) {
     a[A_DAMPENING] = g->h[H_DAMPENING];
     a[A_NESTEROV] = g->h[H_NESTEROV];
 }
-static const ct_optim_kind SGD = {"SGD", CT_OP_sgd_step, {"momentum_buffer"}, sgd_bufs, NULL, sgd_args};
+static void sgd_trace(const ct_param_group *g, const ct_param_state *st, ct_tensor *const *in) {
+    (void)st;
+    const double *h = g->h;
+    CT_TRACE(CT_OP_sgd_step, 3, in, 0, NULL, CT_V_FLOAT(h[H_LR]), CT_V_FLOAT(h[H_MOMENTUM]),
+             CT_V_FLOAT(h[H_DAMPENING]), CT_V_FLOAT(h[H_WEIGHT_DECAY]),
+             CT_V_BOOL(h[H_NESTEROV] != 0), CT_V_BOOL(h[H_MAXIMIZE] != 0));
+}
+static const ct_optim_kind SGD = {"SGD", CT_OP_sgd_step, {"momentum_buffer"}, sgd_bufs, NULL, sgd_args,
+                                  sgd_trace};
 
 ct_optim *ct_sgd_with(ct_tensor *const *params, int n, ct_sgd_options o) {
     if (!o.lr.set || o.lr.none) {
@@ -84,10 +92,24 @@ static void adamw_args(const ct_param_group *g, int64_t step, double *a) {
     adam_args(g, step, a);
     a[A_DECOUPLED] = 1;
 }
+static void adam_trace_as(const ct_param_group *g, const ct_param_state *st, ct_tensor *const *in,
+                          bool decoupled) {
+    const double *h = g->h;
+    CT_TRACE(CT_OP_adam_step, 5, in, 0, NULL, CT_V_FLOAT(h[H_LR]), CT_V_FLOAT(h[H_BETA1]),
+             CT_V_FLOAT(h[H_BETA2]), CT_V_FLOAT(h[H_EPS]), CT_V_FLOAT(h[H_WEIGHT_DECAY]),
+             CT_V_BOOL(h[H_AMSGRAD] != 0), CT_V_BOOL(h[H_MAXIMIZE] != 0), CT_V_BOOL(decoupled),
+             CT_V_INT(st->step));
+}
+static void adam_trace(const ct_param_group *g, const ct_param_state *st, ct_tensor *const *in) {
+    adam_trace_as(g, st, in, false);
+}
+static void adamw_trace(const ct_param_group *g, const ct_param_state *st, ct_tensor *const *in) {
+    adam_trace_as(g, st, in, true);
+}
 static const ct_optim_kind ADAM = {"Adam", CT_OP_adam_step, {"exp_avg", "exp_avg_sq", "max_exp_avg_sq"},
-                                   adam_bufs, NULL, adam_args};
+                                   adam_bufs, NULL, adam_args, adam_trace};
 static const ct_optim_kind ADAMW = {"AdamW", CT_OP_adam_step, {"exp_avg", "exp_avg_sq", "max_exp_avg_sq"},
-                                    adam_bufs, NULL, adamw_args};
+                                    adam_bufs, NULL, adamw_args, adamw_trace};
 
 static ct_optim *adam_like(const ct_optim_kind *kind, ct_tensor *const *params, int n, ct_adam_options o) {
     const char *op = kind == &ADAM ? "adam" : "adamw";
@@ -131,9 +153,16 @@ static void rmsprop_args(const ct_param_group *g, int64_t step, double *a) {
     a[A_MOMENTUM] = g->h[H_MOMENTUM];
     a[A_CENTERED] = g->h[H_CENTERED];
 }
+static void rmsprop_trace(const ct_param_group *g, const ct_param_state *st, ct_tensor *const *in) {
+    (void)st;
+    const double *h = g->h;
+    CT_TRACE(CT_OP_rmsprop_step, 5, in, 0, NULL, CT_V_FLOAT(h[H_LR]), CT_V_FLOAT(h[H_ALPHA]),
+             CT_V_FLOAT(h[H_EPS]), CT_V_FLOAT(h[H_WEIGHT_DECAY]), CT_V_FLOAT(h[H_MOMENTUM]),
+             CT_V_BOOL(h[H_CENTERED] != 0), CT_V_BOOL(h[H_MAXIMIZE] != 0));
+}
 static const ct_optim_kind RMSPROP = {"RMSprop", CT_OP_rmsprop_step,
                                       {"square_avg", "momentum_buffer", "grad_avg"},
-                                      rmsprop_bufs, NULL, rmsprop_args};
+                                      rmsprop_bufs, NULL, rmsprop_args, rmsprop_trace};
 
 ct_optim *ct_rmsprop_with(ct_tensor *const *params, int n, ct_rmsprop_options o) {
     o.lr = ct_zero_or(o.lr, 1e-2);
@@ -169,8 +198,14 @@ static void adagrad_args(const ct_param_group *g, int64_t step, double *a) {
     a[A_EPS] = g->h[H_EPS];
     a[A_STEP_SIZE] = g->h[H_LR] / (1 + (double)(step - 1) * g->h[H_LR_DECAY]);
 }
+static void adagrad_trace(const ct_param_group *g, const ct_param_state *st, ct_tensor *const *in) {
+    const double *h = g->h;
+    CT_TRACE(CT_OP_adagrad_step, 3, in, 0, NULL, CT_V_FLOAT(h[H_LR]), CT_V_FLOAT(h[H_LR_DECAY]),
+             CT_V_FLOAT(h[H_WEIGHT_DECAY]), CT_V_FLOAT(h[H_EPS]), CT_V_BOOL(h[H_MAXIMIZE] != 0),
+             CT_V_INT(st->step));
+}
 static const ct_optim_kind ADAGRAD = {"Adagrad", CT_OP_adagrad_step, {"sum"}, adagrad_bufs,
-                                      adagrad_init, adagrad_args};
+                                      adagrad_init, adagrad_args, adagrad_trace};
 
 ct_optim *ct_adagrad_with(ct_tensor *const *params, int n, ct_adagrad_options o) {
     o.lr = ct_zero_or(o.lr, 1e-2);
@@ -195,23 +230,6 @@ ct_optim *ct_adagrad_with(ct_tensor *const *params, int n, ct_adagrad_options o)
 void ct_optim_trace(const ct_optim_kind *kind, const ct_param_group *g, const ct_param_state *st,
                     ct_tensor *grad) {
     if (__builtin_expect(!ct_trace_active, 1)) return;
-    const double *h = g->h;
     ct_tensor *in[5] = {st->param, grad, st->buf[0], st->buf[1], st->buf[2]};
-    if (kind == &SGD)
-        CT_TRACE(CT_OP_sgd_step, 3, in, 0, NULL, CT_V_FLOAT(h[H_LR]), CT_V_FLOAT(h[H_MOMENTUM]),
-                 CT_V_FLOAT(h[H_DAMPENING]), CT_V_FLOAT(h[H_WEIGHT_DECAY]),
-                 CT_V_BOOL(h[H_NESTEROV] != 0), CT_V_BOOL(h[H_MAXIMIZE] != 0));
-    else if (kind == &ADAM || kind == &ADAMW)
-        CT_TRACE(CT_OP_adam_step, 5, in, 0, NULL, CT_V_FLOAT(h[H_LR]), CT_V_FLOAT(h[H_BETA1]),
-                 CT_V_FLOAT(h[H_BETA2]), CT_V_FLOAT(h[H_EPS]), CT_V_FLOAT(h[H_WEIGHT_DECAY]),
-                 CT_V_BOOL(h[H_AMSGRAD] != 0), CT_V_BOOL(h[H_MAXIMIZE] != 0),
-                 CT_V_BOOL(kind == &ADAMW), CT_V_INT(st->step));
-    else if (kind == &RMSPROP)
-        CT_TRACE(CT_OP_rmsprop_step, 5, in, 0, NULL, CT_V_FLOAT(h[H_LR]), CT_V_FLOAT(h[H_ALPHA]),
-                 CT_V_FLOAT(h[H_EPS]), CT_V_FLOAT(h[H_WEIGHT_DECAY]), CT_V_FLOAT(h[H_MOMENTUM]),
-                 CT_V_BOOL(h[H_CENTERED] != 0), CT_V_BOOL(h[H_MAXIMIZE] != 0));
-    else
-        CT_TRACE(CT_OP_adagrad_step, 3, in, 0, NULL, CT_V_FLOAT(h[H_LR]), CT_V_FLOAT(h[H_LR_DECAY]),
-                 CT_V_FLOAT(h[H_WEIGHT_DECAY]), CT_V_FLOAT(h[H_EPS]),
-                 CT_V_BOOL(h[H_MAXIMIZE] != 0), CT_V_INT(st->step));
+    kind->trace(g, st, in);
 }

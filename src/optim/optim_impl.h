@@ -41,6 +41,9 @@ typedef struct ct_optim_kind {
     double (*buf_init)(const ct_param_group *g, int i);
     /* Fills the kernel's scalar arguments for one parameter's update. */
     void (*kernel_args)(const ct_param_group *g, int64_t step, double *args);
+    /* Reports one update to the record hook as kernel_op with g's hyperparameters;
+     * in: the parameter, its gradient and the three state buffers (NULL if unused). */
+    void (*trace)(const ct_param_group *g, const ct_param_state *st, ct_tensor *const *in);
 } ct_optim_kind;
 
 struct ct_optim {
