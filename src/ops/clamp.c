@@ -7,6 +7,9 @@
 #include "ops/trace.h"
 #include "ops/unary.h"
 
+/* Saved tensors: the input; clamp_tensor's min and max too (its inputs' order). */
+enum { SV_INPUT, SV_MIN, SV_MAX };
+
 /* The range of an integer dtype, as doubles. */
 static void int_range(ct_dtype t, double *lo, double *hi) {
     switch (t) {
@@ -71,7 +74,7 @@ ct_tensor *ct_clamp_with_(ct_tensor *x, ct_clamp_options o) { return clamp_scala
 
 /* g where min <= x <= max (only the given bounds). */
 bool clamp_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    ct_tensor *x = ct_node_saved(n, 0);
+    ct_tensor *x = ct_node_saved(n, SV_INPUT);
     if (!x) return false;
     const ct_clamp_attrs *a = &n->attrs.clamp;
     ct_tensor *mask;
@@ -140,8 +143,8 @@ ct_tensor *ct_clamp_tensor(ct_tensor *x, ct_tensor *min, ct_tensor *max) {
  * gets g where x < min (and min < max), max where x > max (or max < min). */
 bool clamp_tensor_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     bool has_min = n->state.clamp_tensor.has_min, has_max = n->state.clamp_tensor.has_max;
-    ct_tensor *x = ct_node_saved(n, 0);
-    ct_tensor *lo = has_min ? ct_node_saved(n, 1) : NULL, *hi = has_max ? ct_node_saved(n, 2) : NULL;
+    ct_tensor *x = ct_node_saved(n, SV_INPUT);
+    ct_tensor *lo = has_min ? ct_node_saved(n, SV_MIN) : NULL, *hi = has_max ? ct_node_saved(n, SV_MAX) : NULL;
     if (!x || (has_min && !lo) || (has_max && !hi)) return false;
     if (n->needs_grad[0]) {
         ct_tensor *mask = has_min && has_max ? ct_logical_and(ct_ge(x, lo), ct_le(x, hi))

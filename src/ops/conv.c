@@ -11,6 +11,9 @@
 #include "ops/internal.h"
 #include "ops/trace.h"
 
+/* Saved tensors: the input (for the weight's gradient) and the weight (for the input's). */
+enum { SV_INPUT, SV_WEIGHT };
+
 /* Geometry and options after defaults; kept for the backward in the node's extra
  * (convolution's schema attributes, int[] lists, are too big for node->attrs). */
 typedef struct {
@@ -279,8 +282,8 @@ static ct_tensor *convolution(const char *op, conv_params *p, ct_tensor *x, ct_t
         *saved = *p;
         n->extra = saved;
         n->extra_free = free;
-        if (n->needs_grad[1]) ct_node_save(n, 0, x, false);
-        if (n->needs_grad[0]) ct_node_save(n, 1, w, false);
+        if (n->needs_grad[1]) ct_node_save(n, SV_INPUT, x, false);
+        if (n->needs_grad[0]) ct_node_save(n, SV_WEIGHT, w, false);
         ct_node_set_output(n, out, 0);
         ct_release(n);
     }
@@ -376,7 +379,7 @@ static bool backward_with_ops(ct_node *n, const conv_params *p0, ct_tensor *gy,
     ct_tensor *g4 = as_2d(gy, nd);
     if (!g4) return false;
     if (n->needs_grad[0]) {
-        ct_tensor *w = ct_node_saved(n, 1), *x_like = NULL;
+        ct_tensor *w = ct_node_saved(n, SV_WEIGHT), *x_like = NULL;
         if (!w) return false;
         ct_tensor *w4 = as_2d(w, nd);
         conv_params q = p;
@@ -404,7 +407,7 @@ static bool backward_with_ops(ct_node *n, const conv_params *p0, ct_tensor *gy,
         if (!(gi[0] = ct_reshape(x_like, xs))) return false;
     }
     if (n->needs_grad[1]) {
-        ct_tensor *x = ct_node_saved(n, 0);
+        ct_tensor *x = ct_node_saved(n, SV_INPUT);
         if (!x) return false;
         ct_tensor *x4 = as_2d(x, nd);
         /* image: the conv's input; grads: the conv's output gradient. */
@@ -454,13 +457,13 @@ bool convolution_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     /* For a transposed conv, its input plays the conv output and gy the conv input. */
     ct_tensor *x = NULL, *w = NULL;
     if (n->needs_grad[0]) {
-        if (!(w = ct_node_saved(n, 1))) return false;
+        if (!(w = ct_node_saved(n, SV_WEIGHT))) return false;
         ct_tensor *r = p.transposed ? ct_conv_run(CT_CONV_FORWARD, &g, gy, w, NULL, xs, dt)
                                     : ct_conv_run(CT_CONV_GRAD_INPUT, &g, gy, w, NULL, xs, dt);
         if (!(gi[0] = ct_ret(r))) return false;
     }
     if (n->needs_grad[1]) {
-        if (!(x = ct_node_saved(n, 0))) return false;
+        if (!(x = ct_node_saved(n, SV_INPUT))) return false;
         /* a conv's bias gradient comes with its weight gradient (one pass over gy) */
         ct_tensor *gb = NULL, **gbp = !p.transposed && n->needs_grad[2] ? &gb : NULL;
         ct_tensor *r = p.transposed ? ct_conv_run(CT_CONV_GRAD_WEIGHT, &g, gy, x, NULL, ws, dt)

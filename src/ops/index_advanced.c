@@ -11,9 +11,6 @@
 #include "ops/host_index.h"
 #include "ops/index_util.h"
 
-/* Saved tensor: the linear positions the indices select. */
-enum { SV_LINEAR };
-
 /* One index column: an int64 tensor indexing dim `dim` of t, or (dim -1) the shape
  * [count] a 0-d mask adds without indexing a dim. */
 typedef struct {
@@ -257,7 +254,7 @@ void ct_adv_index_free(ct_adv_index *p) {
 
 void ct_adv_save(ct_node *n, const ct_adv_index *p) {
     n->state.adv_index = (ct_adv_index_state){p->g.dims, p->g.pos};
-    ct_node_save(n, SV_LINEAR, p->linear, false);
+    ct_node_save(n, CT_ADV_SAVED_LINEAR, p->linear, false);
 }
 
 ct_adv_geom ct_adv_geom_of(const ct_node *n, const ct_tensor *lin) {
@@ -359,7 +356,7 @@ ct_tensor *ct_index(ct_tensor *t, int n, ct_tensor *const *indices) {
 /* IndexBackward0: zeros(self).index_put_(indices, grad, accumulate=True), as
  * index_add over the rows frame (duplicates add up in index order). */
 bool index_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    ct_tensor *lin = ct_node_saved(n, SV_LINEAR);
+    ct_tensor *lin = ct_node_saved(n, CT_ADV_SAVED_LINEAR);
     if (!lin) return false;
     ct_adv_geom g = ct_adv_geom_of(n, lin);
     ct_tensor *src = ct_adv_to_rows(go[0], &g, CT_ADV_RESULT);

@@ -71,7 +71,7 @@ ct_tensor *ct_index_put_with(ct_tensor *t, int n_indices, ct_tensor *const *indi
  * when accumulating); values get grad[indices] (the engine sums broadcast values
  * down).  Both through the rows frame. */
 bool index_put_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    ct_tensor *lin = ct_node_saved(n, 0);
+    ct_tensor *lin = ct_node_saved(n, CT_ADV_SAVED_LINEAR);
     if (!lin) return false;
     ct_adv_geom g = ct_adv_geom_of(n, lin);
     ct_tensor *rows = ct_adv_to_rows(go[0], &g, CT_ADV_SELF);

@@ -95,10 +95,12 @@ int ct_adv_result_shape(const ct_adv_geom *g, int64_t *shape);
 /* The result in the rows frame's order, B then the whole dims: its shape (ndim
  * returned) and, in perm, where each of its dims is in the result. */
 int ct_adv_front_shape(const ct_adv_geom *g, int64_t *shape, ct_dims *perm);
-/* Records what the backward needs on n: node->state.adv_index and saved slot 0. */
+/* The saved slot of the linear positions the indices select. */
+enum { CT_ADV_SAVED_LINEAR };
+/* Records what the backward needs on n: node->state.adv_index and the linear positions. */
 struct ct_node;
 void ct_adv_save(struct ct_node *n, const ct_adv_index *p);
-/* The geometry recorded by ct_adv_save (lin: the saved slot 0). */
+/* The geometry recorded by ct_adv_save (lin: its saved linear positions). */
 ct_adv_geom ct_adv_geom_of(const struct ct_node *n, const ct_tensor *lin);
 /* Differentiable moves (registered results) into the rows frame and back: of a
  * tensor shaped like t ([P, whole...]) or like the result ([numel(B), whole...]). */

@@ -16,6 +16,11 @@
 #include "ops/options.h"
 #include "ops/reduce_plan.h"
 
+/* Saved tensors of a pointwise loss's backward node (input, target, incoming gradient,
+ * pos_weight) and of the nll nodes (target, weight). */
+enum { SV_INPUT, SV_TARGET, SV_GRAD, SV_POS_WEIGHT };
+enum { SV_NLL_TARGET, SV_NLL_WEIGHT };
+
 bool ct_loss_check_reduction(const char *op, ct_reduction r) {
     if (r >= CT_REDUCTION_MEAN && r <= CT_REDUCTION_NONE) return true;
     if (r == CT_REDUCTION_BATCHMEAN)
@@ -98,8 +103,10 @@ ct_tensor *ct_pw_loss_backward(const ct_pw_spec *spec, ct_tensor *x, ct_tensor *
     ct_tensor *din[3] = {x, y, g};
     ct_node *n = ct_node_record(spec->op, 3, din, 1);
     if (n) {
-        for (int i = 0; i < 3; i++) ct_node_save(n, i, din[i], false);
-        if (pw) ct_node_save(n, 3, pw, false);
+        ct_node_save(n, SV_INPUT, x, false);
+        ct_node_save(n, SV_TARGET, y, false);
+        ct_node_save(n, SV_GRAD, g, false);
+        if (pw) ct_node_save(n, SV_POS_WEIGHT, pw, false);
         n->state.loss.has_pos_weight = pw != NULL;
         n->state.loss.p = p;
         ct_node_give_output(n, out, 0);
@@ -111,10 +118,10 @@ ct_tensor *ct_pw_loss_backward(const ct_pw_spec *spec, ct_tensor *x, ct_tensor *
 bool ct_pw_loss_backward_backward(ct_node *n, ct_tensor **go, ct_tensor **gi, ct_tensor **gg,
                                   ct_tensor **x, ct_tensor **y, ct_tensor **pw) {
     *gg = NULL;
-    *x = ct_node_saved(n, 0);
-    *y = ct_node_saved(n, 1);
-    ct_tensor *g = ct_node_saved(n, 2);
-    *pw = n->state.loss.has_pos_weight ? ct_node_saved(n, 3) : NULL;
+    *x = ct_node_saved(n, SV_INPUT);
+    *y = ct_node_saved(n, SV_TARGET);
+    ct_tensor *g = ct_node_saved(n, SV_GRAD);
+    *pw = n->state.loss.has_pos_weight ? ct_node_saved(n, SV_POS_WEIGHT) : NULL;
     if (!*x || !*y || !g || (n->state.loss.has_pos_weight && !*pw)) return false;
     if (n->needs_grad[2]) {
         ct_pw_spec spec = {n->op, CT_PW_PROMOTE, 0};
@@ -308,8 +315,8 @@ done:
 /* Saves what both nll nodes need: target, weight, reduction, ignore_index, total. */
 static void nll_save(ct_node *n, ct_tensor *t, ct_tensor *w, ct_reduction red,
                      int64_t ignore_index, double total) {
-    ct_node_save(n, 0, t, false);
-    if (w) ct_node_save(n, 1, w, false);
+    ct_node_save(n, SV_NLL_TARGET, t, false);
+    if (w) ct_node_save(n, SV_NLL_WEIGHT, w, false);
     n->state.loss = (ct_loss_state){.reduction = red, .has_weight = w != NULL,
                                     .ignore_index = ignore_index, .numel = total};
 }
@@ -373,8 +380,8 @@ static ct_tensor *nll_backward_op(ct_tensor *g, ct_tensor *t, ct_tensor *w, cons
 
 /* Reads the saved target and weight of an nll node. */
 static bool nll_saved(ct_node *n, ct_tensor **t, ct_tensor **w) {
-    *t = ct_node_saved(n, 0);
-    *w = n->state.loss.has_weight ? ct_node_saved(n, 1) : NULL;
+    *t = ct_node_saved(n, SV_NLL_TARGET);
+    *w = n->state.loss.has_weight ? ct_node_saved(n, SV_NLL_WEIGHT) : NULL;
     return *t && (*w || !n->state.loss.has_weight);
 }
 

@@ -12,6 +12,9 @@
 #include "ops/loss_impl.h"
 #include "ops/reduce_plan.h"
 
+/* Saved tensors: the input, the target and bce_with_logits's pos_weight. */
+enum { SV_INPUT, SV_TARGET, SV_POS_WEIGHT };
+
 static const ct_pw_spec BCE = {CT_OP_binary_cross_entropy, CT_PW_PROMOTE, 0};
 
 static bool bce_check(const char *op, ct_tensor *x, ct_tensor *y) {
@@ -60,8 +63,8 @@ ct_tensor *(ct_binary_cross_entropy_with)(ct_tensor *x, ct_tensor *y, ct_bce_opt
     if (!l) return NULL;
     ct_node *n = ct_record1(CT_OP_binary_cross_entropy, l, 2, in);
     if (n) {
-        ct_node_save(n, 0, x, false);
-        ct_node_save(n, 1, y, false);
+        ct_node_save(n, SV_INPUT, x, false);
+        ct_node_save(n, SV_TARGET, y, false);
         ct_pw_loss_save(n, o.weight, o.reduction, numel);
     }
     CT_TRACE_ATTRS(CT_OP_binary_cross_entropy, 3, ((ct_tensor *[]){x, y, o.weight}), 1, &l,
@@ -82,7 +85,7 @@ static ct_tensor *bce_den(ct_tensor *x) {
  * (unclamped, as PyTorch's binary_cross_entropy_target_backward). */
 bool binary_cross_entropy_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     if (!go[0]) return true;
-    ct_tensor *x = ct_node_saved(n, 0), *y = ct_node_saved(n, 1);
+    ct_tensor *x = ct_node_saved(n, SV_INPUT), *y = ct_node_saved(n, SV_TARGET);
     ct_tensor *g = x && y ? ct_pw_loss_grad(n, go[0]) : NULL;
     if (!g) return false;
     if (n->needs_grad[0] && !(gi[0] = ct_pw_loss_backward(&BCE_BWD, x, y, NULL, g, 0)))
@@ -139,9 +142,9 @@ ct_tensor *(ct_binary_cross_entropy_with_logits_with)(ct_tensor *x, ct_tensor *y
     if (!l) return NULL;
     ct_node *n = ct_record1(CT_OP_binary_cross_entropy_with_logits, l, 2, in + 1);
     if (n) {
-        ct_node_save(n, 0, x, false);
-        ct_node_save(n, 1, y, false);
-        if (pw) ct_node_save(n, 2, pw, false);
+        ct_node_save(n, SV_INPUT, x, false);
+        ct_node_save(n, SV_TARGET, y, false);
+        if (pw) ct_node_save(n, SV_POS_WEIGHT, pw, false);
         n->state.loss.has_pos_weight = pw != NULL;
         ct_pw_loss_save(n, o.weight, o.reduction, numel);
     }
@@ -166,9 +169,9 @@ static const ct_pw_spec BCEL_BWD = {CT_OP_binary_cross_entropy_with_logits_backw
  * d/dy = -x + (p - 1) log(1 + exp(-x)). */
 bool binary_cross_entropy_with_logits_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     if (!go[0]) return true;
-    ct_tensor *x = ct_node_saved(n, 0), *y = ct_node_saved(n, 1);
+    ct_tensor *x = ct_node_saved(n, SV_INPUT), *y = ct_node_saved(n, SV_TARGET);
     bool has_pw = n->state.loss.has_pos_weight;
-    ct_tensor *pw = has_pw ? ct_node_saved(n, 2) : NULL;
+    ct_tensor *pw = has_pw ? ct_node_saved(n, SV_POS_WEIGHT) : NULL;
     ct_tensor *g = x && y && (pw || !has_pw) ? ct_pw_loss_grad(n, go[0]) : NULL;
     if (!g) return false;
     if (n->needs_grad[0] && !(gi[0] = ct_pw_loss_backward(&BCEL_BWD, x, y, pw, g, 0)))

@@ -7,6 +7,9 @@
 #include "ops/options.h"
 #include "ops/unary.h"
 
+/* Saved tensors: the input and the target. */
+enum { SV_INPUT, SV_TARGET };
+
 static const ct_pw_spec MSE = {CT_OP_mse_loss, CT_PW_PROMOTE, 0};
 static const ct_pw_spec SMOOTH_L1 = {CT_OP_smooth_l1_loss, CT_PW_PROMOTE, 0};
 static const ct_pw_spec HUBER = {CT_OP_huber_loss, CT_PW_PROMOTE, 0};
@@ -22,8 +25,8 @@ static ct_tensor *regression_loss(const char *fn, const ct_pw_spec *spec, ct_ten
     if (!l) return NULL;
     ct_node *n = ct_record1(spec->op, l, 2, in);
     if (n) {
-        ct_node_save(n, 0, x, false);
-        ct_node_save(n, 1, y, false);
+        ct_node_save(n, SV_INPUT, x, false);
+        ct_node_save(n, SV_TARGET, y, false);
         ct_pw_loss_save(n, NULL, red, numel);
         n->state.loss.p = p;
     }
@@ -63,7 +66,7 @@ static const ct_pw_spec HUBER_BWD = {CT_OP_huber_loss_backward, CT_PW_PROMOTE, 0
  * input's except at smooth_l1's kink with beta 0, where both are -1). */
 static bool regression_backward(ct_node *n, ct_tensor **go, ct_tensor **gi, const ct_pw_spec *spec) {
     if (!go[0]) return true;
-    ct_tensor *x = ct_node_saved(n, 0), *y = ct_node_saved(n, 1);
+    ct_tensor *x = ct_node_saved(n, SV_INPUT), *y = ct_node_saved(n, SV_TARGET);
     ct_tensor *g = x && y ? ct_pw_loss_grad(n, go[0]) : NULL;
     if (!g) return false;
     double p = n->state.loss.p;

@@ -10,6 +10,9 @@
 #include "ops/pool_impl.h"
 #include "ops/trace.h"
 
+/* Saved tensor: max pooling's argmax indices. */
+enum { SV_INDICES };
+
 /* The pools' nodes hold their schema attributes (node->attrs.max_pool2d, .avg_pool2d);
  * a backward op's are its forward's, the same fields in the same order, so that a
  * backward node takes its forward's as they are (ct_pool_record_backward). */
@@ -290,7 +293,7 @@ static ct_tensor *pool(ct_op_id op, const char *name, ct_tensor *x, const pool_p
     ct_node *n = ct_node_record(op, 1, &x, 1);
     if (n) {
         if (p) save_pool_args(n, p);
-        if (idx) ct_node_save(n, 0, idx, false);
+        if (idx) ct_node_save(n, SV_INDICES, idx, false);
         ct_node_set_output(n, out, 0);
         ct_release(n);
     }
@@ -378,7 +381,7 @@ void ct_pool_record_backward(const ct_node *fwd, ct_tensor *gy, ct_tensor *gx, c
     if (!b) return;
     b->attrs = fwd->attrs; /* a pool's backward op has its forward's attributes */
     b->state = fwd->state;
-    if (idx) ct_node_save(b, 0, idx, false);
+    if (idx) ct_node_save(b, SV_INDICES, idx, false);
     ct_node_set_output(b, gx, 0);
     ct_release(b);
 }
@@ -410,7 +413,7 @@ static void trace_pool_backward(ct_op_id fwd, ct_tensor *gy, ct_tensor *gx, ct_t
 static bool pool_backward(ct_node *n, ct_tensor **go, ct_tensor **gi, bool is_max,
                           bool adaptive) {
     ct_tensor *gy = go[0], *idx = NULL;
-    if (is_max && !(idx = ct_node_saved(n, 0))) return false;
+    if (is_max && !(idx = ct_node_saved(n, SV_INDICES))) return false;
     ct_shape xs = ct_meta_shape(&n->in_meta[0]);
     ct_pool_geom g = ct_pool_geom_of(&xs, gy->sizes[gy->ndim - 2], gy->sizes[gy->ndim - 1]);
     pool_params p = load_pool_args(n);
@@ -438,7 +441,7 @@ bool adaptive_avg_pool2d_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 /* Double backward of max pooling: gather the incoming gradient at the indices,
  * recorded as the forward op (whose backward scatters by the same indices). */
 static bool gather_backward(ct_node *n, ct_tensor **go, ct_tensor **gi, ct_op_id fwd) {
-    ct_tensor *gg = go[0], *idx = ct_node_saved(n, 0);
+    ct_tensor *gg = go[0], *idx = ct_node_saved(n, SV_INDICES);
     if (!idx) return false;
     ct_shape xs = ct_shape_of(gg), ys = ct_meta_shape(&n->in_meta[0]);
     ct_pool_geom g = ct_pool_geom_of(&xs, ys.d[ys.ndim - 2], ys.d[ys.ndim - 1]);
@@ -448,7 +451,7 @@ static bool gather_backward(ct_node *n, ct_tensor **go, ct_tensor **gi, ct_op_id
     if (b) {
         b->attrs = n->attrs; /* max_pool2d_backward's attributes are max_pool2d's */
         b->state = n->state;
-        ct_node_save(b, 0, idx, false);
+        ct_node_save(b, SV_INDICES, idx, false);
         ct_node_set_output(b, r, 0);
         ct_release(b);
     }

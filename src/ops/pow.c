@@ -6,6 +6,11 @@
 #include "ops/trace.h"
 #include "ops/unary.h"
 
+/* Saved tensors: pow's base, exponent and result (pow_scalar: the base; scalar ** tensor:
+ * the result, alone). */
+enum { SV_BASE, SV_EXPONENT, SV_RESULT };
+enum { SV_SCALAR_POW_RESULT = 0 };
+
 ct_tensor *ct_pow(ct_tensor *x, ct_tensor *e) {
     if (!x || !e) return NULL;
     ct_pw_spec spec = {CT_OP_pow, CT_PW_PROMOTE, 0};
@@ -14,9 +19,9 @@ ct_tensor *ct_pow(ct_tensor *x, ct_tensor *e) {
     if (!out) return NULL;
     ct_node *n = ct_node_record(CT_OP_pow, 2, in, 1);
     if (n) {
-        ct_node_save(n, 0, x, false);
-        ct_node_save(n, 1, e, false);
-        if (n->needs_grad[1]) ct_node_save(n, 2, out, true);
+        ct_node_save(n, SV_BASE, x, false);
+        ct_node_save(n, SV_EXPONENT, e, false);
+        if (n->needs_grad[1]) ct_node_save(n, SV_RESULT, out, true);
         ct_node_set_output(n, out, 0);
         ct_release(n);
     }
@@ -67,14 +72,14 @@ ct_tensor *ct_rpow_scalar(ct_tensor *x, double base) {
 /* d/dx: where(e == 0, 0, g * e * x^(e-1));
  * d/de: g * where(x == 0 & e >= 0, 0, out * log(x)). */
 bool pow_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    ct_tensor *x = ct_node_saved(n, 0), *e = ct_node_saved(n, 1);
+    ct_tensor *x = ct_node_saved(n, SV_BASE), *e = ct_node_saved(n, SV_EXPONENT);
     if (!x || !e) return false;
     if (n->needs_grad[0]) {
         ct_tensor *d = ct_mul(go[0], ct_mul(e, ct_pow(x, ct_sub_scalar(e, 1))));
         if (!(gi[0] = ct_mask_grad(ct_ne_scalar(e, 0), d))) return false;
     }
     if (n->needs_grad[1]) {
-        ct_tensor *out = ct_node_saved(n, 2);
+        ct_tensor *out = ct_node_saved(n, SV_RESULT);
         if (!out) return false;
         ct_tensor *zero_base = ct_logical_and(ct_eq_scalar(x, 0), ct_ge_scalar(e, 0));
         ct_tensor *d = ct_mask_grad(ct_logical_not(zero_base), ct_mul(out, ct_log(x)));
@@ -87,14 +92,14 @@ bool pow_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 bool pow_scalar_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     double e = n->attrs.pow_scalar.exponent;
     if (e == 0) return (gi[0] = ct_zeros_like_with(go[0], (ct_tensor_options){0})) != NULL;
-    ct_tensor *x = ct_node_saved(n, 0);
+    ct_tensor *x = ct_node_saved(n, SV_BASE);
     return (gi[0] = ct_mul(go[0], ct_mul_scalar(ct_pow_scalar(x, e - 1), e))) != NULL;
 }
 
 /* g * out * log(base); for base 0: 0 where x >= 0, -inf where x < 0 (out is inf). */
 bool rpow_scalar_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     double base = n->attrs.rpow_scalar.self;
-    ct_tensor *out = ct_node_saved(n, 0);
+    ct_tensor *out = ct_node_saved(n, SV_SCALAR_POW_RESULT);
     if (!out) return false;
     if (base != 0) return (gi[0] = ct_mul(go[0], ct_mul_scalar(out, log(base)))) != NULL;
     ct_tensor *d = ct_mul_scalar(out, -INFINITY);

@@ -14,6 +14,12 @@
 #include "ops/reduce_plan.h"
 #include "ops/trace.h"
 
+/* Saved tensors: the previous state (LSTM: cx, GRU: hx), then the outputs after hy
+ * (LSTM: cy and the workspace; GRU: the workspace). */
+enum { SV_PREV_STATE };
+enum { SV_LSTM_CY = 1, SV_LSTM_WORKSPACE };
+enum { SV_GRU_WORKSPACE = 1 };
+
 typedef struct {
     ct_op_id op;
     const char *name;
@@ -134,7 +140,7 @@ static bool forward(const cell_kind *k, ct_tensor *const *in, ct_tensor **out, i
     ct_node *n = ct_node_record(k->op, 5, in, n_out);
     if (n) {
         for (int i = 0; i < n_out; i++) ct_node_set_output(n, out[i], i);
-        ct_node_save(n, 0, in[2], false); /* cx or hx: an earlier step's output, saved anyway */
+        ct_node_save(n, SV_PREV_STATE, in[2], false); /* an earlier step's output, saved anyway */
         for (int i = 1; i < n_out; i++) ct_node_save(n, i, out[i], true); /* [cy,] workspace */
         ct_release(n);
     }
@@ -210,7 +216,8 @@ static bool ws_grad(ct_tensor *gws, ct_tensor **c) {
 }
 
 bool thnn_fused_lstm_cell_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    ct_tensor *cx = ct_node_saved(n, 0), *cy = ct_node_saved(n, 1), *ws = ct_node_saved(n, 2);
+    ct_tensor *cx = ct_node_saved(n, SV_PREV_STATE), *cy = ct_node_saved(n, SV_LSTM_CY),
+              *ws = ct_node_saved(n, SV_LSTM_WORKSPACE);
     if (!cx || !cy || !ws) return false;
     if (!ct_is_grad_enabled() && !go[2]) return fused_backward(&LSTM, n, gi, ws, cx, cy, go[0], go[1]);
     ct_tensor *w[4]; /* i, f, g, o */
@@ -229,7 +236,7 @@ bool thnn_fused_lstm_cell_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 }
 
 bool thnn_fused_gru_cell_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    ct_tensor *hx = ct_node_saved(n, 0), *ws = ct_node_saved(n, 1);
+    ct_tensor *hx = ct_node_saved(n, SV_PREV_STATE), *ws = ct_node_saved(n, SV_GRU_WORKSPACE);
     if (!hx || !ws) return false;
     if (!ct_is_grad_enabled() && !go[1]) return fused_backward(&GRU, n, gi, ws, hx, NULL, go[0], NULL);
     ct_tensor *w[4]; /* r, z, n, hn */

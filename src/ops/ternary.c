@@ -2,6 +2,10 @@
 #include "ops/trace.h"
 #include "ops/unary.h"
 
+/* Saved tensors: where's condition; lerp's start, end and weight (its inputs' order). */
+enum { SV_CONDITION = 0 };
+enum { SV_START, SV_END, SV_WEIGHT };
+
 ct_tensor *ct_where(ct_tensor *cond, ct_tensor *a, ct_tensor *b) {
     if (!cond || !a || !b) return NULL;
     if (cond->dtype != CT_BOOL) {
@@ -15,7 +19,7 @@ ct_tensor *ct_where(ct_tensor *cond, ct_tensor *a, ct_tensor *b) {
     if (!out) return NULL;
     ct_node *n = ct_node_record(CT_OP_where, 3, in, 1);
     if (n) {
-        ct_node_save(n, 0, cond, false);
+        ct_node_save(n, SV_CONDITION, cond, false);
         ct_node_set_output(n, out, 0);
         ct_release(n);
     }
@@ -33,7 +37,7 @@ ct_tensor *ct_where_scalar(ct_tensor *cond, ct_tensor *a, double b) {
 }
 
 bool where_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    ct_tensor *cond = ct_node_saved(n, 0);
+    ct_tensor *cond = ct_node_saved(n, SV_CONDITION);
     if (!cond) return false;
     if (n->needs_grad[1] && !(gi[1] = ct_mask_grad(cond, go[0]))) return false;
     if (n->needs_grad[2] && !(gi[2] = ct_mask_grad(ct_logical_not(cond), go[0]))) return false;
@@ -92,7 +96,7 @@ bool lerp_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 
 /* start: g (1 - w); end: g w; weight: g (end - start). */
 bool lerp_tensor_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
-    ct_tensor *s = ct_node_saved(n, 0), *e = ct_node_saved(n, 1), *w = ct_node_saved(n, 2);
+    ct_tensor *s = ct_node_saved(n, SV_START), *e = ct_node_saved(n, SV_END), *w = ct_node_saved(n, SV_WEIGHT);
     if (!s || !e || !w) return false;
     if (n->needs_grad[0] && !(gi[0] = ct_mul(go[0], ct_rsub_scalar(w, 1)))) return false;
     if (n->needs_grad[1] && !(gi[1] = ct_mul(go[0], w))) return false;
