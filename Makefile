@@ -3,7 +3,7 @@ BUILD      ?= build
 BUILD_ASAN ?= build-asan
 BUILD_TSAN ?= build-tsan
 JOBS       ?= $(shell nproc)
-DEPS       := gcc make cmake pkg-config libopenblas-dev zlib1g-dev dataset-fashion-mnist
+DEPS       := gcc binutils make cmake pkg-config libopenblas-dev zlib1g-dev dataset-fashion-mnist
 DEMO_DEPS  := dataset-fashion-mnist
 BENCH_DEPS := python3-torch
 

@@ -11,6 +11,7 @@
 #define CTORCH_H
 
 #include "ctorch/base.h"
+#include "ctorch/version.h"
 #include "ctorch/tensor.h"
 #include "ctorch/pointwise.h"
 #include "ctorch/reduce.h"

@@ -15,6 +15,7 @@
 
 #include "nn.h"
 
+CT_API_BEGIN
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -122,4 +123,5 @@ ct_tensor *ct_encoder_layer_forward(ct_module *layer, ct_tensor *src, ct_tensor 
 #ifdef __cplusplus
 }
 #endif
+CT_API_END
 #endif

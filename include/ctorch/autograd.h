@@ -10,6 +10,7 @@
 
 #include "tensor.h"
 
+CT_API_BEGIN
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -138,4 +139,5 @@ int ct_remove_hook(ct_tensor *t, int handle);
 #ifdef __cplusplus
 }
 #endif
+CT_API_END
 #endif

@@ -22,6 +22,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "export.h"
+
+CT_API_BEGIN
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -281,4 +284,5 @@ const char *ct_cpu_capability(void);
 #ifdef __cplusplus
 }
 #endif
+CT_API_END
 #endif

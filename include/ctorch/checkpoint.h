@@ -21,6 +21,7 @@
 
 #include "tensor.h"
 
+CT_API_BEGIN
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -34,4 +35,5 @@ ct_tensor *ct_checkpoint(ct_checkpoint_fn fn, void *ctx, int n, ct_tensor *const
 #ifdef __cplusplus
 }
 #endif
+CT_API_END
 #endif

@@ -25,6 +25,7 @@
 
 #include "tensor.h"
 
+CT_API_BEGIN
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -136,4 +137,5 @@ ct_tensor *ct_interpolate_with(ct_tensor *x, ct_interpolate_options o);
 #ifdef __cplusplus
 }
 #endif
+CT_API_END
 #endif

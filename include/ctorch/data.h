@@ -32,6 +32,7 @@
 #include "random.h"
 #include "shape.h"
 
+CT_API_BEGIN
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -356,4 +357,5 @@ int ct_loader_worker_id(void);
 #ifdef __cplusplus
 }
 #endif
+CT_API_END
 #endif

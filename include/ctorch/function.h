@@ -27,6 +27,7 @@
 
 #include "tensor.h"
 
+CT_API_BEGIN
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -68,4 +69,5 @@ void ct_ctx_set_data(ct_function_ctx *ctx, void *data, void (*free_fn)(void *dat
 #ifdef __cplusplus
 }
 #endif
+CT_API_END
 #endif

@@ -12,6 +12,7 @@
 
 #include "tensor.h"
 
+CT_API_BEGIN
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -39,4 +40,5 @@ int ct_gradgradcheck_with(ct_gradcheck_fn f, int n, ct_tensor *const *inputs, vo
 #ifdef __cplusplus
 }
 #endif
+CT_API_END
 #endif

@@ -21,6 +21,7 @@
 
 #include "tensor.h"
 
+CT_API_BEGIN
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -190,4 +191,5 @@ ct_values_indices ct_topk_with(ct_tensor *t, int64_t k, int64_t dim, ct_topk_opt
 #ifdef __cplusplus
 }
 #endif
+CT_API_END
 #endif

@@ -18,6 +18,7 @@
 
 #include "tensor.h"
 
+CT_API_BEGIN
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -92,4 +93,5 @@ int ct_init_calculate_fan(const ct_tensor *t, int64_t *fan_in, int64_t *fan_out)
 #ifdef __cplusplus
 }
 #endif
+CT_API_END
 #endif

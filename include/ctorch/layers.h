@@ -35,6 +35,7 @@
 #include "pointwise.h"
 #include "random.h"
 
+CT_API_BEGIN
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -344,4 +345,5 @@ ct_module *ct_nn_log_softmax(int64_t dim);
 #ifdef __cplusplus
 }
 #endif
+CT_API_END
 #endif

@@ -21,6 +21,7 @@
 
 #include "tensor.h"
 
+CT_API_BEGIN
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -61,4 +62,5 @@ ct_tensor *ct_outer(ct_tensor *a, ct_tensor *b);
 #ifdef __cplusplus
 }
 #endif
+CT_API_END
 #endif

@@ -38,6 +38,7 @@
 
 #include "nn.h"
 
+CT_API_BEGIN
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -222,4 +223,5 @@ ct_tensor *ct_loss3(ct_module *loss, ct_tensor *x1, ct_tensor *x2, ct_tensor *ta
 #ifdef __cplusplus
 }
 #endif
+CT_API_END
 #endif

@@ -19,6 +19,7 @@
 
 #include "optim.h"
 
+CT_API_BEGIN
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -109,4 +110,5 @@ int ct_sched_load_state_dict(ct_scheduler *s, const ct_state_dict *sd);
 #ifdef __cplusplus
 }
 #endif
+CT_API_END
 #endif

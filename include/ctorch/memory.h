@@ -5,6 +5,7 @@
 
 #include "base.h"
 
+CT_API_BEGIN
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -29,4 +30,5 @@ void ct_set_cache_limit(ct_device d, int64_t bytes); /* 0 turns the cache off */
 #ifdef __cplusplus
 }
 #endif
+CT_API_END
 #endif

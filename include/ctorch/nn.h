@@ -44,6 +44,7 @@
 
 #include "tensor.h"
 
+CT_API_BEGIN
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -212,4 +213,5 @@ void ct_module_print(ct_module *m);
 #ifdef __cplusplus
 }
 #endif
+CT_API_END
 #endif

@@ -22,6 +22,7 @@
 
 #include "tensor.h"
 
+CT_API_BEGIN
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -166,4 +167,5 @@ int ct_value_format(const ct_value *v, char *buf, size_t size);
 }
 #endif
 
+CT_API_END
 #endif

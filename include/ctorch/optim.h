@@ -33,6 +33,7 @@
 
 #include "state_dict.h"
 
+CT_API_BEGIN
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -176,4 +177,5 @@ int ct_clip_grad_value_(ct_tensor *const *params, int n, double clip_value);
 #ifdef __cplusplus
 }
 #endif
+CT_API_END
 #endif

@@ -22,6 +22,7 @@
 
 #include "tensor.h"
 
+CT_API_BEGIN
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -283,4 +284,5 @@ ct_tensor *ct_isfinite(ct_tensor *x);
 #ifdef __cplusplus
 }
 #endif
+CT_API_END
 #endif

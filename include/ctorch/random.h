@@ -21,6 +21,7 @@
 
 #include "tensor.h"
 
+CT_API_BEGIN
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -176,4 +177,5 @@ ct_tensor *ct_feature_alpha_dropout_with(ct_tensor *x, double p, bool training,
 #ifdef __cplusplus
 }
 #endif
+CT_API_END
 #endif

@@ -19,6 +19,7 @@
 
 #include "tensor.h"
 
+CT_API_BEGIN
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -120,4 +121,5 @@ ct_tensor *ct_log_softmax(ct_tensor *t, int64_t dim);
 #ifdef __cplusplus
 }
 #endif
+CT_API_END
 #endif

@@ -16,6 +16,7 @@
 
 #include "nn.h"
 
+CT_API_BEGIN
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -83,4 +84,5 @@ ct_gru_cell_result ct_thnn_fused_gru_cell(ct_tensor *igates, ct_tensor *hgates, 
 #ifdef __cplusplus
 }
 #endif
+CT_API_END
 #endif

@@ -17,6 +17,7 @@
 #include "lr_scheduler.h"
 #include "state_dict.h"
 
+CT_API_BEGIN
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -97,4 +98,5 @@ int ct_checkpoint_latest(const char *dir, char *path_out, size_t size);
 #ifdef __cplusplus
 }
 #endif
+CT_API_END
 #endif

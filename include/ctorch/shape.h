@@ -26,6 +26,7 @@
 
 #include "tensor.h"
 
+CT_API_BEGIN
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -153,4 +154,5 @@ ct_tensor *ct_pad_with(ct_tensor *t, ct_dims pad, ct_pad_options o);
 #ifdef __cplusplus
 }
 #endif
+CT_API_END
 #endif

@@ -12,6 +12,7 @@
 
 #include "nn.h"
 
+CT_API_BEGIN
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -58,4 +59,5 @@ int ct_load_state_dict_with(ct_module *m, const ct_state_dict *sd, ct_load_optio
 #ifdef __cplusplus
 }
 #endif
+CT_API_END
 #endif

@@ -17,6 +17,7 @@
 
 #include "base.h"
 
+CT_API_BEGIN
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -224,4 +225,5 @@ int ct_set_printoptions_with(ct_print_options o); /* 0, or -1 for an unknown pro
 #ifdef __cplusplus
 }
 #endif
+CT_API_END
 #endif

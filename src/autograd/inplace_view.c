@@ -42,14 +42,14 @@ void ct_view_mark(ct_tensor *out, const ct_tensor *t, int kind) {
     if (!ct_is_grad_enabled()) kind = CT_VIEW_NO_GRAD;
     else if (kind == CT_VIEW_DEFAULT && t->view_kind > CT_VIEW_DEFAULT) kind = t->view_kind;
     out->view_kind = (uint8_t)kind;
-    out->view_version = ct_version(t);
+    out->view_version = ct_version_counter(t);
 }
 
 /* Views made in no_grad mode keep no history: they are not regenerated (PyTorch
  * refuses to use them once their base changed in place; we keep them detached). */
 bool ct_view_requires_grad(const ct_tensor *t) {
     return t->base && t->view_kind != CT_VIEW_NO_GRAD && !t->grad_fn &&
-           ct_version(t) != t->view_version && ct_requires_grad_impl(t->base);
+           ct_version_counter(t) != t->view_version && ct_requires_grad_impl(t->base);
 }
 
 /* Makes t's grad_fn an AsStridedBackward0 of its base (PyTorch does the same when a
@@ -82,7 +82,7 @@ static bool base_moved(const ct_tensor *t) {
 ct_node *ct_view_grad_fn(ct_tensor *t) {
     if (!t->base || t->view_kind == CT_VIEW_NO_GRAD) return t->grad_fn;
     if (!t->grad_fn && !ct_requires_grad_impl(t->base)) return NULL;
-    unsigned v = ct_version(t);
+    unsigned v = ct_version_counter(t);
     if (v != t->view_version || base_moved(t)) {
         regenerate(t);
         t->view_version = v;
@@ -128,7 +128,7 @@ void ct_rebase_history(ct_node *fn, ct_tensor *out) {
     ct_node_set_output(cs, base, 0);
     ct_release(cs);
     regenerate(out);
-    out->view_version = ct_version(out);
+    out->view_version = ct_version_counter(out);
 }
 
 static ct_shape shape_of(int ndim, const int64_t *d) {

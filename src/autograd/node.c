@@ -148,7 +148,7 @@ ct_tensor *ct_node_fresh_output(ct_tensor *out) {
 void ct_node_save(ct_node *node, int slot, ct_tensor *t, bool is_output) {
     CT_ASSERT(slot >= 0 && slot < CT_NODE_MAX_SAVED && !node->saved[slot].t);
     ct_saved *s = &node->saved[slot];
-    s->version = ct_version(t);
+    s->version = ct_version_counter(t);
     s->is_output = is_output;
     s->output_nr = t->output_nr;
     if (is_output) {
@@ -194,7 +194,7 @@ ct_tensor *ct_node_saved(ct_node *node, int slot) {
                      ct_node_grad_name(node), slot);
         return NULL;
     }
-    unsigned now = ct_version(s->t);
+    unsigned now = ct_version_counter(s->t);
     if (now != s->version) {
         char shape[CT_SHAPE_STR_MAX];
         ct_error("one of the variables needed for gradient computation has been modified by "

@@ -334,7 +334,7 @@ int64_t ct_stride(const ct_tensor *t, int64_t dim) {
 void ct_tensor_assign_data(ct_tensor *t, ct_tensor *src) {
     ct_storage *old = t->storage;
     /* Continue the old version count, so that a graph which saved t notices. */
-    unsigned version = ct_version(t);
+    unsigned version = ct_version_counter(t);
     t->storage = ct_retain(src->storage);
     ct_release(old);
     atomic_store(&t->storage->version, version);

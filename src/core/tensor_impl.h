@@ -98,7 +98,7 @@ int ct_wrap_dim(const char *op, int64_t dim, int ndim);
 static inline void ct_bump_version(ct_tensor *t) {
     atomic_fetch_add_explicit(&t->storage->version, 1, memory_order_relaxed);
 }
-static inline unsigned ct_version(const ct_tensor *t) {
+static inline unsigned ct_version_counter(const ct_tensor *t) {
     return atomic_load_explicit(&t->storage->version, memory_order_relaxed);
 }
 

@@ -7,7 +7,8 @@
 # typedefs and preprocessor lines.  It is wrapped when a macro of any header calls it
 # inside CT_AT(...): "#define ct_step(opt) CT_AT(ct_step(opt))", or the options form
 # "#define ct_sum(t, ...) CT_AT(ct_sum_with(t, ...))".
-# Prints "header: name" for each unwrapped one and exits 1 when there is any.
+# Prints "header: name" for each unwrapped one and exits 1 when there is any; with
+# -v list=1 it prints the name of every public function instead (one a line).
 # ct__site, the recorder itself, is exempt.
 
 function strip_comments(s,    out, i, j) {
@@ -74,6 +75,10 @@ FNR == 1 { in_comment = 0; cont = 0; skip_cpp = 0; depth = 0; acc = "" }
     acc = acc " "
 }
 END {
+    if (list) {
+        for (i = 1; i <= n; i++) print order[i]
+        exit 0
+    }
     bad = 0
     for (i = 1; i <= n; i++)
         if (!(order[i] in wrapped)) { print where[order[i]] ": " order[i]; bad++ }

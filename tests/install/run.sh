@@ -1,10 +1,11 @@
 #!/bin/sh
 # Installs ctorch from a build tree into a temporary prefix, then builds hello.c
 # outside the tree with pkg-config, linked against the shared and then the static
-# library, and checks what it prints.
-#   run.sh BUILD_DIR CC [EXTRA_CFLAGS...]   (EXTRA_CFLAGS: sanitizer flags of that build)
+# library, and checks what it prints.  The shared build runs as the README says, with
+# no LD_LIBRARY_PATH: ctorch.pc gives it an rpath to the prefix.
+#   run.sh BUILD_DIR VERSION CC [EXTRA_CFLAGS...]   (EXTRA_CFLAGS: sanitizer flags of that build)
 set -eu
-build=$1; cc=$2; shift 2
+build=$1; version=$2; cc=$3; shift 3
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ctorch-install.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
@@ -15,7 +16,9 @@ pc=$(dirname "$(find "$prefix" -name ctorch.pc)")
 export PKG_CONFIG_PATH="$pc${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 cp "$here/hello.c" "$tmp/"
 cd "$tmp"
-want="sum=14 grad=2 4 6"
+want="ctorch $version sum=14 grad=2 4 6"
+[ "$(pkg-config --modversion ctorch)" = "$version" ] ||
+    { echo "FAIL ctorch.pc says version $(pkg-config --modversion ctorch), not $version"; exit 1; }
 
 check() { # name, command...
     name=$1; shift
@@ -27,7 +30,13 @@ check() { # name, command...
 # Shared library: the headers and -lctorch come from the prefix only.
 echo "pkg-config --cflags --libs ctorch: $(pkg-config --cflags --libs ctorch)"
 "$cc" "$@" -Wall -Wextra -Werror hello.c -o hello_shared $(pkg-config --cflags --libs ctorch)
-check shared env LD_LIBRARY_PATH="$(pkg-config --variable=libdir ctorch)" ./hello_shared
+libdir=$(pkg-config --variable=libdir ctorch)
+# SONAME libctorch.so.MAJOR.MINOR while the major version is 0, else libctorch.so.MAJOR.
+case $version in 0.*) abi=${version%.*} ;; *) abi=${version%%.*} ;; esac
+readelf -d "$libdir/libctorch.so" | grep -q "SONAME.*\[libctorch\.so\.$abi\]" ||
+    { echo "FAIL SONAME is not libctorch.so.$abi:"; readelf -d "$libdir/libctorch.so" | grep SONAME; exit 1; }
+echo "ok SONAME libctorch.so.$abi"
+check shared env -u LD_LIBRARY_PATH ./hello_shared
 
 # Static library: --static adds the private dependencies (OpenBLAS, zlib, OpenMP);
 # -l:libctorch.a picks the archive over the .so next to it.
