@@ -82,8 +82,22 @@ function group(k,    first, depth, t) {
         if (!match(L[k], /}[ \t]*[A-Za-z_][A-Za-z_0-9]*[ \t]*;/)) return
         first = substr(L[k], RSTART + 1, RLENGTH - 2); gsub(/[ \t]/, "", first)
     } else return
-    for (k++; k <= n && !blank(L[k]) && !comment_start(L[k]) && L[k] !~ /^#/; k++)
-        if (declared(L[k]) != "" && index(L[k], "/*") == 0) L[k] = "/** @copydoc " first " */ " L[k]
+    for (k++; k <= n && !blank(L[k]) && !comment_start(L[k]); k++) {
+        if (L[k] ~ /^#/) {
+            if (!wrapper(k)) break
+            while (L[k] ~ /\\[ \t]*$/ && k < n) k++
+        } else if (declared(L[k]) != "" && index(L[k], "/*") == 0)
+            L[k] = "/** @copydoc " first " */ " L[k]
+    }
+}
+
+# Whether line k starts a call-site wrapper: #define ct_f(...) CT_AT(ct_f(...)).
+function wrapper(k,    j, text, mname) {
+    if (L[k] !~ /^#[ \t]*define[ \t]/) return 0
+    j = k; text = L[k]
+    while (L[j] ~ /\\[ \t]*$/ && j < n) text = text " " L[++j]
+    mname = text; sub(/^#[ \t]*define[ \t]+/, "", mname); sub(/[^A-Za-z_0-9].*/, "", mname)
+    return text ~ ("CT_AT\\([ \t]*" mname "[ \t]*\\(")
 }
 
 function has_code(i, j,    k) {
@@ -106,17 +120,18 @@ function codeblocks(i, j,    k) {
 }
 
 # The #define starting at line i (with its continuation lines); returns the line after.
-function macro(i,    j, k, text, mname, called, opts, doc) {
+function macro(i,    j, k, text, body, mname, called, opts, doc, documented) {
     j = i; text = L[i]
     while (L[j] ~ /\\[ \t]*$/ && j < n) { j++; text = text " " L[j] }
     mname = text; sub(/^#[ \t]*define[ \t]+/, "", mname); sub(/[^A-Za-z_0-9].*/, "", mname)
-    if (text ~ ("CT_AT\\([ \t]*" mname "[ \t]*\\(")) {
+    if (wrapper(i)) {
         for (k = i; k <= j; k++) L[k] = ""
         return j + 1
     }
     documented = i > 1 && L[i - 1] ~ /\*\/[ \t]*$/ && index(L[i - 1], "/**<") == 0
-    if (mname ~ /^ct_/ && !documented && match(text, /CT_AT\([ \t]*ct_[a-z0-9_]+/)) {
-        called = substr(text, RSTART, RLENGTH); sub(/CT_AT\([ \t]*/, "", called)
+    body = text; sub(/^#[ \t]*define[ \t]+[A-Za-z_0-9]+(\([^)]*\))?/, "", body)
+    if (mname ~ /^ct_/ && !documented && match(body, /ct_[a-z0-9_]+[ \t]*\(/)) {
+        called = substr(body, RSTART, RLENGTH); sub(/[ \t]*\($/, "", called)
         opts = ""
         if (match(text, /CT_(OPTIONS|ARG_OPTS_|DEFAULTS)\([ \t]*ct_[a-z0-9_]+/)) {
             opts = substr(text, RSTART, RLENGTH); sub(/.*\([ \t]*/, "", opts)

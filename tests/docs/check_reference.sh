@@ -21,6 +21,17 @@ mkdir -p "$out" || exit 1
 out=$(cd "$out" && pwd)
 cd "$src" || exit 1
 rm -rf "$out/html"
+# Doxygen reads an empty file when its filter fails: run the filter on each header
+# first, and require the same number of lines (so warnings name the header's lines).
+for h in ${headers:-include/ctorch.h include/ctorch}; do
+    for f in $(find "$h" -name '*.h'); do
+        got=$(awk -f tools/doxygen_filter.awk "$f" | wc -l)
+        if [ "$got" != "$(wc -l <"$f")" ]; then
+            echo "tools/doxygen_filter.awk failed on $f (or changed its number of lines)"
+            exit 1
+        fi
+    done
+done
 {
     cat Doxyfile
     echo "OUTPUT_DIRECTORY = $out"
