@@ -128,6 +128,7 @@ function macro(i,    j, k, text, body, mname, called, opts, doc, documented) {
         for (k = i; k <= j; k++) L[k] = ""
         return j + 1
     }
+    if (index(L[j], "/*") && !index(L[j], "/**")) { sub(/\/\*/, "/**<", L[j]); return j + 1 }
     documented = i > 1 && L[i - 1] ~ /\*\/[ \t]*$/ && index(L[i - 1], "/**<") == 0
     body = text; sub(/^#[ \t]*define[ \t]+[A-Za-z_0-9]+(\([^)]*\))?/, "", body)
     if (mname ~ /^ct_/ && !documented && match(body, /ct_[a-z0-9_]+[ \t]*\(/)) {
