@@ -19,6 +19,7 @@
 extern "C" {
 #endif
 
+/* Options of ct_nn_multihead_attention. */
 typedef struct {
     double dropout;    /* on the attention weights, in training mode */
     bool bias;         /* default true */
@@ -29,6 +30,7 @@ ct_module *ct_nn_multihead_attention_with(int64_t embed_dim, int64_t num_heads, 
     CT_AT(ct_nn_multihead_attention_with(embed_dim, num_heads,                              \
                                          CT_DEFAULTS(ct_mha_options, .bias = true, __VA_ARGS__)))
 
+/* Options of ct_attention. */
 typedef struct {
     ct_tensor *key_padding_mask; /* [B, S] (or [S]); bool: true = ignore that key; float: added */
     ct_tensor *attn_mask;        /* [L, S] or [B*heads, L, S]; bool: true = not allowed; float: added */
@@ -101,6 +103,7 @@ ct_attention_result ct_multi_head_attention_forward_with(
         out_proj_weight, out_proj_bias, CT_DEFAULTS(ct_mha_forward_options, .training = true, __VA_ARGS__)))
 
 typedef enum { CT_ACT_RELU = 0, CT_ACT_GELU = 1 } ct_activation;
+/* Options of ct_nn_transformer_encoder_layer. */
 typedef struct {
     int64_t dim_feedforward; /* 0: default 2048 */
     ct_opt_f64 dropout;      /* default 0.1; CT_SOME(0) for none */

@@ -17,6 +17,7 @@ extern "C" {
 #endif
 
 typedef ct_tensor *(*ct_gradcheck_fn)(ct_tensor *const *inputs, void *ctx);
+/* Options of ct_gradcheck and ct_gradgradcheck. */
 typedef struct {
     double eps;  /* default 1e-6 */
     double atol; /* default 1e-5 */

@@ -169,6 +169,7 @@ ct_tensor *ct_embedding_with(ct_tensor *input, ct_tensor *weight, ct_embedding_o
 
 /* ---- sorting ------------------------------------------------------------ */
 
+/* Options of ct_sort. */
 typedef struct {
     bool descending;
     bool stable;     /* ctorch's sort is always stable; accepted for PyTorch parity */
@@ -178,6 +179,7 @@ typedef struct {
 ct_values_indices ct_sort_with(ct_tensor *t, int64_t dim, ct_sort_options o);
 #define ct_sort(t, dim, ...) CT_AT(ct_sort_with(t, dim, CT_OPTIONS(ct_sort_options, __VA_ARGS__)))
 
+/* Options of ct_topk. */
 typedef struct {
     bool smallest;   /* largest=False: the k smallest */
     bool unsorted;   /* sorted=False (the results come sorted anyway) */

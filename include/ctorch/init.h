@@ -24,6 +24,7 @@ extern "C" {
 
 typedef enum { CT_FAN_IN = 0, CT_FAN_OUT = 1 } ct_fan_mode;
 
+/* Options of the ct_init_ functions that draw random numbers. */
 typedef struct {
     double gain;               /* xavier / orthogonal; 0: PyTorch's default 1 */
     double a;                  /* kaiming: negative slope of the rectifier; default 0 */

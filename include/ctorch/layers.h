@@ -108,6 +108,7 @@ const char *ct_parameter_dict_key(const ct_module *dict, int i); /* i-th key in 
 /* nn.Identity: returns its input. */
 ct_module *ct_nn_identity(void);
 
+/* Options of ct_nn_linear and ct_nn_bilinear. */
 typedef struct {
     bool bias;     /* default true */
     ct_dtype dtype; /* of the parameters; default: the default dtype */
@@ -205,6 +206,7 @@ ct_module *ct_nn_adaptive_max_pool2d(ct_dims output_size);
 
 /* ---- normalization ------------------------------------------------------------ */
 
+/* Options of ct_nn_batch_norm1d and ct_nn_batch_norm2d. */
 typedef struct {
     double eps;          /* 0: PyTorch's default 1e-5 */
     ct_opt_f64 momentum; /* not given: 0.1; CT_NONE: a cumulative moving average */
@@ -225,6 +227,7 @@ ct_module *ct_nn_batch_norm2d_with(int64_t num_features, ct_batch_norm_layer_opt
 #define ct_nn_batch_norm2d(num_features, ...) \
     CT_AT(ct_nn_batch_norm2d_with(num_features, CT_BN_DEFAULTS_(__VA_ARGS__)))
 
+/* Options of ct_nn_layer_norm. */
 typedef struct {
     double eps;              /* 0: PyTorch's default 1e-5 */
     bool elementwise_affine; /* default true (set by the macro) */
@@ -235,6 +238,7 @@ ct_module *ct_nn_layer_norm_with(ct_shape normalized_shape, ct_layer_norm_option
 #define ct_nn_layer_norm(normalized_shape, ...)                                          \
     CT_AT(ct_nn_layer_norm_with(normalized_shape, CT_DEFAULTS(ct_layer_norm_options,       \
                                                               .elementwise_affine = true, __VA_ARGS__)))
+/* Options of ct_nn_group_norm. */
 typedef struct {
     double eps;  /* 0: PyTorch's default 1e-5 */
     bool affine; /* default true (set by the macro) */
@@ -246,6 +250,7 @@ ct_module *ct_nn_group_norm_with(int64_t num_groups, int64_t num_channels, ct_gr
     CT_AT(ct_nn_group_norm_with(num_groups, num_channels,                                 \
                                 CT_DEFAULTS(ct_group_norm_options, .affine = true, __VA_ARGS__)))
 
+/* Options of ct_batch_norm. */
 typedef struct {
     ct_tensor *weight, *bias; /* optional, [C] */
     bool training;            /* use (and update) batch statistics */
@@ -279,6 +284,7 @@ ct_tensor *ct_group_norm_with(ct_tensor *x, int64_t num_groups, ct_norm_options_
 
 /* ---- dropout and embedding -------------------------------------------------- */
 
+/* Options of ct_nn_dropout and ct_nn_dropout2d. */
 typedef struct {
     bool inplace;
     ct_generator *generator; /* NULL: the default generator */

@@ -55,6 +55,7 @@ ct_scheduler *ct_sequential_lr(ct_optim *opt, ct_scheduler *const *schedulers, i
 #define ct_sequential_lr(opt, schedulers, n, milestones) \
     CT_AT(ct_sequential_lr(opt, schedulers, n, milestones))
 
+/* Options of ct_one_cycle_lr. */
 typedef struct {
     double max_lr;
     const double *max_lrs;     /* or one max_lr per group */
@@ -74,6 +75,7 @@ ct_scheduler *ct_one_cycle_lr_with(ct_optim *opt, ct_one_cycle_options o);
 #define ct_one_cycle_lr(opt, ...) \
     ct_one_cycle_lr_with(opt, CT_OPTIONS(ct_one_cycle_options, __VA_ARGS__))
 
+/* Options of ct_reduce_lr_on_plateau. */
 typedef struct {
     bool mode_max;          /* default "min": lower metrics are better */
     ct_opt_f64 factor;      /* default 0.1 */

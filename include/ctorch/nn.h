@@ -180,6 +180,7 @@ bool ct_module_is_training(const ct_module *m);
 /* requires_grad_(flag) on every parameter of the sub-tree (freezing). */
 void ct_module_requires_grad_(ct_module *m, bool requires_grad);
 #define ct_module_requires_grad_(m, requires_grad) CT_AT(ct_module_requires_grad_(m, requires_grad))
+/* Options of ct_module_zero_grad. */
 typedef struct {
     bool set_to_none; /* PyTorch 1.13's default is False: zero the grads in place */
 } ct_zero_grad_options;

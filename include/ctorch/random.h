@@ -91,6 +91,8 @@ ct_tensor *ct_randint_like_with(const ct_tensor *t, int64_t low, int64_t high,
 
 /* ---- sampling from tensors and in place ------------------------------- */
 
+/* Options of the random samplers: ct_bernoulli, ct_bernoulli_p, ct_bernoulli_,
+ * ct_normal_, ct_uniform_, ct_random_ and ct_exponential_. */
 typedef struct {
     ct_generator *generator; /* NULL: the default generator */
 } ct_random_options;
@@ -136,6 +138,8 @@ ct_tensor *ct_multinomial_with(ct_tensor *probs, int64_t n, ct_multinomial_optio
 
 /* ---- dropout ---------------------------------------------------------- */
 
+/* Options of ct_dropout, ct_dropout1d, ct_dropout2d, ct_dropout3d, ct_alpha_dropout and
+ * ct_feature_alpha_dropout. */
 typedef struct {
     ct_generator *generator; /* NULL: the default generator */
     bool inplace;            /* write into x (ct_dropout_) */

@@ -23,6 +23,8 @@
 extern "C" {
 #endif
 
+/* Options of the reductions: ct_sum, ct_mean, ct_prod, ct_amax, ct_amin, ct_logsumexp,
+ * ct_all, ct_any, ct_argmax and ct_argmin. */
 typedef struct {
     ct_dims dims;   /* dims to reduce (negative count from the end); none given: all */
     bool keepdim;   /* keep reduced dims with size 1 */
@@ -57,6 +59,7 @@ ct_tensor *ct_argmin_with(ct_tensor *t, ct_reduce_options o);
 
 /* ---- variance, standard deviation, norms ------------------------------ */
 
+/* Options of ct_var and ct_std. */
 typedef struct {
     ct_dims dims;
     bool keepdim;
@@ -69,6 +72,7 @@ ct_tensor *ct_std_with(ct_tensor *t, ct_var_options o);
 #define ct_var(t, ...) CT_AT(ct_var_with(t, CT_OPTIONS(ct_var_options, __VA_ARGS__)))
 #define ct_std(t, ...) CT_AT(ct_std_with(t, CT_OPTIONS(ct_var_options, __VA_ARGS__)))
 
+/* Options of ct_norm. */
 typedef struct {
     /* The vector p-norm over dims: CT_SOME(p) with p 1, 2 (the default; "fro"),
      * INFINITY, -INFINITY or 0 (the number of nonzeros). */
@@ -98,6 +102,7 @@ ct_values_indices ct_min_dim(ct_tensor *t, int64_t dim, bool keepdim);
 
 /* ---- scans ------------------------------------------------------------ */
 
+/* Options of ct_cumsum and ct_cumprod. */
 typedef struct {
     ct_dtype dtype; /* result dtype; default: the input's (integers and bool: int64) */
 } ct_scan_options;

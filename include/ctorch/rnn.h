@@ -22,6 +22,7 @@ extern "C" {
 
 typedef enum { CT_RNN_TANH = 0, CT_RNN_RELU = 1 } ct_rnn_nonlinearity;
 
+/* Options of ct_rnn, ct_lstm and ct_gru. */
 typedef struct {
     int64_t num_layers;  /* 0: PyTorch's default 1 */
     bool bias;           /* default true (set by the macro) */

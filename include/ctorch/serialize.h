@@ -36,6 +36,7 @@ typedef struct {
 int ct_save_safetensors(const ct_state_dict *sd, const char *path, const ct_metadata *metadata);
 #define ct_save_safetensors(sd, path, metadata) CT_AT(ct_save_safetensors(sd, path, metadata))
 
+/* Options of ct_load_safetensors and ct_safetensors_from_buffer. */
 typedef struct {
     ct_device map_location;  /* load onto this device (default: cpu) */
     ct_metadata *metadata;   /* filled when given; strings live until ct_metadata_free */

@@ -136,6 +136,7 @@ ct_tensor *ct_triu(ct_tensor *t, int64_t diagonal);
 /* ---- padding (torch.nn.functional.pad) ------------------------------------ */
 
 typedef enum { CT_PAD_CONSTANT = 0, CT_PAD_REFLECT, CT_PAD_REPLICATE } ct_pad_mode;
+/* Options of ct_pad. */
 typedef struct {
     ct_pad_mode mode; /* default constant */
     double value;     /* fill value of constant padding (default 0) */

@@ -44,6 +44,7 @@ typedef struct {
     const char *missing[64];    /* first 64 names; valid while the module and dict live */
     const char *unexpected[64];
 } ct_load_result;
+/* Options of ct_load_state_dict. */
 typedef struct {
     bool non_strict;        /* strict (the default) fails on missing or unexpected keys */
     ct_load_result *result; /* filled when given */
