@@ -74,7 +74,9 @@ END {
 function group(k,    first, depth, t) {
     first = declared(L[k])
     if (first != "") first = first "()"
-    else if (L[k] ~ /^typedef[ \t]+(struct|enum|union)/) {
+    else if (L[k] ~ /^typedef[ \t]+(struct|enum|union)[^{]*;/) {   # typedef struct x x;
+        first = L[k]; sub(/[ \t]*;.*/, "", first); sub(/.*[ \t*]/, "", first)
+    } else if (L[k] ~ /^typedef[ \t]+(struct|enum|union)/) {
         for (depth = 0; k <= n; k++) {
             t = L[k]; depth += gsub(/{/, "{", t) - gsub(/}/, "}", t)
             if (depth <= 0 && L[k] ~ /}/) break
