@@ -74,7 +74,9 @@ END {
 function group(k,    first, depth, t) {
     first = declared(L[k])
     if (first != "") first = first "()"
-    else if (L[k] ~ /^typedef[ \t]+(struct|enum|union)[^{]*;/) {   # typedef struct x x;
+    else if (match(L[k], /^typedef[^{]*\(\*[ \t]*[A-Za-z_][A-Za-z_0-9]*\)/)) {  # a function type
+        first = substr(L[k], RSTART, RLENGTH); sub(/\)$/, "", first); sub(/.*\(\*[ \t]*/, "", first)
+    } else if (L[k] ~ /^typedef[ \t]+(struct|enum|union)[^{]*;/) {   # typedef struct x x;
         first = L[k]; sub(/[ \t]*;.*/, "", first); sub(/.*[ \t*]/, "", first)
     } else if (L[k] ~ /^typedef[ \t]+(struct|enum|union)/) {
         for (depth = 0; k <= n; k++) {

@@ -106,7 +106,8 @@ ct_attention_result ct_multi_head_attention_forward_with(
         query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias,               \
         out_proj_weight, out_proj_bias, CT_DEFAULTS(ct_mha_forward_options, .training = true, __VA_ARGS__)))
 
-typedef enum { CT_ACT_RELU = 0, CT_ACT_GELU = 1 } ct_activation; /* the feed-forward's activation */
+/* The activation of the encoder layer's feed-forward block. */
+typedef enum { CT_ACT_RELU = 0, CT_ACT_GELU = 1 } ct_activation;
 /* Options of ct_nn_transformer_encoder_layer. */
 typedef struct {
     int64_t dim_feedforward; /* 0: default 2048 */

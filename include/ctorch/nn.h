@@ -48,8 +48,9 @@
 extern "C" {
 #endif
 
-typedef struct ct_module ct_module;
+typedef struct ct_module ct_module; /* a module (nn.Module): its class, state, parameters, children */
 
+/* A module class: what a subclass of nn.Module defines. */
 typedef struct ct_module_class {
     const char *name; /* shown by printing: "Linear" */
     /* The forward of a one-input, one-output module. */
@@ -135,7 +136,7 @@ int ct_forward_multi(ct_module *m, int n_in, ct_tensor *const *in, ct_tensor **o
  * the call (NULL / -1).  For ct_forward_multi they see the first input and the first
  * output.  Return a handle for removal. */
 typedef ct_tensor *(*ct_forward_pre_hook)(ct_module *m, ct_tensor *input, void *ctx);
-typedef ct_tensor *(*ct_forward_hook)(ct_module *m, ct_tensor *input, ct_tensor *output, void *ctx);
+typedef ct_tensor *(*ct_forward_hook)(ct_module *m, ct_tensor *input, ct_tensor *output, void *ctx); /* see above */
 int ct_module_register_forward_pre_hook(ct_module *m, ct_forward_pre_hook fn, void *ctx);
 #define ct_module_register_forward_pre_hook(...) CT_AT(ct_module_register_forward_pre_hook(__VA_ARGS__))
 int ct_module_register_forward_hook(ct_module *m, ct_forward_hook fn, void *ctx);
@@ -175,7 +176,7 @@ void ct_module_train(ct_module *m, bool training); /* recursive, like .train(mod
 #define ct_module_train(m, training) CT_AT(ct_module_train(m, training))
 void ct_module_eval(ct_module *m);                /* .eval() */
 #define ct_module_eval(m) CT_AT(ct_module_eval(m))
-bool ct_module_is_training(const ct_module *m);
+bool ct_module_is_training(const ct_module *m);   /* .training */
 #define ct_module_is_training(m) CT_AT(ct_module_is_training(m))
 /* requires_grad_(flag) on every parameter of the sub-tree (freezing). */
 void ct_module_requires_grad_(ct_module *m, bool requires_grad);
@@ -194,8 +195,8 @@ void ct_module_apply(ct_module *m, void (*fn)(ct_module *m, void *ctx), void *ct
  * so optimizers holding them keep working).  Floating dtypes only change floating
  * tensors, as in PyTorch.  Returns 0 or -1. */
 typedef struct {
-    ct_dtype dtype;
-    ct_device device;
+    ct_dtype dtype;   /* unset: keep */
+    ct_device device; /* unset: keep */
 } ct_module_to_options;
 int ct_module_to_with(ct_module *m, ct_module_to_options o);
 #define ct_module_to_with(...) CT_AT(ct_module_to_with(__VA_ARGS__))
