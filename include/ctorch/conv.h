@@ -121,6 +121,7 @@ ct_tensor *ct_adaptive_max_pool2d_with_indices(ct_tensor *x, ct_dims output_size
 
 /* ---- interpolation ([N, C, H, W]) --------------------------------------------- */
 
+/* F.interpolate's mode: "nearest" or "bilinear". */
 typedef enum { CT_INTERP_NEAREST = 0, CT_INTERP_BILINEAR } ct_interp_mode;
 /* Options of ct_interpolate. */
 typedef struct {

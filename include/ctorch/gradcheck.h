@@ -16,6 +16,7 @@
 extern "C" {
 #endif
 
+/* The function checked: its output from the inputs. */
 typedef ct_tensor *(*ct_gradcheck_fn)(ct_tensor *const *inputs, void *ctx);
 /* Options of ct_gradcheck and ct_gradgradcheck. */
 typedef struct {

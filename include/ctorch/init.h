@@ -22,6 +22,7 @@
 extern "C" {
 #endif
 
+/* kaiming's mode: keep the variance of the forward (fan_in) or of the backward (fan_out). */
 typedef enum { CT_FAN_IN = 0, CT_FAN_OUT = 1 } ct_fan_mode;
 
 /* Options of the ct_init_ functions that draw random numbers. */

@@ -129,7 +129,7 @@ ct_tensor *ct_exponential__with(ct_tensor *t, double lambd, ct_random_options o)
  * [rows, n]), drawn with probability proportional to the (finite, non-negative)
  * weights; without replacement (the default) n <= the number of categories. */
 typedef struct {
-    bool replacement;
+    bool replacement;        /* draw with replacement */
     ct_generator *generator; /* NULL: the default generator */
 } ct_multinomial_options;
 ct_tensor *ct_multinomial_with(ct_tensor *probs, int64_t n, ct_multinomial_options o);

@@ -31,10 +31,10 @@ typedef struct {
     ct_dtype dtype; /* accumulate and return in this dtype (sum, mean, prod) */
 } ct_reduce_options;
 
-ct_tensor *ct_sum_with(ct_tensor *t, ct_reduce_options o);
-/* Floating (or .dtype given) inputs only, as in PyTorch. */
+ct_tensor *ct_sum_with(ct_tensor *t, ct_reduce_options o);  /* the sum */
+/* The mean: floating (or .dtype given) inputs only, as in PyTorch. */
 ct_tensor *ct_mean_with(ct_tensor *t, ct_reduce_options o);
-ct_tensor *ct_prod_with(ct_tensor *t, ct_reduce_options o);
+ct_tensor *ct_prod_with(ct_tensor *t, ct_reduce_options o); /* the product */
 /* Largest / smallest value; the gradient is split evenly among ties. */
 ct_tensor *ct_amax_with(ct_tensor *t, ct_reduce_options o);
 ct_tensor *ct_amin_with(ct_tensor *t, ct_reduce_options o);
@@ -61,14 +61,14 @@ ct_tensor *ct_argmin_with(ct_tensor *t, ct_reduce_options o);
 
 /* Options of ct_var and ct_std. */
 typedef struct {
-    ct_dims dims;
-    bool keepdim;
+    ct_dims dims;  /* dims to reduce; none given: all */
+    bool keepdim;  /* keep reduced dims with size 1 */
     /* Divide by N - correction; not given: 1 (Bessel).  .correction = CT_SOME(0) is
      * the biased estimate (unbiased=False). */
     ct_opt_f64 correction;
 } ct_var_options;
-ct_tensor *ct_var_with(ct_tensor *t, ct_var_options o);
-ct_tensor *ct_std_with(ct_tensor *t, ct_var_options o);
+ct_tensor *ct_var_with(ct_tensor *t, ct_var_options o); /* the variance */
+ct_tensor *ct_std_with(ct_tensor *t, ct_var_options o); /* the standard deviation */
 #define ct_var(t, ...) CT_AT(ct_var_with(t, CT_OPTIONS(ct_var_options, __VA_ARGS__)))
 #define ct_std(t, ...) CT_AT(ct_std_with(t, CT_OPTIONS(ct_var_options, __VA_ARGS__)))
 
@@ -77,10 +77,10 @@ typedef struct {
     /* The vector p-norm over dims: CT_SOME(p) with p 1, 2 (the default; "fro"),
      * INFINITY, -INFINITY or 0 (the number of nonzeros). */
     ct_opt_f64 p;
-    ct_dims dims;
-    bool keepdim;
+    ct_dims dims;  /* dims to reduce; none given: all */
+    bool keepdim;  /* keep reduced dims with size 1 */
 } ct_norm_options;
-ct_tensor *ct_norm_with(ct_tensor *t, ct_norm_options o);
+ct_tensor *ct_norm_with(ct_tensor *t, ct_norm_options o); /* torch.linalg.vector_norm */
 #define ct_norm(t, ...) CT_AT(ct_norm_with(t, CT_OPTIONS(ct_norm_options, __VA_ARGS__)))
 
 /* ---- max / min with indices ------------------------------------------- */

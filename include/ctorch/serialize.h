@@ -25,6 +25,7 @@ extern "C" {
 
 /* Up to 32 string pairs stored in the header's "__metadata__". */
 #define CT_METADATA_MAX 32
+/* String pairs of a safetensors header's "__metadata__". */
 typedef struct {
     int n;                               /* how many pairs */
     const char *keys[CT_METADATA_MAX];   /* the names */

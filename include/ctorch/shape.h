@@ -55,7 +55,7 @@ ct_tensor *ct_narrow(ct_tensor *t, int64_t dim, int64_t start, int64_t length);
  * size like Python slices; negative ones count from the end.  CT_END (INT64_MAX) for
  * "to the end": x[:, ::2] is ct_slice(x, 1, 0, CT_END, 2). */
 #define CT_END INT64_MAX
-ct_tensor *ct_slice(ct_tensor *t, int64_t dim, int64_t start, int64_t end, int64_t step);
+ct_tensor *ct_slice(ct_tensor *t, int64_t dim, int64_t start, int64_t end, int64_t step); /* a view */
 /* x.select(dim, index): drops dim; index may be negative. */
 ct_tensor *ct_select(ct_tensor *t, int64_t dim, int64_t index);
 /* x.squeeze(): drops every size-1 dim; ct_squeeze_dim drops dim only if its size is 1. */
@@ -135,6 +135,7 @@ ct_tensor *ct_triu(ct_tensor *t, int64_t diagonal);
 
 /* ---- padding (torch.nn.functional.pad) ------------------------------------ */
 
+/* F.pad's mode: "constant", "reflect" or "replicate". */
 typedef enum { CT_PAD_CONSTANT = 0, CT_PAD_REFLECT, CT_PAD_REPLICATE } ct_pad_mode;
 /* Options of ct_pad. */
 typedef struct {
