@@ -108,7 +108,7 @@ int ct_sched_step_metric(ct_scheduler *s, double metric);
 /* The lr of group i after the last step (get_last_lr()[i]). */
 double ct_sched_get_last_lr(const ct_scheduler *s, int group);
 #define ct_sched_get_last_lr(s, group) CT_AT(ct_sched_get_last_lr(s, group))
-int64_t ct_sched_last_epoch(const ct_scheduler *s);
+int64_t ct_sched_last_epoch(const ct_scheduler *s); /* last_epoch: 0 after construction, +1 a step */
 #define ct_sched_last_epoch(s) CT_AT(ct_sched_last_epoch(s))
 /* Counters and internal values under "last_epoch", "best", ...: enough to resume. */
 ct_state_dict *ct_sched_state_dict(ct_scheduler *s);

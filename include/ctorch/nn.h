@@ -162,6 +162,7 @@ int ct_named_children(ct_module *m, const char **names, ct_module **out, int max
 #define ct_named_children(m, names, out, max) CT_AT(ct_named_children(m, names, out, max))
 int ct_named_modules(ct_module *m, const char **names, ct_module **out, int max);
 #define ct_named_modules(m, names, out, max) CT_AT(ct_named_modules(m, names, out, max))
+/* The number of parameter elements (of those requiring grad, when trainable_only). */
 int64_t ct_module_num_parameters(ct_module *m, bool trainable_only);
 #define ct_module_num_parameters(m, trainable_only) \
     CT_AT(ct_module_num_parameters(m, trainable_only))

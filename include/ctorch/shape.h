@@ -35,10 +35,10 @@ ct_tensor *ct_view(ct_tensor *t, ct_shape shape);
 ct_tensor *ct_reshape(ct_tensor *t, ct_shape shape);
 /* Sizes of -1 keep the input's size; new leading dims are broadcast (stride 0). */
 ct_tensor *ct_expand(ct_tensor *t, ct_shape shape);
-ct_tensor *ct_expand_as(ct_tensor *t, ct_tensor *other);
-ct_tensor *ct_transpose(ct_tensor *t, int64_t dim0, int64_t dim1);
+ct_tensor *ct_expand_as(ct_tensor *t, ct_tensor *other);  /* ct_expand to other's shape */
+ct_tensor *ct_transpose(ct_tensor *t, int64_t dim0, int64_t dim1); /* dims dim0 and dim1 swapped */
 ct_tensor *ct_t(ct_tensor *t); /* 2-D transpose (0-D and 1-D returned as is) */
-ct_tensor *ct_permute(ct_tensor *t, ct_dims dims);
+ct_tensor *ct_permute(ct_tensor *t, ct_dims dims); /* dim i of the result is dims[i] of t */
 #define ct_view(t, shape) CT_AT(ct_view(t, shape))
 #define ct_reshape(t, shape) CT_AT(ct_reshape(t, shape))
 #define ct_expand(t, shape) CT_AT(ct_expand(t, shape))
