@@ -89,7 +89,7 @@ typedef struct {
     bool prev; /* the mode to restore */
     int once;  /* the block runs once */
 } ct_grad_mode_guard;
-ct_grad_mode_guard ct_grad_mode_begin(bool enabled); /* sets the grad mode, remembering the previous one */
+ct_grad_mode_guard ct_grad_mode_begin(bool enabled); /* sets the mode, keeping the previous */
 #define ct_grad_mode_begin(enabled) CT_AT(ct_grad_mode_begin(enabled))
 void ct_grad_mode_end(ct_grad_mode_guard *g); /* restores the mode ct_grad_mode_begin replaced */
 #define ct_grad_mode_end(g) CT_AT(ct_grad_mode_end(g))
@@ -99,7 +99,8 @@ void ct_grad_mode_end(ct_grad_mode_guard *g); /* restores the mode ct_grad_mode_
          CT_CAT(ct_gm_, __LINE__).once; CT_CAT(ct_gm_, __LINE__).once = 0)
 /* CT_NO_GRAD { ... }: nothing inside is recorded or saved (torch.no_grad()). */
 #define CT_NO_GRAD CT_GRAD_MODE_(false)
-#define CT_ENABLE_GRAD CT_GRAD_MODE_(true) /* CT_ENABLE_GRAD { ... }: recording on inside (torch.enable_grad()) */
+/* CT_ENABLE_GRAD { ... }: recording on inside the block (torch.enable_grad()). */
+#define CT_ENABLE_GRAD CT_GRAD_MODE_(true)
 /* Inference mode: no graph at all; in ctorch the same as no_grad. */
 #define CT_INFERENCE_MODE CT_GRAD_MODE_(false)
 
@@ -140,7 +141,8 @@ void ct_anomaly_end(ct_anomaly_guard *g); /* restores the mode ct_anomaly_begin 
 /* Called with the gradient of t during backward; return NULL to keep it or a new
  * tensor to replace it.  Returns a handle for ct_remove_hook, or -1. */
 typedef ct_tensor *(*ct_tensor_hook)(ct_tensor *grad, void *ctx);
-int ct_register_hook(ct_tensor *t, ct_tensor_hook fn, void *ctx); /* t.register_hook(fn): fn(grad, ctx) runs on t's gradient; a handle or -1 */
+/* t.register_hook(fn): fn(grad, ctx) runs on t's gradient; returns a handle or -1. */
+int ct_register_hook(ct_tensor *t, ct_tensor_hook fn, void *ctx);
 #define ct_register_hook(...) CT_AT(ct_register_hook(__VA_ARGS__))
 int ct_remove_hook(ct_tensor *t, int handle); /* handle.remove(); 0 or -1 */
 #define ct_remove_hook(t, handle) CT_AT(ct_remove_hook(t, handle))

@@ -80,7 +80,7 @@ typedef struct ct_dataset_class {
 /* A new dataset of class cls with state_size zeroed bytes of state (ct_dataset_state). */
 ct_dataset *ct_dataset_new(const ct_dataset_class *cls, size_t state_size);
 #define ct_dataset_new(cls, state_size) CT_AT(ct_dataset_new(cls, state_size))
-void *ct_dataset_state(const ct_dataset *ds);
+void *ct_dataset_state(const ct_dataset *ds); /* the class's state */
 #define ct_dataset_state(ds) CT_AT(ct_dataset_state(ds))
 const char *ct_dataset_name(const ct_dataset *ds); /* the class name */
 #define ct_dataset_name(ds) CT_AT(ct_dataset_name(ds))

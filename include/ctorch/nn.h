@@ -69,7 +69,7 @@ typedef struct ct_module_class {
 /* A new module of class cls with state_size zeroed bytes of state. */
 ct_module *ct_module_new(const ct_module_class *cls, size_t state_size);
 #define ct_module_new(cls, state_size) CT_AT(ct_module_new(cls, state_size))
-void *ct_module_state(const ct_module *m);
+void *ct_module_state(const ct_module *m); /* the class's state (state_size bytes) */
 #define ct_module_state(m) CT_AT(ct_module_state(m))
 const char *ct_module_type(const ct_module *m); /* the class name */
 #define ct_module_type(m) CT_AT(ct_module_type(m))
@@ -136,12 +136,15 @@ int ct_forward_multi(ct_module *m, int n_in, ct_tensor *const *in, ct_tensor **o
  * the call (NULL / -1).  For ct_forward_multi they see the first input and the first
  * output.  Return a handle for removal. */
 typedef ct_tensor *(*ct_forward_pre_hook)(ct_module *m, ct_tensor *input, void *ctx);
-typedef ct_tensor *(*ct_forward_hook)(ct_module *m, ct_tensor *input, ct_tensor *output, void *ctx); /* see above */
+/* A forward hook: sees the input and the output, and may replace the output. */
+typedef ct_tensor *(*ct_forward_hook)(ct_module *m, ct_tensor *input, ct_tensor *output, void *ctx);
+/* register_forward_pre_hook / register_forward_hook: fn(m, ..., ctx) runs at each
+ * call; returns a handle for ct_module_remove_hook, or -1. */
 int ct_module_register_forward_pre_hook(ct_module *m, ct_forward_pre_hook fn, void *ctx);
 #define ct_module_register_forward_pre_hook(...) CT_AT(ct_module_register_forward_pre_hook(__VA_ARGS__))
 int ct_module_register_forward_hook(ct_module *m, ct_forward_hook fn, void *ctx);
 #define ct_module_register_forward_hook(...) CT_AT(ct_module_register_forward_hook(__VA_ARGS__))
-int ct_module_remove_hook(ct_module *m, int handle);
+int ct_module_remove_hook(ct_module *m, int handle); /* handle.remove(); 0 or -1 */
 #define ct_module_remove_hook(m, handle) CT_AT(ct_module_remove_hook(m, handle))
 
 /* ---- iteration (PyTorch's order: own entries, then children, depth first) ---- */

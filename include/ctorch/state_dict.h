@@ -31,7 +31,8 @@ const char *ct_state_dict_key(const ct_state_dict *sd, int i);      /* the i-th 
 #define ct_state_dict_key(sd, i) CT_AT(ct_state_dict_key(sd, i))
 ct_tensor *ct_state_dict_value(const ct_state_dict *sd, int i); /* borrowed */
 #define ct_state_dict_value(sd, i) CT_AT(ct_state_dict_value(sd, i))
-int ct_state_dict_remove(ct_state_dict *sd, const char *key); /* releases the entry's tensor; 0, or -1 if absent */
+/* Removes key's entry, releasing its tensor; 0, or -1 when absent. */
+int ct_state_dict_remove(ct_state_dict *sd, const char *key);
 #define ct_state_dict_remove(sd, key) CT_AT(ct_state_dict_remove(sd, key))
 
 /* Parameters and persistent buffers under their dotted names, as detached tensors
