@@ -3,11 +3,11 @@ BUILD      ?= build
 BUILD_ASAN ?= build-asan
 BUILD_TSAN ?= build-tsan
 JOBS       ?= $(shell nproc)
-DEPS       := gcc binutils make cmake pkg-config libopenblas-dev zlib1g-dev dataset-fashion-mnist
+DEPS       := gcc binutils make cmake pkg-config libopenblas-dev zlib1g-dev dataset-fashion-mnist doxygen
 DEMO_DEPS  := dataset-fashion-mnist
 BENCH_DEPS := python3-torch
 
-.PHONY: all deps build test test-sanitize test-tsan test-helgrind demo bench install clean
+.PHONY: all deps build test test-sanitize test-tsan test-helgrind demo bench docs install clean
 
 all: build
 
@@ -62,6 +62,12 @@ demo: build
 bench: build
 	$(call apt_install,$(BENCH_DEPS))
 	bench/run.sh $(BUILD)
+
+# The API reference, from the headers' comments and the pages of docs/, in
+# $(BUILD)/docs/html (under the build directory: generated, never committed, removed
+# by make clean).  Fails on any doxygen warning, as the test test_docs_reference does.
+docs: deps
+	sh tests/docs/check_reference.sh . $(BUILD)/docs
 
 install: build
 	cmake --install $(BUILD)

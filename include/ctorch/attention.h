@@ -20,22 +20,25 @@ CT_API_BEGIN
 extern "C" {
 #endif
 
+/* Options of ct_nn_multihead_attention. */
 typedef struct {
     double dropout;    /* on the attention weights, in training mode */
     bool bias;         /* default true */
-    bool batch_first;
+    bool batch_first;  /* inputs and outputs [B, L, E] instead of [L, B, E] */
 } ct_mha_options;
 ct_module *ct_nn_multihead_attention_with(int64_t embed_dim, int64_t num_heads, ct_mha_options o);
 #define ct_nn_multihead_attention(embed_dim, num_heads, ...)                                \
     CT_AT(ct_nn_multihead_attention_with(embed_dim, num_heads,                              \
                                          CT_DEFAULTS(ct_mha_options, .bias = true, __VA_ARGS__)))
 
+/* Options of ct_attention. */
 typedef struct {
     ct_tensor *key_padding_mask; /* [B, S] (or [S]); bool: true = ignore that key; float: added */
     ct_tensor *attn_mask;        /* [L, S] or [B*heads, L, S]; bool: true = not allowed; float: added */
     bool no_weights;             /* need_weights=False: skip the averaged weights */
     bool per_head_weights;       /* average_attn_weights=False: weights [B, heads, L, S] */
 } ct_attention_options;
+/* What an attention forward returns. */
 typedef struct {
     ct_tensor *output;  /* like query */
     ct_tensor *weights; /* [B, L, S] averaged over heads, or NULL */
@@ -76,7 +79,7 @@ ct_attention_result ct_attention_with(ct_module *mha, ct_tensor *query, ct_tenso
  */
 typedef struct {
     ct_tensor *key_padding_mask; /* as in ct_attention_options */
-    ct_tensor *attn_mask;
+    ct_tensor *attn_mask;        /* as in ct_attention_options */
     bool no_weights;             /* need_weights=False */
     bool per_head_weights;       /* average_attn_weights=False */
     double dropout_p;            /* on the attention weights, when training */
@@ -85,8 +88,11 @@ typedef struct {
                                     argument: MultiheadAttention transposes around it) */
     /* use_separate_proj_weight=True: all three, instead of in_proj_weight (then ignored;
      * pass NULL): q [E, E], k [E, kdim], v [E, vdim]; in_proj_bias stays [3E]. */
-    ct_tensor *q_proj_weight, *k_proj_weight, *v_proj_weight;
-    ct_tensor *bias_k, *bias_v;  /* [1, 1, E] each (both or neither): one more key and value */
+    ct_tensor *q_proj_weight;
+    ct_tensor *k_proj_weight;    /* with q_proj_weight and v_proj_weight, see above */
+    ct_tensor *v_proj_weight;    /* with q_proj_weight and k_proj_weight, see above */
+    ct_tensor *bias_k;           /* [1, 1, E], with bias_v (both or neither): one more key */
+    ct_tensor *bias_v;           /* [1, 1, E], with bias_k: one more value */
     bool add_zero_attn;          /* one more key and value of zeros per head */
     ct_generator *generator;     /* the dropout's (NULL: the default generator) */
 } ct_mha_forward_options;
@@ -101,14 +107,16 @@ ct_attention_result ct_multi_head_attention_forward_with(
         query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias,               \
         out_proj_weight, out_proj_bias, CT_DEFAULTS(ct_mha_forward_options, .training = true, __VA_ARGS__)))
 
+/* The activation of the encoder layer's feed-forward block. */
 typedef enum { CT_ACT_RELU = 0, CT_ACT_GELU = 1 } ct_activation;
+/* Options of ct_nn_transformer_encoder_layer. */
 typedef struct {
     int64_t dim_feedforward; /* 0: default 2048 */
     ct_opt_f64 dropout;      /* default 0.1; CT_SOME(0) for none */
-    ct_activation activation;
+    ct_activation activation; /* default relu */
     double layer_norm_eps;   /* 0: default 1e-5 */
-    bool batch_first;
-    bool norm_first;
+    bool batch_first;        /* src [B, S, E] instead of [S, B, E] */
+    bool norm_first;         /* layer norm before attention and feed-forward (pre-norm) */
 } ct_encoder_layer_options;
 ct_module *ct_nn_transformer_encoder_layer_with(int64_t d_model, int64_t nhead, ct_encoder_layer_options o);
 #define ct_nn_transformer_encoder_layer(d_model, nhead, ...)                                \

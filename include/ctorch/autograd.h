@@ -17,12 +17,12 @@ extern "C" {
 
 /* ---- leaves, grads, the graph ----------------------------------------- */
 
-bool ct_requires_grad(const ct_tensor *t);
+bool ct_requires_grad(const ct_tensor *t); /* t.requires_grad */
 #define ct_requires_grad(t) CT_AT(ct_requires_grad(t))
 /* requires_grad_(): only on leaves; returns 0, or -1 with an error. */
 int ct_set_requires_grad(ct_tensor *t, bool requires_grad);
 #define ct_set_requires_grad(t, requires_grad) CT_AT(ct_set_requires_grad(t, requires_grad))
-bool ct_is_leaf(const ct_tensor *t);
+bool ct_is_leaf(const ct_tensor *t); /* t.is_leaf: made by the user, not by an op that records */
 #define ct_is_leaf(t) CT_AT(ct_is_leaf(t))
 /* The accumulated gradient, borrowed: valid while t lives (NULL when none). */
 ct_tensor *ct_grad(const ct_tensor *t);
@@ -51,22 +51,24 @@ ct_node *ct_node_next(const ct_node *n, int i, int *input_nr);
 
 /* ---- backward ---------------------------------------------------------- */
 
+/* Options of ct_backward (torch.Tensor.backward). */
 typedef struct {
     ct_tensor *gradient; /* required when t has more than one element */
     bool retain_graph;   /* keep saved tensors for another backward */
     bool create_graph;   /* record the backward itself (higher-order grads) */
 } ct_backward_options;
-int ct_backward_with(ct_tensor *t, ct_backward_options o);
+int ct_backward_with(ct_tensor *t, ct_backward_options o); /* ct_backward with its options as a struct */
 /* Accumulates d t / d leaf into every leaf's .grad.  Returns 0 or -1 with an error:
  * "grad can be implicitly created only for scalar outputs" for a non-scalar t
  * without .gradient, "Trying to backward through the graph a second time ..." when
  * the graph was freed by an earlier backward. */
 #define ct_backward(t, ...) CT_AT(ct_backward_with(t, CT_OPTIONS(ct_backward_options, __VA_ARGS__)))
 
+/* Options of ct_autograd_grad (torch.autograd.grad). */
 typedef struct {
     ct_tensor **grad_outputs; /* n_outputs entries, NULL entries for scalars; or NULL */
     bool retain_graph;        /* defaults to create_graph */
-    bool create_graph;
+    bool create_graph;        /* record the backward itself (higher-order grads) */
     bool allow_unused;        /* an input the outputs do not depend on gets NULL */
 } ct_grad_options;
 /* torch.autograd.grad: writes d outputs / d inputs[i] into result[i] (registered with
@@ -79,14 +81,18 @@ int ct_autograd_grad_with(int n_outputs, ct_tensor *const *outputs, int n_inputs
 
 /* ---- grad modes (per thread, nestable) -------------------------------- */
 
-bool ct_is_grad_enabled(void);
+bool ct_is_grad_enabled(void); /* torch.is_grad_enabled(), on this thread */
 #define ct_is_grad_enabled(...) CT_AT(ct_is_grad_enabled(__VA_ARGS__))
 bool ct_set_grad_enabled(bool enabled); /* returns the previous mode */
 #define ct_set_grad_enabled(enabled) CT_AT(ct_set_grad_enabled(enabled))
-typedef struct { bool prev; int once; } ct_grad_mode_guard;
-ct_grad_mode_guard ct_grad_mode_begin(bool enabled);
+/* What CT_NO_GRAD and CT_ENABLE_GRAD keep on the stack. */
+typedef struct {
+    bool prev; /* the mode to restore */
+    int once;  /* the block runs once */
+} ct_grad_mode_guard;
+ct_grad_mode_guard ct_grad_mode_begin(bool enabled); /* sets the mode, keeping the previous */
 #define ct_grad_mode_begin(enabled) CT_AT(ct_grad_mode_begin(enabled))
-void ct_grad_mode_end(ct_grad_mode_guard *g);
+void ct_grad_mode_end(ct_grad_mode_guard *g); /* restores the mode ct_grad_mode_begin replaced */
 #define ct_grad_mode_end(g) CT_AT(ct_grad_mode_end(g))
 #define CT_GRAD_MODE_(enabled)                                                        \
     for (ct_grad_mode_guard CT_CAT(ct_gm_, __LINE__)                                  \
@@ -94,6 +100,7 @@ void ct_grad_mode_end(ct_grad_mode_guard *g);
          CT_CAT(ct_gm_, __LINE__).once; CT_CAT(ct_gm_, __LINE__).once = 0)
 /* CT_NO_GRAD { ... }: nothing inside is recorded or saved (torch.no_grad()). */
 #define CT_NO_GRAD CT_GRAD_MODE_(false)
+/* CT_ENABLE_GRAD { ... }: recording on inside the block (torch.enable_grad()). */
 #define CT_ENABLE_GRAD CT_GRAD_MODE_(true)
 /* Inference mode: no graph at all; in ctorch the same as no_grad. */
 #define CT_INFERENCE_MODE CT_GRAD_MODE_(false)
@@ -111,14 +118,18 @@ void ct_grad_mode_end(ct_grad_mode_guard *g);
  * over every gradient. */
 bool ct_set_detect_anomaly(bool enabled); /* returns the previous mode */
 #define ct_set_detect_anomaly(enabled) CT_AT(ct_set_detect_anomaly(enabled))
-bool ct_is_anomaly_enabled(void);
+bool ct_is_anomaly_enabled(void); /* torch.is_anomaly_enabled() */
 bool ct_set_anomaly_check_inf(bool enabled); /* default false; returns the previous */
 #define ct_set_anomaly_check_inf(enabled) CT_AT(ct_set_anomaly_check_inf(enabled))
 #define ct_is_anomaly_enabled(...) CT_AT(ct_is_anomaly_enabled(__VA_ARGS__))
-typedef struct { bool prev; int once; } ct_anomaly_guard;
-ct_anomaly_guard ct_anomaly_begin(bool enabled);
+/* What CT_DETECT_ANOMALY keeps on the stack. */
+typedef struct {
+    bool prev; /* the mode to restore */
+    int once;  /* the block runs once */
+} ct_anomaly_guard;
+ct_anomaly_guard ct_anomaly_begin(bool enabled); /* sets anomaly mode, remembering the previous one */
 #define ct_anomaly_begin(enabled) CT_AT(ct_anomaly_begin(enabled))
-void ct_anomaly_end(ct_anomaly_guard *g);
+void ct_anomaly_end(ct_anomaly_guard *g); /* restores the mode ct_anomaly_begin replaced */
 #define ct_anomaly_end(g) CT_AT(ct_anomaly_end(g))
 /* CT_DETECT_ANOMALY { ... }: anomaly mode on inside the block (restored on exit). */
 #define CT_DETECT_ANOMALY                                                              \
@@ -131,9 +142,10 @@ void ct_anomaly_end(ct_anomaly_guard *g);
 /* Called with the gradient of t during backward; return NULL to keep it or a new
  * tensor to replace it.  Returns a handle for ct_remove_hook, or -1. */
 typedef ct_tensor *(*ct_tensor_hook)(ct_tensor *grad, void *ctx);
+/* t.register_hook(fn): fn(grad, ctx) runs on t's gradient; returns a handle or -1. */
 int ct_register_hook(ct_tensor *t, ct_tensor_hook fn, void *ctx);
 #define ct_register_hook(...) CT_AT(ct_register_hook(__VA_ARGS__))
-int ct_remove_hook(ct_tensor *t, int handle);
+int ct_remove_hook(ct_tensor *t, int handle); /* handle.remove(); 0 or -1 */
 #define ct_remove_hook(t, handle) CT_AT(ct_remove_hook(t, handle))
 
 #ifdef __cplusplus

@@ -40,20 +40,32 @@ void *ct_keep(void *obj);    /* hand obj to the enclosing scope; returns obj */
 
 /* ---- scopes ----------------------------------------------------------- */
 
-typedef struct { int depth; int once; } ct_scope_guard;
+/* What CT_SCOPE and CT_SCOPE_HERE keep on the stack. */
+typedef struct {
+    int depth; /* the scope's depth, checked when it closes */
+    int once;  /* CT_SCOPE's loop runs its body once */
+} ct_scope_guard;
+/* Opens a scope (CT_SCOPE and CT_SCOPE_HERE call it): objects returned from now on
+ * are registered with it. */
 ct_scope_guard ct_scope_begin(void);
 #define ct_scope_begin(...) CT_AT(ct_scope_begin(__VA_ARGS__))
+/* Closes the scope g opened, releasing what was registered with it. */
 void ct_scope_end(ct_scope_guard *g);
 #define ct_scope_end(g) CT_AT(ct_scope_end(g))
+/* How many scopes are open on this thread (0: none, the caller owns what it gets). */
 int ct_scope_depth(void);
 #define ct_scope_depth(...) CT_AT(ct_scope_depth(__VA_ARGS__))
 
 #define CT_CAT_(a, b) a##b
-#define CT_CAT(a, b) CT_CAT_(a, b)
+#define CT_CAT(a, b) CT_CAT_(a, b) /* pastes a and b after expanding them */
+/* CT_SCOPE { ... }: a block whose returned objects are released at its end (a one-pass
+ * loop: `break` leaves the block). */
 #define CT_SCOPE                                                                   \
     for (ct_scope_guard CT_CAT(ct_scope_, __LINE__)                               \
              __attribute__((cleanup(ct_scope_end))) = ct_scope_begin();           \
          CT_CAT(ct_scope_, __LINE__).once; CT_CAT(ct_scope_, __LINE__).once = 0)
+/* CT_SCOPE_HERE; as a block's first statement: the rest of the block is a scope,
+ * closed at its end, on break, continue and return too. */
 #define CT_SCOPE_HERE                                                              \
     ct_scope_guard CT_CAT(ct_scope_, __LINE__) __attribute__((cleanup(ct_scope_end))) = \
         ct_scope_begin()
@@ -66,8 +78,9 @@ int ct_scope_depth(void);
  * of calls can be checked once at its end. */
 const char *ct_last_error(void);  /* NULL when no error is pending */
 #define ct_last_error(...) CT_AT(ct_last_error(__VA_ARGS__))
-void ct_clear_error(void);
+void ct_clear_error(void);         /* forgets the pending error, so the next one is kept */
 #define ct_clear_error(...) CT_AT(ct_clear_error(__VA_ARGS__))
+/* Called with each error's message and the call site (file:line) of the failing call. */
 typedef void (*ct_error_handler)(const char *message, const char *file, int line);
 ct_error_handler ct_set_error_handler(ct_error_handler h);  /* returns the old one */
 #define ct_set_error_handler(...) CT_AT(ct_set_error_handler(__VA_ARGS__))
@@ -113,7 +126,7 @@ void ct__site(const char *file, int line);
 #ifdef CT_BUILDING_LIBRARY
 #define CT_AT(call) (call) /* inside the library the user's call site stays */
 #else
-#define CT_AT(call) (ct__site(__FILE__, __LINE__), call)
+#define CT_AT(call) (ct__site(__FILE__, __LINE__), call) /* records the caller's file:line, then calls */
 #endif
 
 /* ---- dtypes ----------------------------------------------------------- */
@@ -125,11 +138,11 @@ typedef enum {
     CT_NUM_DTYPES
 } ct_dtype;
 
-size_t ct_dtype_size(ct_dtype t);
+size_t ct_dtype_size(ct_dtype t);      /* bytes per element: 4 for float32 */
 #define ct_dtype_size(...) CT_AT(ct_dtype_size(__VA_ARGS__))
 const char *ct_dtype_name(ct_dtype t); /* "float32", "int64", ... */
 #define ct_dtype_name(...) CT_AT(ct_dtype_name(__VA_ARGS__))
-bool ct_dtype_is_floating(ct_dtype t);
+bool ct_dtype_is_floating(ct_dtype t); /* float32, float64, float16, bfloat16 */
 #define ct_dtype_is_floating(...) CT_AT(ct_dtype_is_floating(__VA_ARGS__))
 bool ct_dtype_is_integral(ct_dtype t); /* includes bool */
 #define ct_dtype_is_integral(...) CT_AT(ct_dtype_is_integral(__VA_ARGS__))
@@ -137,7 +150,7 @@ ct_dtype ct_promote_types(ct_dtype a, ct_dtype b); /* torch.promote_types */
 #define ct_promote_types(...) CT_AT(ct_promote_types(__VA_ARGS__))
 int ct_set_default_dtype(ct_dtype t);               /* float32 or float64; 0 or -1 */
 #define ct_set_default_dtype(...) CT_AT(ct_set_default_dtype(__VA_ARGS__))
-ct_dtype ct_get_default_dtype(void);
+ct_dtype ct_get_default_dtype(void);                /* torch.get_default_dtype() */
 #define ct_get_default_dtype(...) CT_AT(ct_get_default_dtype(__VA_ARGS__))
 
 /* ---- devices ---------------------------------------------------------- */
@@ -150,34 +163,50 @@ typedef enum {
     CT_DEV_META, /* shapes, dtypes and strides without memory (ctorch/tensor.h, "meta") */
     CT_NUM_DEVICE_TYPES
 } ct_device_type;
-typedef struct { int8_t type; int8_t index; } ct_device;
-#define CT_CPU ((ct_device){CT_DEV_CPU, 0})
-#define CT_CUDA(i) ((ct_device){CT_DEV_CUDA, (i)})
-#define CT_META ((ct_device){CT_DEV_META, 0})
-bool ct_device_eq(ct_device a, ct_device b);
+/* A device, as torch.device: a type and an index. */
+typedef struct {
+    int8_t type;  /* a ct_device_type */
+    int8_t index; /* which device of that type (cuda:1); 0 for cpu and meta */
+} ct_device;
+#define CT_CPU ((ct_device){CT_DEV_CPU, 0})          /* torch.device("cpu") */
+#define CT_CUDA(i) ((ct_device){CT_DEV_CUDA, (i)})   /* torch.device("cuda", i) */
+#define CT_META ((ct_device){CT_DEV_META, 0})        /* torch.device("meta") */
+bool ct_device_eq(ct_device a, ct_device b);         /* the same type and index */
 #define ct_device_eq(...) CT_AT(ct_device_eq(__VA_ARGS__))
 const char *ct_device_str(ct_device d, char buf[16]); /* "cpu", "cuda:0", "meta" */
 #define ct_device_str(...) CT_AT(ct_device_str(__VA_ARGS__))
 
 /* ---- shapes ----------------------------------------------------------- */
 
-#define CT_MAX_DIMS 12
-typedef struct { int ndim; int64_t d[CT_MAX_DIMS]; } ct_shape;
+#define CT_MAX_DIMS 12 /* the most dims a tensor may have */
+/* A shape by value (CT_SHAPE builds one). */
+typedef struct {
+    int ndim;                /* number of dims; 0 for a scalar */
+    int64_t d[CT_MAX_DIMS]; /* the sizes */
+} ct_shape;
 /* CT_SHAPE(2, 3) — a shape by value; CT_SHAPE() is the 0-d (scalar) shape. */
 #define CT_SHAPE(...)                                                              \
     ((ct_shape){.ndim = (int)(sizeof((int64_t[]){0, __VA_ARGS__}) / sizeof(int64_t)) - 1, \
                 .d = {__VA_ARGS__}})
 /* A list of dims, as for ct_sum(t, .dims = CT_DIMS(0, 2)). */
-typedef struct { int n; int64_t d[CT_MAX_DIMS]; } ct_dims;
+typedef struct {
+    int n;                   /* how many dims; 0: none given */
+    int64_t d[CT_MAX_DIMS]; /* the dims, negative ones counting from the end */
+} ct_dims;
+/* CT_DIMS(0, 2): a list of dims by value; CT_DIMS() is the empty list. */
 #define CT_DIMS(...)                                                               \
     ((ct_dims){.n = (int)(sizeof((int64_t[]){0, __VA_ARGS__}) / sizeof(int64_t)) - 1, \
                .d = {__VA_ARGS__}})
 
 /* Scalars keep their kind so that `t * 2` stays integer and `t * 2.5` floats, as in
  * PyTorch's promotion rules for Python numbers. */
-typedef struct { double f; int64_t i; int8_t is_int; } ct_scalar;
-#define CT_INT(v) ((ct_scalar){.f = (double)(v), .i = (int64_t)(v), .is_int = 1})
-#define CT_FLOAT(v) ((ct_scalar){.f = (double)(v), .i = (int64_t)(v), .is_int = 0})
+typedef struct {
+    double f;      /* the value as a double */
+    int64_t i;     /* the value as an integer (when is_int) */
+    int8_t is_int; /* an int (Python's 2) rather than a float (2.0) */
+} ct_scalar;
+#define CT_INT(v) ((ct_scalar){.f = (double)(v), .i = (int64_t)(v), .is_int = 1})   /* an integer scalar */
+#define CT_FLOAT(v) ((ct_scalar){.f = (double)(v), .i = (int64_t)(v), .is_int = 0}) /* a float scalar */
 
 /* ---- the options convention ------------------------------------------ */
 
@@ -227,9 +256,13 @@ typedef struct { double f; int64_t i; int8_t is_int; } ct_scalar;
  * site (CT_AT below), so the handler prints the caller's file:line. */
 
 /* An optional number: zero-initialised means "not given" (PyTorch's default). */
-typedef struct { bool set; bool none; double v; } ct_opt_f64;
-#define CT_SOME(value) ((ct_opt_f64){.set = true, .v = (double)(value)})
-#define CT_NONE ((ct_opt_f64){.set = true, .none = true})
+typedef struct {
+    bool set;  /* given (CT_SOME or CT_NONE) */
+    bool none; /* given as None (CT_NONE) */
+    double v;  /* the value, when set and not none */
+} ct_opt_f64;
+#define CT_SOME(value) ((ct_opt_f64){.set = true, .v = (double)(value)}) /* an option given as value */
+#define CT_NONE ((ct_opt_f64){.set = true, .none = true})                /* an option given as None */
 
 /* CT_OPTIONS(T, opts...): the options struct T from designated initializers, zero for
  * the rest.  A plain number given to a ct_opt_f64 field (`.lr = 0.01` instead of
@@ -266,14 +299,17 @@ typedef struct { bool set; bool none; double v; } ct_opt_f64;
 #define CT_VALUES_INDICES_DEFINED
 /* Ops returning values and int64 indices (sort, topk, max(dim), ...), like
  * torch.return_types; both NULL on error. */
-typedef struct { struct ct_tensor *values, *indices; } ct_values_indices;
+typedef struct {
+    struct ct_tensor *values;  /* the values */
+    struct ct_tensor *indices; /* their int64 indices */
+} ct_values_indices;
 #endif
 
 /* ---- threads ---------------------------------------------------------- */
 
 void ct_set_num_threads(int n); /* intra-op threads; results are identical for any n */
 #define ct_set_num_threads(n) CT_AT(ct_set_num_threads(n))
-int ct_get_num_threads(void);
+int ct_get_num_threads(void);   /* the intra-op thread count */
 /* The instruction set the cpu kernels use, as torch.backends.cpu.get_cpu_capability():
  * "avx512", "avx2" or "default" — the best this CPU has, or a lower one forced with
  * the environment variable CT_CPU_CAPABILITY (read once, at the first op). */

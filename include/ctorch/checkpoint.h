@@ -26,6 +26,7 @@ CT_API_BEGIN
 extern "C" {
 #endif
 
+/* The block ct_checkpoint runs (and runs again in backward). */
 typedef ct_tensor *(*ct_checkpoint_fn)(ct_tensor *const *inputs, void *ctx);
 /* fn(inputs, ctx) with its activations recomputed in backward; at most 6 tensor
  * inputs (pass others through ctx).  NULL with an error on failure. */

@@ -58,6 +58,7 @@ ct_tensor *ct_conv_transpose2d_with(ct_tensor *x, ct_tensor *w, ct_tensor *bias,
 
 /* ---- sliding blocks: F.unfold / F.fold ------------------------------------------- */
 
+/* Options of ct_im2col and ct_col2im. */
 typedef struct {
     ct_dims kernel_size; /* required */
     ct_dims dilation;    /* default 1 */
@@ -121,7 +122,9 @@ ct_tensor *ct_adaptive_max_pool2d_with_indices(ct_tensor *x, ct_dims output_size
 
 /* ---- interpolation ([N, C, H, W]) --------------------------------------------- */
 
+/* F.interpolate's mode: "nearest" or "bilinear". */
 typedef enum { CT_INTERP_NEAREST = 0, CT_INTERP_BILINEAR } ct_interp_mode;
+/* Options of ct_interpolate. */
 typedef struct {
     ct_dims size;           /* output (H, W), or one value for both; or: */
     double scale_factor[2]; /* {s} for both dims or {sh, sw}; output = floor(in * s) */

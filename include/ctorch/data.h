@@ -39,22 +39,22 @@ extern "C" {
 
 /* ---- samples and batches ------------------------------------------------- */
 
-#define CT_SAMPLE_MAX 8
+#define CT_SAMPLE_MAX 8 /* the most tensors a sample or a batch holds */
 /* One sample: t[0 .. n-1] (e.g. image, label).  seed is the sample's randomness: the
  * caller of get sets it; random transforms draw from a generator made from it. */
 typedef struct {
-    int n;
-    ct_tensor *t[CT_SAMPLE_MAX];
-    uint64_t seed;
+    int n;                       /* how many tensors */
+    ct_tensor *t[CT_SAMPLE_MAX]; /* the sample's tensors */
+    uint64_t seed;               /* the sample's randomness */
 } ct_sample;
 
 /* One batch from a loader: t[0 .. n-1] (e.g. images [B, 1, 28, 28], labels [B]), with
  * B = size samples; index is the batch's position in the epoch. */
 typedef struct {
-    int n;
-    ct_tensor *t[CT_SAMPLE_MAX];
-    int64_t size;
-    int64_t index;
+    int n;                       /* how many tensors */
+    ct_tensor *t[CT_SAMPLE_MAX]; /* the batched tensors, [B, ...] each */
+    int64_t size;                /* B, the number of samples */
+    int64_t index;               /* the batch's position in the epoch */
 } ct_batch;
 
 /* The seed of sample `index` in `epoch` for a loader seeded with `seed` (a hash). */
@@ -63,7 +63,7 @@ uint64_t ct_data_seed(uint64_t seed, uint64_t epoch, uint64_t index);
 
 /* ---- datasets ------------------------------------------------------------ */
 
-typedef struct ct_dataset ct_dataset;
+typedef struct ct_dataset ct_dataset; /* a dataset: its class and state */
 
 /* A dataset class.  get fills out->t[0 .. out->n-1] with tensors registered with the
  * caller's scope (run ops as usual) and returns 0, or -1 on failure (the failing op's
@@ -72,8 +72,8 @@ typedef struct ct_dataset ct_dataset;
  * from ct_generator_new(out->seed), so they do not depend on the thread. */
 typedef struct ct_dataset_class {
     const char *name; /* "TensorDataset" */
-    int64_t (*len)(const ct_dataset *ds);
-    int (*get)(ct_dataset *ds, int64_t index, ct_sample *out);
+    int64_t (*len)(const ct_dataset *ds); /* len(ds) */
+    int (*get)(ct_dataset *ds, int64_t index, ct_sample *out); /* ds[index] into out */
     /* Frees what the class allocated in its state (may be NULL). */
     void (*destroy)(ct_dataset *ds);
 } ct_dataset_class;
@@ -81,7 +81,7 @@ typedef struct ct_dataset_class {
 /* A new dataset of class cls with state_size zeroed bytes of state (ct_dataset_state). */
 ct_dataset *ct_dataset_new(const ct_dataset_class *cls, size_t state_size);
 #define ct_dataset_new(cls, state_size) CT_AT(ct_dataset_new(cls, state_size))
-void *ct_dataset_state(const ct_dataset *ds);
+void *ct_dataset_state(const ct_dataset *ds); /* the class's state */
 #define ct_dataset_state(ds) CT_AT(ct_dataset_state(ds))
 const char *ct_dataset_name(const ct_dataset *ds); /* the class name */
 #define ct_dataset_name(ds) CT_AT(ct_dataset_name(ds))
@@ -114,14 +114,14 @@ ct_dataset *ct_concat_dataset(int n, ct_dataset *const *datasets);
 
 /* ---- transforms ------------------------------------------------------------ */
 
-typedef struct ct_transform ct_transform;
+typedef struct ct_transform ct_transform; /* a transform: its class and state */
 
 /* A transform class: apply returns the transformed sample tensor (registered with the
  * scope) or NULL with an error; random choices draw from g, the sample's generator. */
 typedef struct ct_transform_class {
-    const char *name;
-    ct_tensor *(*apply)(ct_transform *tf, ct_tensor *x, ct_generator *g);
-    void (*destroy)(ct_transform *tf);
+    const char *name; /* "Normalize" */
+    ct_tensor *(*apply)(ct_transform *tf, ct_tensor *x, ct_generator *g); /* tf(x) */
+    void (*destroy)(ct_transform *tf); /* frees what the class allocated (may be NULL) */
 } ct_transform_class;
 /* A new transform of class cls with state_size zeroed bytes of state. */
 ct_transform *ct_transform_new(const ct_transform_class *cls, size_t state_size);
@@ -137,6 +137,7 @@ ct_transform *ct_tf_to_float(void);
 /* Normalize(mean, std): (x - mean[c]) / std[c] per channel c of a float [..., C, H, W]
  * image; n is C (or 1 for every channel). */
 ct_transform *ct_tf_normalize(int n, const double *mean, const double *std);
+/* Options of ct_tf_random_crop (RandomCrop). */
 typedef struct {
     int64_t padding;         /* pad every border first (RandomCrop's padding=) */
     double fill;             /* the value of constant padding */
@@ -172,6 +173,7 @@ ct_dataset *ct_dataset_transform(ct_dataset *ds, int field, ct_transform *tf);
 ct_tensor *ct_read_idx(const char *path);
 #define ct_read_idx(path) CT_AT(ct_read_idx(path))
 
+/* Options of ct_mnist and ct_fashion_mnist. */
 typedef struct {
     const char *root; /* default: Debian's /usr/share/datasets/{mnist,fashion-mnist} */
     bool train;       /* the 60000 training samples (default) or the 10000 test ones */
@@ -186,7 +188,9 @@ ct_dataset *ct_fashion_mnist_with(ct_mnist_options o);
 #define ct_fashion_mnist(...) \
     CT_AT(ct_fashion_mnist_with(CT_DEFAULTS(ct_mnist_options, .train = true, __VA_ARGS__)))
 
+/* Whether a CSV file's first row is a header: decided from its fields, yes or no. */
 typedef enum { CT_CSV_HEADER_AUTO = 0, CT_CSV_HEADER_YES, CT_CSV_HEADER_NO } ct_csv_header;
+/* Options of ct_csv_dataset. */
 typedef struct {
     ct_csv_header header;   /* auto: the first row is a header when a field is not a number */
     ct_opt_f64 label_column; /* default -1 (the last); negative counts from the end; CT_SOME(0) */
@@ -210,15 +214,15 @@ ct_dataset *ct_csv_dataset_with(const char *path, ct_csv_options o);
 
 /* ---- samplers ---------------------------------------------------------------- */
 
-typedef struct ct_sampler ct_sampler;
+typedef struct ct_sampler ct_sampler; /* a sampler: its class and state */
 
 /* A sampler class: indices writes the len() dataset indices of epoch `epoch` (the
  * same epoch must give the same indices: draw from a generator seeded by it). */
 typedef struct ct_sampler_class {
-    const char *name;
-    int64_t (*len)(const ct_sampler *s);
-    int (*indices)(ct_sampler *s, uint64_t epoch, int64_t *out);
-    void (*destroy)(ct_sampler *s);
+    const char *name; /* "RandomSampler" */
+    int64_t (*len)(const ct_sampler *s); /* indices per epoch */
+    int (*indices)(ct_sampler *s, uint64_t epoch, int64_t *out); /* writes len() indices; 0 or -1 */
+    void (*destroy)(ct_sampler *s); /* frees what the class allocated (may be NULL) */
 } ct_sampler_class;
 /* A new sampler of class cls with state_size zeroed bytes of state. */
 ct_sampler *ct_sampler_new(const ct_sampler_class *cls, size_t state_size);
@@ -238,8 +242,9 @@ int64_t ct_sampler_indices(ct_sampler *s, int64_t *out, int64_t max);
 /* SequentialSampler: 0, 1, ..., n - 1. */
 ct_sampler *ct_sequential_sampler(int64_t n);
 #define ct_sequential_sampler(n) CT_AT(ct_sequential_sampler(n))
+/* Options of ct_random_sampler (RandomSampler). */
 typedef struct {
-    bool replacement;
+    bool replacement;        /* draw with replacement */
     int64_t num_samples;     /* default n */
     ct_generator *generator; /* the base seed is drawn from it (NULL: the default one) */
 } ct_random_sampler_options;
@@ -248,9 +253,10 @@ typedef struct {
 ct_sampler *ct_random_sampler_with(int64_t n, ct_random_sampler_options o);
 #define ct_random_sampler(n, ...) \
     CT_AT(ct_random_sampler_with(n, CT_OPTIONS(ct_random_sampler_options, __VA_ARGS__)))
+/* Options of ct_weighted_random_sampler (WeightedRandomSampler). */
 typedef struct {
-    bool replacement; /* default true */
-    ct_generator *generator;
+    bool replacement;        /* default true */
+    ct_generator *generator; /* the base seed is drawn from it (NULL: the default one) */
 } ct_weighted_sampler_options;
 /* WeightedRandomSampler(weights, num_samples, replacement): index i with probability
  * proportional to weights[i] (a 1-D tensor, copied). */
@@ -259,11 +265,12 @@ ct_sampler *ct_weighted_random_sampler_with(ct_tensor *weights, int64_t num_samp
 #define ct_weighted_random_sampler(weights, num_samples, ...)                         \
     CT_AT(ct_weighted_random_sampler_with(                                             \
         weights, num_samples, CT_DEFAULTS(ct_weighted_sampler_options, .replacement = true, __VA_ARGS__)))
+/* Options of ct_distributed_sampler (DistributedSampler). */
 typedef struct {
     int num_replicas; /* the world size (default 1) */
-    int rank;
+    int rank;         /* this process's rank, in [0, num_replicas) */
     bool shuffle;     /* default true: permutation seeded by seed + epoch */
-    uint64_t seed;
+    uint64_t seed;    /* the shuffle's seed, the same on every rank */
     bool drop_last;   /* drop the tail instead of padding by repeating indices */
 } ct_distributed_sampler_options;
 /* DistributedSampler: rank's share (every num_replicas-th index) of the epoch's order,
@@ -275,14 +282,14 @@ ct_sampler *ct_distributed_sampler_with(int64_t n, ct_distributed_sampler_option
 
 /* ---- batch samplers ---------------------------------------------------------- */
 
-typedef struct ct_batch_sampler ct_batch_sampler;
-typedef struct ct_batch_plan ct_batch_plan;
+typedef struct ct_batch_sampler ct_batch_sampler; /* a batch sampler: its class and state */
+typedef struct ct_batch_plan ct_batch_plan;       /* an epoch's batches, as a plan() lists them */
 /* A batch sampler class: plan lists the epoch's batches with ct_batch_plan_add. */
 typedef struct ct_batch_sampler_class {
-    const char *name;
+    const char *name; /* "BatchSampler" */
     int64_t (*len)(const ct_batch_sampler *bs); /* the number of batches */
-    int (*plan)(ct_batch_sampler *bs, uint64_t epoch, ct_batch_plan *out);
-    void (*destroy)(ct_batch_sampler *bs);
+    int (*plan)(ct_batch_sampler *bs, uint64_t epoch, ct_batch_plan *out); /* 0 or -1 */
+    void (*destroy)(ct_batch_sampler *bs); /* frees what the class allocated (may be NULL) */
 } ct_batch_sampler_class;
 /* A new batch sampler of class cls with state_size zeroed bytes of state. */
 ct_batch_sampler *ct_batch_sampler_new(const ct_batch_sampler_class *cls, size_t state_size);
@@ -305,7 +312,7 @@ ct_batch_sampler *ct_batch_sampler_from(ct_sampler *s, int64_t batch_size, bool 
  * thread (as PyTorch's workers do) and keep up to prefetch_factor * num_workers
  * finished batches ready, so the caller only waits when they fall behind. */
 
-typedef struct ct_loader ct_loader;
+typedef struct ct_loader ct_loader; /* a DataLoader */
 
 /* Stacks n samples into out (in a worker thread, inside a scope: run ops as usual);
  * 0 or -1 with an error. */
@@ -314,6 +321,7 @@ typedef int (*ct_collate_fn)(int n, const ct_sample *samples, ct_batch *out, voi
 int ct_default_collate(int n, const ct_sample *samples, ct_batch *out, void *ctx);
 #define ct_default_collate(n, samples, out, ctx) CT_AT(ct_default_collate(n, samples, out, ctx))
 
+/* Options of ct_dataloader (DataLoader). */
 typedef struct {
     int64_t batch_size;   /* default 1 */
     bool shuffle;         /* a new order every epoch */
@@ -327,7 +335,7 @@ typedef struct {
     bool pin_memory;      /* accepted; nothing to do without CUDA */
     double timeout;       /* seconds to wait for a batch (0: forever; workers only) */
     ct_collate_fn collate; /* default ct_default_collate */
-    void *collate_ctx;
+    void *collate_ctx;     /* passed to collate */
     ct_generator *generator; /* the base seed is drawn from it (NULL: the default one) */
 } ct_loader_options;
 /* DataLoader(ds, ...): reference counted; releasing it mid-epoch stops its threads. */

@@ -32,8 +32,9 @@ CT_API_BEGIN
 extern "C" {
 #endif
 
-typedef struct ct_function_ctx ct_function_ctx;
+typedef struct ct_function_ctx ct_function_ctx; /* ctx of a custom function: saved tensors and data */
 
+/* A custom function (a subclass of torch.autograd.Function). */
 typedef struct {
     const char *name; /* "MyExp": the node is "MyExpBackward" */
     /* Returns the output (registered with the scope, as ops return) or NULL with an error. */

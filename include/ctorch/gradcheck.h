@@ -17,7 +17,9 @@ CT_API_BEGIN
 extern "C" {
 #endif
 
+/* The function checked: its output from the inputs. */
 typedef ct_tensor *(*ct_gradcheck_fn)(ct_tensor *const *inputs, void *ctx);
+/* Options of ct_gradcheck and ct_gradgradcheck. */
 typedef struct {
     double eps;  /* default 1e-6 */
     double atol; /* default 1e-5 */

@@ -101,7 +101,7 @@ ct_tensor *ct_nonzero(ct_tensor *t);
  * (retain and release are harmless); used elsewhere it is an empty int64 tensor. */
 ct_tensor *ct_index_all(void);
 #define ct_index_all(...) CT_AT(ct_index_all(__VA_ARGS__))
-#define CT_ALL ct_index_all()
+#define CT_ALL ct_index_all() /* the whole dim (":") in an index list */
 
 /* t[indices]: torch.ops.aten.index(t, indices), differentiable (IndexBackward0). */
 ct_tensor *ct_index(ct_tensor *t, int n_indices, ct_tensor *const *indices);
@@ -170,8 +170,9 @@ ct_tensor *ct_embedding_with(ct_tensor *input, ct_tensor *weight, ct_embedding_o
 
 /* ---- sorting ------------------------------------------------------------ */
 
+/* Options of ct_sort. */
 typedef struct {
-    bool descending;
+    bool descending; /* largest first */
     bool stable;     /* ctorch's sort is always stable; accepted for PyTorch parity */
 } ct_sort_options;
 /* torch.sort(t, dim, descending, stable): values and int64 indices along dim; NaN
@@ -179,6 +180,7 @@ typedef struct {
 ct_values_indices ct_sort_with(ct_tensor *t, int64_t dim, ct_sort_options o);
 #define ct_sort(t, dim, ...) CT_AT(ct_sort_with(t, dim, CT_OPTIONS(ct_sort_options, __VA_ARGS__)))
 
+/* Options of ct_topk. */
 typedef struct {
     bool smallest;   /* largest=False: the k smallest */
     bool unsorted;   /* sorted=False (the results come sorted anyway) */

@@ -23,8 +23,10 @@ CT_API_BEGIN
 extern "C" {
 #endif
 
+/* kaiming's mode: keep the variance of the forward (fan_in) or of the backward (fan_out). */
 typedef enum { CT_FAN_IN = 0, CT_FAN_OUT = 1 } ct_fan_mode;
 
+/* Options of the ct_init_ functions that draw random numbers. */
 typedef struct {
     double gain;               /* xavier / orthogonal; 0: PyTorch's default 1 */
     double a;                  /* kaiming: negative slope of the rectifier; default 0 */

@@ -109,6 +109,7 @@ const char *ct_parameter_dict_key(const ct_module *dict, int i); /* i-th key in 
 /* nn.Identity: returns its input. */
 ct_module *ct_nn_identity(void);
 
+/* Options of ct_nn_linear and ct_nn_bilinear. */
 typedef struct {
     bool bias;     /* default true */
     ct_dtype dtype; /* of the parameters; default: the default dtype */
@@ -141,7 +142,7 @@ typedef struct {
 } ct_flatten_options;
 ct_module *ct_nn_flatten_with(ct_flatten_options o);
 #define ct_nn_flatten(...) CT_AT(ct_nn_flatten_with(CT_OPTIONS(ct_flatten_options, __VA_ARGS__)))
-ct_module *ct_nn_unflatten(int64_t dim, ct_shape sizes);
+ct_module *ct_nn_unflatten(int64_t dim, ct_shape sizes); /* nn.Unflatten: dim becomes sizes */
 #define ct_nn_unflatten(dim, sizes) CT_AT(ct_nn_unflatten(dim, sizes))
 
 /* ---- convolutions and pooling ---------------------------------------------- */
@@ -165,7 +166,7 @@ typedef struct {
     bool padding_same;      /* padding='same' */
     bool bias;              /* default true */
     ct_padding_mode padding_mode; /* default zeros */
-    ct_dtype dtype;
+    ct_dtype dtype;         /* the parameters' dtype (floating); default: the default dtype */
 } ct_conv_layer_options;
 /* nn.Conv1d / nn.Conv2d: weight [out, in/groups, *kernel], bias [out]. */
 ct_module *ct_nn_conv1d_with(int64_t in_channels, int64_t out_channels, ct_dims kernel_size,
@@ -206,12 +207,13 @@ ct_module *ct_nn_adaptive_max_pool2d(ct_dims output_size);
 
 /* ---- normalization ------------------------------------------------------------ */
 
+/* Options of ct_nn_batch_norm1d and ct_nn_batch_norm2d. */
 typedef struct {
     double eps;          /* 0: PyTorch's default 1e-5 */
     ct_opt_f64 momentum; /* not given: 0.1; CT_NONE: a cumulative moving average */
     bool affine;     /* default true: weight (ones) and bias (zeros) [C] */
     bool track_running_stats; /* default true: running_mean, running_var, num_batches_tracked */
-    ct_dtype dtype;
+    ct_dtype dtype;         /* the parameters' dtype (floating); default: the default dtype */
 } ct_batch_norm_layer_options;
 /* nn.BatchNorm1d ([N, C] or [N, C, L]) and nn.BatchNorm2d ([N, C, H, W]).  Training
  * normalizes with the batch statistics and updates the running ones (unbiased
@@ -226,20 +228,22 @@ ct_module *ct_nn_batch_norm2d_with(int64_t num_features, ct_batch_norm_layer_opt
 #define ct_nn_batch_norm2d(num_features, ...) \
     CT_AT(ct_nn_batch_norm2d_with(num_features, CT_BN_DEFAULTS_(__VA_ARGS__)))
 
+/* Options of ct_nn_layer_norm. */
 typedef struct {
     double eps;              /* 0: PyTorch's default 1e-5 */
     bool elementwise_affine; /* default true (set by the macro) */
-    ct_dtype dtype;
+    ct_dtype dtype;         /* the parameters' dtype (floating); default: the default dtype */
 } ct_layer_norm_options;
 /* nn.LayerNorm(normalized_shape): weight and bias of that shape. */
 ct_module *ct_nn_layer_norm_with(ct_shape normalized_shape, ct_layer_norm_options o);
 #define ct_nn_layer_norm(normalized_shape, ...)                                          \
     CT_AT(ct_nn_layer_norm_with(normalized_shape, CT_DEFAULTS(ct_layer_norm_options,       \
                                                               .elementwise_affine = true, __VA_ARGS__)))
+/* Options of ct_nn_group_norm. */
 typedef struct {
     double eps;  /* 0: PyTorch's default 1e-5 */
     bool affine; /* default true (set by the macro) */
-    ct_dtype dtype;
+    ct_dtype dtype;         /* the parameters' dtype (floating); default: the default dtype */
 } ct_group_norm_options;
 /* nn.GroupNorm(num_groups, num_channels): weight and bias [C] when affine. */
 ct_module *ct_nn_group_norm_with(int64_t num_groups, int64_t num_channels, ct_group_norm_options o);
@@ -247,8 +251,10 @@ ct_module *ct_nn_group_norm_with(int64_t num_groups, int64_t num_channels, ct_gr
     CT_AT(ct_nn_group_norm_with(num_groups, num_channels,                                 \
                                 CT_DEFAULTS(ct_group_norm_options, .affine = true, __VA_ARGS__)))
 
+/* Options of ct_batch_norm. */
 typedef struct {
-    ct_tensor *weight, *bias; /* optional, [C] */
+    ct_tensor *weight;        /* optional scale, [C] */
+    ct_tensor *bias;          /* optional shift, [C] */
     bool training;            /* use (and update) batch statistics */
     ct_opt_f64 momentum;      /* not given: 0.1 */
     double eps;               /* 0: PyTorch's default 1e-5 */
@@ -265,8 +271,10 @@ ct_tensor *ct_batch_norm_with(ct_tensor *x, ct_tensor *running_mean, ct_tensor *
                               ct_batch_norm_options o);
 #define ct_batch_norm(x, running_mean, running_var, ...)                                   \
     CT_AT(ct_batch_norm_with(x, running_mean, running_var, CT_OPTIONS(ct_batch_norm_options, __VA_ARGS__)))
+/* Options of ct_layer_norm and ct_group_norm. */
 typedef struct {
-    ct_tensor *weight, *bias; /* optional */
+    ct_tensor *weight;        /* optional scale */
+    ct_tensor *bias;          /* optional shift */
     double eps;               /* 0: PyTorch's default 1e-5 */
 } ct_norm_options_f;
 /* F.layer_norm(x, normalized_shape, weight, bias, eps): over the trailing dims. */
@@ -280,8 +288,9 @@ ct_tensor *ct_group_norm_with(ct_tensor *x, int64_t num_groups, ct_norm_options_
 
 /* ---- dropout and embedding -------------------------------------------------- */
 
+/* Options of ct_nn_dropout and ct_nn_dropout2d. */
 typedef struct {
-    bool inplace;
+    bool inplace;            /* zero the module's input itself */
     ct_generator *generator; /* NULL: the default generator */
 } ct_dropout_layer_options;
 /* nn.Dropout(p) and nn.Dropout2d(p) (whole channels); identity in eval mode. */
@@ -309,7 +318,7 @@ int ct_embedding_renorm_(ct_tensor *weight, ct_tensor *indices, double max_norm,
 
 /* nn.ReLU(inplace): ct_nn_relu(), ct_nn_relu(.inplace = true) (writes into its input). */
 typedef struct {
-    bool inplace;
+    bool inplace; /* write into the input */
 } ct_relu_options;
 ct_module *ct_nn_relu_with(ct_relu_options o);
 #define ct_nn_relu(...) CT_AT(ct_nn_relu_with(CT_OPTIONS(ct_relu_options, __VA_ARGS__)))

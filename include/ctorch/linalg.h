@@ -36,7 +36,8 @@ ct_tensor *ct_bmm(ct_tensor *a, ct_tensor *b);
 /* torch.addmm / torch.baddbmm's beta and alpha; not given: 1.  With beta 0, input
  * is ignored (NaN in it does not propagate). */
 typedef struct {
-    ct_opt_f64 beta, alpha;
+    ct_opt_f64 beta;  /* the factor of input */
+    ct_opt_f64 alpha; /* the factor of the product */
 } ct_addmm_options;
 /* beta * input + alpha * (m1 @ m2); input broadcasts to [n, m]. */
 ct_tensor *ct_addmm_with(ct_tensor *input, ct_tensor *m1, ct_tensor *m2, ct_addmm_options o);

@@ -54,6 +54,7 @@ typedef enum {
 
 /* ---- classification ------------------------------------------------------ */
 
+/* Options of ct_cross_entropy and ct_nn_cross_entropy_loss. */
 typedef struct {
     ct_tensor *weight;      /* [C] weight of each class, or NULL */
     ct_opt_f64 ignore_index; /* targets equal to it add nothing (default -100; CT_SOME(0)) */
@@ -69,10 +70,11 @@ ct_tensor *ct_cross_entropy_with(ct_tensor *input, ct_tensor *target, ct_cross_e
 #define ct_cross_entropy(input, target, ...)                                               \
     CT_AT(ct_cross_entropy_with(input, target, CT_OPTIONS(ct_cross_entropy_options, __VA_ARGS__)))
 
+/* Options of ct_nll_loss and ct_nn_nll_loss. */
 typedef struct {
     ct_tensor *weight;      /* [C] or NULL */
     ct_opt_f64 ignore_index; /* default -100 */
-    ct_reduction reduction;
+    ct_reduction reduction; /* mean (the default), sum or none */
 } ct_nll_loss_options;
 /* F.nll_loss: input holds log-probabilities, shapes as ct_cross_entropy; the loss of
  * an element is -weight[t] * input[n, t, ...]. */
@@ -82,9 +84,10 @@ ct_tensor *ct_nll_loss_with(ct_tensor *input, ct_tensor *target, ct_nll_loss_opt
 
 /* ---- binary classification ---------------------------------------------- */
 
+/* Options of ct_binary_cross_entropy and ct_nn_bce_loss. */
 typedef struct {
     ct_tensor *weight;      /* broadcast to the input's shape, or NULL */
-    ct_reduction reduction;
+    ct_reduction reduction; /* mean (the default), sum or none */
 } ct_bce_options;
 /* F.binary_cross_entropy: input probabilities in [0, 1] (an error otherwise), target of
  * the same shape and dtype; logs are clamped to >= -100 as in PyTorch. */
@@ -92,10 +95,11 @@ ct_tensor *ct_binary_cross_entropy_with(ct_tensor *input, ct_tensor *target, ct_
 #define ct_binary_cross_entropy(input, target, ...) \
     CT_AT(ct_binary_cross_entropy_with(input, target, CT_OPTIONS(ct_bce_options, __VA_ARGS__)))
 
+/* Options of ct_binary_cross_entropy_with_logits and ct_nn_bce_with_logits_loss. */
 typedef struct {
     ct_tensor *weight;      /* broadcast to the input's shape, or NULL */
     ct_tensor *pos_weight;  /* weight of positive examples, broadcast along the last dim */
-    ct_reduction reduction;
+    ct_reduction reduction; /* mean (the default), sum or none */
 } ct_bce_with_logits_options;
 /* F.binary_cross_entropy_with_logits: sigmoid and BCE in one stable formula
  * (max(-x, 0) + log(exp(-max) + exp(-x - max)), never overflowing).  weight and
@@ -109,8 +113,9 @@ ct_tensor *ct_binary_cross_entropy_with_logits_with(ct_tensor *input, ct_tensor 
 
 /* ---- regression (input and target broadcast, as PyTorch allows with a warning) ---- */
 
+/* Options of ct_mse_loss, ct_l1_loss, ct_nn_mse_loss and ct_nn_l1_loss. */
 typedef struct {
-    ct_reduction reduction;
+    ct_reduction reduction; /* mean (the default), sum or none */
 } ct_loss_options;
 /* F.mse_loss: (input - target)^2. */
 ct_tensor *ct_mse_loss_with(ct_tensor *input, ct_tensor *target, ct_loss_options o);
@@ -121,8 +126,9 @@ ct_tensor *ct_l1_loss_with(ct_tensor *input, ct_tensor *target, ct_loss_options 
 #define ct_l1_loss(input, target, ...) \
     CT_AT(ct_l1_loss_with(input, target, CT_OPTIONS(ct_loss_options, __VA_ARGS__)))
 
+/* Options of ct_smooth_l1_loss and ct_nn_smooth_l1_loss. */
 typedef struct {
-    ct_reduction reduction;
+    ct_reduction reduction; /* mean (the default), sum or none */
     ct_opt_f64 beta; /* default 1; CT_SOME(0) gives the L1 loss; negative is refused */
 } ct_smooth_l1_options;
 /* F.smooth_l1_loss: 0.5 z^2 / beta where z = |input - target| < beta, else z - beta / 2. */
@@ -130,8 +136,9 @@ ct_tensor *ct_smooth_l1_loss_with(ct_tensor *input, ct_tensor *target, ct_smooth
 #define ct_smooth_l1_loss(input, target, ...)                                              \
     CT_AT(ct_smooth_l1_loss_with(input, target, CT_OPTIONS(ct_smooth_l1_options, __VA_ARGS__)))
 
+/* Options of ct_huber_loss and ct_nn_huber_loss. */
 typedef struct {
-    ct_reduction reduction;
+    ct_reduction reduction; /* mean (the default), sum or none */
     double delta; /* 0: default 1; negative is refused */
 } ct_huber_options;
 /* F.huber_loss: 0.5 z^2 where z < delta, else delta (z - delta / 2). */
@@ -139,6 +146,7 @@ ct_tensor *ct_huber_loss_with(ct_tensor *input, ct_tensor *target, ct_huber_opti
 #define ct_huber_loss(input, target, ...) \
     CT_AT(ct_huber_loss_with(input, target, CT_OPTIONS(ct_huber_options, __VA_ARGS__)))
 
+/* Options of ct_kl_div and ct_nn_kl_div_loss. */
 typedef struct {
     ct_reduction reduction; /* CT_REDUCTION_BATCHMEAN: the sum divided by input's size(0) */
     bool log_target;        /* target holds log-probabilities */
@@ -151,9 +159,10 @@ ct_tensor *ct_kl_div_with(ct_tensor *input, ct_tensor *target, ct_kl_div_options
 
 /* ---- embeddings and rankings: target holds 1 or -1 ------------------------ */
 
+/* Options of ct_cosine_embedding_loss, ct_margin_ranking_loss and their modules. */
 typedef struct {
     double margin;          /* default 0 */
-    ct_reduction reduction;
+    ct_reduction reduction; /* mean (the default), sum or none */
 } ct_margin_options;
 /* F.cosine_embedding_loss: x1, x2 [N, D] with target [N] (or [D] with a 0-d target):
  * 1 - cos(x1, x2) where target is 1, max(0, cos - margin) where it is -1. */

@@ -24,22 +24,29 @@ CT_API_BEGIN
 extern "C" {
 #endif
 
-typedef struct ct_scheduler ct_scheduler;
+typedef struct ct_scheduler ct_scheduler; /* a learning-rate scheduler of one optimizer */
 
+/* StepLR: lr x gamma every step_size epochs. */
 ct_scheduler *ct_step_lr(ct_optim *opt, int64_t step_size, double gamma);
 #define ct_step_lr(opt, step_size, gamma) CT_AT(ct_step_lr(opt, step_size, gamma))
-/* milestones: n increasing epochs. */
+/* MultiStepLR: lr x gamma at each of the n milestones (increasing epochs). */
 ct_scheduler *ct_multistep_lr(ct_optim *opt, const int64_t *milestones, int n, double gamma);
 #define ct_multistep_lr(opt, milestones, n, gamma) CT_AT(ct_multistep_lr(opt, milestones, n, gamma))
+/* ExponentialLR: lr x gamma every epoch. */
 ct_scheduler *ct_exponential_lr(ct_optim *opt, double gamma);
 #define ct_exponential_lr(opt, gamma) CT_AT(ct_exponential_lr(opt, gamma))
+/* CosineAnnealingLR: from the initial lr down to eta_min over t_max epochs, on a cosine. */
 ct_scheduler *ct_cosine_annealing_lr(ct_optim *opt, int64_t t_max, double eta_min);
 #define ct_cosine_annealing_lr(opt, t_max, eta_min) \
     CT_AT(ct_cosine_annealing_lr(opt, t_max, eta_min))
+/* CosineAnnealingWarmRestarts: cosine annealing restarted after t_0 epochs, each
+ * period t_mult times the one before. */
 ct_scheduler *ct_cosine_annealing_warm_restarts(ct_optim *opt, int64_t t_0, int64_t t_mult,
                                                 double eta_min);
 #define ct_cosine_annealing_warm_restarts(opt, t_0, t_mult, eta_min) \
     CT_AT(ct_cosine_annealing_warm_restarts(opt, t_0, t_mult, eta_min))
+/* LinearLR: the lr's factor goes linearly from start_factor to end_factor over
+ * total_iters epochs. */
 ct_scheduler *ct_linear_lr(ct_optim *opt, double start_factor, double end_factor,
                            int64_t total_iters);
 #define ct_linear_lr(opt, start_factor, end_factor, total_iters) \
@@ -56,11 +63,13 @@ ct_scheduler *ct_sequential_lr(ct_optim *opt, ct_scheduler *const *schedulers, i
 #define ct_sequential_lr(opt, schedulers, n, milestones) \
     CT_AT(ct_sequential_lr(opt, schedulers, n, milestones))
 
+/* Options of ct_one_cycle_lr. */
 typedef struct {
-    double max_lr;
+    double max_lr;             /* the peak lr of every group */
     const double *max_lrs;     /* or one max_lr per group */
     int64_t total_steps;       /* or epochs * steps_per_epoch */
-    int64_t epochs, steps_per_epoch;
+    int64_t epochs;            /* with steps_per_epoch, instead of total_steps */
+    int64_t steps_per_epoch;   /* with epochs */
     ct_opt_f64 pct_start;      /* default 0.3 */
     bool anneal_linear;        /* default: cosine annealing */
     bool no_cycle_momentum;    /* default: momentum (or Adam's beta1) cycles too */
@@ -68,13 +77,14 @@ typedef struct {
     ct_opt_f64 max_momentum;   /* default 0.95 */
     double div_factor;         /* 0: default 25 */
     double final_div_factor;   /* 0: default 1e4 */
-    bool three_phase;
+    bool three_phase;          /* a third phase annihilates the lr after the cycle */
 } ct_one_cycle_options;
 ct_scheduler *ct_one_cycle_lr_with(ct_optim *opt, ct_one_cycle_options o);
 #define ct_one_cycle_lr_with(...) CT_AT(ct_one_cycle_lr_with(__VA_ARGS__))
 #define ct_one_cycle_lr(opt, ...) \
     ct_one_cycle_lr_with(opt, CT_OPTIONS(ct_one_cycle_options, __VA_ARGS__))
 
+/* Options of ct_reduce_lr_on_plateau. */
 typedef struct {
     bool mode_max;          /* default "min": lower metrics are better */
     ct_opt_f64 factor;      /* default 0.1 */
@@ -99,7 +109,7 @@ int ct_sched_step_metric(ct_scheduler *s, double metric);
 /* The lr of group i after the last step (get_last_lr()[i]). */
 double ct_sched_get_last_lr(const ct_scheduler *s, int group);
 #define ct_sched_get_last_lr(s, group) CT_AT(ct_sched_get_last_lr(s, group))
-int64_t ct_sched_last_epoch(const ct_scheduler *s);
+int64_t ct_sched_last_epoch(const ct_scheduler *s); /* last_epoch: 0 after construction, +1 a step */
 #define ct_sched_last_epoch(s) CT_AT(ct_sched_last_epoch(s))
 /* Counters and internal values under "last_epoch", "best", ...: enough to resume. */
 ct_state_dict *ct_sched_state_dict(ct_scheduler *s);

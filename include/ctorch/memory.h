@@ -14,7 +14,7 @@ int64_t ct_memory_allocated(ct_device d);     /* bytes of tensor storage in use 
 #define ct_memory_allocated(...) CT_AT(ct_memory_allocated(__VA_ARGS__))
 int64_t ct_max_memory_allocated(ct_device d); /* peak since start or the last reset */
 #define ct_max_memory_allocated(...) CT_AT(ct_max_memory_allocated(__VA_ARGS__))
-void ct_reset_peak_memory_stats(ct_device d);
+void ct_reset_peak_memory_stats(ct_device d); /* the peak becomes the current count */
 #define ct_reset_peak_memory_stats(...) CT_AT(ct_reset_peak_memory_stats(__VA_ARGS__))
 
 /* Freed cpu storages of 128 KiB or more are cached and reused for the next tensor of

@@ -49,8 +49,9 @@ CT_API_BEGIN
 extern "C" {
 #endif
 
-typedef struct ct_module ct_module;
+typedef struct ct_module ct_module; /* a module (nn.Module): its class, state, parameters, children */
 
+/* A module class: what a subclass of nn.Module defines. */
 typedef struct ct_module_class {
     const char *name; /* shown by printing: "Linear" */
     /* The forward of a one-input, one-output module. */
@@ -69,7 +70,7 @@ typedef struct ct_module_class {
 /* A new module of class cls with state_size zeroed bytes of state. */
 ct_module *ct_module_new(const ct_module_class *cls, size_t state_size);
 #define ct_module_new(cls, state_size) CT_AT(ct_module_new(cls, state_size))
-void *ct_module_state(const ct_module *m);
+void *ct_module_state(const ct_module *m); /* the class's state (state_size bytes) */
 #define ct_module_state(m) CT_AT(ct_module_state(m))
 const char *ct_module_type(const ct_module *m); /* the class name */
 #define ct_module_type(m) CT_AT(ct_module_type(m))
@@ -136,12 +137,15 @@ int ct_forward_multi(ct_module *m, int n_in, ct_tensor *const *in, ct_tensor **o
  * the call (NULL / -1).  For ct_forward_multi they see the first input and the first
  * output.  Return a handle for removal. */
 typedef ct_tensor *(*ct_forward_pre_hook)(ct_module *m, ct_tensor *input, void *ctx);
+/* A forward hook: sees the input and the output, and may replace the output. */
 typedef ct_tensor *(*ct_forward_hook)(ct_module *m, ct_tensor *input, ct_tensor *output, void *ctx);
+/* register_forward_pre_hook / register_forward_hook: fn(m, ..., ctx) runs at each
+ * call; returns a handle for ct_module_remove_hook, or -1. */
 int ct_module_register_forward_pre_hook(ct_module *m, ct_forward_pre_hook fn, void *ctx);
 #define ct_module_register_forward_pre_hook(...) CT_AT(ct_module_register_forward_pre_hook(__VA_ARGS__))
 int ct_module_register_forward_hook(ct_module *m, ct_forward_hook fn, void *ctx);
 #define ct_module_register_forward_hook(...) CT_AT(ct_module_register_forward_hook(__VA_ARGS__))
-int ct_module_remove_hook(ct_module *m, int handle);
+int ct_module_remove_hook(ct_module *m, int handle); /* handle.remove(); 0 or -1 */
 #define ct_module_remove_hook(m, handle) CT_AT(ct_module_remove_hook(m, handle))
 
 /* ---- iteration (PyTorch's order: own entries, then children, depth first) ---- */
@@ -162,6 +166,7 @@ int ct_named_children(ct_module *m, const char **names, ct_module **out, int max
 #define ct_named_children(m, names, out, max) CT_AT(ct_named_children(m, names, out, max))
 int ct_named_modules(ct_module *m, const char **names, ct_module **out, int max);
 #define ct_named_modules(m, names, out, max) CT_AT(ct_named_modules(m, names, out, max))
+/* The number of parameter elements (of those requiring grad, when trainable_only). */
 int64_t ct_module_num_parameters(ct_module *m, bool trainable_only);
 #define ct_module_num_parameters(m, trainable_only) \
     CT_AT(ct_module_num_parameters(m, trainable_only))
@@ -176,11 +181,12 @@ void ct_module_train(ct_module *m, bool training); /* recursive, like .train(mod
 #define ct_module_train(m, training) CT_AT(ct_module_train(m, training))
 void ct_module_eval(ct_module *m);                /* .eval() */
 #define ct_module_eval(m) CT_AT(ct_module_eval(m))
-bool ct_module_is_training(const ct_module *m);
+bool ct_module_is_training(const ct_module *m);   /* .training */
 #define ct_module_is_training(m) CT_AT(ct_module_is_training(m))
 /* requires_grad_(flag) on every parameter of the sub-tree (freezing). */
 void ct_module_requires_grad_(ct_module *m, bool requires_grad);
 #define ct_module_requires_grad_(m, requires_grad) CT_AT(ct_module_requires_grad_(m, requires_grad))
+/* Options of ct_module_zero_grad. */
 typedef struct {
     bool set_to_none; /* PyTorch 1.13's default is False: zero the grads in place */
 } ct_zero_grad_options;
@@ -194,8 +200,8 @@ void ct_module_apply(ct_module *m, void (*fn)(ct_module *m, void *ctx), void *ct
  * so optimizers holding them keep working).  Floating dtypes only change floating
  * tensors, as in PyTorch.  Returns 0 or -1. */
 typedef struct {
-    ct_dtype dtype;
-    ct_device device;
+    ct_dtype dtype;   /* unset: keep */
+    ct_device device; /* unset: keep */
 } ct_module_to_options;
 int ct_module_to_with(ct_module *m, ct_module_to_options o);
 #define ct_module_to_with(...) CT_AT(ct_module_to_with(__VA_ARGS__))

@@ -46,10 +46,11 @@ typedef enum {
     CT_ARG_BOOL_LIST,   /* bool[], bool[3] */
 } ct_arg_type;
 
+/* One argument of a schema (an input, attribute or output). */
 typedef struct {
     const char *name;          /* "alpha"; outputs may have none: "" */
     const char *type;          /* as written: "Scalar", "int[1]?", "Tensor(a!)" */
-    ct_arg_type kind;
+    ct_arg_type kind;          /* the type, parsed */
     bool optional;             /* T?: may be None */
     int list_len;              /* int[2]: 2; 0 for other lists and non-lists */
     const char *default_value; /* as written: "1", "None", "[]", "'none'"; NULL: none */
@@ -57,14 +58,19 @@ typedef struct {
     bool is_mutable;           /* Tensor(a!): written in place */
 } ct_schema_arg;
 
+/* An op's schema, as PyTorch's native_functions.yaml writes it. */
 typedef struct {
     int op;                /* index in [0, ct_num_ops()) */
     const char *name;      /* ctorch's op name: "add", "max_pool2d" */
     const char *aten_name; /* PyTorch's name and overload: "add.Tensor" */
     const char *signature; /* the whole schema text */
     const char *grad_fn;   /* "AddBackward0"; NULL when not differentiable */
-    int n_inputs, n_attrs, n_outputs;
-    const ct_schema_arg *inputs, *attrs, *outputs;
+    int n_inputs;          /* tensor arguments */
+    int n_attrs;           /* other arguments (numbers, lists, dtypes, ...) */
+    int n_outputs;         /* results */
+    const ct_schema_arg *inputs;  /* n_inputs of them */
+    const ct_schema_arg *attrs;   /* n_attrs of them */
+    const ct_schema_arg *outputs; /* n_outputs of them */
 } ct_schema;
 
 /* The number of ops in the op table. */
@@ -81,7 +87,7 @@ const ct_schema *ct_op_schema_find(const char *name);
 
 /* An attribute's value as an op call passed it (kind follows the schema's). */
 typedef struct {
-    ct_arg_type kind;
+    ct_arg_type kind; /* which member of the union holds the value */
     bool none; /* an optional attribute given as None */
     union {
         int64_t i;          /* INT */
@@ -101,15 +107,16 @@ typedef struct {
  * results; attrs one value per schema attribute, in the schema's order.  Everything is
  * borrowed for the duration of the hook. */
 typedef struct {
-    const ct_schema *schema;
-    int n_inputs, n_outputs;
-    ct_tensor *const *inputs;
-    ct_tensor *const *outputs;
+    const ct_schema *schema;   /* the op */
+    int n_inputs;              /* input tensors */
+    int n_outputs;             /* output tensors */
+    ct_tensor *const *inputs;  /* n_inputs of them */
+    ct_tensor *const *outputs; /* n_outputs of them */
     const ct_value *attrs;  /* schema->n_attrs values */
     bool in_backward;       /* run by the autograd engine (a backward formula's op) */
 } ct_op_call;
 
-typedef void (*ct_trace_fn)(const ct_op_call *call, void *ctx);
+typedef void (*ct_trace_fn)(const ct_op_call *call, void *ctx); /* a record hook */
 
 /* Pushes fn on this thread's hook stack: every op call this thread makes then reaches
  * every hook on the stack, innermost first — with or without grad mode, differentiable

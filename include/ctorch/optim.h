@@ -38,34 +38,48 @@ CT_API_BEGIN
 extern "C" {
 #endif
 
-typedef struct ct_optim ct_optim;
+typedef struct ct_optim ct_optim; /* an optimizer: its parameter groups and state */
 
+/* Options of ct_sgd (torch.optim.SGD). */
 typedef struct {
     ct_opt_f64 lr;                  /* required: no default in PyTorch; CT_SOME(0) is a real 0 */
-    double momentum, dampening, weight_decay;
-    bool nesterov, maximize;
+    double momentum;                /* default 0 */
+    double dampening;               /* default 0 */
+    double weight_decay;            /* L2 penalty, default 0 */
+    bool nesterov;                  /* Nesterov momentum */
+    bool maximize;                  /* ascend instead of descend */
 } ct_sgd_options;
+/* Options of ct_adam and ct_adamw (torch.optim.Adam, AdamW). */
 typedef struct {
     double lr;                      /* default 1e-3 */
-    ct_opt_f64 beta1, beta2;        /* betas: default (0.9, 0.999) */
+    ct_opt_f64 beta1;               /* betas[0], default 0.9 */
+    ct_opt_f64 beta2;               /* betas[1], default 0.999 */
     double eps;                     /* default 1e-8 */
     ct_opt_f64 weight_decay;        /* default 0 (AdamW: 1e-2) */
-    bool amsgrad, maximize;
+    bool amsgrad;                   /* the AMSGrad variant */
+    bool maximize;                  /* ascend instead of descend */
 } ct_adam_options;
+/* Options of ct_rmsprop (torch.optim.RMSprop). */
 typedef struct {
     double lr;                      /* default 1e-2 */
     ct_opt_f64 alpha;               /* default 0.99 */
     double eps;                     /* default 1e-8 */
-    double weight_decay, momentum;  /* default 0 */
-    bool centered, maximize;
+    double weight_decay;            /* L2 penalty, default 0 */
+    double momentum;                /* default 0 */
+    bool centered;                  /* normalise by the gradient's estimated variance */
+    bool maximize;                  /* ascend instead of descend */
 } ct_rmsprop_options;
+/* Options of ct_adagrad (torch.optim.Adagrad). */
 typedef struct {
     double lr;                      /* default 1e-2 */
-    double lr_decay, weight_decay, initial_accumulator_value; /* default 0 */
+    double lr_decay;                /* default 0 */
+    double weight_decay;            /* L2 penalty, default 0 */
+    double initial_accumulator_value; /* default 0 */
     double eps;                     /* default 1e-10 */
-    bool maximize;
+    bool maximize;                  /* ascend instead of descend */
 } ct_adagrad_options;
 
+/* The optimizers over params[0..n-1] (one group; the parameters are retained). */
 ct_optim *ct_sgd_with(ct_tensor *const *params, int n, ct_sgd_options o);
 ct_optim *ct_adam_with(ct_tensor *const *params, int n, ct_adam_options o);
 ct_optim *ct_adamw_with(ct_tensor *const *params, int n, ct_adam_options o);
@@ -86,7 +100,15 @@ ct_optim *ct_adagrad_with(ct_tensor *const *params, int n, ct_adagrad_options o)
 /* Per-group overrides, CT_SOME(v); a field not given takes the optimizer's value.
  * Returns 0 or -1. */
 typedef struct {
-    ct_opt_f64 lr, momentum, dampening, weight_decay, beta1, beta2, eps, alpha, lr_decay;
+    ct_opt_f64 lr;           /* learning rate */
+    ct_opt_f64 momentum;     /* SGD, RMSprop */
+    ct_opt_f64 dampening;    /* SGD */
+    ct_opt_f64 weight_decay; /* every optimizer */
+    ct_opt_f64 beta1;        /* Adam, AdamW */
+    ct_opt_f64 beta2;        /* Adam, AdamW */
+    ct_opt_f64 eps;          /* Adam, AdamW, RMSprop, Adagrad */
+    ct_opt_f64 alpha;        /* RMSprop */
+    ct_opt_f64 lr_decay;     /* Adagrad */
 } ct_group_options;
 int ct_optim_add_param_group_with(ct_optim *opt, ct_tensor *const *params, int n,
                                   ct_group_options o);
@@ -136,11 +158,23 @@ int ct_optim_set(ct_optim *opt, int group, const char *key, double value);
  *
  * On error (a NULL optimizer, a group out of range) params is NULL, num_params -1. */
 typedef struct {
-    ct_tensor *const *params;
-    int num_params;
-    double lr, momentum, dampening, weight_decay, beta1, beta2, eps, alpha, lr_decay,
-        initial_accumulator_value, initial_lr;
-    bool nesterov, maximize, amsgrad, centered;
+    ct_tensor *const *params;  /* the group's parameters (borrowed) */
+    int num_params;            /* how many */
+    double lr;                 /* learning rate */
+    double momentum;           /* SGD, RMSprop */
+    double dampening;          /* SGD */
+    double weight_decay;       /* every optimizer */
+    double beta1;              /* Adam, AdamW */
+    double beta2;              /* Adam, AdamW */
+    double eps;                /* Adam, AdamW, RMSprop, Adagrad */
+    double alpha;              /* RMSprop */
+    double lr_decay;           /* Adagrad */
+    double initial_accumulator_value; /* Adagrad */
+    double initial_lr;         /* set by the first scheduler */
+    bool nesterov;             /* SGD */
+    bool maximize;             /* every optimizer */
+    bool amsgrad;              /* Adam, AdamW */
+    bool centered;             /* RMSprop */
 } ct_param_group_info;
 ct_param_group_info ct_optim_param_group(const ct_optim *opt, int group);
 #define ct_optim_param_group(opt, group) CT_AT(ct_optim_param_group(opt, group))
@@ -157,6 +191,7 @@ int ct_optim_load_state_dict(ct_optim *opt, const ct_state_dict *sd);
 
 /* ---- gradient clipping ------------------------------------------------------ */
 
+/* Options of ct_clip_grad_norm_. */
 typedef struct {
     ct_opt_f64 norm_type;    /* default 2; CT_SOME(INFINITY) the max norm, CT_SOME(0) the
                               * count of nonzero gradient entries (PyTorch's norm of order 0) */

@@ -33,25 +33,25 @@ extern "C" {
  * instead of trapping as x86's division does.  The grad_fn is DivBackward2. */
 typedef enum { CT_ROUND_NONE = 0, CT_ROUND_TRUNC = 1, CT_ROUND_FLOOR = 2 } ct_rounding_mode;
 
-ct_tensor *ct_add(ct_tensor *a, ct_tensor *b);
-ct_tensor *ct_sub(ct_tensor *a, ct_tensor *b);
-ct_tensor *ct_mul(ct_tensor *a, ct_tensor *b);
-ct_tensor *ct_div(ct_tensor *a, ct_tensor *b);
+ct_tensor *ct_add(ct_tensor *a, ct_tensor *b); /* a + b, broadcast and promoted (torch.add) */
+ct_tensor *ct_sub(ct_tensor *a, ct_tensor *b); /* a - b (bool tensors are refused, as in PyTorch) */
+ct_tensor *ct_mul(ct_tensor *a, ct_tensor *b); /* a * b */
+ct_tensor *ct_div(ct_tensor *a, ct_tensor *b); /* true division a / b: integers give the default float dtype */
 ct_tensor *ct_add_alpha(ct_tensor *a, ct_tensor *b, double alpha); /* a + alpha * b */
 ct_tensor *ct_sub_alpha(ct_tensor *a, ct_tensor *b, double alpha); /* a - alpha * b */
-ct_tensor *ct_div_mode(ct_tensor *a, ct_tensor *b, ct_rounding_mode mode);
-ct_tensor *ct_add_scalar(ct_tensor *a, double b);
-ct_tensor *ct_sub_scalar(ct_tensor *a, double b);
+ct_tensor *ct_div_mode(ct_tensor *a, ct_tensor *b, ct_rounding_mode mode); /* torch.div(a, b, rounding_mode=mode) */
+ct_tensor *ct_add_scalar(ct_tensor *a, double b); /* a + b with a Python number b */
+ct_tensor *ct_sub_scalar(ct_tensor *a, double b); /* a - b */
 ct_tensor *ct_rsub_scalar(ct_tensor *a, double b); /* b - a */
-ct_tensor *ct_mul_scalar(ct_tensor *a, double b);
-ct_tensor *ct_div_scalar(ct_tensor *a, double b);
-ct_tensor *ct_add_(ct_tensor *a, ct_tensor *b);
-ct_tensor *ct_sub_(ct_tensor *a, ct_tensor *b);
-ct_tensor *ct_mul_(ct_tensor *a, ct_tensor *b);
-ct_tensor *ct_div_(ct_tensor *a, ct_tensor *b);
-ct_tensor *ct_add_alpha_(ct_tensor *a, ct_tensor *b, double alpha);
-ct_tensor *ct_add_scalar_(ct_tensor *a, double b);
-ct_tensor *ct_mul_scalar_(ct_tensor *a, double b);
+ct_tensor *ct_mul_scalar(ct_tensor *a, double b); /* a * b */
+ct_tensor *ct_div_scalar(ct_tensor *a, double b); /* a / b */
+ct_tensor *ct_add_(ct_tensor *a, ct_tensor *b); /* a += b in place (b broadcasts to a's shape); returns a */
+ct_tensor *ct_sub_(ct_tensor *a, ct_tensor *b); /* a -= b in place */
+ct_tensor *ct_mul_(ct_tensor *a, ct_tensor *b); /* a *= b in place */
+ct_tensor *ct_div_(ct_tensor *a, ct_tensor *b); /* a /= b in place */
+ct_tensor *ct_add_alpha_(ct_tensor *a, ct_tensor *b, double alpha); /* a += alpha * b in place */
+ct_tensor *ct_add_scalar_(ct_tensor *a, double b); /* a += b in place */
+ct_tensor *ct_mul_scalar_(ct_tensor *a, double b); /* a *= b in place */
 #define ct_add(a, b) CT_AT(ct_add(a, b))
 #define ct_sub(a, b) CT_AT(ct_sub(a, b))
 #define ct_mul(a, b) CT_AT(ct_mul(a, b))
@@ -72,9 +72,9 @@ ct_tensor *ct_mul_scalar_(ct_tensor *a, double b);
 #define ct_add_scalar_(a, b) CT_AT(ct_add_scalar_(a, b))
 #define ct_mul_scalar_(a, b) CT_AT(ct_mul_scalar_(a, b))
 
-ct_tensor *ct_neg(ct_tensor *a);
-ct_tensor *ct_exp(ct_tensor *a);
-ct_tensor *ct_log(ct_tensor *a);
+ct_tensor *ct_neg(ct_tensor *a); /* -a */
+ct_tensor *ct_exp(ct_tensor *a); /* e^a */
+ct_tensor *ct_log(ct_tensor *a); /* natural logarithm */
 #define ct_neg(a) CT_AT(ct_neg(a))
 #define ct_exp(a) CT_AT(ct_exp(a))
 #define ct_log(a) CT_AT(ct_log(a))
@@ -84,14 +84,14 @@ ct_tensor *ct_log(ct_tensor *a);
 ct_tensor *ct_reciprocal(ct_tensor *x); /* 1 / x */
 ct_tensor *ct_expm1(ct_tensor *x);      /* exp(x) - 1, accurate near 0 */
 ct_tensor *ct_log1p(ct_tensor *x);      /* log(1 + x), accurate near 0 */
-ct_tensor *ct_log2(ct_tensor *x);
-ct_tensor *ct_sqrt(ct_tensor *x);
+ct_tensor *ct_log2(ct_tensor *x); /* base-2 logarithm */
+ct_tensor *ct_sqrt(ct_tensor *x); /* square root (NaN below 0) */
 ct_tensor *ct_rsqrt(ct_tensor *x);      /* 1 / sqrt(x) */
-ct_tensor *ct_sin(ct_tensor *x);
-ct_tensor *ct_cos(ct_tensor *x);
-ct_tensor *ct_tanh(ct_tensor *x);
+ct_tensor *ct_sin(ct_tensor *x); /* sine */
+ct_tensor *ct_cos(ct_tensor *x); /* cosine */
+ct_tensor *ct_tanh(ct_tensor *x); /* hyperbolic tangent */
 ct_tensor *ct_sigmoid(ct_tensor *x);    /* 1 / (1 + exp(-x)), no overflow at any x */
-ct_tensor *ct_erf(ct_tensor *x);
+ct_tensor *ct_erf(ct_tensor *x); /* the error function */
 /* abs and sign keep integer dtypes (sign also bool; abs of bool is refused). */
 ct_tensor *ct_abs(ct_tensor *x);
 ct_tensor *ct_sign(ct_tensor *x);       /* -1, 0 or 1 (0 for NaN, as PyTorch's cpu) */
@@ -140,7 +140,8 @@ ct_tensor *ct_softplus_with(ct_tensor *x, ct_softplus_options o);
  * ct_hardtanh(x, .min_val = CT_SOME(0), .max_val = CT_SOME(6))).  Integer inputs
  * keep their dtype. */
 typedef struct {
-    ct_opt_f64 min_val, max_val;
+    ct_opt_f64 min_val; /* lower bound, default -1 */
+    ct_opt_f64 max_val; /* upper bound, default 1 */
 } ct_hardtanh_options;
 ct_tensor *ct_hardtanh_with(ct_tensor *x, ct_hardtanh_options o);
 #define ct_relu(x) CT_AT(ct_relu(x))
@@ -153,7 +154,9 @@ ct_tensor *ct_hardtanh_with(ct_tensor *x, ct_hardtanh_options o);
 
 /* F.gelu(x, approximate=...): exact x * Phi(x), or the tanh approximation. */
 typedef enum { CT_GELU_NONE = 0, CT_GELU_TANH = 1 } ct_gelu_approximate;
+/* Options of ct_gelu. */
 typedef struct {
+
     ct_gelu_approximate approximate; /* default CT_GELU_NONE (exact, with erf) */
 } ct_gelu_options;
 ct_tensor *ct_gelu_with(ct_tensor *x, ct_gelu_options o);
@@ -172,8 +175,9 @@ ct_tensor *ct_gelu_with(ct_tensor *x, ct_gelu_options o);
  *     ct_nan_to_num(x, .nan = 0.5, .posinf = CT_SOME(1e4));
  */
 typedef struct {
-    double nan;
-    ct_opt_f64 posinf, neginf;
+    double nan;                /* what NaN becomes (default 0) */
+    ct_opt_f64 posinf;         /* what +inf becomes (default: the dtype's largest value) */
+    ct_opt_f64 neginf;         /* what -inf becomes (default: the dtype's lowest value) */
 } ct_nan_to_num_options;
 ct_tensor *ct_nan_to_num_with(ct_tensor *x, ct_nan_to_num_options o);
 #define ct_nan_to_num(...) CT_AT(ct_nan_to_num_with(CT_NAN_TO_NUM_ARGS_(__VA_ARGS__, )))
@@ -189,7 +193,8 @@ ct_tensor *ct_nan_to_num_with(ct_tensor *x, ct_nan_to_num_options o);
  *     ct_clamp(x, .min = CT_SOME(0));
  */
 typedef struct {
-    ct_opt_f64 min, max;
+    ct_opt_f64 min; /* lower bound, or not given */
+    ct_opt_f64 max; /* upper bound, or not given */
 } ct_clamp_options;
 ct_tensor *ct_clamp_with(ct_tensor *x, ct_clamp_options o);
 ct_tensor *ct_clamp_with_(ct_tensor *x, ct_clamp_options o);

@@ -92,6 +92,8 @@ ct_tensor *ct_randint_like_with(const ct_tensor *t, int64_t low, int64_t high,
 
 /* ---- sampling from tensors and in place ------------------------------- */
 
+/* Options of the random samplers: ct_bernoulli, ct_bernoulli_p, ct_bernoulli_,
+ * ct_normal_, ct_uniform_, ct_random_ and ct_exponential_. */
 typedef struct {
     ct_generator *generator; /* NULL: the default generator */
 } ct_random_options;
@@ -128,7 +130,7 @@ ct_tensor *ct_exponential__with(ct_tensor *t, double lambd, ct_random_options o)
  * [rows, n]), drawn with probability proportional to the (finite, non-negative)
  * weights; without replacement (the default) n <= the number of categories. */
 typedef struct {
-    bool replacement;
+    bool replacement;        /* draw with replacement */
     ct_generator *generator; /* NULL: the default generator */
 } ct_multinomial_options;
 ct_tensor *ct_multinomial_with(ct_tensor *probs, int64_t n, ct_multinomial_options o);
@@ -137,6 +139,8 @@ ct_tensor *ct_multinomial_with(ct_tensor *probs, int64_t n, ct_multinomial_optio
 
 /* ---- dropout ---------------------------------------------------------- */
 
+/* Options of ct_dropout, ct_dropout1d, ct_dropout2d, ct_dropout3d, ct_alpha_dropout and
+ * ct_feature_alpha_dropout. */
 typedef struct {
     ct_generator *generator; /* NULL: the default generator */
     bool inplace;            /* write into x (ct_dropout_) */

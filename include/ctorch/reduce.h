@@ -24,16 +24,18 @@ CT_API_BEGIN
 extern "C" {
 #endif
 
+/* Options of the reductions: ct_sum, ct_mean, ct_prod, ct_amax, ct_amin, ct_logsumexp,
+ * ct_all, ct_any, ct_argmax and ct_argmin. */
 typedef struct {
     ct_dims dims;   /* dims to reduce (negative count from the end); none given: all */
     bool keepdim;   /* keep reduced dims with size 1 */
     ct_dtype dtype; /* accumulate and return in this dtype (sum, mean, prod) */
 } ct_reduce_options;
 
-ct_tensor *ct_sum_with(ct_tensor *t, ct_reduce_options o);
-/* Floating (or .dtype given) inputs only, as in PyTorch. */
+ct_tensor *ct_sum_with(ct_tensor *t, ct_reduce_options o);  /* the sum */
+/* The mean: floating (or .dtype given) inputs only, as in PyTorch. */
 ct_tensor *ct_mean_with(ct_tensor *t, ct_reduce_options o);
-ct_tensor *ct_prod_with(ct_tensor *t, ct_reduce_options o);
+ct_tensor *ct_prod_with(ct_tensor *t, ct_reduce_options o); /* the product */
 /* Largest / smallest value; the gradient is split evenly among ties. */
 ct_tensor *ct_amax_with(ct_tensor *t, ct_reduce_options o);
 ct_tensor *ct_amin_with(ct_tensor *t, ct_reduce_options o);
@@ -58,26 +60,28 @@ ct_tensor *ct_argmin_with(ct_tensor *t, ct_reduce_options o);
 
 /* ---- variance, standard deviation, norms ------------------------------ */
 
+/* Options of ct_var and ct_std. */
 typedef struct {
-    ct_dims dims;
-    bool keepdim;
+    ct_dims dims;  /* dims to reduce; none given: all */
+    bool keepdim;  /* keep reduced dims with size 1 */
     /* Divide by N - correction; not given: 1 (Bessel).  .correction = CT_SOME(0) is
      * the biased estimate (unbiased=False). */
     ct_opt_f64 correction;
 } ct_var_options;
-ct_tensor *ct_var_with(ct_tensor *t, ct_var_options o);
-ct_tensor *ct_std_with(ct_tensor *t, ct_var_options o);
+ct_tensor *ct_var_with(ct_tensor *t, ct_var_options o); /* the variance */
+ct_tensor *ct_std_with(ct_tensor *t, ct_var_options o); /* the standard deviation */
 #define ct_var(t, ...) CT_AT(ct_var_with(t, CT_OPTIONS(ct_var_options, __VA_ARGS__)))
 #define ct_std(t, ...) CT_AT(ct_std_with(t, CT_OPTIONS(ct_var_options, __VA_ARGS__)))
 
+/* Options of ct_norm. */
 typedef struct {
     /* The vector p-norm over dims: CT_SOME(p) with p 1, 2 (the default; "fro"),
      * INFINITY, -INFINITY or 0 (the number of nonzeros). */
     ct_opt_f64 p;
-    ct_dims dims;
-    bool keepdim;
+    ct_dims dims;  /* dims to reduce; none given: all */
+    bool keepdim;  /* keep reduced dims with size 1 */
 } ct_norm_options;
-ct_tensor *ct_norm_with(ct_tensor *t, ct_norm_options o);
+ct_tensor *ct_norm_with(ct_tensor *t, ct_norm_options o); /* torch.linalg.vector_norm */
 #define ct_norm(t, ...) CT_AT(ct_norm_with(t, CT_OPTIONS(ct_norm_options, __VA_ARGS__)))
 
 /* ---- max / min with indices ------------------------------------------- */
@@ -99,6 +103,7 @@ ct_values_indices ct_min_dim(ct_tensor *t, int64_t dim, bool keepdim);
 
 /* ---- scans ------------------------------------------------------------ */
 
+/* Options of ct_cumsum and ct_cumprod. */
 typedef struct {
     ct_dtype dtype; /* result dtype; default: the input's (integers and bool: int64) */
 } ct_scan_options;

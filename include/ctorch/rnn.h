@@ -21,18 +21,22 @@ CT_API_BEGIN
 extern "C" {
 #endif
 
+/* The activation of nn.RNN and nn.RNNCell: nonlinearity='tanh' or 'relu'. */
 typedef enum { CT_RNN_TANH = 0, CT_RNN_RELU = 1 } ct_rnn_nonlinearity;
 
+/* Options of ct_rnn, ct_lstm and ct_gru. */
 typedef struct {
     int64_t num_layers;  /* 0: PyTorch's default 1 */
     bool bias;           /* default true (set by the macro) */
-    bool batch_first;
+    bool batch_first;    /* input and output [B, T, F] instead of [T, B, F] */
     double dropout;      /* between layers, in training mode */
-    bool bidirectional;
+    bool bidirectional;  /* a second, reversed direction per layer (outputs concatenated) */
     ct_rnn_nonlinearity nonlinearity; /* RNN only */
     ct_dtype dtype;      /* the parameters' dtype (floating); default: the default dtype */
 } ct_rnn_options;
 
+/* nn.RNN, nn.LSTM, nn.GRU: inputs (x[, h0[, c0]]) with x [T, B, input_size] (or
+ * [T, input_size]); outputs (output, h_n[, c_n]) through ct_forward_multi. */
 ct_module *ct_rnn_with(int64_t input_size, int64_t hidden_size, ct_rnn_options o);
 ct_module *ct_lstm_with(int64_t input_size, int64_t hidden_size, ct_rnn_options o);
 ct_module *ct_gru_with(int64_t input_size, int64_t hidden_size, ct_rnn_options o);
@@ -48,7 +52,7 @@ ct_module *ct_gru_with(int64_t input_size, int64_t hidden_size, ct_rnn_options o
  * h' (RNNCell, GRUCell) or (h', c') (LSTMCell). */
 typedef struct {
     bool bias; /* default true (set by the macro) */
-    ct_rnn_nonlinearity nonlinearity;
+    ct_rnn_nonlinearity nonlinearity; /* RNNCell only */
     ct_dtype dtype; /* the parameters' dtype (floating); default: the default dtype */
 } ct_cell_options;
 ct_module *ct_rnn_cell_with(int64_t input_size, int64_t hidden_size, ct_cell_options o);
@@ -67,13 +71,21 @@ ct_module *ct_gru_cell_with(int64_t input_size, int64_t hidden_size, ct_cell_opt
  * pre-activations, saving only the activated gates for backward (the layers above use
  * them).  Pre-activations are (igates + b_ih) + (hgates + b_hh), biases [G*H] or NULL;
  * every tensor is of one floating dtype; the results are all NULL on error. */
-typedef struct { ct_tensor *hy, *cy, *workspace; } ct_lstm_cell_result;
+typedef struct {
+    ct_tensor *hy;        /* the new hidden state */
+    ct_tensor *cy;        /* the new cell state */
+    ct_tensor *workspace; /* what the backward needs */
+} ct_lstm_cell_result;
 /* igates, hgates [B, 4H] (gates i, f, g, o), cx [B, H]: cy = f cx + i g, hy = o tanh(cy)
  * (i, f, o sigmoids, g a tanh); workspace [B, 4H] holds the activated gates. */
 ct_lstm_cell_result ct_thnn_fused_lstm_cell(ct_tensor *igates, ct_tensor *hgates, ct_tensor *cx,
                                             ct_tensor *b_ih, ct_tensor *b_hh);
 #define ct_thnn_fused_lstm_cell(ig, hg, cx, b_ih, b_hh) CT_AT(ct_thnn_fused_lstm_cell(ig, hg, cx, b_ih, b_hh))
-typedef struct { ct_tensor *hy, *workspace; } ct_gru_cell_result;
+/* What ct_thnn_fused_gru_cell returns. */
+typedef struct {
+    ct_tensor *hy;        /* the new hidden state */
+    ct_tensor *workspace; /* what the backward needs */
+} ct_gru_cell_result;
 /* igates, hgates [B, 3H] (gates r, z, n), hx [B, H]: r, z sigmoids, n = tanh(i_n + r h_n),
  * hy = (1 - z) n + z hx; workspace [B, 4H] holds r, z, n and h_n (PyTorch's is [B, 5H]
  * with a copy of hx, which ctorch saves instead). */

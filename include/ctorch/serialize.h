@@ -26,10 +26,11 @@ extern "C" {
 
 /* Up to 32 string pairs stored in the header's "__metadata__". */
 #define CT_METADATA_MAX 32
+/* String pairs of a safetensors header's "__metadata__". */
 typedef struct {
-    int n;
-    const char *keys[CT_METADATA_MAX];
-    const char *values[CT_METADATA_MAX];
+    int n;                               /* how many pairs */
+    const char *keys[CT_METADATA_MAX];   /* the names */
+    const char *values[CT_METADATA_MAX]; /* their values */
 } ct_metadata;
 
 /* Writes sd (tensors in any dtype; non-contiguous ones are copied) atomically.
@@ -37,6 +38,7 @@ typedef struct {
 int ct_save_safetensors(const ct_state_dict *sd, const char *path, const ct_metadata *metadata);
 #define ct_save_safetensors(sd, path, metadata) CT_AT(ct_save_safetensors(sd, path, metadata))
 
+/* Options of ct_load_safetensors and ct_safetensors_from_buffer. */
 typedef struct {
     ct_device map_location;  /* load onto this device (default: cpu) */
     ct_metadata *metadata;   /* filled when given; strings live until ct_metadata_free */
@@ -50,16 +52,18 @@ ct_state_dict *ct_load_safetensors_with(const char *path, ct_load_file_options o
 /* The same from a buffer in memory (for embedding and fuzzing). */
 ct_state_dict *ct_safetensors_from_buffer(const void *data, size_t size, ct_load_file_options o);
 #define ct_safetensors_from_buffer(...) CT_AT(ct_safetensors_from_buffer(__VA_ARGS__))
-void ct_metadata_free(ct_metadata *m);
+void ct_metadata_free(ct_metadata *m); /* frees the strings a load filled m with */
 #define ct_metadata_free(m) CT_AT(ct_metadata_free(m))
 
 /* ---- training checkpoints ---------------------------------------------- */
 
+/* What a training checkpoint holds. */
 typedef struct {
     ct_module *model;     /* required */
     ct_optim *optim;      /* optional */
     ct_scheduler *sched;  /* optional */
-    int64_t epoch, step;
+    int64_t epoch;        /* the epoch completed */
+    int64_t step;         /* the optimizer steps taken */
     double metric;        /* e.g. the validation accuracy, for keeping the best */
     const char *config;   /* the run's configuration (JSON text), optional */
 } ct_training_state;
@@ -77,7 +81,7 @@ int ct_checkpoint_load(const char *path, ct_training_state *st, char **config_ou
  * plus best.safetensors, the one with the highest (or lowest) metric so far. */
 typedef struct {
     int keep_last;   /* default 3 */
-    bool lower_is_better;
+    bool lower_is_better; /* the best metric is the lowest (a loss), not the highest */
 } ct_checkpoint_policy;
 /* Saves st as dir/ckpt-<epoch>.safetensors, deletes checkpoints older than the last
  * keep_last, and updates dir/best.safetensors when st->metric is the best yet

@@ -36,10 +36,10 @@ ct_tensor *ct_view(ct_tensor *t, ct_shape shape);
 ct_tensor *ct_reshape(ct_tensor *t, ct_shape shape);
 /* Sizes of -1 keep the input's size; new leading dims are broadcast (stride 0). */
 ct_tensor *ct_expand(ct_tensor *t, ct_shape shape);
-ct_tensor *ct_expand_as(ct_tensor *t, ct_tensor *other);
-ct_tensor *ct_transpose(ct_tensor *t, int64_t dim0, int64_t dim1);
+ct_tensor *ct_expand_as(ct_tensor *t, ct_tensor *other);  /* ct_expand to other's shape */
+ct_tensor *ct_transpose(ct_tensor *t, int64_t dim0, int64_t dim1); /* dims dim0 and dim1 swapped */
 ct_tensor *ct_t(ct_tensor *t); /* 2-D transpose (0-D and 1-D returned as is) */
-ct_tensor *ct_permute(ct_tensor *t, ct_dims dims);
+ct_tensor *ct_permute(ct_tensor *t, ct_dims dims); /* dim i of the result is dims[i] of t */
 #define ct_view(t, shape) CT_AT(ct_view(t, shape))
 #define ct_reshape(t, shape) CT_AT(ct_reshape(t, shape))
 #define ct_expand(t, shape) CT_AT(ct_expand(t, shape))
@@ -56,7 +56,7 @@ ct_tensor *ct_narrow(ct_tensor *t, int64_t dim, int64_t start, int64_t length);
  * size like Python slices; negative ones count from the end.  CT_END (INT64_MAX) for
  * "to the end": x[:, ::2] is ct_slice(x, 1, 0, CT_END, 2). */
 #define CT_END INT64_MAX
-ct_tensor *ct_slice(ct_tensor *t, int64_t dim, int64_t start, int64_t end, int64_t step);
+ct_tensor *ct_slice(ct_tensor *t, int64_t dim, int64_t start, int64_t end, int64_t step); /* a view */
 /* x.select(dim, index): drops dim; index may be negative. */
 ct_tensor *ct_select(ct_tensor *t, int64_t dim, int64_t index);
 /* x.squeeze(): drops every size-1 dim; ct_squeeze_dim drops dim only if its size is 1. */
@@ -136,7 +136,9 @@ ct_tensor *ct_triu(ct_tensor *t, int64_t diagonal);
 
 /* ---- padding (torch.nn.functional.pad) ------------------------------------ */
 
+/* F.pad's mode: "constant", "reflect" or "replicate". */
 typedef enum { CT_PAD_CONSTANT = 0, CT_PAD_REFLECT, CT_PAD_REPLICATE } ct_pad_mode;
+/* Options of ct_pad. */
 typedef struct {
     ct_pad_mode mode; /* default constant */
     double value;     /* fill value of constant padding (default 0) */

@@ -17,21 +17,22 @@ CT_API_BEGIN
 extern "C" {
 #endif
 
-typedef struct ct_state_dict ct_state_dict;
+typedef struct ct_state_dict ct_state_dict; /* an ordered map of names to tensors */
 
-ct_state_dict *ct_state_dict_new(void);
+ct_state_dict *ct_state_dict_new(void);  /* an empty state dict */
 #define ct_state_dict_new(...) CT_AT(ct_state_dict_new(__VA_ARGS__))
 /* Inserts or replaces (keeping the first insertion's position); retains t. */
 int ct_state_dict_set(ct_state_dict *sd, const char *key, ct_tensor *t);
 #define ct_state_dict_set(sd, key, t) CT_AT(ct_state_dict_set(sd, key, t))
 ct_tensor *ct_state_dict_get(const ct_state_dict *sd, const char *key); /* borrowed; NULL if absent */
 #define ct_state_dict_get(sd, key) CT_AT(ct_state_dict_get(sd, key))
-int ct_state_dict_len(const ct_state_dict *sd);
+int ct_state_dict_len(const ct_state_dict *sd);                     /* the number of entries */
 #define ct_state_dict_len(sd) CT_AT(ct_state_dict_len(sd))
-const char *ct_state_dict_key(const ct_state_dict *sd, int i);
+const char *ct_state_dict_key(const ct_state_dict *sd, int i);      /* the i-th key, in order */
 #define ct_state_dict_key(sd, i) CT_AT(ct_state_dict_key(sd, i))
 ct_tensor *ct_state_dict_value(const ct_state_dict *sd, int i); /* borrowed */
 #define ct_state_dict_value(sd, i) CT_AT(ct_state_dict_value(sd, i))
+/* Removes key's entry, releasing its tensor; 0, or -1 when absent. */
 int ct_state_dict_remove(ct_state_dict *sd, const char *key);
 #define ct_state_dict_remove(sd, key) CT_AT(ct_state_dict_remove(sd, key))
 
@@ -40,11 +41,14 @@ int ct_state_dict_remove(ct_state_dict *sd, const char *key);
 ct_state_dict *ct_module_state_dict(ct_module *m);
 #define ct_module_state_dict(m) CT_AT(ct_module_state_dict(m))
 
+/* What ct_load_state_dict found missing and unexpected (load_state_dict's result). */
 typedef struct {
-    int n_missing, n_unexpected;
+    int n_missing;              /* the module's keys the dict lacks */
+    int n_unexpected;           /* the dict's keys the module lacks */
     const char *missing[64];    /* first 64 names; valid while the module and dict live */
-    const char *unexpected[64];
+    const char *unexpected[64]; /* first 64 names, likewise */
 } ct_load_result;
+/* Options of ct_load_state_dict. */
 typedef struct {
     bool non_strict;        /* strict (the default) fails on missing or unexpected keys */
     ct_load_result *result; /* filled when given */

@@ -22,29 +22,29 @@ CT_API_BEGIN
 extern "C" {
 #endif
 
-typedef struct ct_tensor ct_tensor;
-typedef struct ct_node ct_node;
-typedef struct ct_generator ct_generator;
+typedef struct ct_tensor ct_tensor; /* a tensor: shape, strides, dtype, device, storage and autograd state */
+typedef struct ct_node ct_node; /* a node of the autograd graph (a grad_fn) */
+typedef struct ct_generator ct_generator; /* a random number generator (torch.Generator) */
 
 /* Keyword options of the factory functions (all optional). */
 typedef struct {
     ct_dtype dtype;          /* default: ct_get_default_dtype() (or the input's for *_like) */
     ct_device device;        /* default: cpu */
-    bool requires_grad;
+    bool requires_grad;      /* record ops on the result for autograd (a leaf) */
     ct_generator *generator; /* random factories: default generator when NULL */
 } ct_tensor_options;
-#define CT_OPTS(...) (CT_OPTIONS(ct_tensor_options, __VA_ARGS__))
+#define CT_OPTS(...) (CT_OPTIONS(ct_tensor_options, __VA_ARGS__)) /* a ct_tensor_options from designated initializers */
 
 /* ---- factories -------------------------------------------------------- */
 
-ct_tensor *ct_empty_with(ct_shape shape, ct_tensor_options o);
-ct_tensor *ct_zeros_with(ct_shape shape, ct_tensor_options o);
-ct_tensor *ct_ones_with(ct_shape shape, ct_tensor_options o);
-ct_tensor *ct_full_with(ct_shape shape, double value, ct_tensor_options o);
-ct_tensor *ct_empty_like_with(const ct_tensor *t, ct_tensor_options o);
-ct_tensor *ct_zeros_like_with(const ct_tensor *t, ct_tensor_options o);
-ct_tensor *ct_ones_like_with(const ct_tensor *t, ct_tensor_options o);
-ct_tensor *ct_full_like_with(const ct_tensor *t, double value, ct_tensor_options o);
+ct_tensor *ct_empty_with(ct_shape shape, ct_tensor_options o); /* torch.empty: values left unset */
+ct_tensor *ct_zeros_with(ct_shape shape, ct_tensor_options o); /* torch.zeros */
+ct_tensor *ct_ones_with(ct_shape shape, ct_tensor_options o); /* torch.ones */
+ct_tensor *ct_full_with(ct_shape shape, double value, ct_tensor_options o); /* torch.full: every element value */
+ct_tensor *ct_empty_like_with(const ct_tensor *t, ct_tensor_options o); /* t's shape, dtype and device unless given */
+ct_tensor *ct_zeros_like_with(const ct_tensor *t, ct_tensor_options o); /* torch.zeros_like */
+ct_tensor *ct_ones_like_with(const ct_tensor *t, ct_tensor_options o); /* torch.ones_like */
+ct_tensor *ct_full_like_with(const ct_tensor *t, double value, ct_tensor_options o); /* torch.full_like */
 /* A 0-d tensor holding v. */
 ct_tensor *ct_scalar_tensor_with(double v, ct_tensor_options o);
 /* Copies numel(shape) elements of `dtype` from data (C order). */
@@ -61,17 +61,23 @@ ct_tensor *ct_tensor_from_with(const void *data, ct_dtype dtype, ct_shape shape,
 #define ct_scalar_tensor(v, ...) CT_AT(ct_scalar_tensor_with(v, CT_OPTS(__VA_ARGS__)))
 #define ct_tensor_from(data, dtype, shape, ...) \
     CT_AT(ct_tensor_from_with(data, dtype, shape, CT_OPTS(__VA_ARGS__)))
-/* Typed forms: the element type is checked by the compiler. */
+/* Typed forms: the element type is checked by the compiler.  ct_tensor_from of float
+ * data. */
 #define ct_tensor_f32(data, shape, ...) \
     ct_tensor_from((const float *)(data), CT_F32, shape, __VA_ARGS__)
+/* ct_tensor_from of double data. */
 #define ct_tensor_f64(data, shape, ...) \
     ct_tensor_from((const double *)(data), CT_F64, shape, __VA_ARGS__)
+/* ct_tensor_from of int64_t data. */
 #define ct_tensor_i64(data, shape, ...) \
     ct_tensor_from((const int64_t *)(data), CT_I64, shape, __VA_ARGS__)
+/* ct_tensor_from of int32_t data. */
 #define ct_tensor_i32(data, shape, ...) \
     ct_tensor_from((const int32_t *)(data), CT_I32, shape, __VA_ARGS__)
+/* ct_tensor_from of uint8_t data. */
 #define ct_tensor_u8(data, shape, ...) \
     ct_tensor_from((const uint8_t *)(data), CT_U8, shape, __VA_ARGS__)
+/* ct_tensor_from of bool data. */
 #define ct_tensor_bool(data, shape, ...) \
     ct_tensor_from((const bool *)(data), CT_BOOL, shape, __VA_ARGS__)
 
@@ -96,10 +102,11 @@ ct_tensor *ct_eye_with(int64_t n, int64_t m, ct_tensor_options o);
 #define ct_eye(n, ...) CT_AT(ct_eye_with(n, n, CT_OPTS(__VA_ARGS__)))
 #define ct_eye_nm(n, m, ...) CT_AT(ct_eye_with(n, m, CT_OPTS(__VA_ARGS__)))
 
-/* CT_NUM(x): x as a ct_scalar that remembers whether C typed it integer or floating. */
+/* The conversions CT_NUM chooses from. */
 static inline ct_scalar ct__num_int(long long v) { return CT_INT(v); }
 static inline ct_scalar ct__num_float(double v) { return CT_FLOAT(v); }
 static inline ct_scalar ct__num_scalar(ct_scalar v) { return v; }
+/* CT_NUM(x): x as a ct_scalar that remembers whether C typed it integer or floating. */
 #define CT_NUM(x)                                                                        \
     _Generic((x), float: ct__num_float, double: ct__num_float, long double: ct__num_float, \
              ct_scalar: ct__num_scalar, default: ct__num_int)(x)
@@ -114,26 +121,26 @@ ct_tensor *ct_from_blob(void *data, ct_dtype dtype, ct_shape shape, const int64_
 
 /* ---- metadata --------------------------------------------------------- */
 
-int ct_ndim(const ct_tensor *t);
+int ct_ndim(const ct_tensor *t); /* t.dim() */
 #define ct_ndim(t) CT_AT(ct_ndim(t))
 int64_t ct_size(const ct_tensor *t, int64_t dim);   /* negative dims count from the end */
 #define ct_size(t, dim) CT_AT(ct_size(t, dim))
 int64_t ct_stride(const ct_tensor *t, int64_t dim); /* in elements */
 #define ct_stride(t, dim) CT_AT(ct_stride(t, dim))
-ct_shape ct_shape_of(const ct_tensor *t);
+ct_shape ct_shape_of(const ct_tensor *t); /* t.shape */
 #define ct_shape_of(t) CT_AT(ct_shape_of(t))
-int64_t ct_numel(const ct_tensor *t);
+int64_t ct_numel(const ct_tensor *t); /* number of elements */
 #define ct_numel(t) CT_AT(ct_numel(t))
-int64_t ct_storage_offset(const ct_tensor *t);
+int64_t ct_storage_offset(const ct_tensor *t); /* t.storage_offset(), in elements */
 #define ct_storage_offset(t) CT_AT(ct_storage_offset(t))
-ct_dtype ct_dtype_of(const ct_tensor *t);
+ct_dtype ct_dtype_of(const ct_tensor *t); /* t.dtype */
 #define ct_dtype_of(t) CT_AT(ct_dtype_of(t))
-ct_device ct_device_of(const ct_tensor *t);
+ct_device ct_device_of(const ct_tensor *t); /* t.device */
 #define ct_device_of(t) CT_AT(ct_device_of(t))
 /* Tensor.is_meta: on the meta device (below, "the meta device"). */
 bool ct_is_meta(const ct_tensor *t);
 #define ct_is_meta(t) CT_AT(ct_is_meta(t))
-bool ct_is_contiguous(const ct_tensor *t);
+bool ct_is_contiguous(const ct_tensor *t); /* C order without gaps */
 #define ct_is_contiguous(t) CT_AT(ct_is_contiguous(t))
 /* Address of element 0 of the view (the first element in storage order plus offset). */
 void *ct_data_ptr(const ct_tensor *t);
@@ -144,7 +151,7 @@ void *ct_data_ptr(const ct_tensor *t);
 /* The value of a one-element tensor as a double; NaN and an error otherwise. */
 double ct_item(const ct_tensor *t);
 #define ct_item(t) CT_AT(ct_item(t))
-int64_t ct_item_int(const ct_tensor *t);
+int64_t ct_item_int(const ct_tensor *t); /* the value as an integer (0 and an error when not one element) */
 #define ct_item_int(t) CT_AT(ct_item_int(t))
 /* Copies all elements in C order into dst as `dtype` (converting).  Returns 0 or -1. */
 int ct_copy_to_buffer(const ct_tensor *t, void *dst, ct_dtype dtype, size_t dst_bytes);
@@ -152,6 +159,7 @@ int ct_copy_to_buffer(const ct_tensor *t, void *dst, ct_dtype dtype, size_t dst_
 
 /* ---- conversion ------------------------------------------------------- */
 
+/* Options of ct_to: what to convert to. */
 typedef struct {
     ct_dtype dtype;   /* unset: keep */
     ct_device device; /* unset: keep */
@@ -161,8 +169,8 @@ ct_tensor *ct_to_with(ct_tensor *t, ct_to_options o);
 /* ct_to(t, .dtype = CT_F64), ct_to(t, .device = CT_CUDA(0)): returns t itself
  * (retained, registered with the scope) when nothing changes. */
 #define ct_to(t, ...) CT_AT(ct_to_with(t, CT_OPTIONS(ct_to_options, __VA_ARGS__)))
-ct_tensor *ct_contiguous(ct_tensor *t);
-ct_tensor *ct_clone(ct_tensor *t);
+ct_tensor *ct_contiguous(ct_tensor *t); /* t itself (retained) when contiguous, else a C-order copy */
+ct_tensor *ct_clone(ct_tensor *t); /* a copy with its own storage (differentiable) */
 #define ct_contiguous(t) CT_AT(ct_contiguous(t))
 #define ct_clone(t) CT_AT(ct_clone(t))
 
@@ -191,8 +199,8 @@ ct_tensor *ct_clone(ct_tensor *t);
 
 /* dst.copy_(src): src is broadcast to dst's shape and converted to its dtype. */
 ct_tensor *ct_copy_(ct_tensor *dst, ct_tensor *src);
-ct_tensor *ct_fill_(ct_tensor *t, double value);
-ct_tensor *ct_zero_(ct_tensor *t);
+ct_tensor *ct_fill_(ct_tensor *t, double value); /* every element of t becomes value; returns t */
+ct_tensor *ct_zero_(ct_tensor *t); /* every element of t becomes 0; returns t */
 #define ct_copy_(dst, src) CT_AT(ct_copy_(dst, src))
 #define ct_fill_(t, value) CT_AT(ct_fill_(t, value))
 #define ct_zero_(t) CT_AT(ct_zero_(t))
@@ -203,7 +211,7 @@ ct_tensor *ct_zero_(ct_tensor *t);
  * string is malloc'd; free() it. */
 char *ct_to_string(const ct_tensor *t);
 #define ct_to_string(t) CT_AT(ct_to_string(t))
-void ct_print(const ct_tensor *t);
+void ct_print(const ct_tensor *t); /* prints ct_to_string(t) and a newline to stdout */
 #define ct_print(t) CT_AT(ct_print(t))
 /* torch.set_printoptions: every field left 0 keeps its current value (so precision 0
  * cannot be asked for); `profile` ("default", "short", "full") applies first.  As in

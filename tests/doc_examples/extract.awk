@@ -1,4 +1,5 @@
-# Turns every C example of the headers and of README.md into a test program.
+# Turns every C example of the headers and of the Markdown pages (README.md,
+# docs/*.md) into a test program.
 #
 #   awk -f extract.awk -v outdir=DIR -v root=SRCDIR FILE...
 #
