@@ -15,10 +15,10 @@
 
 #include "base.h"
 
-#define CTORCH_VERSION_MAJOR 0
-#define CTORCH_VERSION_MINOR 2
-#define CTORCH_VERSION_PATCH 0
-#define CTORCH_VERSION_STRING "0.2.0"
+#define CTORCH_VERSION_MAJOR 0        /* the headers' major version */
+#define CTORCH_VERSION_MINOR 2        /* the headers' minor version */
+#define CTORCH_VERSION_PATCH 0        /* the headers' patch version */
+#define CTORCH_VERSION_STRING "0.2.0" /* the three, as a string */
 
 /* True when these headers are version maj.min.patch or later. */
 #define CTORCH_VERSION_AT(maj, min, patch)                                            \
