@@ -54,7 +54,8 @@ static void draw(progress_bar *p, double t) {
     progress_format_time(elapsed, sizeof elapsed, t - p->start);
     if (p->rate > 0) {
         progress_format_time(eta, sizeof eta, (double)(p->total - p->done) / p->rate);
-        snprintf(rate, sizeof rate, "%.0f %s/s", p->rate, p->unit);
+        int decimals = p->rate >= 100 ? 0 : p->rate >= 10 ? 1 : 2; /* 3 significant digits */
+        snprintf(rate, sizeof rate, "%.*f %s/s", decimals, p->rate, p->unit);
     } else {
         snprintf(eta, sizeof eta, "?");
         snprintf(rate, sizeof rate, "? %s/s", p->unit);
