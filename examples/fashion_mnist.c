@@ -280,6 +280,47 @@ static void interrupted_progress(const char *saved, epoch_progress *ep) {
     ep->epoch = (int)epoch;
 }
 
+/* Trains epoch ep->epoch on from where ep stands: an interrupted epoch's first
+ * ep->batches batches were trained before, so they are only drawn from the loader (the
+ * shuffle depends on the epoch alone).  Shows the progress; stops after the batch
+ * during which Ctrl-C came.  Returns 1 at the end of the epoch, 0 when interrupted
+ * before it, -1 on an error (ct_last_error()). */
+static int train_epoch(ct_module *model, ct_optim *opt, ct_loader *train, int64_t samples,
+                       int epochs, ct_training_state *st, epoch_progress *ep) {
+    ct_loader_set_epoch(train, (uint64_t)ep->epoch);
+    ct_batch b;
+    for (int64_t k = 0; k < ep->batches; k++) {
+        CT_SCOPE_HERE;
+        if (!ct_loader_next(train, &b)) break;
+    }
+    char desc[64], postfix[64];
+    snprintf(desc, sizeof desc, "epoch %d/%d", ep->epoch, epochs);
+    progress_bar bar;
+    progress_start(&bar, desc, samples, ep->samples, "samples");
+    int64_t n_batches = ct_loader_len(train);
+    bool interrupted = false;
+    while (!interrupted) {
+        CT_SCOPE_HERE;
+        if (!ct_loader_next(train, &b)) break;
+        ct_tensor *loss = ct_cross_entropy(ct_forward(model, b.t[0]), b.t[1]);
+        ct_zero_grad(opt);
+        ct_backward(loss);
+        ct_step(opt);
+        double l = ct_item(loss);
+        if (ct_last_error()) break;
+        st->step++;
+        ep->batches++;
+        ep->samples += b.size;
+        ep->loss_sum += l;
+        ep->loss_n++;
+        snprintf(postfix, sizeof postfix, "loss=%.4f", ep->loss_sum / (double)ep->loss_n);
+        progress_update(&bar, b.size, postfix);
+        interrupted = interrupt_requested() && ep->batches < n_batches;
+    }
+    progress_close(&bar);
+    return ct_last_error() ? -1 : interrupted ? 0 : 1;
+}
+
 static int fail(const char *what) {
     fprintf(stderr, "fashion_mnist: %s%s%s\n", what, ct_last_error() ? ": " : "",
             ct_last_error() ? ct_last_error() : "");
@@ -393,45 +434,15 @@ int main(int argc, char **argv) {
         int64_t trained = 0, n_batches = ct_loader_len(train);
         int epochs_done = 0;
         for (int epoch = first_epoch; epoch <= c.epochs && rc == 0; epoch++) {
-            ct_loader_set_epoch(train, (uint64_t)epoch); /* the shuffle depends on the epoch alone */
             epoch_progress ep = {.epoch = epoch};
             if (resumed.epoch == epoch) ep = resumed;
-            /* An interrupted epoch continues after its last trained batch. */
-            ct_batch b;
-            for (int64_t k = 0; k < ep.batches; k++) {
-                CT_SCOPE_HERE;
-                if (!ct_loader_next(train, &b)) break;
-            }
-            char desc[64], postfix[64];
-            snprintf(desc, sizeof desc, "epoch %d/%d", epoch, c.epochs);
-            progress_bar bar;
-            progress_start(&bar, desc, ct_dataset_len(train_set), ep.samples, "samples");
-            bool interrupted = false;
-            while (!interrupted) {
-                CT_SCOPE_HERE;
-                if (!ct_loader_next(train, &b)) break;
-                ct_tensor *loss = ct_cross_entropy(ct_forward(model, b.t[0]), b.t[1]);
-                ct_zero_grad(opt);
-                ct_backward(loss);
-                ct_step(opt);
-                double l = ct_item(loss);
-                if (ct_last_error()) break;
-                st.step++;
-                ep.batches++;
-                ep.samples += b.size;
-                ep.loss_sum += l;
-                ep.loss_n++;
-                snprintf(postfix, sizeof postfix, "loss=%.4f", ep.loss_sum / (double)ep.loss_n);
-                progress_update(&bar, b.size, postfix);
-                interrupted = interrupt_requested() && ep.batches < n_batches;
-            }
-            progress_close(&bar);
-            if (ct_last_error()) {
+            int ended = train_epoch(model, opt, train, ct_dataset_len(train_set), c.epochs, &st, &ep);
+            if (ended < 0) {
                 rc = fail("training failed");
                 break;
             }
             trained += ep.samples - (resumed.epoch == epoch ? resumed.samples : 0);
-            if (interrupted) {
+            if (!ended) {
                 if (save_interrupted(&rf, st, &ep, path, sizeof path) != 0) {
                     rc = fail("cannot save the interrupted epoch");
                     break;
