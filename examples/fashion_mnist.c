@@ -391,7 +391,7 @@ int main(int argc, char **argv) {
                 rc = fail("cannot resume");
                 break;
             }
-            rc = apply_checkpoint_config(argv[0], saved, opts, n_opts) != 0;
+            rc = apply_checkpoint_config("fashion_mnist", saved, opts, n_opts) != 0;
             interrupted_progress(saved, &resumed);
             free(saved);
             if (rc) break;

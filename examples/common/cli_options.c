@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +19,7 @@ static int bad_value(const char *prog, const cli_option *o, const char *text, co
     return -1;
 }
 
-/* "must be in [lo, hi]", printing integers as integers. */
+/* The message for a value outside the option's range (integers printed as integers). */
 static int out_of_range(const char *prog, const cli_option *o, const char *text) {
     char why[128];
     if (o->kind == CLI_DOUBLE)
@@ -45,7 +46,8 @@ int cli_parse_value(const char *prog, cli_option *o, const char *text) {
     case CLI_INT64: {
         long long v = strtoll(text, &end, 10);
         if (end == text || *end) return bad_value(prog, o, text, "is not an integer");
-        if (errno == ERANGE || (double)v < o->min || (double)v > o->max)
+        if (errno == ERANGE || (double)v < o->min || (double)v > o->max ||
+            (o->kind == CLI_INT && (v < INT_MIN || v > INT_MAX)))
             return out_of_range(prog, o, text);
         if (o->kind == CLI_INT)
             *(int *)o->value = (int)v;
