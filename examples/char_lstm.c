@@ -2,13 +2,14 @@
  * characters of a text file (by default Debian's GPL-3 text, present on every Debian
  * system), trained on random windows with Adam and clipped gradients, then sampling
  * text from it.  Exits non-zero if the loss does not fall by a third.
- *
- *     char_lstm [FILE] [STEPS] */
+ * `char_lstm --help` lists the flags. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cli_options.h"
 #include "ctorch.h"
 
 #define SEQ 48
@@ -44,17 +45,30 @@ static ct_tensor *run(const char_model *cm, ct_tensor *chars, ct_tensor **h, ct_
 }
 
 int main(int argc, char **argv) {
+    const char *path = "/usr/share/common-licenses/GPL-3";
+    int steps = 150;
+    cli_option opts[] = {
+        CLI_OPT_STRING("text", &path, "FILE", "the text to learn (its first MiB)"),
+        CLI_OPT_INT("steps", &steps, 1, 10000000, "N", "training steps"),
+    };
+    int status;
+    if (!cli_parse(argc, argv, "Trains a character-level LSTM on a text file, then samples from it.",
+                   opts, (int)(sizeof opts / sizeof *opts), &status))
+        return status;
     ct_set_error_handler(ct_abort_on_error);
-    const char *path = argc > 1 ? argv[1] : "/usr/share/common-licenses/GPL-3";
-    int steps = argc > 2 ? atoi(argv[2]) : 150;
     FILE *f = fopen(path, "rb");
     if (!f) {
-        fprintf(stderr, "cannot open %s\n", path);
+        fprintf(stderr, "char_lstm: cannot open %s: %s\n", path, strerror(errno));
         return 1;
     }
     static unsigned char text[1 << 20];
     size_t len = fread(text, 1, sizeof text, f);
     fclose(f);
+    if (len < SEQ + 2) {
+        fprintf(stderr, "char_lstm: %s is too short: %zu bytes, at least %d needed\n", path, len,
+                SEQ + 2);
+        return 1;
+    }
     /* The vocabulary: the bytes that occur. */
     int to_id[256], vocab = 0;
     unsigned char to_char[256];

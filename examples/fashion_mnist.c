@@ -1,26 +1,32 @@
 /* The main job: a CNN trained on Fashion-MNIST (Debian's dataset-fashion-mnist), as a
- * PyTorch tutorial would write it.
+ * PyTorch tutorial would write it.  `fashion_mnist --help` lists the flags.
  *
- *     fashion_mnist [--epochs 3] [--batch-size 64] [--lr 1e-3] [--workers 2] [--seed 0]
- *                   [--out runs/fashion_mnist] [--resume latest|PATH] [--data DIR]
- *                   [--limit N] [--test-limit N] [--min-accuracy A] [--threads N]
- *                   [--overwrite]
+ * Each epoch trains with Adam, shows a progress bar on stderr (plain lines when stderr
+ * is not a terminal), evaluates on the test set in eval mode under no_grad, and keeps
+ * the last checkpoints and the best one in --out, with the run's configuration as
+ * config.json beside them (written with the first checkpoint, so a run that fails
+ * before one leaves nothing behind).  A new run refuses an --out that holds an earlier
+ * run's checkpoints unless --overwrite says to delete them (mixing runs would judge
+ * the new best against the old one).
  *
- * Each epoch trains with Adam, shows a progress bar (plain lines when stdout is not a
- * terminal), evaluates on the test set in eval mode under no_grad, and keeps the last
- * checkpoints and the best one in --out, with the run's configuration as JSON beside
- * them.  --resume continues a run exactly where its checkpoint left it.  A new run
- * refuses an --out that holds an earlier run's checkpoints unless --overwrite says to
- * delete them (mixing runs would judge the new best against the old one). */
+ * --resume continues a run exactly where its checkpoint left it: the checkpoint fixes
+ * the hyper-parameters that decide the numbers (lr, batch size, seed, limit), and the
+ * program says which flags it overrides.  Ctrl-C finishes the current batch, saves
+ * the partial epoch as interrupted.safetensors (--resume latest picks it) and exits
+ * with status 130; a resumed run skips the epoch's batches already trained, so it ends
+ * with the same weights as a run never interrupted.  A second Ctrl-C quits at once. */
 #include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "common/cli_options.h"
+#include "common/interrupt.h"
+#include "common/progress.h"
 #include "ctorch.h"
 
 typedef struct {
@@ -32,57 +38,88 @@ typedef struct {
     bool overwrite;
 } config;
 
-static void usage(const char *prog) {
-    fprintf(stderr,
-            "usage: %s [--epochs N] [--batch-size N] [--lr X] [--workers N] [--seed N]\n"
-            "          [--out DIR] [--resume latest|PATH] [--data DIR] [--limit N]\n"
-            "          [--test-limit N] [--min-accuracy A] [--threads N] [--overwrite]\n",
-            prog);
-    exit(2);
+static const char SUMMARY[] =
+    "Trains a CNN on Fashion-MNIST with Adam, keeping checkpoints and config.json in --out.\n"
+    "Ctrl-C saves the partial epoch (exit status 130); --resume latest continues it.";
+
+/* The flags whose values decide the numbers a run computes: a resumed run takes them
+ * from its checkpoint's config (the others, like --epochs, may change on resume). */
+static const char *const FIXED_BY_CHECKPOINT[] = {"lr", "batch-size", "seed", "limit"};
+#define N_FIXED (int)(sizeof FIXED_BY_CHECKPOINT / sizeof *FIXED_BY_CHECKPOINT)
+
+#define INTERRUPTED_NAME "interrupted.safetensors"
+
+/* ---- the run's configuration as JSON ----------------------------------------- */
+
+/* The flags recorded in config.json: every number, keyed by the flag's name with '_'
+ * for '-' ("batch_size"). */
+static void json_key(char *buf, size_t size, const char *flag) {
+    snprintf(buf, size, "%s", flag);
+    for (char *p = buf; *p; p++)
+        if (*p == '-') *p = '_';
 }
 
-static config parse_args(int argc, char **argv) {
-    config c = {
-        .epochs = 3, .workers = 2, .batch_size = 64, .lr = 1e-3, .out = "runs/fashion_mnist"};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) usage(argv[0]);
-        if (!strcmp(a, "--overwrite")) {
-            c.overwrite = true;
-            continue;
-        }
-        if (!v) usage(argv[0]);
-        i++;
-        if (!strcmp(a, "--epochs"))
-            c.epochs = atoi(v);
-        else if (!strcmp(a, "--batch-size"))
-            c.batch_size = atoll(v);
-        else if (!strcmp(a, "--lr"))
-            c.lr = atof(v);
-        else if (!strcmp(a, "--workers"))
-            c.workers = atoi(v);
-        else if (!strcmp(a, "--seed"))
-            c.seed = strtoull(v, NULL, 10);
-        else if (!strcmp(a, "--out"))
-            c.out = v;
-        else if (!strcmp(a, "--resume"))
-            c.resume = v;
-        else if (!strcmp(a, "--data"))
-            c.data = v;
-        else if (!strcmp(a, "--limit"))
-            c.limit = atoll(v);
-        else if (!strcmp(a, "--test-limit"))
-            c.test_limit = atoll(v);
-        else if (!strcmp(a, "--min-accuracy"))
-            c.min_accuracy = atof(v);
-        else if (!strcmp(a, "--threads"))
-            c.threads = atoi(v);
-        else
-            usage(argv[0]);
+static void config_json(const cli_option *opts, int n, char *json, size_t size) {
+    size_t len = (size_t)snprintf(
+        json, size,
+        "{\"model\": \"conv(1,32,3,p1)-relu-maxpool2-conv(32,64,3,p1)-relu-maxpool2-flatten-"
+        "linear(3136,128)-relu-linear(128,10)\", \"optimizer\": \"Adam\", "
+        "\"dataset\": \"Fashion-MNIST\"");
+    for (int i = 0; i < n && len < size; i++) {
+        if (opts[i].kind == CLI_FLAG || opts[i].kind == CLI_STRING) continue;
+        char key[64], value[64];
+        json_key(key, sizeof key, opts[i].name);
+        cli_format_value(&opts[i], value, sizeof value);
+        len += (size_t)snprintf(json + len, size - len, ", \"%s\": %s", key, value);
     }
-    if (c.epochs < 1 || c.batch_size < 1 || c.workers < 0 || !(c.lr > 0)) usage(argv[0]);
-    return c;
+    if (len < size) snprintf(json + len, size - len, "}");
 }
+
+/* The text of key's value (a number) in a flat JSON object written by config_json, or
+ * false when the key is not there. */
+static bool config_value(const char *json, const char *key, char *out, size_t size) {
+    char pattern[80];
+    snprintf(pattern, sizeof pattern, "\"%s\": ", key);
+    const char *at = json ? strstr(json, pattern) : NULL;
+    if (!at) return false;
+    at += strlen(pattern);
+    size_t n = strcspn(at, ",}");
+    if (n == 0 || n >= size) return false;
+    memcpy(out, at, n);
+    out[n] = 0;
+    return true;
+}
+
+static bool config_int64(const char *json, const char *key, int64_t *v) {
+    char text[64], *end;
+    if (!config_value(json, key, text, sizeof text)) return false;
+    *v = strtoll(text, &end, 10);
+    return *end == 0;
+}
+
+/* Takes the hyper-parameters the checkpoint fixes from its config, saying which flags
+ * it overrides.  0, or -1 when the config holds a value the flag would refuse. */
+static int apply_checkpoint_config(const char *prog, const char *saved, cli_option *opts, int n) {
+    for (int i = 0; i < N_FIXED; i++) {
+        cli_option *o = cli_find(opts, n, FIXED_BY_CHECKPOINT[i]);
+        char key[64], text[64], was[64], now[64];
+        json_key(key, sizeof key, o->name);
+        if (!config_value(saved, key, text, sizeof text)) continue;
+        cli_format_value(o, was, sizeof was);
+        if (cli_parse_value(prog, o, text) != 0) {
+            fprintf(stderr, "%s: the checkpoint's config holds %s %s\n", prog, key, text);
+            return -1;
+        }
+        cli_format_value(o, now, sizeof now);
+        if (strcmp(was, now) && o->given)
+            printf("resume: --%s %s is overridden by the checkpoint's %s\n", o->name, was, text);
+        else if (strcmp(was, now))
+            printf("resume: --%s %s from the checkpoint\n", o->name, text);
+    }
+    return 0;
+}
+
+/* ---- files -------------------------------------------------------------------- */
 
 /* mkdir -p */
 static int mkdir_p(const char *path) {
@@ -97,43 +134,44 @@ static int mkdir_p(const char *path) {
     return mkdir(buf, 0755) == 0 || access(buf, W_OK) == 0 ? 0 : -1;
 }
 
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-/* ---- progress --------------------------------------------------------------- */
-
-typedef struct {
-    bool tty;
-    int epoch, epochs;
-    int64_t total, done, last_line;
-    double start, loss_sum;
-    int64_t loss_n;
-} progress;
-
-static void progress_show(progress *p, bool final) {
-    double t = now() - p->start, rate = t > 0 ? (double)p->done / t : 0;
-    double eta = rate > 0 ? (double)(p->total - p->done) / rate : 0;
-    double loss = p->loss_n ? p->loss_sum / (double)p->loss_n : NAN;
-    if (p->tty) {
-        int width = 30, filled = p->total ? (int)(width * p->done / p->total) : width;
-        printf("\repoch %d/%d [%.*s%s%*s] %lld/%lld  %.0f samples/s  ETA %d:%02d  loss %.4f",
-               p->epoch, p->epochs, filled,
-               "==============================", filled < width ? ">" : "",
-               width - filled - (filled < width), "", (long long)p->done, (long long)p->total, rate,
-               (int)eta / 60, (int)eta % 60, loss);
-        if (final) printf("\n");
-        fflush(stdout);
-    } else if (final || p->done - p->last_line >= p->total / 5) {
-        printf("epoch %d/%d: %lld/%lld samples, %.0f samples/s, ETA %ds, loss %.4f\n", p->epoch,
-               p->epochs, (long long)p->done, (long long)p->total, rate, (int)eta, loss);
-        p->last_line = p->done;
+/* Counts dir's checkpoint files (ckpt-*.safetensors, best.safetensors and
+ * interrupted.safetensors), deleting them when remove is set. */
+static int checkpoint_files(const char *dir, bool remove) {
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    int n = 0;
+    struct dirent *e;
+    char path[4352];
+    while ((e = readdir(d))) {
+        const char *name = e->d_name, *ext = strrchr(name, '.');
+        if (!ext || strcmp(ext, ".safetensors") ||
+            (strncmp(name, "ckpt-", 5) && strcmp(name, "best.safetensors") &&
+             strcmp(name, INTERRUPTED_NAME)))
+            continue;
+        n++;
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        if (remove) unlink(path);
     }
+    closedir(d);
+    return n;
 }
 
-/* ---- the model -------------------------------------------------------------- */
+/* path gets text plus a newline, or keeps its old contents if anything fails.  The
+ * temporary's name follows the library's (<path>.tmp-<pid>-<n>), so the next
+ * checkpoint saved in the directory removes it if this process is killed meanwhile. */
+static int write_text_atomically(const char *path, const char *text) {
+    char tmp[4400];
+    snprintf(tmp, sizeof tmp, "%s.tmp-%ld-0", path, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f) return -1;
+    bool ok = fprintf(f, "%s\n", text) >= 0 && fflush(f) == 0 && fsync(fileno(f)) == 0;
+    ok = fclose(f) == 0 && ok;
+    if (ok && rename(tmp, path) == 0) return 0;
+    unlink(tmp);
+    return -1;
+}
+
+/* ---- the model and the data ------------------------------------------------------ */
 
 static ct_module *make_model(void) {
     return ct_sequential(CT_MODULES(ct_nn_conv2d(1, 32, CT_DIMS(3), .padding = CT_DIMS(1)),
@@ -143,7 +181,8 @@ static ct_module *make_model(void) {
                                     ct_nn_linear(3136, 128), ct_nn_relu(), ct_nn_linear(128, 10)));
 }
 
-/* Fashion-MNIST as floats normalised with the training set's mean and std. */
+/* Fashion-MNIST as floats normalised with the training set's mean and std (NULL with
+ * ct_last_error() when the files cannot be read). */
 static ct_dataset *make_dataset(const config *c, bool train, int64_t limit) {
     const double mean = 0.2860, std = 0.3530;
     ct_transform *tf =
@@ -151,6 +190,7 @@ static ct_dataset *make_dataset(const config *c, bool train, int64_t limit) {
     ct_dataset *ds = ct_fashion_mnist(.root = c->data, .train = train, .transform = tf);
     if (ds && limit > 0 && limit < ct_dataset_len(ds)) {
         int64_t *idx = malloc(sizeof *idx * (size_t)limit);
+        if (!idx) return NULL;
         for (int64_t i = 0; i < limit; i++) idx[i] = i;
         ds = ct_subset(ds, idx, limit);
         free(idx);
@@ -178,154 +218,278 @@ static double evaluate(ct_module *model, ct_loader *test, double *loss_out) {
     return seen ? (double)correct / (double)seen : 0;
 }
 
-static void write_config(const config *c, char *json, size_t size) {
-    snprintf(json, size,
-             "{\"model\": \"conv(1,32,3,p1)-relu-maxpool2-conv(32,64,3,p1)-relu-maxpool2-flatten-"
-             "linear(3136,128)-relu-linear(128,10)\", \"optimizer\": \"Adam\", \"lr\": %g, "
-             "\"batch_size\": %lld, \"epochs\": %d, \"workers\": %d, \"seed\": %llu, "
-             "\"limit\": %lld, \"dataset\": \"Fashion-MNIST\"}",
-             c->lr, (long long)c->batch_size, c->epochs, c->workers, (unsigned long long)c->seed,
-             (long long)c->limit);
-}
+/* ---- the run --------------------------------------------------------------------- */
 
-/* Counts dir's checkpoint files (ckpt-*.safetensors, best.safetensors), deleting them
- * when remove is set. */
-static int checkpoint_files(const char *dir, bool remove) {
-    DIR *d = opendir(dir);
-    if (!d) return 0;
-    int n = 0;
-    struct dirent *e;
-    char path[4352];
-    while ((e = readdir(d))) {
-        const char *name = e->d_name, *ext = strrchr(name, '.');
-        if (!ext || strcmp(ext, ".safetensors") ||
-            (strncmp(name, "ckpt-", 5) && strcmp(name, "best.safetensors")))
-            continue;
-        n++;
-        snprintf(path, sizeof path, "%s/%s", dir, name);
-        if (remove) unlink(path);
+/* Where an epoch stands: batches and samples trained, and their summed loss. */
+typedef struct {
+    int epoch;
+    int64_t batches, samples, loss_n;
+    double loss_sum;
+} epoch_progress;
+
+typedef struct {
+    const config *c;
+    const char *json;     /* the configuration, as config.json records it */
+    bool saved_before;    /* config.json is written (and --overwrite applied) */
+} run_files;
+
+/* Before the run's first checkpoint: --overwrite's deletions and config.json. */
+static int prepare_first_save(run_files *rf) {
+    if (rf->saved_before) return 0;
+    if (rf->c->overwrite && !rf->c->resume) checkpoint_files(rf->c->out, true);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/config.json", rf->c->out);
+    if (write_text_atomically(path, rf->json) != 0) {
+        fprintf(stderr, "fashion_mnist: cannot write %s: %s\n", path, strerror(errno));
+        return -1;
     }
-    closedir(d);
-    return n;
+    rf->saved_before = true;
+    return 0;
 }
 
-/* path gets text plus a newline, or keeps its old contents if anything fails. */
-static int write_text_atomically(const char *path, const char *text) {
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) return -1;
-    bool ok = fprintf(f, "%s\n", text) >= 0 && fflush(f) == 0 && fsync(fileno(f)) == 0;
-    ok = fclose(f) == 0 && ok;
-    if (ok && rename(tmp, path) == 0) return 0;
-    unlink(tmp);
-    return -1;
+/* Saves the partial epoch ep as --out/interrupted.safetensors: st.epoch stays the last
+ * complete epoch, and the config gets where epoch ep stands. */
+static int save_interrupted(run_files *rf, ct_training_state st, const epoch_progress *ep,
+                            char *path, size_t size) {
+    if (prepare_first_save(rf) != 0) return -1;
+    char json[2048];
+    size_t len = strlen(rf->json) - 1; /* without its closing brace */
+    snprintf(json, sizeof json,
+             "%.*s, \"interrupted_epoch\": %d, \"interrupted_batches\": %lld, "
+             "\"interrupted_samples\": %lld, \"interrupted_loss_n\": %lld, "
+             "\"interrupted_loss_sum\": %.17g}",
+             (int)len, rf->json, ep->epoch, (long long)ep->batches, (long long)ep->samples,
+             (long long)ep->loss_n, ep->loss_sum);
+    st.config = json;
+    snprintf(path, size, "%s/%s", rf->c->out, INTERRUPTED_NAME);
+    return ct_checkpoint_save(path, &st);
+}
+
+/* The epoch a checkpoint's config says was interrupted (ep->epoch 0 when none). */
+static void interrupted_progress(const char *saved, epoch_progress *ep) {
+    int64_t epoch = 0;
+    *ep = (epoch_progress){0};
+    if (!config_int64(saved, "interrupted_epoch", &epoch) || epoch < 1 || epoch > 1000000) return;
+    char text[64];
+    if (!config_int64(saved, "interrupted_batches", &ep->batches) ||
+        !config_int64(saved, "interrupted_samples", &ep->samples) ||
+        !config_int64(saved, "interrupted_loss_n", &ep->loss_n) ||
+        !config_value(saved, "interrupted_loss_sum", text, sizeof text))
+        return;
+    ep->loss_sum = strtod(text, NULL);
+    ep->epoch = (int)epoch;
+}
+
+/* Trains epoch ep->epoch on from where ep stands: an interrupted epoch's first
+ * ep->batches batches were trained before, so they are only drawn from the loader (the
+ * shuffle depends on the epoch alone).  Shows the progress; stops after the batch
+ * during which Ctrl-C came.  Returns 1 at the end of the epoch, 0 when interrupted
+ * before it, -1 on an error (ct_last_error()). */
+static int train_epoch(ct_module *model, ct_optim *opt, ct_loader *train, int64_t samples,
+                       int epochs, ct_training_state *st, epoch_progress *ep) {
+    ct_loader_set_epoch(train, (uint64_t)ep->epoch);
+    ct_batch b;
+    for (int64_t k = 0; k < ep->batches; k++) {
+        CT_SCOPE_HERE;
+        if (!ct_loader_next(train, &b)) break;
+    }
+    char desc[64], postfix[64];
+    snprintf(desc, sizeof desc, "epoch %d/%d", ep->epoch, epochs);
+    progress_bar bar;
+    progress_start(&bar, desc, samples, ep->samples, "samples");
+    int64_t n_batches = ct_loader_len(train);
+    bool interrupted = false;
+    while (!interrupted) {
+        CT_SCOPE_HERE;
+        if (!ct_loader_next(train, &b)) break;
+        ct_tensor *loss = ct_cross_entropy(ct_forward(model, b.t[0]), b.t[1]);
+        ct_zero_grad(opt);
+        ct_backward(loss);
+        ct_step(opt);
+        double l = ct_item(loss);
+        if (ct_last_error()) break;
+        st->step++;
+        ep->batches++;
+        ep->samples += b.size;
+        ep->loss_sum += l;
+        ep->loss_n++;
+        snprintf(postfix, sizeof postfix, "loss=%.4f", ep->loss_sum / (double)ep->loss_n);
+        progress_update(&bar, b.size, postfix);
+        interrupted = interrupt_requested() && ep->batches < n_batches;
+    }
+    progress_close(&bar);
+    return ct_last_error() ? -1 : interrupted ? 0 : 1;
+}
+
+static int fail(const char *what) {
+    fprintf(stderr, "fashion_mnist: %s%s%s\n", what, ct_last_error() ? ": " : "",
+            ct_last_error() ? ct_last_error() : "");
+    return 1;
 }
 
 int main(int argc, char **argv) {
-    config c = parse_args(argc, argv);
-    setvbuf(stdout, NULL, _IOLBF, 0); /* progress lines appear as they happen in logs too */
-    ct_set_error_handler(ct_abort_on_error);
+    interrupt_install();
+    config c = {.epochs = 3, .workers = 2, .batch_size = 64, .lr = 1e-3, .out = "runs/fashion_mnist"};
+    cli_option opts[] = {
+        CLI_OPT_INT("epochs", &c.epochs, 1, 1000000, "N", "train until this epoch"),
+        CLI_OPT_INT64("batch-size", &c.batch_size, 1, 1 << 20, "N", "samples per training batch"),
+        CLI_OPT_DOUBLE("lr", &c.lr, 1e-12, 1e6, "X", "Adam's learning rate"),
+        CLI_OPT_INT("workers", &c.workers, 0, 256, "N", "DataLoader worker threads (0: load in the main thread)"),
+        CLI_OPT_UINT64("seed", &c.seed, "N", "seed of the initial weights and the shuffle"),
+        CLI_OPT_INT64("limit", &c.limit, 0, 1e9, "N", "train on the first N samples only (0: all)"),
+        CLI_OPT_INT64("test-limit", &c.test_limit, 0, 1e9, "N", "evaluate on the first N test samples only (0: all)"),
+        CLI_OPT_INT("threads", &c.threads, 0, 1024, "N", "intra-op threads (0: OpenMP's default)"),
+        CLI_OPT_DOUBLE("min-accuracy", &c.min_accuracy, 0, 1, "A", "exit 1 unless the best test accuracy reaches A"),
+        CLI_OPT_STRING("out", &c.out, "DIR", "where checkpoints and config.json go"),
+        CLI_OPT_STRING("resume", &c.resume, "latest|PATH", "continue from --out's latest checkpoint, or from a file"),
+        CLI_OPT_STRING("data", &c.data, "DIR", "the dataset's directory (default Debian's /usr/share/datasets/fashion-mnist)"),
+        CLI_OPT_FLAG("overwrite", &c.overwrite, "delete an earlier run's checkpoints in --out"),
+    };
+    const int n_opts = (int)(sizeof opts / sizeof *opts);
+    int status;
+    if (!cli_parse(argc, argv, SUMMARY, opts, n_opts, &status)) return status;
+    setvbuf(stdout, NULL, _IOLBF, 0); /* result lines appear as they happen in logs too */
     if (c.threads > 0) ct_set_num_threads(c.threads);
     ct_manual_seed(c.seed);
+
+    bool out_existed = access(c.out, F_OK) == 0;
     if (mkdir_p(c.out) != 0) {
-        fprintf(stderr, "cannot create the output directory %s\n", c.out);
+        fprintf(stderr, "fashion_mnist: cannot create the output directory %s: %s\n", c.out,
+                strerror(errno));
         return 1;
     }
-    if (!c.resume && checkpoint_files(c.out, c.overwrite) > 0 && !c.overwrite) {
+    if (!c.resume && !c.overwrite && checkpoint_files(c.out, false) > 0) {
         fprintf(stderr,
-                "%s holds the checkpoints of an earlier run: continue it with --resume latest, "
-                "or pass --overwrite to delete them, or choose another --out\n",
+                "fashion_mnist: %s holds the checkpoints of an earlier run: continue it with "
+                "--resume latest, or pass --overwrite to delete them, or choose another --out\n",
                 c.out);
-        return 1;
-    }
-    char json[1024], path[4096];
-    write_config(&c, json, sizeof json);
-    snprintf(path, sizeof path, "%s/config.json", c.out);
-    if (write_text_atomically(path, json) != 0) {
-        fprintf(stderr, "cannot write %s\n", path);
         return 1;
     }
 
     int rc = 0;
+    char json[1536], path[4200];
+    run_files rf = {.c = &c, .json = json};
     CT_SCOPE { /* everything below is freed when the run ends */
         ct_module *model = make_model();
         ct_tensor *params[16];
         int n_params = ct_parameters(model, params, 16);
         ct_optim *opt = ct_adam(params, n_params, .lr = c.lr);
-        ct_generator *shuffle = ct_generator_new(c.seed);
-        ct_dataset *train_set = make_dataset(&c, true, c.limit);
-        ct_loader *train = ct_dataloader(train_set, .batch_size = c.batch_size, .shuffle = true,
-                                         .num_workers = c.workers, .generator = shuffle);
-        ct_loader *test = ct_dataloader(make_dataset(&c, false, c.test_limit), .batch_size = 256,
-                                        .num_workers = c.workers);
-        ct_module_print(model);
-
-        ct_training_state st = {.model = model, .optim = opt, .config = json};
+        ct_training_state st = {.model = model, .optim = opt};
+        epoch_progress resumed = {0};
         int first_epoch = 1;
         if (c.resume) {
-            if (!strcmp(c.resume, "latest")) {
-                if (ct_checkpoint_latest(c.out, path, sizeof path) != 0) {
-                    fprintf(stderr, "no checkpoint to resume in %s\n", c.out);
-                    rc = 1;
-                    break;
-                }
-            } else {
+            snprintf(path, sizeof path, "%s/%s", c.out, INTERRUPTED_NAME);
+            if (strcmp(c.resume, "latest"))
                 snprintf(path, sizeof path, "%s", c.resume);
+            else if (access(path, F_OK) != 0 && ct_checkpoint_latest(c.out, path, sizeof path) != 0) {
+                fprintf(stderr, "fashion_mnist: no checkpoint to resume in %s\n", c.out);
+                rc = 1;
+                break;
             }
-            ct_checkpoint_load(path, &st, NULL);
-            first_epoch = (int)st.epoch + 1;
-            printf("resumed from %s (epoch %lld, step %lld)\n", path, (long long)st.epoch,
+            char *saved = NULL;
+            if (ct_checkpoint_load(path, &st, &saved) != 0) {
+                rc = fail("cannot resume");
+                break;
+            }
+            rc = apply_checkpoint_config("fashion_mnist", saved, opts, n_opts) != 0;
+            interrupted_progress(saved, &resumed);
+            free(saved);
+            if (rc) break;
+            first_epoch = resumed.epoch ? resumed.epoch : (int)st.epoch + 1;
+            printf("resumed from %s (epoch %lld complete, step %lld", path, (long long)st.epoch,
                    (long long)st.step);
+            if (resumed.epoch)
+                printf("; epoch %d interrupted after batch %lld", resumed.epoch,
+                       (long long)resumed.batches);
+            printf(")\n");
         }
+        config_json(opts, n_opts, json, sizeof json);
+        st.config = json;
+
+        ct_dataset *train_set = make_dataset(&c, true, c.limit);
+        ct_dataset *test_set = train_set ? make_dataset(&c, false, c.test_limit) : NULL;
+        if (!test_set) {
+            rc = fail("cannot read the dataset");
+            break;
+        }
+        ct_loader *train = ct_dataloader(train_set, .batch_size = c.batch_size, .shuffle = true,
+                                         .num_workers = c.workers,
+                                         .generator = ct_generator_new(c.seed));
+        /* Each loader draws its base seed from its own generator, never from the default
+         * one, whose state the checkpoint restores: a resumed run then holds exactly the
+         * state of a run never stopped. */
+        ct_loader *test = ct_dataloader(test_set, .batch_size = 256, .num_workers = c.workers,
+                                        .generator = ct_generator_new(c.seed));
+        if (!train || !test) {
+            rc = fail("cannot make the data loaders");
+            break;
+        }
+        ct_module_print(model);
 
         /* A run resumed from --out's latest checkpoint keeps that run's best; one resumed
          * from a file elsewhere starts from that checkpoint's metric. */
-        double best = -1, t_start = now();
+        double best = -1, t_start = progress_clock();
         if (c.resume && (strcmp(c.resume, "latest") || ct_checkpoint_best_metric(c.out, &best) != 0))
             best = st.metric;
-        int64_t trained = 0;
-        for (int epoch = first_epoch; epoch <= c.epochs; epoch++) {
-            ct_loader_set_epoch(train,
-                                (uint64_t)epoch); /* the shuffle depends on the epoch alone */
-            progress p = {.tty = isatty(STDOUT_FILENO),
-                          .epoch = epoch,
-                          .epochs = c.epochs,
-                          .total = ct_dataset_len(train_set),
-                          .start = now()};
-            ct_batch b;
-            while (true) {
-                CT_SCOPE_HERE;
-                if (!ct_loader_next(train, &b)) break;
-                ct_tensor *loss = ct_cross_entropy(ct_forward(model, b.t[0]), b.t[1]);
-                ct_zero_grad(opt);
-                ct_backward(loss);
-                ct_step(opt);
-                st.step++;
-                p.done += b.size;
-                p.loss_sum += ct_item(loss);
-                p.loss_n++;
-                if (p.loss_n % 20 == 0) progress_show(&p, false);
+        int64_t trained = 0, n_batches = ct_loader_len(train);
+        int epochs_done = 0;
+        for (int epoch = first_epoch; epoch <= c.epochs && rc == 0; epoch++) {
+            epoch_progress ep = {.epoch = epoch};
+            if (resumed.epoch == epoch) ep = resumed;
+            int ended = train_epoch(model, opt, train, ct_dataset_len(train_set), c.epochs, &st, &ep);
+            if (ended < 0) {
+                rc = fail("training failed");
+                break;
             }
-            progress_show(&p, true);
-            trained += p.done;
+            trained += ep.samples - (resumed.epoch == epoch ? resumed.samples : 0);
+            if (!ended) {
+                if (save_interrupted(&rf, st, &ep, path, sizeof path) != 0) {
+                    rc = fail("cannot save the interrupted epoch");
+                    break;
+                }
+                printf("interrupted in epoch %d after batch %lld/%lld (step %lld): saved %s; "
+                       "continue with --resume latest\n",
+                       epoch, (long long)ep.batches, (long long)n_batches, (long long)st.step, path);
+                rc = INTERRUPT_EXIT_STATUS;
+                break;
+            }
             double test_loss, acc = evaluate(model, test, &test_loss);
+            if (ct_last_error()) {
+                rc = fail("evaluation failed");
+                break;
+            }
             printf("epoch %d: train loss %.4f, test loss %.4f, test accuracy %.2f%%\n", epoch,
-                   p.loss_sum / (double)p.loss_n, test_loss, 100 * acc);
+                   ep.loss_sum / (double)ep.loss_n, test_loss, 100 * acc);
             st.epoch = epoch;
             st.metric = acc;
-            if (ct_checkpoint_keep(c.out, &st, (ct_checkpoint_policy){.keep_last = 2}) == 1)
-                printf("  new best: saved %s/best.safetensors\n", c.out);
+            int kept = prepare_first_save(&rf) == 0
+                           ? ct_checkpoint_keep(c.out, &st, (ct_checkpoint_policy){.keep_last = 2})
+                           : -1;
+            if (kept < 0) {
+                rc = fail("cannot save the checkpoint");
+                break;
+            }
+            if (kept == 1) printf("  new best: saved %s/best.safetensors\n", c.out);
+            snprintf(path, sizeof path, "%s/%s", c.out, INTERRUPTED_NAME);
+            unlink(path); /* a complete epoch supersedes a partial one */
             if (acc > best) best = acc;
+            epochs_done++;
+            if (interrupt_requested() && epoch < c.epochs) {
+                printf("interrupted after epoch %d: saved its checkpoint; continue with "
+                       "--resume latest\n", epoch);
+                rc = INTERRUPT_EXIT_STATUS;
+            }
         }
-        double t = now() - t_start;
+        if (rc) break;
+        double t = progress_clock() - t_start;
         printf("done: %d epochs, best test accuracy %.2f%%, %.1f s, %.0f samples/s; checkpoints in "
                "%s\n",
-               c.epochs - first_epoch + 1, 100 * best, t, t > 0 ? (double)trained / t : 0, c.out);
+               epochs_done, 100 * best, t, t > 0 ? (double)trained / t : 0, c.out);
         if (c.min_accuracy > 0 && best < c.min_accuracy) {
             fprintf(stderr, "accuracy %.4f is below the required %.4f\n", best, c.min_accuracy);
             rc = 1;
         }
     }
+    if (!rf.saved_before && !out_existed) rmdir(c.out); /* a failed first run leaves nothing */
     return rc;
 }

@@ -8,16 +8,24 @@
  *     for epoch in range(2):
  *         for images, labels in loader: ...
  *
- * Reads Debian's dataset-fashion-mnist (or the directory given as argument; it says so
+ * Reads Debian's dataset-fashion-mnist (or the directory given with --data; it says so
  * and exits 0 when the files are missing).  Checks that each epoch shows every image
  * once (6000 per class) and that images come out normalized. */
 #include <stdio.h>
 #include <unistd.h>
 
+#include "common/cli_options.h"
 #include "ctorch.h"
 
 int main(int argc, char **argv) {
-    const char *root = argc > 1 ? argv[1] : "/usr/share/datasets/fashion-mnist";
+    const char *root = "/usr/share/datasets/fashion-mnist";
+    cli_option opts[] = {CLI_OPT_STRING("data", &root, "DIR", "the dataset's directory")};
+    int status;
+    if (!cli_parse(argc, argv,
+                   "Runs Fashion-MNIST through a shuffling DataLoader with random crops and flips "
+                   "for two epochs and checks every image comes once per epoch.",
+                   opts, 1, &status))
+        return status;
     char probe[4096];
     snprintf(probe, sizeof probe, "%s/train-labels-idx1-ubyte.gz", root);
     if (access(probe, R_OK) != 0) {

@@ -4,13 +4,14 @@
  * whether a sequence of digits 1..9 averages above 5.  PyTorch's version would pass
  * collate_fn=pad_collate to DataLoader; this is the same program in C.
  *
- *     pad_collate [--epochs N] [--samples N] [--workers N] [--min-accuracy A]
- *
- * Exits non-zero when the test accuracy is below --min-accuracy. */
+ * `pad_collate --help` lists the flags.  Exits non-zero when the test accuracy is below
+ * --min-accuracy. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cli_options.h"
+#include "common/progress.h"
 #include "ctorch.h"
 
 #define PAD 0      /* token 0 is padding; the digits are 1..9 */
@@ -143,17 +144,18 @@ int main(int argc, char **argv) {
     int epochs = 6, workers = 2;
     int64_t samples = 4000;
     double min_accuracy = 0.9;
-    for (int i = 1; i < argc; i += 2) {
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL; /* a flag without a value: usage */
-        if (v && !strcmp(argv[i], "--epochs")) epochs = atoi(v);
-        else if (v && !strcmp(argv[i], "--samples")) samples = atoll(v);
-        else if (v && !strcmp(argv[i], "--workers")) workers = atoi(v);
-        else if (v && !strcmp(argv[i], "--min-accuracy")) min_accuracy = atof(v);
-        else {
-            fprintf(stderr, "usage: %s [--epochs N] [--samples N] [--workers N] [--min-accuracy A]\n", argv[0]);
-            return 2;
-        }
-    }
+    cli_option opts[] = {
+        CLI_OPT_INT("epochs", &epochs, 1, 1000000, "N", "epochs to train"),
+        CLI_OPT_INT64("samples", &samples, 4, 1e8, "N", "training sequences (a quarter as many to test)"),
+        CLI_OPT_INT("workers", &workers, 0, 256, "N", "DataLoader worker threads"),
+        CLI_OPT_DOUBLE("min-accuracy", &min_accuracy, 0, 1, "A", "exit 1 unless the test accuracy reaches A"),
+    };
+    int status;
+    if (!cli_parse(argc, argv,
+                   "Classifies variable-length digit sequences through a DataLoader whose collate "
+                   "function pads each batch.",
+                   opts, (int)(sizeof opts / sizeof *opts), &status))
+        return status;
     ct_set_error_handler(ct_abort_on_error);
     ct_manual_seed(0);
     double acc = 0;
@@ -185,6 +187,10 @@ int main(int argc, char **argv) {
         for (int epoch = 1; epoch <= epochs; epoch++) {
             double total = 0;
             int64_t batches = 0;
+            char desc[32], postfix[32];
+            snprintf(desc, sizeof desc, "epoch %d/%d", epoch, epochs);
+            progress_bar bar;
+            progress_start(&bar, desc, ct_loader_len(train), 0, "batches");
             while (true) {
                 CT_SCOPE_HERE;
                 if (!ct_loader_next(train, &b)) break;
@@ -194,7 +200,10 @@ int main(int argc, char **argv) {
                 ct_step(opt);
                 total += ct_item(loss);
                 batches++;
+                snprintf(postfix, sizeof postfix, "loss=%.4f", total / (double)batches);
+                progress_update(&bar, 1, postfix);
             }
+            progress_close(&bar);
             acc = accuracy(&m, test);
             printf("epoch %d  loss %.4f  test accuracy %.3f\n", epoch, total / (double)batches, acc);
         }

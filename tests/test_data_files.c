@@ -314,10 +314,10 @@ TEST(csv_bad_rows_name_the_line) {
     temp_dir();
     CHECK_ERROR(CSV("a,b,c\n1,2,3\n\n4,5\n"), "t.csv:4: expected 3 fields, got 2");
     CHECK_ERROR(CSV("1,2,3\n4,5,6,7\n"), "t.csv:2: expected 3 fields, got 4");
-    CHECK_ERROR(CSV("a,b\n1,2\n3,x\n"), "t.csv:3: field 2 (\"x\") is not a number");
-    CHECK_ERROR(CSV("1,2\n3,\n"), "t.csv:2: field 2 (\"\") is not a number");
-    CHECK_ERROR(CSV("1,2\n3,4abc\n"), "t.csv:2: field 2 (\"4abc\") is not a number");
-    CHECK_ERROR(CSV("1,2.5\n"), "t.csv:1: label 2.5 is not an integer");
+    CHECK_ERROR(CSV("a,b\n1,2\n3,x\n"), "t.csv:3:3: field 2 (\"x\") is not a number");
+    CHECK_ERROR(CSV("1,2\n3,\n"), "t.csv:2:3: field 2 (\"\") is not a number");
+    CHECK_ERROR(CSV("1,2\n3,4abc\n"), "t.csv:2:3: field 2 (\"4abc\") is not a number");
+    CHECK_ERROR(CSV("1,2.5\n"), "t.csv:1:3: label 2.5 is not an integer");
     CHECK_ERROR(CSV(""), "holds no rows");
     CHECK_ERROR(CSV("\n\n"), "holds no rows");
     CHECK_ERROR(CSV("a,b\n"), "a header but no data rows");
@@ -332,18 +332,16 @@ TEST(csv_bad_rows_name_the_line) {
     remove_files();
 }
 
-TEST(csv_fuzz_random_byte_changes) {
-    temp_dir();
-    const char *good = "a,b,label\n1.5,2,0\n3,4e2,1\n-5,6.25,2\n";
-    size_t n = strlen(good);
-    char text[64];
-    uint64_t r = 99;
-    const char alphabet[] = "0123456789.,-+eE\n\r x;\"";
-    for (int trial = 0; trial < 300; trial++) {
+/* Random byte changes to good (and truncations): a dataset or an error, never a crash. */
+static void csv_fuzz(const char *good, const char *alphabet, uint64_t r) {
+    size_t n = strlen(good), n_alphabet = strlen(alphabet);
+    char text[128];
+    CHECK(n <= sizeof text);
+    for (int trial = 0; trial < 300 && n <= sizeof text; trial++) {
         memcpy(text, good, n);
         for (int k = 0; k < 1 + trial % 4; k++) {
             r = r * 6364136223846793005ull + 1442695040888963407ull;
-            text[(r >> 33) % n] = alphabet[(r >> 17) % (sizeof alphabet - 1)];
+            text[(r >> 33) % n] = alphabet[(r >> 17) % n_alphabet];
         }
         size_t len = trial % 5 == 4 ? (r >> 40) % n : n; /* some truncated too */
         write_file("f.csv", text, len);
@@ -359,5 +357,58 @@ TEST(csv_fuzz_random_byte_changes) {
             ct_clear_error();
         }
     }
+}
+
+TEST(csv_fuzz_random_byte_changes) {
+    temp_dir();
+    csv_fuzz("a,b,label\n1.5,2,0\n3,4e2,1\n-5,6.25,2\n", "0123456789.,-+eE\n\r x;\"", 99);
+    /* Quoted fields with delimiters, newlines and doubled quotes, mutated mostly into
+     * quoting characters. */
+    csv_fuzz("\"a,1\",\"b\"\"\",\"la\nbel\"\r\n\"1.5\", 2 ,\"0\"\n3,\"4e2\",1\n", "\"\",\n\r 1", 7);
+    remove_files();
+}
+
+/* RFC 4180: quoted fields hold delimiters, newlines and doubled quotes, in the header
+ * too; a label column is found by its unquoted name. */
+TEST(csv_quoted_fields) {
+    temp_dir();
+    ct_sample s;
+    ct_dataset *iris = CSV("\"sepal length\",\"species\"\n5.1,0\n\"4.9\",1\n", .label_name = "species");
+    CHECK_INT_EQ(ct_dataset_len(iris), 2);
+    CHECK(ct_dataset_get(iris, 1, &s) == 0);
+    CHECK_VALUES(s.t[0], 1e-6, 4.9);
+    CHECK_INT_EQ(ct_item_int(s.t[1]), 1);
+    ct_dataset *comma = CSV("\"a,b\",c\n1,2\n", .label_name = "a,b");
+    CHECK(ct_dataset_get(comma, 0, &s) == 0);
+    CHECK_INT_EQ(ct_item_int(s.t[1]), 1);
+    CHECK_VALUES(s.t[0], 0, 2);
+    ct_dataset *quotes = CSV("x,\"say \"\"hi\"\"\"\n1,2\n", .label_name = "say \"hi\"");
+    CHECK(ct_dataset_get(quotes, 0, &s) == 0);
+    CHECK_INT_EQ(ct_item_int(s.t[1]), 2);
+    /* A newline inside quotes; CRLF rows; blanks around quotes; an empty row skipped. */
+    ct_dataset *lines = CSV("\"two\nlines\",y\r\n \"1\" , 2 \r\n\r\n3,\"4\"\n", .label_name = "y");
+    CHECK_INT_EQ(ct_dataset_len(lines), 2);
+    CHECK(ct_dataset_get(lines, 1, &s) == 0);
+    CHECK_VALUES(s.t[0], 0, 3);
+    CHECK_INT_EQ(ct_item_int(s.t[1]), 4);
+    ct_dataset *tabs = CSV("\"a b\"\t\"c\"\n1\t2\n", .delimiter = '\t', .label_name = "c");
+    CHECK(ct_dataset_get(tabs, 0, &s) == 0);
+    CHECK_VALUES(s.t[0], 0, 1);
+    /* No newline at the end; a quoted last field. */
+    CHECK_INT_EQ(ct_dataset_len(CSV("1,\"2\"")), 1);
+    remove_files();
+}
+
+/* Bad quoting is an error at its line and column; lines count the newlines inside
+ * quoted fields. */
+TEST(csv_bad_quoting_names_line_and_column) {
+    temp_dir();
+    CHECK_ERROR(CSV("a,b\n1,\"2\n"), "t.csv:2:3: the quoted field that starts here is not closed");
+    CHECK_ERROR(CSV("a,b\n\"1\"x,2\n"), "t.csv:2:4: a quoted field must end at its closing quote");
+    CHECK_ERROR(CSV("a,b\n1,2\"3\n"), "t.csv:2:4: a quote inside an unquoted field");
+    CHECK_ERROR(CSV("\"x\ny\",z\n1,2\n3\n"), "t.csv:4: expected 2 fields, got 1");
+    CHECK_ERROR(CSV("\"h\n1\",b\n1,x\n"), "t.csv:3:3: field 2 (\"x\") is not a number");
+    CHECK_ERROR(CSV("a,b\n\"\",1\n"), "t.csv:2:1: field 1 (\"\") is not a number");
+    CHECK_ERROR(CSV("1;2\n", .delimiter = '"'), "the delimiter cannot be a quote");
     remove_files();
 }

@@ -199,10 +199,13 @@ typedef struct {
     char delimiter;         /* default ',' */
     ct_dtype label_dtype;   /* default int64 (labels must be integers); CT_F32 for regression */
 } ct_csv_options;
-/* A CSV file of numbers (plain or gzip'd) as samples (features float32 [F], label):
+/* A CSV file of numbers (plain or gzip'd) as samples (features float32 [F], label).
+ * The file is read as RFC 4180 says: a field in double quotes may hold delimiters,
+ * newlines and doubled quotes, in the header too; whitespace around fields and blank
+ * lines are ignored.  Errors name the file, line and column.
  *
  *     FILE *f = fopen("/tmp/ct_doc_iris.csv", "w");
- *     fputs("sepal,petal,species\n5.1,1.4,0\n7.0,4.7,1\n", f);
+ *     fputs("\"sepal length\",petal,\"species\"\n5.1,1.4,0\n7.0,4.7,1\n", f);
  *     fclose(f);
  *     ct_dataset *iris = ct_csv_dataset("/tmp/ct_doc_iris.csv", .label_name = "species");
  *     total = ct_dataset_len(iris);                    // 2 samples: [2] features, label

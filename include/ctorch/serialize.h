@@ -9,7 +9,9 @@
  * ("optim.*") and scheduler ("sched.*") state, the default generator's state, and
  * the epoch, step and run configuration as metadata.  Files are written atomically:
  * a temporary file is written, flushed to disk and renamed over the target, so a
- * crash mid-write leaves the previous file intact.
+ * crash mid-write leaves the previous file intact.  The temporary is named
+ * <target>.tmp-<pid>-<n>; each save removes the temporaries in its directory whose
+ * writer process no longer exists (a writer killed mid-write leaves its temporary).
  */
 #ifndef CTORCH_SERIALIZE_H
 #define CTORCH_SERIALIZE_H

@@ -1,14 +1,55 @@
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ctorch/base.h"
 #include "core/error.h"
 #include "io/atomic_file.h"
+
+/* The writer's process id when name is a temporary of ours ("<target>.tmp-<pid>-<n>"),
+ * else 0. */
+static long temporary_owner(const char *name) {
+    const char *tag = NULL;
+    for (const char *s = strstr(name, ".tmp-"); s; s = strstr(s + 1, ".tmp-")) tag = s;
+    if (!tag || tag == name) return 0;
+    const char *p = tag + 5;
+    size_t pid_digits = strspn(p, "0123456789");
+    if (pid_digits == 0 || pid_digits > 9 || p[pid_digits] != '-') return 0;
+    const char *n = p + pid_digits + 1;
+    size_t n_digits = strspn(n, "0123456789");
+    if (n_digits == 0 || n[n_digits]) return 0;
+    return strtol(p, NULL, 10);
+}
+
+/* Removes the temporaries in path's directory that writers killed mid-write left
+ * behind: those whose process no longer exists (a live process, or one of another
+ * user, keeps its files).  Best effort: a failure only leaves the files there. */
+static void remove_stale_temporaries(const char *path) {
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    const char *d = dirname(dir);
+    DIR *dh = opendir(d);
+    if (!dh) return;
+    long self = (long)getpid();
+    struct dirent *e;
+    while ((e = readdir(dh))) {
+        long pid = temporary_owner(e->d_name);
+        if (pid <= 0 || pid == self || kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
+        char file[8192];
+        struct stat st;
+        if (snprintf(file, sizeof file, "%s/%s", d, e->d_name) < (int)sizeof file &&
+            lstat(file, &st) == 0 && S_ISREG(st.st_mode))
+            unlink(file);
+    }
+    closedir(dh);
+}
 
 int ct_atomic_open(ct_atomic_file *af, const char *path, const char *op) {
     memset(af, 0, sizeof *af);
@@ -17,6 +58,7 @@ int ct_atomic_open(ct_atomic_file *af, const char *path, const char *op) {
         ct_error("%s: path too long", op);
         return -1;
     }
+    remove_stale_temporaries(path);
     /* A name unique to this process and call, created exclusively with mode 0666 so
      * the umask applies as to any file the user writes (mkstemp would make it 0600). */
     static atomic_uint counter;

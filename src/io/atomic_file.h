@@ -1,6 +1,8 @@
 /* Writing a file so that readers see the old or the new contents, never a mix: data
  * goes to a temporary file in the same directory, which is flushed to disk and
- * renamed over the target (then the directory is flushed too). */
+ * renamed over the target (then the directory is flushed too).  The temporary is named
+ * <target>.tmp-<pid>-<n>; opening a file removes the temporaries in its directory whose
+ * writer process is gone (killed mid-write), so they do not pile up. */
 #ifndef CT_IO_ATOMIC_FILE_H
 #define CT_IO_ATOMIC_FILE_H
 
