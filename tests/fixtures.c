@@ -82,6 +82,12 @@ ct_tensor *fx_get_as(fx_file *f, const char *key, ct_dtype dtype, bool requires_
     return NULL;
 }
 
+bool fx_has(fx_file *f, const char *key) {
+    for (int i = 0; f && i < f->len; i++)
+        if (!strcmp(f->items[i].name, key)) return true;
+    return false;
+}
+
 ct_tensor *fx_get(fx_file *f, const char *key) {
     for (int i = 0; f && i < f->len; i++)
         if (!strcmp(f->items[i].name, key))

@@ -12,6 +12,8 @@ void fx_free(fx_file *f);
  * NULL and a test failure when absent.  fx_get_as converts to dtype and can set
  * requires_grad. */
 ct_tensor *fx_get(fx_file *f, const char *key);
+/* Whether the file holds fixture `key` (no failure when not). */
+bool fx_has(fx_file *f, const char *key);
 ct_tensor *fx_get_as(fx_file *f, const char *key, ct_dtype dtype, bool requires_grad);
 
 #endif

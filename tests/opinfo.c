@@ -12,6 +12,7 @@ enum {
     ELSEWHERE = OI_ELSEWHERE,
     EXEMPT = OI_EXEMPT,
     NO_LARGE = OI_NO_LARGE,
+    NO_EMPTY = OI_NO_EMPTY,
 };
 
 const oi_row oi_rows[] = {
@@ -20,6 +21,20 @@ const oi_row oi_rows[] = {
 #undef OPINFO
 };
 const int oi_num_rows = (int)(sizeof oi_rows / sizeof oi_rows[0]);
+
+const oi_empty oi_empties[] = {
+#define OPEMPTY(op, value, fragment) {#op, value, fragment, __LINE__},
+#include "opinfo.def"
+#undef OPEMPTY
+    {NULL, NULL, NULL, 0},
+};
+const int oi_num_empties = (int)(sizeof oi_empties / sizeof oi_empties[0]) - 1;
+
+const oi_empty *oi_empty_of(const char *name) {
+    for (int i = 0; i < oi_num_empties; i++)
+        if (!strcmp(oi_empties[i].op, name)) return &oi_empties[i];
+    return NULL;
+}
 
 const oi_row *oi_row_of(const char *name) {
     for (int i = 0; i < oi_num_rows; i++)

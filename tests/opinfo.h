@@ -27,6 +27,7 @@ enum {
     OI_ELSEWHERE = 1 << 6,    /* no sample here; the reason names the test that covers it */
     OI_EXEMPT = 1 << 7,       /* no generic checks apply (autograd plumbing); reason required */
     OI_NO_LARGE = 1 << 8,     /* no OPLARGE sample (reason required) */
+    OI_NO_EMPTY = 1 << 9,     /* skip the size-0 and size-1 variants (reason required) */
 };
 
 typedef struct {
@@ -38,11 +39,23 @@ typedef struct {
     int line;           /* its line in tests/opinfo.def */
 } oi_row;
 
+/* An OPEMPTY row: what PyTorch gives for op's samples on a size-0 batch. */
+typedef struct {
+    const char *op;
+    const char *value;    /* every element of the result, as strtod reads it; "" any */
+    const char *fragment; /* a size-0 or size-1 variant may fail with this; "" never */
+    int line;
+} oi_empty;
+
 extern const oi_row oi_rows[];
+extern const oi_empty oi_empties[];
+extern const int oi_num_empties;
 extern const int oi_num_rows;
 
 /* The row of op `name`, NULL when opinfo.def has none. */
 const oi_row *oi_row_of(const char *name);
+/* The OPEMPTY row of op `name`, NULL when opinfo.def has none. */
+const oi_empty *oi_empty_of(const char *name);
 /* Whether the row's dtypes name dt (directly or through a group). */
 bool oi_has_dtype(const oi_row *r, ct_dtype dt);
 /* Checks the dtypes column: false, naming the token, on an unknown one. */

@@ -1,5 +1,6 @@
 /* Pointwise ops against PyTorch (tests/fixtures/pointwise.fx): values in float64 and
- * float32, gradients, result dtypes; numerics at large magnitudes; in-place forms.
+ * float32, gradients (the OPVALUES rows of tests/opinfo.def, large magnitudes
+ * included), result dtypes, reduced precision (its OPLOWP rows); in-place forms.
  * (Error messages and thread-count independence: tests/opinfo.def's OPERROR and
  * OPLARGE rows.) */
 #include <stdlib.h>
@@ -249,75 +250,71 @@ TEST(integer_inputs_follow_pytorch) {
     CHECK_VALUES(ct_clamp(ct_tensor_i64(((int64_t[]){-5, 0, 9}), CT_SHAPE(3)), .min = CT_SOME(-1), .max = CT_SOME(4)), 0, -1, 0, 4);
 }
 
-TEST(reduced_precision_goes_through_float32) {
-    fx_file *f = fixtures();
-    ct_tensor *h = fx_get_as(f, "f16.x", CT_F16, false);
-    ct_tensor *s = ct_sigmoid(h);
-    CHECK(ct_dtype_of(s) == CT_F16);
-    CHECK_CLOSE_T("f16 sigmoid", s, fx_get(f, "f16.sigmoid"), 1e-3, 0);
-    CHECK_CLOSE_T("f16 nan_to_num", ct_nan_to_num(h), fx_get(f, "f16.nan_to_num"), 0, 0);
-    CHECK_CLOSE_T("f16 clamp", ct_clamp(h, .min = CT_SOME(-1), .max = CT_SOME(1)), fx_get(f, "f16.clamp"), 0, 0);
-    ct_tensor *b = fx_get_as(f, "bf16.x", CT_BF16, false);
-    CHECK(ct_dtype_of(ct_gelu(b)) == CT_BF16);
-    CHECK_CLOSE_T("bf16 gelu", ct_gelu(b), fx_get(f, "bf16.gelu"), 8e-3, 0);
-    CHECK_CLOSE_T("bf16 tanh", ct_tanh(b), fx_get(f, "bf16.tanh"), 8e-3, 0);
+/* The OPLOWP rows of tests/opinfo.def: float16 / bfloat16 with kernels of their own
+ * (converted in registers) keep the dtype and agree with PyTorch's reduced-precision
+ * result within one unit in the last place (bfloat16: 8e-3 relative; float16: 1e-3),
+ * plus the row's absolute epsilons; ROUNDED_ONCE rows are also bitwise the float32
+ * kernel's result on the widened operands, rounded once. */
+enum { ROUNDED_ONCE = 1 };
+typedef ct_tensor *(*lowp_fn)(ct_tensor *x, ct_tensor *y);
+#define OPLOWP(name, op, flags, atol_eps, c_expr, torch_expr, inputs) \
+    static ct_tensor *lp_##name(ct_tensor *x, ct_tensor *y) {         \
+        (void)x, (void)y;                                               \
+        return c_expr;                                                  \
+    }
+#include "opinfo.def"
+#undef OPLOWP
+
+static const struct {
+    const char *name, *op, *inputs;
+    unsigned flags;
+    double atol_eps;
+    lowp_fn f;
+    int line;
+} LOWP[] = {
+#define OPLOWP(name, op, flags, atol_eps, c_expr, torch_expr, inputs) \
+    {#name, #op, inputs, (flags), (atol_eps), lp_##name, __LINE__},
+#include "opinfo.def"
+#undef OPLOWP
+};
+
+static void check_lowp(fx_file *f, size_t i, ct_dtype dt) {
+    const char *name = LOWP[i].name, *dn = ct_dtype_name(dt);
+    char kx[96], ky[96], kw[96], what[128];
+    const oi_row *r = oi_row_of(LOWP[i].op);
+    snprintf(what, sizeof what, "%s (%s, tests/opinfo.def:%d)", name, dn, LOWP[i].line);
+    if (!oi_has_dtype(r, dt)) {
+        ct_test_fail(__FILE__, __LINE__, "%s: op %s's row does not list %s", what, LOWP[i].op, dn);
+        return;
+    }
+    if (*LOWP[i].inputs) { /* its own inputs, x and y alike */
+        snprintf(kx, sizeof kx, "%s.x.%s", name, dn);
+        snprintf(ky, sizeof ky, "%s.x.%s", name, dn);
+    } else {
+        snprintf(kx, sizeof kx, "lowp.x.%s", dn);
+        snprintf(ky, sizeof ky, "lowp.y.%s", dn);
+    }
+    snprintf(kw, sizeof kw, "%s.%s", name, dn);
+    ct_tensor *x = fx_get_as(f, kx, dt, false), *y = fx_get_as(f, ky, dt, false);
+    ct_tensor *got = LOWP[i].f(x, y);
+    if (got && ct_dtype_of(got) != dt)
+        ct_test_fail(__FILE__, __LINE__, "%s: the result is %s", what, ct_dtype_name(ct_dtype_of(got)));
+    double eps = dt == CT_BF16 ? 0x1p-7 : 0x1p-10;
+    CHECK_CLOSE_T(what, got, fx_get(f, kw), dt == CT_BF16 ? 8e-3 : 1e-3, LOWP[i].atol_eps * eps);
+    if (LOWP[i].flags & ROUNDED_ONCE) {
+        ct_tensor *once = ct_to(LOWP[i].f(ct_to(x, .dtype = CT_F32), ct_to(y, .dtype = CT_F32)), .dtype = dt);
+        snprintf(what, sizeof what, "%s (%s): the float32 result rounded once", name, dn);
+        CHECK_CLOSE_T(what, got, once, 0, 0);
+    }
 }
 
-/* float16 / bfloat16 with kernels of their own (converted in registers): the result
- * keeps the dtype, agrees with PyTorch's reduced-precision result within one unit in
- * the last place (bfloat16: 2^-7 relative; float16: 2^-10), and is the float32
- * kernel's result on the widened operands, rounded once. */
-TEST(reduced_precision_kernels_match_pytorch) {
+TEST(reduced_precision_matches_pytorch) {
     fx_file *f = fixtures();
-    const char *pre[] = {"rbf16", "rf16"};
-    const ct_dtype dts[] = {CT_BF16, CT_F16};
-    const double rtol[] = {8e-3, 1e-3}, sum_atol[] = {0.25, 0.06};
-    for (int k = 0; k < 2; k++) {
-        ct_dtype dt = dts[k];
-        ct_tensor *x = fx_get_as(f, key(pre[k], "x"), dt, false);
-        ct_tensor *y = fx_get_as(f, key(pre[k], "y"), dt, false);
-        ct_tensor *got[] = {
-            ct_add_alpha(x, y, 2), ct_sub(x, y), ct_mul(x, y), ct_div(x, y),
-            ct_add(ct_view(x, CT_SHAPE(8, 512)), ct_slice(y, 0, 0, 512, 1)),
-            ct_exp(x), ct_log(y), ct_tanh(x), ct_sigmoid(x),
-            ct_sum(x), ct_mean(x), ct_sum(ct_view(x, CT_SHAPE(8, 512)), .dims = CT_DIMS(0)),
-            ct_sum(ct_view(x, CT_SHAPE(8, 512)), .dims = CT_DIMS(1)),
-        };
-        const char *names[] = {"add", "sub", "mul", "div", "add_row", "exp", "log", "tanh",
-                               "sigmoid", "sum", "mean", "sum_d0", "sum_d1"};
-        for (int i = 0; i < 13; i++) {
-            char what[32];
-            snprintf(what, sizeof what, "%s %s", pre[k], names[i]);
-            CHECK(got[i] && ct_dtype_of(got[i]) == dt);
-            /* Sums: rounding of 4096 terms; the result is one rounding from exact. */
-            CHECK_CLOSE_T(what, got[i], fx_get(f, key(pre[k], names[i])), rtol[k],
-                          i >= 9 ? sum_atol[k] : 0);
-        }
-        /* Bitwise the float32 kernel's result, rounded once. */
-        ct_tensor *xf = ct_to(x, .dtype = CT_F32), *yf = ct_to(y, .dtype = CT_F32);
-        CHECK_CLOSE_T("exp as float32", got[5], ct_to(ct_exp(xf), .dtype = dt), 0, 0);
-        CHECK_CLOSE_T("add as float32", got[0], ct_to(ct_add_alpha(xf, yf, 2), .dtype = dt), 0, 0);
-        CHECK_CLOSE_T("div as float32", got[3], ct_to(ct_div(xf, yf), .dtype = dt), 0, 0);
-    }
+    for (size_t i = 0; i < sizeof LOWP / sizeof LOWP[0]; i++)
+        for (int k = 0; k < 2; k++) CT_SCOPE { check_lowp(f, i, k ? CT_F16 : CT_BF16); }
 }
 
 /* ---- stability, in place, special cases ---- */
-
-TEST(large_magnitudes_give_no_nan) {
-    float v[] = {-1e30f, -1000, -89, 89, 1000, 1e30f};
-    ct_tensor *x = ct_tensor_f32(v, CT_SHAPE(6));
-    ct_tensor *outs[] = {ct_sigmoid(x), ct_tanh(x), ct_softplus(x), ct_silu(x), ct_gelu(x),
-                         ct_gelu(x, .approximate = CT_GELU_TANH), ct_elu(x), ct_expm1(x),
-                         ct_exp(x)};
-    for (size_t k = 0; k < sizeof outs / sizeof outs[0]; k++) {
-        double *o = ct_test_values(outs[k]);
-        for (int i = 0; o && i < 6; i++)
-            if (isnan(o[i])) ct_test_fail(__FILE__, __LINE__, "output %zu[%d] is NaN", k, i);
-        free(o);
-    }
-    CHECK_VALUES(ct_sigmoid(x), 1e-38, 0, 0, 0, 1, 1, 1); /* sigmoid(-89) = 2.2e-39 */
-    CHECK_VALUES(ct_tanh(x), 0, -1, -1, -1, 1, 1, 1);
-}
 
 TEST(inplace_relu_and_clamp) {
     ct_tensor *a = ct_tensor_f32(((float[]){-1, 2, -3}), CT_SHAPE(3), .requires_grad = true);

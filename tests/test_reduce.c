@@ -5,145 +5,20 @@
 
 #include "ct_test.h"
 #include "fixtures.h"
+#include "opcase.h"
 
-/* ---- the fixture cases (names as in gen_reduce.py) ---------------------- */
+/* ---- values and gradients against PyTorch: the OPCASE rows of file reduce in
+ * tests/opinfo.def (the generator reads the same rows) ---- */
 
-typedef enum { DIFF, ND, VI } case_kind;
-typedef struct {
-    const char *name, *input;
-    case_kind kind;
-    ct_tensor *(*f)(ct_tensor *x);
-    ct_values_indices (*fvi)(ct_tensor *x);
-    ct_dtype nd_dtype; /* ND cases: the input's dtype (int64, bool) */
-} fx_case;
+static opcase_tol tolerances(ct_dtype dt) {
+    return dt == CT_F64 ? (opcase_tol){1e-10, 1e-9} : dt == CT_F32 ? (opcase_tol){1e-5, 1e-4}
+                                                                    : (opcase_tol){0, 0};
+}
 
-#define FX(name, expr) static ct_tensor *name(ct_tensor *x) { return expr; }
-#define FXV(name, expr) static ct_values_indices name(ct_tensor *x) { return expr; }
-#define D(...) .dims = CT_DIMS(__VA_ARGS__)
-FX(sum_all, ct_sum(x))
-FX(sum_d0, ct_sum(x, D(0)))
-FX(sum_dm1_keep, ct_sum(x, D(-1), .keepdim = true))
-FX(sum_d02, ct_sum(x, D(0, 2)))
-FX(sum_d12, ct_sum(x, D(1, 2)))
-FX(mean_all, ct_mean(x))
-FX(mean_d1, ct_mean(x, D(1)))
-FX(mean_d02_keep, ct_mean(x, D(0, 2), .keepdim = true))
-FX(prod_all, ct_prod(x))
-FX(prod_d1, ct_prod(x, D(1)))
-FX(prod_d0, ct_prod(x, D(0)))
-FX(amax_d1, ct_amax(x, D(1)))
-FX(amin_d02_keep, ct_amin(x, D(0, 2), .keepdim = true))
-FX(amax_all, ct_amax(x))
-FX(max_all, ct_max(x))
-FX(min_all, ct_min(x))
-FXV(max_dim1, ct_max_dim(x, 1, false))
-FXV(min_dim0_keep, ct_min_dim(x, 0, true))
-FXV(max_dimm1, ct_max_dim(x, -1, false))
-FX(argmax_all, ct_argmax(x))
-FX(argmax_d1, ct_argmax(x, D(1)))
-FX(argmin_d2_keep, ct_argmin(x, D(2), .keepdim = true))
-FX(var_all, ct_var(x))
-FX(var_d1_c0, ct_var(x, D(1), .correction = CT_SOME(0)))
-FX(std_d02_keep, ct_std(x, D(0, 2), .keepdim = true))
-FX(std_all, ct_std(x))
-FX(var_large, ct_var(x, D(1)))
-FX(norm_2, ct_norm(x))
-FX(norm_1_d1, ct_norm(x, .p = CT_SOME(1), D(1)))
-FX(norm_inf_d0, ct_norm(x, .p = CT_SOME(INFINITY), D(0)))
-FX(norm_ninf_d2, ct_norm(x, .p = CT_SOME(-INFINITY), D(2)))
-FX(norm_0, ct_norm(x, .p = CT_SOME(0)))
-FX(norm_2_d12_keep, ct_norm(x, .p = CT_SOME(2), D(1, 2), .keepdim = true))
-FX(logsumexp_d1, ct_logsumexp(x, D(1)))
-FX(logsumexp_d02, ct_logsumexp(x, D(0, 2)))
-FX(cumsum_d1, ct_cumsum(x, 1))
-FX(cumsum_d0, ct_cumsum(x, 0))
-FX(cumprod_d2, ct_cumprod(x, 2))
-FX(cumprod_d1, ct_cumprod(x, 1))
-FX(softmax_d1, ct_softmax(x, 1))
-FX(softmax_d0, ct_softmax(x, 0))
-FX(softmax_dm1, ct_softmax(x, -1))
-FX(log_softmax_dm1, ct_log_softmax(x, -1))
-FX(log_softmax_d1, ct_log_softmax(x, 1))
-FX(all_d1, ct_all(x, D(1)))
-FX(any_d0, ct_any(x, D(0)))
-FX(amax_d0, ct_amax(x, D(0)))
-FX(sum_d1, ct_sum(x, D(1)))
-
-static const fx_case CASES[] = {
-    {"sum_all", "x", DIFF, sum_all, NULL, 0}, {"sum_d0", "x", DIFF, sum_d0, NULL, 0},
-    {"sum_dm1_keep", "x", DIFF, sum_dm1_keep, NULL, 0}, {"sum_d02", "x", DIFF, sum_d02, NULL, 0},
-    {"sum_d12", "x", DIFF, sum_d12, NULL, 0}, {"mean_all", "x", DIFF, mean_all, NULL, 0},
-    {"mean_d1", "x", DIFF, mean_d1, NULL, 0}, {"mean_d02_keep", "x", DIFF, mean_d02_keep, NULL, 0},
-    {"prod_all", "near1", DIFF, prod_all, NULL, 0}, {"prod_d1", "x", DIFF, prod_d1, NULL, 0},
-    {"prod_zeros_d1", "zeros", DIFF, prod_d1, NULL, 0}, {"prod_zeros_d0", "zeros", DIFF, prod_d0, NULL, 0},
-    {"amax_d1", "ties", DIFF, amax_d1, NULL, 0}, {"amin_d02_keep", "ties", DIFF, amin_d02_keep, NULL, 0},
-    {"amax_all", "ties", DIFF, amax_all, NULL, 0}, {"max_all", "ties", DIFF, max_all, NULL, 0},
-    {"min_all", "ties", DIFF, min_all, NULL, 0}, {"max_dim1", "x", VI, NULL, max_dim1, 0},
-    {"min_dim0_keep", "x", VI, NULL, min_dim0_keep, 0}, {"max_dimm1", "x", VI, NULL, max_dimm1, 0},
-    {"argmax_all", "x", ND, argmax_all, NULL, CT_F64}, {"argmax_d1", "x", ND, argmax_d1, NULL, CT_F64},
-    {"argmin_d2_keep", "x", ND, argmin_d2_keep, NULL, CT_F64},
-    {"var_all", "x", DIFF, var_all, NULL, 0}, {"var_d1_c0", "x", DIFF, var_d1_c0, NULL, 0},
-    {"std_d02_keep", "x", DIFF, std_d02_keep, NULL, 0}, {"std_all", "x", DIFF, std_all, NULL, 0},
-    {"var_large", "large", DIFF, var_large, NULL, 0}, {"norm_2", "x", DIFF, norm_2, NULL, 0},
-    {"norm_1_d1", "x", DIFF, norm_1_d1, NULL, 0}, {"norm_inf_d0", "ties", DIFF, norm_inf_d0, NULL, 0},
-    {"norm_ninf_d2", "x", DIFF, norm_ninf_d2, NULL, 0}, {"norm_0", "zeros", DIFF, norm_0, NULL, 0},
-    {"norm_2_d12_keep", "x", DIFF, norm_2_d12_keep, NULL, 0}, {"logsumexp_d1", "x", DIFF, logsumexp_d1, NULL, 0},
-    {"logsumexp_d02", "x", DIFF, logsumexp_d02, NULL, 0}, {"logsumexp_large", "large", DIFF, logsumexp_d1, NULL, 0},
-    {"cumsum_d1", "x", DIFF, cumsum_d1, NULL, 0}, {"cumsum_d0", "x", DIFF, cumsum_d0, NULL, 0},
-    {"cumprod_d2", "x", DIFF, cumprod_d2, NULL, 0}, {"cumprod_zeros_d1", "zeros", DIFF, cumprod_d1, NULL, 0},
-    {"softmax_d1", "x", DIFF, softmax_d1, NULL, 0}, {"softmax_d0", "x", DIFF, softmax_d0, NULL, 0},
-    {"softmax_dm1", "x", DIFF, softmax_dm1, NULL, 0}, {"softmax_large", "large", DIFF, softmax_d1, NULL, 0},
-    {"log_softmax_dm1", "x", DIFF, log_softmax_dm1, NULL, 0}, {"log_softmax_d1", "x", DIFF, log_softmax_d1, NULL, 0},
-    {"log_softmax_large", "large", DIFF, log_softmax_d1, NULL, 0},
-    {"sum_ints", "ints", ND, sum_d1, NULL, CT_I64}, {"prod_ints", "ints", ND, prod_d0, NULL, CT_I64},
-    {"cumsum_ints", "ints", ND, cumsum_d1, NULL, CT_I64}, {"all_d1", "bools", ND, all_d1, NULL, CT_BOOL},
-    {"any_d0", "bools", ND, any_d0, NULL, CT_BOOL}, {"amax_ints", "ints", ND, amax_d0, NULL, CT_I64},
-};
+TEST(fixtures_values_and_gradients) { CHECK(opcase_check("reduce", tolerances) > 100); }
 
 #define check_close(what, a, b, rtol_, atol_) \
     CHECK_TENSOR_CLOSE(what, a, b, .rtol = (rtol_), .atol = (atol_))
-
-static void run_case(fx_file *f, const fx_case *c, ct_dtype dt) {
-    CT_SCOPE_HERE;
-    char key[96], what[128];
-    double rtol = dt == CT_F64 ? 1e-10 : 1e-5, atol = dt == CT_F64 ? 1e-10 : 1e-5;
-    snprintf(key, sizeof key, "in.%s", c->input);
-    snprintf(what, sizeof what, "%s (%s)", c->name, ct_dtype_name(dt));
-    ct_tensor *x = fx_get_as(f, key, c->kind == ND ? c->nd_dtype : dt, c->kind != ND);
-    if (!x) return;
-    if (c->kind == ND && c->nd_dtype != CT_F64 && dt != CT_F64) return; /* once */
-    ct_tensor *out;
-    snprintf(key, sizeof key, "%s.out", c->name);
-    if (c->kind == VI) {
-        ct_values_indices r = c->fvi(x);
-        out = r.values;
-        char ik[96];
-        snprintf(ik, sizeof ik, "%s.idx", c->name);
-        check_close(what, r.indices, fx_get(f, ik), 0, 0);
-        if (r.indices) CHECK(ct_dtype_of(r.indices) == CT_I64);
-    } else {
-        out = c->f(x);
-    }
-    check_close(what, out, fx_get(f, key), rtol, atol);
-    if (c->kind == ND || !out) return;
-    CHECK(ct_dtype_of(out) == dt);
-    snprintf(key, sizeof key, "%s.go", c->name);
-    ct_tensor *go = fx_get_as(f, key, dt, false);
-    CHECK(ct_backward(out, .gradient = go) == 0);
-    snprintf(key, sizeof key, "%s.gx", c->name);
-    snprintf(what, sizeof what, "%s grad (%s)", c->name, ct_dtype_name(dt));
-    check_close(what, ct_grad(x), fx_get(f, key), rtol * 10, atol * 10);
-}
-
-TEST(fixtures_values_and_gradients) {
-    fx_file *f = fx_load("reduce");
-    CHECK(f != NULL);
-    for (size_t i = 0; f && i < sizeof CASES / sizeof CASES[0]; i++) {
-        run_case(f, &CASES[i], CT_F64);
-        run_case(f, &CASES[i], CT_F32);
-    }
-    fx_free(f);
-}
 
 /* d/dx and d/dgo of <grad_x(softmax(x, 1); go), w>: the backward-data op's backward. */
 TEST(fixtures_softmax_double_backward) {

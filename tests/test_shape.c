@@ -3,93 +3,18 @@
 #include <stdlib.h>
 
 #include "ct_test.h"
-#include "fixtures.h"
+#include "opcase.h"
 
-/* ---- values and gradients against PyTorch ------------------------------------- */
-
-typedef ct_tensor *(*op_fn)(ct_tensor *x);
-#define OP(name, expr) \
-    static ct_tensor *op_##name(ct_tensor *x) { return expr; }
-OP(slice, ct_slice(ct_slice(x, 1, -2, CT_END, 1), 2, 1, CT_END, 2))
-OP(narrow, ct_narrow(x, -1, -3, 2))
-OP(select, ct_select(x, 1, -1))
-OP(as_strided, ct_as_strided(x, CT_SHAPE(3, 3), CT_SHAPE(2, 1), 1))
-OP(cat, ct_cat(CT_TENSORS(x, ct_mul_scalar(ct_narrow(x, 1, 0, 1), 2), ct_narrow(x, 1, 0, 0)), 1))
-OP(stack, ct_stack(CT_TENSORS(x, ct_mul_scalar(x, 3)), 2))
-OP(repeat, ct_repeat(x, CT_SHAPE(2, 1, 3, 1)))
-OP(tile, ct_tile(x, CT_SHAPE(2)))
-OP(flip, ct_flip(x, CT_DIMS(0, 2)))
-OP(roll, ct_roll(x, CT_DIMS(1, -5), CT_DIMS(2, 1)))
-OP(roll_flat, ct_roll(x, CT_DIMS(7), CT_DIMS()))
-OP(tril, ct_tril(x, 1))
-OP(triu, ct_triu(x, -1))
-OP(pad_const, ct_pad(x, CT_DIMS(2, -1, 0, 1, 1, 1), .value = -2.5))
-OP(pad_reflect1, ct_pad(x, CT_DIMS(3, 2), .mode = CT_PAD_REFLECT))
-OP(pad_reflect2, ct_pad(x, CT_DIMS(1, 3, 2, 1), .mode = CT_PAD_REFLECT))
-OP(pad_reflect_neg, ct_pad(x, CT_DIMS(-1, 2), .mode = CT_PAD_REFLECT))
-OP(pad_replicate1, ct_pad(x, CT_DIMS(5, 1), .mode = CT_PAD_REPLICATE))
-OP(pad_replicate2, ct_pad(x, CT_DIMS(0, 2, 3, 1), .mode = CT_PAD_REPLICATE))
-OP(pad_reflect3, ct_pad(x, CT_DIMS(1, 2, 2, 1, 1, 1), .mode = CT_PAD_REFLECT))
-OP(pad_replicate3, ct_pad(x, CT_DIMS(2, 1, 0, 2, 3, 1), .mode = CT_PAD_REPLICATE))
-
-static const struct {
-    const char *name, *input;
-    op_fn f;
-} cases[] = {
-#define C(name) {#name, "x", op_##name}
-    C(slice), C(narrow), C(select), C(as_strided), C(cat), C(stack), C(repeat), C(tile),
-    C(flip), C(roll), C(roll_flat), C(tril), C(triu), C(pad_const), C(pad_reflect1),
-    C(pad_reflect2), C(pad_reflect_neg), C(pad_replicate1), C(pad_replicate2),
-    {"pad_reflect3", "v", op_pad_reflect3}, {"pad_replicate3", "v", op_pad_replicate3},
-#undef C
-};
-
-/* "value of NAME" (or gradient) within an absolute tol. */
-static void check_close(const char *what, const char *name, ct_tensor *got, ct_tensor *want,
-                        double tol) {
-    char label[96];
-    snprintf(label, sizeof label, "%s of %s", what, name);
-    CHECK_TENSOR_CLOSE(label, got, want, .atol = tol);
-}
+/* ---- values and gradients against PyTorch: the OPCASE rows of file shape in
+ * tests/opinfo.def (the generator reads the same rows) ---------------------------- */
 
 /* Data movement is exact: values must match bitwise; gradients sum a few terms. */
-TEST(values_and_grads_match_pytorch) {
-    fx_file *f = fx_load("shape");
-    if (!f) return;
-    char key[64];
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        CT_SCOPE {
-            ct_tensor *x = fx_get_as(f, cases[i].input, CT_F64, true);
-            ct_tensor *y = cases[i].f(x);
-            check_close("value", cases[i].name, y, fx_get(f, cases[i].name), 0);
-            snprintf(key, sizeof key, "%s_w", cases[i].name);
-            CHECK(ct_backward(ct_sum(ct_mul(y, fx_get(f, key)))) == 0);
-            snprintf(key, sizeof key, "%s_grad", cases[i].name);
-            check_close("gradient", cases[i].name, ct_grad(x), fx_get(f, key), 1e-12);
-        }
-    }
-    fx_free(f);
+static opcase_tol tolerances(ct_dtype dt) {
+    return dt == CT_F64 ? (opcase_tol){0, 1e-12} : dt == CT_F32 ? (opcase_tol){1e-6, 1e-5}
+                                                                 : (opcase_tol){0, 0};
 }
 
-TEST(integer_and_float32_data_match_pytorch) {
-    fx_file *f = fx_load("shape");
-    if (!f) return;
-    ct_tensor *i = fx_get(f, "i");
-    check_close("value", "i_flip", ct_flip(i, CT_DIMS(1)), fx_get(f, "i_flip"), 0);
-    check_close("value", "i_roll", ct_roll(i, CT_DIMS(2), CT_DIMS(2)), fx_get(f, "i_roll"), 0);
-    ct_tensor *r = ct_pad(i, CT_DIMS(2, 2), .mode = CT_PAD_REFLECT);
-    CHECK(ct_dtype_of(r) == CT_I64);
-    check_close("value", "i_pad_reflect", r, fx_get(f, "i_pad_reflect"), 0);
-    ct_tensor *u8 = ct_to(i, .dtype = CT_U8), *h = ct_to(i, .dtype = CT_F16);
-    check_close("value", "u8 flip", ct_flip(u8, CT_DIMS(1)), fx_get(f, "i_flip"), 0);
-    check_close("value", "f16 roll", ct_roll(h, CT_DIMS(2), CT_DIMS(2)), fx_get(f, "i_roll"), 0);
-    ct_tensor *x32 = fx_get_as(f, "x", CT_F32, true);
-    ct_tensor *y = ct_pad(x32, CT_DIMS(1, 3, 2, 1), .mode = CT_PAD_REFLECT);
-    check_close("value", "f32 pad_reflect2", y, fx_get(f, "pad_reflect2"), 1e-6);
-    CHECK(ct_backward(ct_sum(ct_mul(y, ct_to(fx_get(f, "pad_reflect2_w"), .dtype = CT_F32)))) == 0);
-    check_close("gradient", "f32 pad_reflect2", ct_grad(x32), fx_get(f, "pad_reflect2_grad"), 1e-5);
-    fx_free(f);
-}
+TEST(values_and_grads_match_pytorch) { CHECK(opcase_check("shape", tolerances) > 40); }
 
 /* ---- views share storage ---------------------------------------------------------- */
 

@@ -180,7 +180,10 @@ static bool check_gather_pad(ct_tensor *t, ct_dims pad, ct_pad_mode mode) {
         return false;
     }
     char buf[CT_SHAPE_STR_MAX];
-    for (int d = t->ndim == k + 2 ? 1 : 0; d < t->ndim; d++)
+    /* Dims after the batch must be non-empty; PyTorch's 1-d and 2-d reflection pads
+     * also take an unbatched input with no channels ([0, W], [0, H, W]). */
+    bool channels_may_be_empty = mode == CT_PAD_REFLECT && k < 3;
+    for (int d = t->ndim == k + 2 || channels_may_be_empty ? 1 : 0; d < t->ndim; d++)
         if (t->sizes[d] == 0) {
             ct_error("ct_pad: Expected %dD or %dD (batch mode) tensor with possibly 0 batch size "
                      "and other non-zero dimensions for input, but got: %s", k + 1, k + 2,

@@ -8,7 +8,8 @@
 #define MAX_ROWS 512
 #define MAX_IN 16
 static int n_samples[MAX_ROWS], n_second[MAX_ROWS], n_meta_skipped[MAX_ROWS];
-static int meta_checked, meta_skipped, lowp_runs;
+static int n_variant_skipped[MAX_ROWS], n_empty_used[MAX_ROWS];
+static int meta_checked, meta_skipped, lowp_runs, variant_runs;
 static uint64_t lcg = 0x9e3779b97f4a7c15ull;
 
 static double next_unit(void) {
@@ -177,6 +178,83 @@ static void noncontig_check(const char *file, int line, const char *op, ct_gradc
     ct_test_check_close(file, line, what, evaluate(f, nc, ctx), want, (ct_test_tol){0});
 }
 
+/* The sample's inputs with dim 0 narrowed to size elements (0: a size-0 batch, 1: a
+ * size-1 dim): input 0 and each input of its shape, so that operands that go together
+ * stay together (a broadcast operand, a weight, keeps its shape).  False when input 0
+ * has no dim 0 longer than size. */
+static bool narrowed(int n, ct_tensor *const *in, int64_t size, ct_tensor **out, bool *all) {
+    if (n == 0 || ct_ndim(in[0]) == 0 || ct_size(in[0], 0) <= size) return false;
+    ct_shape s0 = ct_shape_of(in[0]);
+    *all = true;
+    for (int i = 0; i < n; i++) {
+        ct_shape s = ct_shape_of(in[i]);
+        bool cut = s.ndim == s0.ndim && !memcmp(s.d, s0.d, sizeof s.d[0] * (size_t)s.ndim);
+        out[i] = cut ? leaf_like(ct_narrow(in[i], 0, 0, size), in[i]) : in[i];
+        *all &= cut;
+    }
+    return true;
+}
+
+/* Every element of t equals the number text names (NaN matches NaN). */
+static bool all_equal(ct_tensor *t, const char *text) {
+    double want = strtod(text, NULL), *v = ct_test_values(t);
+    bool ok = v != NULL;
+    for (int64_t i = 0; ok && i < ct_numel(t); i++)
+        ok = v[i] == want || (isnan(v[i]) && isnan(want));
+    free(v);
+    return ok;
+}
+
+/* The sample on a size-0 batch and on a size-1 dim (narrowed): no crash; the meta
+ * device's shape and dtype; backward gives gradients of the inputs' shapes; on a size-0
+ * batch, PyTorch's value where op's OPEMPTY row gives one.  A failure is an error that
+ * names a function, and one that op's OPEMPTY row expects (PyTorch fails too) unless
+ * the sample has operands that were not narrowed (a kept input, its own tensors in
+ * ctx), which may not fit a smaller batch: those are counted and listed at the end. */
+static void size_variants_check(const char *file, int line, const oi_row *r, ct_gradcheck_fn f,
+                                int n, ct_tensor *const *inputs, void *ctx) {
+    const oi_empty *e = oi_empty_of(r->op);
+    for (int64_t size = 0; size <= 1; size++) CT_SCOPE {
+        ct_tensor *v[MAX_IN];
+        bool all;
+        if (!narrowed(n, inputs, size, v, &all)) break;
+        variant_runs++;
+        const char *what = size ? "a size-1 dim" : "a size-0 batch";
+        ct_clear_error();
+        ct_tensor *y = evaluate(f, v, ctx);
+        if (!y) {
+            const char *err = ct_last_error() ? ct_last_error() : "no error set";
+            bool expected = e && e->fragment[0] && strstr(err, e->fragment);
+            if (expected) n_empty_used[e - oi_empties]++;
+            if (!strncmp(err, "ct_", 3) && (expected || !all || ctx)) {
+                n_variant_skipped[r - oi_rows] += !expected;
+                break;
+            }
+            ct_test_fail(file, line,
+                         "%s on %s: %s (if PyTorch fails too, add OPEMPTY(%s, \"\", "
+                         "\"<fragment>\") to tests/opinfo.def; if the sample cannot take "
+                         "it, NO_EMPTY with a reason to its row, line %d)",
+                         r->op, what, err, r->op, r->line);
+            break;
+        }
+        if (!(r->flags & OI_NO_META)) meta_check(file, line, r, f, n, v, ctx);
+        if (!size && e && e->value[0]) n_empty_used[e - oi_empties]++;
+        if (!size && e && e->value[0] && !all_equal(y, e->value))
+            ct_test_fail(file, line, "%s on a size-0 batch: not %s everywhere (OPEMPTY, "
+                         "tests/opinfo.def:%d)", r->op, e->value, e->line);
+        if (!ct_requires_grad(y)) break;
+        if (ct_backward(ct_sum(y)) != 0) {
+            ct_test_fail(file, line, "%s on %s: backward: %s", r->op, what, ct_last_error());
+            break;
+        }
+        for (int i = 0; i < n; i++) {
+            ct_tensor *g = ct_grad(v[i]);
+            if (g && ct_numel(g) != ct_numel(v[i]))
+                ct_test_fail(file, line, "%s on %s: the gradient of input %d", r->op, what, i);
+        }
+    }
+}
+
 static double epsilon_of(ct_dtype dt) {
     return dt == CT_BF16 ? 0x1p-7 : dt == CT_F16 ? 0x1p-10 : dt == CT_F32 ? 0x1p-23 : 0x1p-52;
 }
@@ -249,6 +327,8 @@ void gc_run(const char *file, int line, const char *op, ct_gradcheck_fn f, int n
     if (!(fl & OI_NO_THREADS)) threads_check(file, line, op, f, inputs, ctx);
     if (!(fl & OI_NO_NONCONTIG)) noncontig_check(file, line, op, f, n, inputs, ctx);
     if (!(fl & OI_NO_LOWP)) lowp_check(file, line, r, f, n, inputs, ctx);
+    ct_clear_error();
+    if (!(fl & OI_NO_EMPTY)) size_variants_check(file, line, r, f, n, inputs, ctx);
     ct_clear_error();
     if (second_order && !(fl & OI_GRADGRAD))
         ct_test_fail(file, line,
@@ -332,10 +412,23 @@ int ct_test_finish(void) {
         }
     }
     printf("%d samples of %d rows; meta device: %d checked, %d skipped (cpu tensors of their "
-           "own, or data-dependent shapes); %d reduced-precision runs\n",
-           samples, oi_num_rows, meta_checked, meta_skipped, lowp_runs);
+           "own, or data-dependent shapes); %d reduced-precision runs; %d size-0 / size-1 runs\n",
+           samples, oi_num_rows, meta_checked, meta_skipped, lowp_runs, variant_runs);
     for (int i = 0; i < oi_num_rows; i++)
         if (n_meta_skipped[i])
             printf("  not on meta: %d samples of %s\n", n_meta_skipped[i], oi_rows[i].op);
+    for (int i = 0; i < oi_num_rows; i++)
+        if (n_variant_skipped[i])
+            printf("  size-0 / size-1 variants that did not fit the sample's other operands: "
+                   "%d of %s\n", n_variant_skipped[i], oi_rows[i].op);
+    for (int i = 0; i < oi_num_empties; i++) {
+        const oi_empty *e = &oi_empties[i];
+        if (!oi_row_of(e->op) || !n_empty_used[i]) {
+            fprintf(stderr, "tests/opinfo.def:%d: OPEMPTY(%s, ...) %s\n", e->line, e->op,
+                    oi_row_of(e->op) ? "was never used: no sample reached its value or error"
+                                     : "names no op of an OPINFO row");
+            missing++;
+        }
+    }
     return missing;
 }

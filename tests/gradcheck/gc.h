@@ -8,7 +8,10 @@
  *   - bitwise the same result with 1 and with 3 threads;
  *   - the same result on non-contiguous copies of the inputs;
  *   - in every floating dtype of the row: float32 against float64, bfloat16 and
- *     float16 against float32, on the same (rounded) inputs, within the row's ulps.
+ *     float16 against float32, on the same (rounded) inputs, within the row's ulps;
+ *   - with dim 0 of its first input (and of the inputs of that shape) narrowed to 0
+ *     and to 1 elements: no crash, the meta device's shape and dtype, gradients of the
+ *     inputs' shapes, and PyTorch's value or refusal where the op's OPEMPTY row says.
  * When all samples have run, every row must have had its samples (coverage.c checks
  * the rows against ops.def and the kernel tables).
  *
