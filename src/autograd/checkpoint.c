@@ -11,6 +11,7 @@
 #include "autograd/node.h"
 #include "ops/internal.h"
 #include "ops/trace.h"
+#include "core/mem.h"
 
 typedef struct {
     ct_checkpoint_fn fn;
@@ -38,7 +39,7 @@ ct_tensor *ct_checkpoint(ct_checkpoint_fn fn, void *ctx, int n, ct_tensor *const
     ct_trace_unmute();
     if (!out && !ct_last_error()) ct_error("ct_checkpoint: fn returned NULL");
     if (node && out && ct_dtype_is_floating(out->dtype)) {
-        checkpoint_state *st = malloc(sizeof *st);
+        checkpoint_state *st = ct_malloc(sizeof *st);
         if (!st) ct_fatal("out of memory in ct_checkpoint");
         *st = (checkpoint_state){fn, ctx};
         node->extra = st;

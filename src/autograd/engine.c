@@ -15,6 +15,7 @@
 #include "autograd/node.h"
 #include "ops/internal.h"
 #include "ops/trace.h"
+#include "core/mem.h"
 
 typedef struct {
     ct_node **items;
@@ -24,7 +25,7 @@ typedef struct {
 static void push(node_vec *v, ct_node *n) {
     if (v->len == v->cap) {
         v->cap = v->cap ? v->cap * 2 : 32;
-        v->items = realloc(v->items, (size_t)v->cap * sizeof *v->items);
+        v->items = ct_realloc(v->items, (size_t)v->cap * sizeof *v->items);
         if (!v->items) ct_fatal("out of memory in backward");
     }
     v->items[v->len++] = n;
@@ -118,7 +119,7 @@ static bool run_node(ct_node *node, node_vec *ready) {
     bool ok = true;
     CT_SCOPE {
         ct_tensor *grad_in_small[8] = {0}, **grad_in = grad_in_small;
-        if (node->n_in > 8 && !(grad_in = calloc((size_t)node->n_in, sizeof *grad_in)))
+        if (node->n_in > 8 && !(grad_in = ct_calloc((size_t)node->n_in, sizeof *grad_in)))
             ct_fatal("out of memory in backward");
         /* A node that received no gradient at all passes none on. */
         bool any = false;
@@ -193,14 +194,14 @@ static void claim_node(claim_vec *v, node_vec *stack, ct_node *n, uint64_t task)
     if (n->task == task) return;
     if (v->len == v->cap) {
         v->cap = v->cap ? v->cap * 2 : 32;
-        v->items = realloc(v->items, (size_t)v->cap * sizeof *v->items);
+        v->items = ct_realloc(v->items, (size_t)v->cap * sizeof *v->items);
         if (!v->items) ct_fatal("out of memory in backward");
     }
     v->items[v->len++] = (claim){n, n->task, n->deps, n->buffer, n->flags};
     n->task = task;
     n->deps = 0;
     n->flags = 0;
-    n->buffer = calloc((size_t)n->n_out, sizeof(ct_tensor *));
+    n->buffer = ct_calloc((size_t)n->n_out, sizeof(ct_tensor *));
     if (!n->buffer) ct_fatal("out of memory in backward");
     push(stack, n);
 }
@@ -211,7 +212,7 @@ static void claim_node(claim_vec *v, node_vec *stack, ct_node *n, uint64_t task)
 static void mark_needed(int n_roots, ct_node **roots, uint64_t task) {
     typedef struct { ct_node *n; int i; } frame;
     int sp = 0, cap = 32;
-    frame *st = malloc((size_t)cap * sizeof *st);
+    frame *st = ct_malloc((size_t)cap * sizeof *st);
     if (!st) ct_fatal("out of memory in backward");
     for (int r = 0; r < n_roots; r++) {
         if (roots[r]->flags & CT_NODE_VISITED) continue;
@@ -224,7 +225,7 @@ static void mark_needed(int n_roots, ct_node **roots, uint64_t task) {
                 ct_node *next = n->next[f->i++].fn;
                 if (!next || (next->flags & CT_NODE_VISITED)) continue;
                 next->flags |= CT_NODE_VISITED;
-                if (sp == cap && !(st = realloc(st, (size_t)(cap *= 2) * sizeof *st)))
+                if (sp == cap && !(st = ct_realloc(st, (size_t)(cap *= 2) * sizeof *st)))
                     ct_fatal("out of memory in backward");
                 st[sp++] = (frame){next, 0};
                 continue;
@@ -254,7 +255,7 @@ static int run_backward(int n_roots, ct_tensor *const *roots, ct_tensor *const *
     capturing = cap != NULL;
 
     /* Collect the reachable nodes. */
-    ct_node **root_nodes = calloc((size_t)n_roots, sizeof *root_nodes);
+    ct_node **root_nodes = ct_calloc((size_t)n_roots, sizeof *root_nodes);
     if (!root_nodes) ct_fatal("out of memory in backward");
     for (int r = 0; r < n_roots; r++) {
         ct_node *fn = ct_grad_fn_of(roots[r]);
@@ -404,8 +405,8 @@ int ct_autograd_grad_with(int n_out, ct_tensor *const *outputs, int n_in, ct_ten
         result[i] = NULL;
     }
     int rc = -1;
-    ct_tensor **captured = calloc((size_t)n_in, sizeof *captured);
-    ct_tensor **grads = calloc((size_t)n_out, sizeof *grads);
+    ct_tensor **captured = ct_calloc((size_t)n_in, sizeof *captured);
+    ct_tensor **grads = ct_calloc((size_t)n_out, sizeof *grads);
     if (!captured || !grads) ct_fatal("out of memory");
     CT_SCOPE {
         bool ok = true;

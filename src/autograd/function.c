@@ -11,6 +11,7 @@
 #include "autograd/node.h"
 #include "ops/internal.h"
 #include "ops/trace.h"
+#include "core/mem.h"
 
 struct ct_function_ctx {
     ct_function fn; /* a copy: the caller's descriptor may be gone by backward */
@@ -113,7 +114,7 @@ ct_tensor *ct_function_apply(const ct_function *fn, int n, ct_tensor *const *inp
         if (!inputs[i]) return NULL;
     const char *name = fn->name ? fn->name : "CustomFunction";
     size_t len = strlen(name) + sizeof "Backward";
-    ct_function_ctx *ctx = calloc(1, sizeof *ctx + len);
+    ct_function_ctx *ctx = ct_calloc(1, sizeof *ctx + len);
     if (!ctx) ct_fatal("out of memory in ct_function_apply");
     snprintf(ctx->name, len, "%sBackward", name);
     ctx->fn = *fn;

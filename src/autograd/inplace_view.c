@@ -10,6 +10,7 @@
 #include "ops/internal.h"
 #include "ops/shape_internal.h"
 #include "ops/trace.h"
+#include "core/mem.h"
 
 static ct_geom geom_of(const ct_tensor *t) {
     ct_geom g = {.ndim = t->ndim, .offset = t->offset};
@@ -58,7 +59,7 @@ static void regenerate(ct_tensor *t) {
     ct_tensor *base = t->base;
     ct_node *n = ct_node_new(CT_OP_as_strided, 1, 1);
     edge_to(n, 0, base);
-    ct_geom *g = malloc(2 * sizeof *g);
+    ct_geom *g = ct_malloc(2 * sizeof *g);
     if (!g) ct_fatal("out of memory recording the graph");
     g[0] = geom_of(base); /* as ct_as_strided records: the input's geometry, the output's */
     g[1] = geom_of(t);
@@ -118,7 +119,7 @@ void ct_rebase_history(ct_node *fn, ct_tensor *out) {
         ct_retain(cs->next[i].fn);
         cs->needs_grad[i] = fn->needs_grad[i];
     }
-    copy_slices *c = malloc(sizeof *c);
+    copy_slices *c = ct_malloc(sizeof *c);
     if (!c) ct_fatal("out of memory recording the graph");
     c->fn = ct_retain(fn);
     c->base = geom_of(base);
@@ -180,7 +181,7 @@ bool copy_slices_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     bool keep0 = fn->needs_grad[0];
     fn->needs_grad[0] = n->needs_grad[0];
     ct_tensor *res_small[8] = {0}, **res = res_small;
-    if (fn->n_in > 8 && !(res = calloc((size_t)fn->n_in, sizeof *res)))
+    if (fn->n_in > 8 && !(res = ct_calloc((size_t)fn->n_in, sizeof *res)))
         ct_fatal("out of memory in backward");
     bool ok = ct_ops[fn->op].backward(fn, &slice_grad, res);
     fn->needs_grad[0] = keep0;

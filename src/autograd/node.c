@@ -7,6 +7,7 @@
 #include "autograd/hooks.h"
 #include "autograd/node.h"
 #include "core/pool.h"
+#include "core/mem.h"
 
 _Atomic bool ct_anomaly_enabled; /* global, as in PyTorch */
 
@@ -63,7 +64,7 @@ bool ct_any_requires_grad(int n, ct_tensor *const *inputs) {
  * small op. */
 static ct_node *node_alloc(ct_op_id op, int n_in, int n_out) {
     ct_node *n = n_in <= POOL_INPUTS ? ct_pool_alloc(CT_POOL_NODE, node_size(POOL_INPUTS))
-                                     : malloc(node_size(n_in));
+                                     : ct_malloc(node_size(n_in));
     if (!n) ct_fatal("out of memory recording the graph");
     memset(n, 0, sizeof *n + (size_t)n_in * sizeof(ct_edge));
     ct_object_init(&n->obj, node_destroy);

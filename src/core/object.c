@@ -11,6 +11,7 @@
 #include "ctorch/base.h"
 #include "core/error.h"
 #include "core/object.h"
+#include "core/mem.h"
 
 typedef struct {
     void **items;
@@ -54,7 +55,7 @@ static void vec_push(ptr_vec *v, void *p) {
     if (v->len == v->cap) {
         free_at_thread_exit();
         int cap = v->cap ? v->cap * 2 : 64;
-        void **items = realloc(v->items, (size_t)cap * sizeof *items);
+        void **items = ct_realloc(v->items, (size_t)cap * sizeof *items);
         if (!items) ct_fatal("out of memory growing a scope");
         v->items = items;
         v->cap = cap;
@@ -92,7 +93,7 @@ ct_scope_guard ct_scope_begin(void) {
     if (depth == frames_cap) {
         free_at_thread_exit();
         int cap = frames_cap ? frames_cap * 2 : 16;
-        scope_frame *f = realloc(frames, (size_t)cap * sizeof *f);
+        scope_frame *f = ct_realloc(frames, (size_t)cap * sizeof *f);
         if (!f) ct_fatal("out of memory opening a scope");
         memset(f + frames_cap, 0, (size_t)(cap - frames_cap) * sizeof *f);
         frames = f;

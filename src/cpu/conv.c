@@ -8,6 +8,7 @@
 #include "cpu/conv.h"
 #include "cpu/conv_cols.h"
 #include "cpu/gemm.h"
+#include "core/mem.h"
 
 CT_CONV_IM2COL(float, f32)
 CT_CONV_IM2COL(double, f64)
@@ -87,12 +88,12 @@ CT_CONV_GRAD_BIAS(double, f64, CT_CONV_AS_IS, CT_CONV_CAST)
         if (job->kind == CT_CONV_GRAD_WEIGHT) {                                           \
             /* Fixed chunks of the batch, combined in order: Note [Conv determinism]. */  \
             int64_t wn = g->O * K, nc = g->N < 8 ? g->N : 8;                              \
-            T *part = nc > 1 ? malloc(sizeof(T) * (size_t)(wn * (nc - 1))) : NULL;        \
+            T *part = nc > 1 ? ct_malloc(sizeof(T) * (size_t)(wn * (nc - 1))) : NULL;        \
             if (nc > 1 && !part) ct_fatal("out of memory in conv backward");              \
             if (nc == 0) memset(job->out, 0, sizeof(T) * (size_t)wn);                     \
             _Pragma("omp parallel num_threads(nt) if (nt > 1 && nc > 1)")                 \
             {                                                                             \
-                T *col = malloc(colsz);                                                   \
+                T *col = ct_malloc(colsz);                                                   \
                 if (!col) ct_fatal("out of memory in conv");                              \
                 _Pragma("omp for schedule(dynamic)")                                      \
                 for (int64_t c = 0; c < nc; c++) {                                        \
@@ -117,7 +118,7 @@ CT_CONV_GRAD_BIAS(double, f64, CT_CONV_AS_IS, CT_CONV_CAST)
         int64_t items = conv_items(g, fwd);                                               \
         _Pragma("omp parallel num_threads(nt) if (nt > 1 && items > 1)")                  \
         {                                                                                 \
-            T *col = malloc(colsz);                                                       \
+            T *col = ct_malloc(colsz);                                                       \
             if (!col) ct_fatal("out of memory in conv");                                  \
             _Pragma("omp for schedule(dynamic)")                                          \
             for (int64_t it = 0; it < items; it++) {                                      \

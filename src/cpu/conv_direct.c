@@ -18,6 +18,7 @@
 #include "cpu/conv.h"
 #include "cpu/isa.h"
 #include "cpu/kernel_util.h"
+#include "core/mem.h"
 
 /* A target attribute and a run-time check of ct_cpu_isa() (hand-written AVX-512). */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
@@ -153,9 +154,9 @@ static void run(const dconv *d) {
     int nt = ct_get_num_threads();
     _Pragma("omp parallel num_threads(nt) if (nt > 1 && items > 1)")
     {
-        float *xp = malloc(sizeof(float) * xsz);
-        __mmask16 *masks = malloc(sizeof(__mmask16) * nvec);
-        int64_t *dpos = malloc(sizeof(int64_t) * nvec);
+        float *xp = ct_malloc(sizeof(float) * xsz);
+        __mmask16 *masks = ct_malloc(sizeof(__mmask16) * nvec);
+        int64_t *dpos = ct_malloc(sizeof(int64_t) * nvec);
         if (!xp || !masks || !dpos) ct_fatal("out of memory in conv");
         _Pragma("omp for schedule(dynamic)")
         for (int64_t it = 0; it < items; it++) {
@@ -173,7 +174,7 @@ static void run(const dconv *d) {
  * grad_input's kernel (w [G*Ci', Co', KK] read transposed and flipped). */
 static float *pack(const float *w, int64_t G, int64_t Co, int64_t Ci, int64_t KK, bool flip) {
     int64_t nob = (Co + MR - 1) / MR;
-    float *p = calloc((size_t)(G * nob * Ci * KK * MR), sizeof(float));
+    float *p = ct_calloc((size_t)(G * nob * Ci * KK * MR), sizeof(float));
     if (!p) ct_fatal("out of memory in conv");
     for (int64_t g = 0; g < G; g++)
         for (int64_t o = 0; o < Co; o++)
@@ -329,15 +330,15 @@ static void grad_weight(const dconv *d, const float *gy, float *gw, float *gb) {
     int64_t Wp = d->Wo + d->dw * (d->KW - 1), rows = d->Ho + d->dh * (d->KH - 1);
     size_t xsz = (size_t)(d->Ci * rows * Wp + TILE + d->dw * (d->KW - 1));
     size_t CTp = (size_t)(CT + 24), P = (size_t)(d->Ho * d->Wo);
-    float *part = nc > 1 ? malloc(sizeof(float) * (size_t)(wn * (nc - 1))) : NULL;
-    double *bpart = gb ? malloc(sizeof(double) * (size_t)(nc * d->G * d->Co)) : NULL;
+    float *part = nc > 1 ? ct_malloc(sizeof(float) * (size_t)(wn * (nc - 1))) : NULL;
+    double *bpart = gb ? ct_malloc(sizeof(double) * (size_t)(nc * d->G * d->Co)) : NULL;
     if ((nc > 1 && !part) || (gb && !bpart)) ct_fatal("out of memory in conv backward");
     int nt = ct_get_num_threads();
     _Pragma("omp parallel num_threads(nt) if (nt > 1 && nc > 1)")
     {
-        float *xp = malloc(sizeof(float) * xsz), *gyT = malloc(sizeof(float) * P * (size_t)Op);
-        float *gwT = malloc(sizeof(float) * CTp * (size_t)Op);
-        int64_t *ctoff = malloc(sizeof(int64_t) * CTp);
+        float *xp = ct_malloc(sizeof(float) * xsz), *gyT = ct_malloc(sizeof(float) * P * (size_t)Op);
+        float *gwT = ct_malloc(sizeof(float) * CTp * (size_t)Op);
+        int64_t *ctoff = ct_malloc(sizeof(int64_t) * CTp);
         if (!xp || !gyT || !gwT || !ctoff) ct_fatal("out of memory in conv backward");
         _Pragma("omp for schedule(dynamic)")
         for (int64_t c = 0; c < nc; c++)

@@ -21,6 +21,7 @@
 
 #include "cpu/conv_cols.h"
 #include "cpu/gemm.h"
+#include "core/mem.h"
 
 CT_CONV_IM2COL(ct_half, f16)
 CT_CONV_IM2COL(ct_bf16, bf16)
@@ -54,12 +55,12 @@ static conv_bufs bufs_new(const ct_conv_geom *g, int64_t Cg, size_t elem, int ne
     int64_t K = Cg * g->KH * g->KW, rb = block_rows(g, K), n = K * rb * g->OW + 1;
     conv_bufs b = {.rows = (rb - 1) * g->sh + (g->KH - 1) * g->dh + 1};
     bool ok = true;
-    if (need & COLS) ok = ok && (b.col = malloc(elem * (size_t)n));
+    if (need & COLS) ok = ok && (b.col = ct_malloc(elem * (size_t)n));
     if (need & WINDOW) {
-        ok = ok && (b.colf = malloc(sizeof(float) * (size_t)n));
-        ok = ok && (b.acc = malloc(sizeof(float) * (size_t)(Cg * b.rows * g->W + 1)));
+        ok = ok && (b.colf = ct_malloc(sizeof(float) * (size_t)n));
+        ok = ok && (b.acc = ct_malloc(sizeof(float) * (size_t)(Cg * b.rows * g->W + 1)));
     }
-    if (need & TILES) ok = ok && (b.work = malloc(sizeof(float) * CT_GEMM_REDUCED_WORK));
+    if (need & TILES) ok = ok && (b.work = ct_malloc(sizeof(float) * CT_GEMM_REDUCED_WORK));
     if (!ok) ct_fatal("out of memory in conv");
     return b;
 }
@@ -209,7 +210,7 @@ static void bufs_free(conv_bufs *b) {
         const ct_conv_geom *g = job->g;                                                  \
         int64_t Cg = g->C / g->groups, wn = g->O * Cg * g->KH * g->KW;                   \
         int64_t nc = g->N < 8 ? g->N : 8;                                                \
-        float *acc = malloc(sizeof(float) * (size_t)(wn * nc + 1));                      \
+        float *acc = ct_malloc(sizeof(float) * (size_t)(wn * nc + 1));                      \
         if (!acc) ct_fatal("out of memory in conv backward");                            \
         int nt = ct_get_num_threads();                                                   \
         _Pragma("omp parallel num_threads(nt) if (nt > 1 && nc > 1)")                    \

@@ -9,6 +9,7 @@
 #include "kernels/index.h"
 #include "cpu/index_types.h"
 #include "kernels/kernel.h"
+#include "core/mem.h"
 
 /* Runs shorter than this are insertion sorted before merging. */
 #define RUN 16
@@ -99,7 +100,7 @@
         bool par = nt > 1 && rows > 1 && rows * n >= CT_GRAIN;                           \
         _Pragma("omp parallel if (par) num_threads(nt)")                                 \
         {                                                                                \
-            pair_##SFX *buf = malloc(sizeof(pair_##SFX) * (size_t)(2 * n + 1));          \
+            pair_##SFX *buf = ct_malloc(sizeof(pair_##SFX) * (size_t)(2 * n + 1));          \
             if (!buf) ct_fatal("out of memory sorting %lld elements", (long long)n);     \
             _Pragma("omp for schedule(static)")                                          \
             for (int64_t r = 0; r < rows; r++) {                                         \

@@ -9,6 +9,7 @@
 
 #include "kernels/norm.h"
 #include "cpu/reduce.h"
+#include "core/mem.h"
 
 enum { L = CT_REDUCE_LANES }; /* the lane sums below are written for 16 */
 _Static_assert(CT_REDUCE_LANES == 16, "lane sums take two vectors of 8");
@@ -40,7 +41,7 @@ INLINE double fold2(vd8 a0, vd8 a1) {
 }
 
 static void *scratch(size_t bytes) {
-    void *p = calloc(1, bytes ? bytes : 1);
+    void *p = ct_calloc(1, bytes ? bytes : 1);
     if (!p) ct_fatal("out of memory in a normalization kernel");
     return p;
 }

@@ -11,6 +11,7 @@
 
 #include "cpu/float_lanes.h"
 #include "kernels/norm.h"
+#include "core/mem.h"
 
 #define TILE CT_REDUCED_TILE
 #define LN_CHUNK_ROWS 32 /* as cpu/norm.c */
@@ -276,7 +277,7 @@ static void batch_norm_reduced(bool half, const ct_norm_job *j) {
 /* ---- layer_norm / group_norm: rows of K * S -------------------------------------- */
 
 static float *scratch(size_t n) {
-    float *p = calloc(n ? n : 1, sizeof(float));
+    float *p = ct_calloc(n ? n : 1, sizeof(float));
     if (!p) ct_fatal("out of memory in a normalization kernel");
     return p;
 }

@@ -7,6 +7,7 @@
 
 #include "cpu/kernel_util.h"
 #include "kernels/pool.h"
+#include "core/mem.h"
 
 /* Planes in parallel when the work is large enough. */
 #define PLANES_PARALLEL(g, work)                                                         \
@@ -107,7 +108,7 @@ typedef struct { int64_t *buf, *hlo, *hhi, *wlo, *whi; } pool_reach;
 
 static pool_reach reach_new(const ct_pool_geom *g, reach_kind kind) {
     int64_t H = g->H, W = g->W, O = g->OH > g->OW ? g->OH : g->OW;
-    int64_t *buf = malloc(sizeof(int64_t) * (size_t)(2 * (H + W + O) + 1));
+    int64_t *buf = ct_malloc(sizeof(int64_t) * (size_t)(2 * (H + W + O) + 1));
     if (!buf) ct_fatal("out of memory in a pooling backward");
     pool_reach r = {buf, buf, buf + H, buf + 2 * H, buf + 2 * H + W};
     int64_t *a = buf + 2 * (H + W), *b = a + O;

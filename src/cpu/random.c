@@ -20,6 +20,7 @@
 #include "core/philox.h"
 #include "cpu/kernel_util.h"
 #include "kernels/random.h"
+#include "core/mem.h"
 
 #define CHUNK 8192
 
@@ -258,7 +259,7 @@ static void multinomial_f64(int64_t *out, const ct_multinomial_args *a) {
     int nt = ct_get_num_threads();
 #pragma omp parallel num_threads(nt) if (a->rows * (a->ncat + a->n) > CT_GRAIN && nt > 1)
     {
-        void *buf = malloc(scratch);
+        void *buf = ct_malloc(scratch);
         if (!buf) ct_fatal("out of memory in multinomial");
 #pragma omp for schedule(static)
         for (int64_t r = 0; r < a->rows; r++) multinomial_row(out + r * a->n, a, r, buf);

@@ -16,6 +16,7 @@
 
 #include "cpu/kernel_util.h"
 #include "kernels/reduce.h"
+#include "core/mem.h"
 
 #define CT_REDUCE_CHUNK 16384
 #define CT_REDUCE_COLCHUNK 512
@@ -117,7 +118,7 @@
                 }                                                                          \
                 return;                                                                    \
             }                                                                              \
-            ACC *part = malloc(sizeof(ACC) * (size_t)(M1 * nch));                          \
+            ACC *part = ct_malloc(sizeof(ACC) * (size_t)(M1 * nch));                          \
             if (!part) ct_fatal("out of memory in a reduction");                           \
             _Pragma("omp parallel for if (par) num_threads(nt)")                           \
             for (int64_t k = 0; k < M1 * nch; k++) {                                       \
@@ -139,7 +140,7 @@
         int64_t cw = M2;                                                                   \
         if (par && M1 * nrc < 4 * nt && M2 >= 2 * CT_REDUCE_COLBLOCK) cw = 4 * CT_REDUCE_COLBLOCK; \
         int64_t ncb = (M2 + cw - 1) / cw;                                                  \
-        ACC *part = malloc(sizeof(ACC) * (size_t)(M1 * nrc * M2 + 1));                     \
+        ACC *part = ct_malloc(sizeof(ACC) * (size_t)(M1 * nrc * M2 + 1));                     \
         if (!part) ct_fatal("out of memory in a reduction");                               \
         _Pragma("omp parallel for if (par) num_threads(nt)")                               \
         for (int64_t k = 0; k < M1 * nrc * ncb; k++) {                                     \

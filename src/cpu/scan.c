@@ -4,6 +4,7 @@
  * integers in int64 (ct_acc_type). */
 #include "cpu/reduce.h"
 #include "kernels/scan.h"
+#include "core/mem.h"
 
 #define ADD_STEP(a, x) ((a) += (__typeof__(a))(x))
 #define MUL_STEP(a, x) ((a) *= (__typeof__(a))(x))
@@ -95,7 +96,7 @@ CT_REDUCED_TYPES(REDUCED_SCANS)
             const T *x = (const T *)in + (k / M2) * L * M2 + k % M2;                     \
             const T *g = (const T *)gin + (k / M2) * L * M2 + k % M2;                    \
             T *o = (T *)out + (k / M2) * L * M2 + k % M2;                                \
-            double *buf = malloc(sizeof(double) * (size_t)(2 * L + 1));                  \
+            double *buf = ct_malloc(sizeof(double) * (size_t)(2 * L + 1));                  \
             if (!buf) ct_fatal("out of memory in cumprod's backward");                   \
             double *xs = buf, *tp = buf + L;                                             \
             for (int64_t p = 0; p < L; p++) {                                            \

@@ -16,6 +16,7 @@
 
 #include "cpu/kernel_util.h"
 #include "kernels/softmax.h"
+#include "core/mem.h"
 
 #define CT_SOFTMAX_DRIVER(NAME, T, BLOCK, SCRATCH)                                       \
     static void NAME(ct_softmax_kind kind, const char *x, const char *g, char *o,        \
@@ -32,7 +33,7 @@
             int64_t nc = M2 - c0 < cw ? M2 - c0 : cw;                                    \
             double *scratch = NULL;                                                      \
             if (M2 > 1 && (SCRATCH) > 0) {                                               \
-                scratch = malloc((size_t)nc * (SCRATCH) + 16);                           \
+                scratch = ct_malloc((size_t)nc * (SCRATCH) + 16);                           \
                 if (!scratch) ct_fatal("out of memory in softmax");                      \
             }                                                                            \
             BLOCK(kind, (const T *)x + m * L * M2 + c0,                                  \

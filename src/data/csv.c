@@ -7,6 +7,7 @@
 
 #include "data/data_impl.h"
 #include "ops/options.h"
+#include "core/mem.h"
 
 typedef struct {
     const char *path;
@@ -38,7 +39,7 @@ static int next_row(csv_reader *r, char **pos) {
         for (char *f = s;; ) {
             if (r->n_fields == r->cap_fields) {
                 int cap = r->cap_fields ? 2 * r->cap_fields : 16;
-                char **grown = realloc(r->field, sizeof *grown * (size_t)cap);
+                char **grown = ct_realloc(r->field, sizeof *grown * (size_t)cap);
                 if (!grown) return -1;
                 r->field = grown;
                 r->cap_fields = cap;
@@ -101,9 +102,9 @@ static int push_row(const char *op, csv_reader *r, csv_data *d, int cols, int la
     }
     if (d->rows == d->cap) {
         int64_t cap = d->cap ? 2 * d->cap : 256;
-        float *x = realloc(d->x, sizeof(float) * (size_t)(cap * cols));
+        float *x = ct_realloc(d->x, sizeof(float) * (size_t)(cap * cols));
         if (x) d->x = x;
-        double *y = realloc(d->y, sizeof(double) * (size_t)cap);
+        double *y = ct_realloc(d->y, sizeof(double) * (size_t)cap);
         if (y) d->y = y;
         if (!x || !y) {
             ct_error("%s: out of memory", op);

@@ -17,6 +17,7 @@
 
 #include "autograd/node.h"
 #include "core/tensor_impl.h"
+#include "core/mem.h"
 
 /* The options (torch._tensor_str.PRINT_OPTS), shared by all threads; each call
  * formats with a snapshot taken under the lock. */
@@ -69,7 +70,7 @@ static void sb_grow(sbuf *b, size_t extra) {
     if (b->len + extra + 1 <= b->cap) return;
     size_t cap = b->cap ? b->cap : 256;
     while (cap < b->len + extra + 1) cap *= 2;
-    char *s = realloc(b->s, cap);
+    char *s = ct_realloc(b->s, cap);
     if (!s) ct_fatal("out of memory formatting a tensor");
     b->s = s;
     b->cap = cap;

@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "io/atomic_file.h"
 #include "io/json.h"
+#include "core/mem.h"
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "safetensors data is little-endian");
 
@@ -53,7 +54,7 @@ static bool text_add(text *t, const char *fmt, ...) {
     va_end(ap);
     if (t->len + (size_t)n + 1 > t->cap) {
         size_t cap = (t->len + (size_t)n + 1) * 2;
-        char *s = realloc(t->s, cap);
+        char *s = ct_realloc(t->s, cap);
         if (!s) return false;
         t->s = s;
         t->cap = cap;
@@ -69,7 +70,7 @@ static bool text_add_string(text *t, const char *s) {
     size_t need = strlen(s) * 6 + 3;
     if (t->len + need > t->cap) {
         size_t cap = (t->len + need) * 2;
-        char *p = realloc(t->s, cap);
+        char *p = ct_realloc(t->s, cap);
         if (!p) return false;
         t->s = p;
         t->cap = cap;
@@ -211,7 +212,7 @@ ct_state_dict *ct_safetensors_from_buffer(const void *data, size_t size, ct_load
         return NULL;
     }
     ct_state_dict *sd = NULL;
-    entry *es = calloc(root->len + 1, sizeof *es);
+    entry *es = ct_calloc(root->len + 1, sizeof *es);
     size_t n = 0;
     bool ok = es && root->kind == JSON_OBJECT;
     if (!ok && es) bad(where, "%s", "the header is not a JSON object");
@@ -225,8 +226,8 @@ ct_state_dict *ct_safetensors_from_buffer(const void *data, size_t size, ct_load
             if (ok && o.metadata) {
                 memset(o.metadata, 0, sizeof *o.metadata);
                 for (size_t k = 0; k < m->len && k < CT_METADATA_MAX; k++) {
-                    o.metadata->keys[k] = strdup(m->keys[k]);
-                    o.metadata->values[k] = strdup(m->items[k].string);
+                    o.metadata->keys[k] = ct_strdup(m->keys[k]);
+                    o.metadata->values[k] = ct_strdup(m->items[k].string);
                     o.metadata->n++;
                 }
             }
@@ -238,7 +239,7 @@ ct_state_dict *ct_safetensors_from_buffer(const void *data, size_t size, ct_load
     }
     /* Byte ranges must tile the data exactly: no overlap, no gap. */
     if (ok) {
-        entry *sorted = malloc(sizeof *sorted * (n + 1));
+        entry *sorted = ct_malloc(sizeof *sorted * (n + 1));
         ok = sorted != NULL;
         if (ok) {
             memcpy(sorted, es, sizeof *sorted * n);
@@ -291,7 +292,7 @@ ct_state_dict *ct_load_safetensors_with(const char *path, ct_load_file_options o
     char *data = NULL;
     long size = -1;
     if (fseek(f, 0, SEEK_END) == 0) size = ftell(f);
-    if (size >= 0 && fseek(f, 0, SEEK_SET) == 0 && (data = malloc((size_t)size + 1)) &&
+    if (size >= 0 && fseek(f, 0, SEEK_SET) == 0 && (data = ct_malloc((size_t)size + 1)) &&
         fread(data, 1, (size_t)size, f) != (size_t)size) {
         free(data);
         data = NULL;

@@ -8,6 +8,7 @@
 #include "ctorch.h"
 #include "core/error.h"
 #include "nn/module_impl.h"
+#include "core/mem.h"
 
 typedef struct {
     char **names;
@@ -25,12 +26,12 @@ static void add(walk *w, const char *prefix, const char *name, void *obj) {
     if (seen(w, obj)) return;
     if (w->len == w->cap) {
         w->cap = w->cap ? 2 * w->cap : 16;
-        w->names = realloc(w->names, (size_t)w->cap * sizeof *w->names);
-        w->objs = realloc(w->objs, (size_t)w->cap * sizeof *w->objs);
+        w->names = ct_realloc(w->names, (size_t)w->cap * sizeof *w->names);
+        w->objs = ct_realloc(w->objs, (size_t)w->cap * sizeof *w->objs);
         if (!w->names || !w->objs) ct_fatal("out of memory listing module entries");
     }
     size_t n = strlen(prefix) + strlen(name) + 2;
-    char *full = malloc(n);
+    char *full = ct_malloc(n);
     if (!full) ct_fatal("out of memory listing module entries");
     snprintf(full, n, "%s%s%s", prefix, *prefix && *name ? "." : "", name);
     w->names[w->len] = full;
@@ -47,7 +48,7 @@ static void collect(const ct_module *m, const char *prefix, walk_kind kind, walk
                 add(w, prefix, own->items[i].name, own->items[i].obj);
     for (int i = 0; i < m->children.len; i++) {
         size_t n = strlen(prefix) + strlen(m->children.items[i].name) + 2;
-        char *sub = malloc(n);
+        char *sub = ct_malloc(n);
         if (!sub) ct_fatal("out of memory listing module entries");
         snprintf(sub, n, "%s%s%s", prefix, *prefix ? "." : "", m->children.items[i].name);
         collect(m->children.items[i].obj, sub, kind, w);
@@ -109,7 +110,7 @@ int ct_named_children(ct_module *m, const char **names, ct_module **out, int max
 static int64_t sum_over(ct_module *m, bool buffers, bool trainable_only, bool bytes) {
     int n = buffers ? ct_buffers(m, NULL, 0) : ct_parameters(m, NULL, 0);
     if (n <= 0) return 0;
-    ct_tensor **ps = malloc(sizeof *ps * (size_t)n);
+    ct_tensor **ps = ct_malloc(sizeof *ps * (size_t)n);
     if (!ps) ct_fatal("out of memory listing module entries");
     if (buffers) ct_buffers(m, ps, n);
     else ct_parameters(m, ps, n);

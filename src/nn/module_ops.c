@@ -5,11 +5,12 @@
 #include "ctorch.h"
 #include "core/tensor_impl.h"
 #include "nn/module_impl.h"
+#include "core/mem.h"
 
 /* Every parameter (or buffer) of the sub-tree, in a malloc'd array. */
 static int all(ct_module *m, int kind, ct_tensor ***out) {
     int n = ct_module_walk(m, kind, NULL, NULL, 0);
-    *out = malloc(sizeof(ct_tensor *) * (size_t)(n > 0 ? n : 1));
+    *out = ct_malloc(sizeof(ct_tensor *) * (size_t)(n > 0 ? n : 1));
     if (!*out) ct_fatal("out of memory");
     return ct_module_walk(m, kind, NULL, (void **)*out, n);
 }

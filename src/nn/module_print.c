@@ -8,6 +8,7 @@
 #include "ctorch.h"
 #include "core/error.h"
 #include "nn/module_impl.h"
+#include "core/mem.h"
 
 typedef struct {
     char *s;
@@ -21,7 +22,7 @@ static void put(strbuf *b, const char *fmt, ...) {
     va_end(ap);
     if (b->len + (size_t)n + 1 > b->cap) {
         b->cap = (b->len + (size_t)n + 1) * 2;
-        b->s = realloc(b->s, b->cap);
+        b->s = ct_realloc(b->s, b->cap);
         if (!b->s) ct_fatal("out of memory printing a module");
     }
     va_start(ap, fmt);

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/object.h"
 #include "nn/module_impl.h"
+#include "core/mem.h"
 
 struct ct_state_dict {
     ct_object obj;
@@ -29,7 +30,7 @@ static void sd_destroy(ct_object *o) {
 }
 
 ct_state_dict *ct_state_dict_new(void) {
-    ct_state_dict *sd = calloc(1, sizeof *sd);
+    ct_state_dict *sd = ct_calloc(1, sizeof *sd);
     if (!sd) {
         ct_error("ct_state_dict_new: out of memory");
         return NULL;
@@ -55,9 +56,9 @@ int ct_state_dict_set(ct_state_dict *sd, const char *key, ct_tensor *t) {
     }
     if (sd->len == sd->cap) {
         int cap = sd->cap ? 2 * sd->cap : 16;
-        char **k = realloc(sd->keys, sizeof *k * (size_t)cap);
+        char **k = ct_realloc(sd->keys, sizeof *k * (size_t)cap);
         if (k) sd->keys = k;
-        ct_tensor **v = realloc(sd->values, sizeof *v * (size_t)cap);
+        ct_tensor **v = ct_realloc(sd->values, sizeof *v * (size_t)cap);
         if (v) sd->values = v;
         if (!k || !v) {
             ct_error("ct_state_dict_set: out of memory");
@@ -65,7 +66,7 @@ int ct_state_dict_set(ct_state_dict *sd, const char *key, ct_tensor *t) {
         }
         sd->cap = cap;
     }
-    if (!(sd->keys[sd->len] = strdup(key))) {
+    if (!(sd->keys[sd->len] = ct_strdup(key))) {
         ct_error("ct_state_dict_set: out of memory");
         return -1;
     }
@@ -114,10 +115,10 @@ static size_t owner_len(const char *name) {
  * parameters then its buffers — not all parameters before all buffers. */
 static void reorder_by_module(ct_module *m, entries *e) {
     int nm = ct_named_modules(m, NULL, NULL, 0);
-    const char **mods = malloc(sizeof(char *) * (size_t)(nm + 1));
-    const char **names = malloc(sizeof(char *) * (size_t)(e->n + 1));
-    ct_tensor **ts = malloc(sizeof(ct_tensor *) * (size_t)(e->n + 1));
-    bool *used = calloc((size_t)e->n + 1, 1);
+    const char **mods = ct_malloc(sizeof(char *) * (size_t)(nm + 1));
+    const char **names = ct_malloc(sizeof(char *) * (size_t)(e->n + 1));
+    ct_tensor **ts = ct_malloc(sizeof(ct_tensor *) * (size_t)(e->n + 1));
+    bool *used = ct_calloc((size_t)e->n + 1, 1);
     if (!mods || !names || !ts || !used) ct_fatal("out of memory");
     ct_named_modules(m, mods, NULL, nm);
     int k = 0;
@@ -145,8 +146,8 @@ static void reorder_by_module(ct_module *m, entries *e) {
 static entries module_entries(ct_module *m) {
     int np = ct_module_walk(m, WALK_PARAMS, NULL, NULL, 0);
     int nb = ct_module_walk(m, WALK_PERSISTENT_BUFFERS, NULL, NULL, 0);
-    entries e = {np + nb, malloc(sizeof(char *) * (size_t)(np + nb + 1)),
-                 malloc(sizeof(ct_tensor *) * (size_t)(np + nb + 1))};
+    entries e = {np + nb, ct_malloc(sizeof(char *) * (size_t)(np + nb + 1)),
+                 ct_malloc(sizeof(ct_tensor *) * (size_t)(np + nb + 1))};
     if (!e.names || !e.tensors) ct_fatal("out of memory");
     /* Buffers use the buffer cache, so both name lists stay valid together. */
     ct_module_walk(m, WALK_PARAMS, e.names, (void **)e.tensors, np);

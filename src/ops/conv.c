@@ -10,6 +10,7 @@
 #include "ops/conv_impl.h"
 #include "ops/internal.h"
 #include "ops/trace.h"
+#include "core/mem.h"
 
 /* Geometry and options after defaults; kept for the backward in the node's extra
  * (convolution's schema attributes, int[] lists, are too big for node->attrs). */
@@ -274,7 +275,7 @@ static ct_tensor *convolution(const char *op, conv_params *p, ct_tensor *x, ct_t
     ct_tensor *in[] = {x, w, bias};
     ct_node *n = ct_node_record(CT_OP_convolution, 3, in, 1);
     if (n) {
-        conv_params *saved = malloc(sizeof *saved);
+        conv_params *saved = ct_malloc(sizeof *saved);
         if (!saved) ct_fatal("out of memory recording the graph");
         *saved = *p;
         n->extra = saved;

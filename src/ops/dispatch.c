@@ -4,6 +4,7 @@
 #include <stdatomic.h>
 
 #include "core/backend.h"
+#include "core/mem.h"
 #include "ops/op_table.h"
 
 const ct_kernel_family ct_op_family[CT_NUM_OPS] = {
@@ -78,7 +79,7 @@ static void fill_like(const ct_backend *b) {
     int n = 0;
     for (int op = 0; op < CT_NUM_OPS; op++)
         for (int d = 0; d < CT_NUM_DTYPES; d++) n += slots[op][like->type][d] != NULL;
-    ct_kernel_entry *entries = calloc((size_t)n + 1, sizeof *entries); /* kept for good */
+    ct_kernel_entry *entries = ct_calloc((size_t)n + 1, sizeof *entries); /* kept for good */
     if (!entries) ct_fatal("out of memory");
     int k = 0;
     for (int op = 0; op < CT_NUM_OPS; op++)

@@ -11,6 +11,7 @@
 #include "ops/internal.h"
 #include "ops/shape_internal.h"
 #include "ops/trace.h"
+#include "core/mem.h"
 
 /* Copies src into dst's region [start, start + src.size(dim)) along dim (or into
  * dst.select(dim, start) when `drop`). */
@@ -218,7 +219,7 @@ static int split_equal(ct_op_id op, const char *name, ct_tensor *t, int d, int64
     if (size == 0 && step > 0) count = 1;
     if (!room_for(name, (int)count, out, max_out)) return -1;
     if (!out) return (int)count;
-    int64_t *se = malloc(2 * sizeof(int64_t) * (size_t)(count ? count : 1));
+    int64_t *se = ct_malloc(2 * sizeof(int64_t) * (size_t)(count ? count : 1));
     if (!se) ct_fatal("out of memory in split");
     for (int64_t i = 0; i < count; i++) {
         se[i] = i * step;
@@ -263,7 +264,7 @@ static ct_tensor *piece_grad(ct_tensor *g, const ct_input_meta *m, int d, int64_
 static bool join_grads(ct_node *n, ct_tensor **go, ct_tensor **gi, const int64_t *lens) {
     const ct_input_meta *m = &n->in_meta[0];
     int d = n->state.split.dim;
-    ct_tensor **gs = malloc(sizeof(ct_tensor *) * (size_t)n->n_out);
+    ct_tensor **gs = ct_malloc(sizeof(ct_tensor *) * (size_t)n->n_out);
     if (!gs) ct_fatal("out of memory in backward");
     bool ok = true;
     ct_device dev = CT_CPU; /* the pieces that got no gradient get zeros where the others are */
@@ -278,7 +279,7 @@ static bool join_grads(ct_node *n, ct_tensor **go, ct_tensor **gi, const int64_t
 
 bool split_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     int64_t size = n->in_meta[0].sizes[n->state.split.dim], step = n->state.split.size;
-    int64_t *lens = malloc(sizeof(int64_t) * (size_t)n->n_out);
+    int64_t *lens = ct_malloc(sizeof(int64_t) * (size_t)n->n_out);
     if (!lens) ct_fatal("out of memory in backward");
     for (int i = 0; i < n->n_out; i++) {
         int64_t left = size - i * step;
@@ -322,7 +323,7 @@ int ct_split_with_sizes(ct_tensor *t, int n, const int64_t *sizes, int64_t dim, 
     }
     if (!room_for("ct_split_with_sizes", n, out, max_out)) return -1;
     if (!out) return n;
-    int64_t *starts = malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
+    int64_t *starts = ct_malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
     if (!starts) ct_fatal("out of memory in split");
     int64_t at = 0;
     for (int i = 0; i < n; i++) {
@@ -346,7 +347,7 @@ int ct_split_with_sizes(ct_tensor *t, int n, const int64_t *sizes, int64_t dim, 
 
 bool split_with_sizes_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     const int64_t *starts = n->extra;
-    int64_t *lens = malloc(sizeof(int64_t) * (size_t)n->n_out);
+    int64_t *lens = ct_malloc(sizeof(int64_t) * (size_t)n->n_out);
     if (!lens) ct_fatal("out of memory in backward");
     for (int i = 0; i < n->n_out; i++)
         lens[i] = (i + 1 < n->n_out ? starts[i + 1] : n->state.split.size) - starts[i];
@@ -370,7 +371,7 @@ int ct_chunk(ct_tensor *t, int64_t chunks, int64_t dim, ct_tensor **out, int max
             ct_error("ct_chunk: too many chunks (%lld) for an empty dimension", (long long)chunks);
             return -1;
         }
-        int64_t *zeros = calloc((size_t)chunks, sizeof(int64_t));
+        int64_t *zeros = ct_calloc((size_t)chunks, sizeof(int64_t));
         if (!zeros) ct_fatal("out of memory in chunk");
         int r = room_for("ct_chunk", (int)chunks, out, max_out)
                     ? ct_split_with_sizes(t, (int)chunks, zeros, d, out, max_out) : -1;

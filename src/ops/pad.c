@@ -12,6 +12,7 @@
 #include "ops/internal.h"
 #include "ops/shape_internal.h"
 #include "ops/trace.h"
+#include "core/mem.h"
 
 /* The padding of a pad node's attributes (its first: pad or padding, alike). */
 static ct_dims *pad_of(ct_node *n) {
@@ -146,7 +147,7 @@ static void pad_plan(ct_pad_mode mode, int ndim, const int64_t *sizes, ct_dims p
         g->out[a] = i < k ? sizes[d] + pad.d[2 * i] + pad.d[2 * i + 1] : 1;
         total += a < 2 ? 2 * g->out[a] + g->in[a] + 1 : g->out[a];
     }
-    *maps = malloc(sizeof(int64_t) * (size_t)total);
+    *maps = ct_malloc(sizeof(int64_t) * (size_t)total);
     if (!*maps) ct_fatal("out of memory in pad");
     int64_t *m = *maps;
     for (int a = 0; a < 3; a++) {

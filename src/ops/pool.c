@@ -9,6 +9,7 @@
 #include "autograd/node.h"
 #include "ops/pool_impl.h"
 #include "ops/trace.h"
+#include "core/mem.h"
 
 /* The pools' nodes hold their schema attributes (node->attrs.max_pool2d, .avg_pool2d);
  * a backward op's are its forward's, the same fields in the same order, so that a
@@ -232,8 +233,8 @@ static pool_params load_pool_args(const ct_node *n) {
 
 /* Window tables for (H, W) -> (OH, OW); freed by the caller. */
 static bool windows(ct_pool_geom *g, const pool_params *p, bool is_max, bool adaptive) {
-    ct_pool_win *wh = malloc(sizeof *wh * (size_t)(g->OH + 1));
-    ct_pool_win *ww = malloc(sizeof *ww * (size_t)(g->OW + 1));
+    ct_pool_win *wh = ct_malloc(sizeof *wh * (size_t)(g->OH + 1));
+    ct_pool_win *ww = ct_malloc(sizeof *ww * (size_t)(g->OW + 1));
     if (!wh || !ww) ct_fatal("out of memory in pooling");
     if (adaptive) {
         adaptive_windows(g->H, g->OH, wh);

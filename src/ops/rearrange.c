@@ -10,6 +10,7 @@
 #include "ops/internal.h"
 #include "ops/shape_internal.h"
 #include "ops/trace.h"
+#include "core/mem.h"
 
 void ct_copy_region(ct_copy_kernel k, ct_tensor *dst, int64_t doff, const int64_t *dstrides, ct_tensor *src,
                         int64_t soff, const int64_t *sstrides, int ndim, const int64_t *sizes) {
@@ -256,7 +257,7 @@ ct_tensor *ct_roll(ct_tensor *t, ct_dims shifts, ct_dims dims) {
     ct_node *n = ct_record1(CT_OP_roll, out, 1, &t);
     ct_roll_attrs a = {shifts, dims};
     if (n) { /* too big for node->attrs: kept in extra */
-        ct_roll_attrs *saved = malloc(sizeof *saved);
+        ct_roll_attrs *saved = ct_malloc(sizeof *saved);
         if (!saved) ct_fatal("out of memory recording the graph");
         *saved = a;
         n->extra = saved;

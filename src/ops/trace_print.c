@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/tensor_impl.h"
 #include "ops/trace.h"
+#include "core/mem.h"
 
 struct ct_trace_printer {
     FILE *f;
@@ -73,8 +74,8 @@ int ct_value_format(const ct_value *v, char *buf, size_t size) {
 static int64_t name_of(ct_trace_printer *p, ct_tensor *t, bool is_output) {
     if (p->count * 2 >= p->cap) { /* grow: rehash into twice the slots */
         int64_t cap = p->cap ? p->cap * 2 : 64;
-        ct_tensor **keys = calloc((size_t)cap, sizeof *keys);
-        int64_t *ids = calloc((size_t)cap, sizeof *ids);
+        ct_tensor **keys = ct_calloc((size_t)cap, sizeof *keys);
+        int64_t *ids = ct_calloc((size_t)cap, sizeof *ids);
         if (!keys || !ids) ct_fatal("out of memory in the trace printer");
         for (int64_t i = 0; i < p->cap; i++) {
             if (!p->keys[i]) continue;
@@ -139,7 +140,7 @@ ct_trace_printer *ct_trace_print_begin(FILE *f) {
         ct_error("ct_trace_print_begin: f is NULL");
         return NULL;
     }
-    ct_trace_printer *p = calloc(1, sizeof *p);
+    ct_trace_printer *p = ct_calloc(1, sizeof *p);
     if (!p) ct_fatal("out of memory in ct_trace_print_begin");
     p->f = f;
     if (ct_trace_push(print_call, p) < 0) {

@@ -9,6 +9,7 @@
 #include "ops/internal.h"
 #include "ops/shape_internal.h"
 #include "ops/trace.h"
+#include "core/mem.h"
 
 static ct_shape meta_shape(const ct_input_meta *m) {
     ct_shape s = {.ndim = m->ndim};
@@ -45,7 +46,7 @@ static ct_tensor *view_geom(ct_op_id op, ct_tensor *t, const ct_geom *g, ct_node
 }
 
 static void *copy_extra(ct_node *n, const void *data, size_t size) {
-    void *p = malloc(size);
+    void *p = ct_malloc(size);
     if (!p) ct_fatal("out of memory recording the graph");
     memcpy(p, data, size);
     n->extra = p;
