@@ -7,7 +7,7 @@
  * `make test-sanitize`), and the step run again right after works.
  *
  * CT_OOM_SWEEP_STRIDE=k tries every k-th allocation only (the Release run tries a
- * sample; the sanitizer run tries them all).  With CT_FAIL_ALLOC_AFTER set, the test
+ * sample; the sanitizer run tries them all), from the CT_OOM_SWEEP_FIRST-th on.  With CT_FAIL_ALLOC_AFTER set, the test
  * one_training_step runs the step once under it and prints its outcome
  * (tests/oom_sweep.sh counts the outcomes of a sweep in separate processes). */
 #include <limits.h>
@@ -109,6 +109,8 @@ static void fail_one(long long n, double want, sweep_counts *c) {
     bool failed = ct_test_alloc_failed();
     ct_test_fail_alloc_after(-1);
     c->tried++;
+    char message[256] = "none";
+    if (ct_last_error()) snprintf(message, sizeof message, "%s", ct_last_error());
     if (rc != 0) {
         const char *e = ct_last_error();
         if (!e) ct_test_fail(__FILE__, __LINE__, "allocation %lld: the step failed without a message", n + 1);
@@ -123,8 +125,8 @@ static void fail_one(long long n, double want, sweep_counts *c) {
     ct_clear_error();
     int64_t after = ct_memory_allocated(CT_CPU);
     if (after != before)
-        ct_test_fail(__FILE__, __LINE__, "allocation %lld: %lld bytes of tensor memory leaked", n + 1,
-                     (long long)(after - before));
+        ct_test_fail(__FILE__, __LINE__, "allocation %lld: %lld bytes of tensor memory leaked (error: %s)",
+                     n + 1, (long long)(after - before), message);
     got = NAN;
     if (training_step(&got) != 0 || got != want)
         ct_test_fail(__FILE__, __LINE__, "allocation %lld: the retry failed: %s", n + 1,
@@ -140,11 +142,11 @@ TEST(every_allocation_of_a_training_step_fails_cleanly) {
     long long total = ct_test_alloc_count();
     ct_test_fail_alloc_after(-1);
     CHECK(total > 100);
-    const char *s = getenv("CT_OOM_SWEEP_STRIDE");
-    long long stride = s ? atoll(s) : 1;
+    const char *s = getenv("CT_OOM_SWEEP_STRIDE"), *f = getenv("CT_OOM_SWEEP_FIRST");
+    long long stride = s ? atoll(s) : 1, first = f ? atoll(f) - 1 : 0;
     if (stride < 1) stride = 1;
     sweep_counts c = {0};
-    for (long long n = 0; n < total; n += stride) fail_one(n, want, &c);
+    for (long long n = first > 0 ? first : 0; n < total; n += stride) fail_one(n, want, &c);
     printf("%lld allocations in a training step; failing %d of them in turn: %d errors, %d absorbed\n",
            total, c.tried, c.errors, c.absorbed);
     unlink(checkpoint_path());

@@ -3,10 +3,13 @@
  * Injection works as SQLite's does: armed with n, the allocation counter counts every
  * allocation from then on, and the n-th fails (once; the ones after it succeed again,
  * so a retry of the failed call can work).  The counter is atomic: allocations on
- * OpenMP and loader threads count too. */
+ * OpenMP and loader threads count too.  CT_FAIL_ALLOC_BACKTRACE=1 prints the stack of
+ * the allocation that fails. */
+#include <execinfo.h>
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,6 +43,11 @@ static inline bool injected_failure(void) {
     long long k = atomic_fetch_add(&counted, 1) + 1;
     if (k != atomic_load(&fail_at)) return false;
     atomic_store(&failed, true);
+    if (getenv("CT_FAIL_ALLOC_BACKTRACE")) { /* where it failed, for whoever debugs a sweep */
+        void *frames[32];
+        fprintf(stderr, "ctorch: allocation %lld made to fail, at:\n", k);
+        backtrace_symbols_fd(frames, backtrace(frames, 32), 2);
+    }
     return true;
 }
 

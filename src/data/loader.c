@@ -256,7 +256,7 @@ static int wait_batch(ct_loader *l, ct_batch *out, char **err) {
     l->consumed++;
     pthread_cond_broadcast(&l->space_cv);
     pthread_mutex_unlock(&l->mu);
-    return *err ? -1 : 0;
+    return *err || out->n == 0 ? -1 : 0; /* a loaded batch has at least one tensor */
 }
 
 bool (ct_loader_next)(ct_loader *l, ct_batch *out) {
@@ -271,7 +271,8 @@ bool (ct_loader_next)(ct_loader *l, ct_batch *out) {
     ct_batch b = {0};
     char *err = NULL;
     int rc;
-    if (l->n_workers == 0) {
+    bool in_workers = l->n_workers != 0;
+    if (!in_workers) {
         rc = load_batch(l, l->consumed, &b, NULL); /* the error stays set in this thread */
         l->consumed += rc == 0;
     } else {
@@ -280,11 +281,18 @@ bool (ct_loader_next)(ct_loader *l, ct_batch *out) {
     if (rc != 0) {
         batch_release(&b);
         stop_epoch(l);
+        /* a worker that could not even copy its message left none */
         if (err) ct_error("%s", err);
+        else if (in_workers) ct_error("ct_loader_next: out of memory (in a loader worker)");
         free(err);
         return false;
     }
-    for (int k = 0; k < b.n; k++) ct_scope_register(b.t[k]);
+    bool registered = true; /* a failed registration releases its tensor */
+    for (int k = 0; k < b.n; k++) registered &= (b.t[k] = ct_scope_register(b.t[k])) != NULL;
+    if (!registered) {
+        stop_epoch(l);
+        return false;
+    }
     *out = b;
     return true;
 }

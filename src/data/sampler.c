@@ -97,6 +97,7 @@ static int random_indices(ct_sampler *s, uint64_t epoch, int64_t *out) {
         for (int64_t k = 0; k < full && rc == 0; k++) rc = data_randperm(g, r->n, out + k * r->n);
         if (rc == 0 && rest) {
             int64_t *tmp = ct_malloc(sizeof(int64_t) * (size_t)r->n);
+            if (!tmp) ct_error("ct_random_sampler: out of memory");
             rc = tmp ? data_randperm(g, r->n, tmp) : -1;
             if (rc == 0) memcpy(out + full * r->n, tmp, sizeof(int64_t) * (size_t)rest);
             free(tmp);

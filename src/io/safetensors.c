@@ -215,7 +215,8 @@ ct_state_dict *ct_safetensors_from_buffer(const void *data, size_t size, ct_load
     entry *es = ct_calloc(root->len + 1, sizeof *es);
     size_t n = 0;
     bool ok = es && root->kind == JSON_OBJECT;
-    if (!ok && es) bad(where, "%s", "the header is not a JSON object");
+    if (!es) ct_error("ct_load_safetensors: %s: out of memory", where);
+    else if (!ok) bad(where, "%s", "the header is not a JSON object");
     const uint64_t data_len = size - 8 - hlen;
     for (size_t i = 0; ok && i < root->len; i++) {
         if (!strcmp(root->keys[i], "__metadata__")) {
@@ -225,9 +226,15 @@ ct_state_dict *ct_safetensors_from_buffer(const void *data, size_t size, ct_load
                 ok = m->items[k].kind == JSON_STRING || bad(where, "metadata \"%s\" is not a string", m->keys[k]);
             if (ok && o.metadata) {
                 memset(o.metadata, 0, sizeof *o.metadata);
-                for (size_t k = 0; k < m->len && k < CT_METADATA_MAX; k++) {
-                    o.metadata->keys[k] = ct_strdup(m->keys[k]);
-                    o.metadata->values[k] = ct_strdup(m->items[k].string);
+                for (size_t k = 0; ok && k < m->len && k < CT_METADATA_MAX; k++) {
+                    char *key = ct_strdup(m->keys[k]), *value = key ? ct_strdup(m->items[k].string) : NULL;
+                    if (!value) {
+                        free(key);
+                        ok = bad(where, "%s", "out of memory reading the metadata");
+                        break;
+                    }
+                    o.metadata->keys[k] = key;
+                    o.metadata->values[k] = value;
                     o.metadata->n++;
                 }
             }
@@ -241,6 +248,7 @@ ct_state_dict *ct_safetensors_from_buffer(const void *data, size_t size, ct_load
     if (ok) {
         entry *sorted = ct_malloc(sizeof *sorted * (n + 1));
         ok = sorted != NULL;
+        if (!ok) ct_error("ct_load_safetensors: %s: out of memory", where);
         if (ok) {
             memcpy(sorted, es, sizeof *sorted * n);
             qsort(sorted, n, sizeof *sorted, by_begin);
@@ -262,16 +270,16 @@ ct_state_dict *ct_safetensors_from_buffer(const void *data, size_t size, ct_load
                 if (payload[b] > 1) ok = bad(where, "entry \"%s\" has a bool that is neither 0 nor 1", es[i].name);
     if (ok) {
         CT_SCOPE {
-            sd = ct_keep(ct_state_dict_new());
-            for (size_t i = 0; sd && i < n; i++) {
+            ct_state_dict *d = ct_state_dict_new();
+            bool built = d != NULL;
+            for (size_t i = 0; built && i < n; i++) {
                 ct_tensor *t = ct_tensor_from(payload + es[i].begin, es[i].dtype, es[i].shape,
                                               .device = o.map_location);
-                if (!t || ct_state_dict_set(sd, es[i].name, t) != 0) {
-                    ct_release(sd);
-                    sd = NULL;
-                }
+                built = t && ct_state_dict_set(d, es[i].name, t) == 0;
             }
+            sd = built ? ct_keep(d) : NULL; /* else it dies with the scope */
         }
+        ok = sd != NULL;
     }
     if (!ok && o.metadata) ct_metadata_free(o.metadata);
     free(es);

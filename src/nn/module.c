@@ -110,10 +110,11 @@ ct_module *ct_module_add(ct_module *m, const char *name, ct_module *child) {
         ct_error("ct_module_add: cannot register %s '%s' inside itself", child->cls->name, name);
         return NULL;
     }
-    if (!push(&m->children, name, adopt(child), true)) {
+    if (!push(&m->children, name, child, true)) {
         ct_error("ct_module_add: out of memory");
         return NULL;
     }
+    adopt(child); /* only once pushed: until then the caller's scope owns it */
     return child;
 }
 
@@ -130,10 +131,11 @@ ct_tensor *ct_module_add_parameter(ct_module *m, const char *name, ct_tensor *p)
                  "parameters must be leaves (use ct_detach)", name);
         return NULL;
     }
-    if (!push(&m->params, name, adopt(p), true)) {
+    if (!push(&m->params, name, p, true)) {
         ct_error("ct_module_add_parameter: out of memory");
         return NULL;
     }
+    adopt(p);
     ct_set_requires_grad(p, true);
     return p;
 }
@@ -141,10 +143,11 @@ ct_tensor *ct_module_add_parameter(ct_module *m, const char *name, ct_tensor *p)
 ct_tensor *ct_module_add_buffer(ct_module *m, const char *name, ct_tensor *b, bool persistent) {
     if (!m || !b) return NULL;
     if (!valid_name("ct_module_add_buffer", m, name)) return NULL;
-    if (!push(&m->buffers, name, adopt(b), persistent)) {
+    if (!push(&m->buffers, name, b, persistent)) {
         ct_error("ct_module_add_buffer: out of memory");
         return NULL;
     }
+    adopt(b);
     return b;
 }
 

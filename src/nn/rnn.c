@@ -139,7 +139,13 @@ static int rnn_forward(ct_module *m, int n_in, ct_tensor *const *in, ct_tensor *
                 /* The steps' input projections as views from one unbind: one backward node
                  * (a stack) instead of a full-size zero tensor per step's select. */
                 ct_tensor **gis = ct_calloc((size_t)(T > 0 ? T : 1), sizeof *gis);
-                if (!hs || !gis) ct_fatal("out of memory");
+                if (!hs || !gis) {
+                    free(hs);
+                    free(gis);
+                    ct_error("%s: out of memory", op);
+                    total = -1;
+                    break;
+                }
                 if (T > 0) ct_unbind(proj, 0, gis, (int)T); /* on failure gis stay NULL: errors propagate */
                 ct_tensor *w_hh_t = ct_t(w[1]); /* one transpose node for all steps */
                 for (int64_t step = 0; step < T; step++) {
@@ -159,6 +165,7 @@ static int rnn_forward(ct_module *m, int n_in, ct_tensor *const *in, ct_tensor *
                 h_n[l * D + d] = h;
                 c_n[l * D + d] = c;
             }
+            if (total < 0) break;
             layer_in = D == 2 ? ct_cat(2, dir_out, 2) : dir_out[0];
             if (!layer_in) total = -1;
             if (s->o.dropout > 0 && l < L - 1 && ct_module_is_training(m))
@@ -234,7 +241,11 @@ static ct_module *rnn_new(rnn_kind kind, int64_t input_size, int64_t hidden_size
         int64_t D = o.bidirectional ? 2 : 1, G = gate_count[kind];
         s->n_weights = (int)(o.num_layers * D * 4);
         s->weights = ct_calloc((size_t)s->n_weights, sizeof *s->weights);
-        if (!s->weights) ct_fatal("out of memory");
+        if (!s->weights) {
+            ct_error("%s: out of memory", op);
+            m = NULL;
+            break;
+        }
         char name[64];
         for (int64_t l = 0; l < o.num_layers; l++)
             for (int64_t d = 0; d < D; d++) {

@@ -147,10 +147,13 @@ ct_tensor *ct_col2im_with(ct_tensor *cols, ct_dims output_size, ct_fold_options 
     ct_col2im_attrs a = {INTS2(hw), f.kernel_size, f.dilation, f.padding, f.stride};
     if (n) {
         ct_col2im_attrs *saved = ct_malloc(sizeof *saved);
-        if (!saved) ct_fatal("out of memory recording the graph");
-        *saved = a;
-        n->extra = saved;
-        n->extra_free = free;
+        if (saved) {
+            *saved = a;
+            n->extra = saved;
+            n->extra_free = free;
+        } else {
+            ct_error_fail_result("ct_col2im: out of memory recording the graph");
+        }
     }
     CT_TRACE_ATTRS(CT_OP_col2im, 1, &cols, 1, &out, &a);
     return ct_ret(out);

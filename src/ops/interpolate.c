@@ -41,7 +41,12 @@ static ct_tensor *upsample(ct_op_id op, ct_tensor *in, const ct_shape *x_shape, 
     ct_pool_geom g = ct_pool_geom_of(x_shape, OH, OW);
     int64_t *ib = ct_malloc(sizeof(int64_t) * (size_t)(2 * (OH + OW) + 2));
     double *lb = ct_malloc(sizeof(double) * (size_t)(OH + OW + 2));
-    if (!ib || !lb) ct_fatal("out of memory in interpolate");
+    if (!ib || !lb) {
+        free(ib);
+        free(lb);
+        ct_error("ct_interpolate: out of memory");
+        return NULL;
+    }
     g.ih0 = ib;
     g.ih1 = ib + OH;
     g.iw0 = ib + 2 * OH;
