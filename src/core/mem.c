@@ -31,7 +31,7 @@ static void read_environment(void) {
     if (!v || !*v) return;
     char *end;
     long long n = strtoll(v, &end, 10);
-    if (*end == '\0' && n >= 0 && n < LLONG_MAX) ct_test_fail_alloc_after(n);
+    if (*end == '\0' && n >= 0 && n < LLONG_MAX) (ct_test_fail_alloc_after)(n);
 }
 
 /* Whether this allocation is the one chosen to fail. */
@@ -51,7 +51,7 @@ static inline bool injected_failure(void) {
     return true;
 }
 
-void ct_test_fail_alloc_after(long long n) {
+void (ct_test_fail_alloc_after)(long long n) {
     atomic_store(&env_read, 1);
     atomic_store(&fail_at, 0);
     atomic_store(&counted, 0);
@@ -60,9 +60,9 @@ void ct_test_fail_alloc_after(long long n) {
     if (n >= 0) atomic_store(&fail_at, n < LLONG_MAX ? n + 1 : LLONG_MAX);
 }
 
-long long ct_test_alloc_count(void) { return atomic_load(&counted); }
+long long (ct_test_alloc_count)(void) { return atomic_load(&counted); }
 
-bool ct_test_alloc_failed(void) { return atomic_load(&failed); }
+bool (ct_test_alloc_failed)(void) { return atomic_load(&failed); }
 
 void *ct_malloc(size_t size) { return injected_failure() ? NULL : malloc(size); }
 

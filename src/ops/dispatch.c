@@ -4,7 +4,6 @@
 #include <stdatomic.h>
 
 #include "core/backend.h"
-#include "core/mem.h"
 #include "ops/op_table.h"
 
 const ct_kernel_family ct_op_family[CT_NUM_OPS] = {
@@ -76,11 +75,10 @@ static void fill_like(const ct_backend *b) {
     if (!like || !like->kernel_tables)
         ct_fatal("backend %s: takes the kernel slots of a device type without kernel tables",
                  b->name);
-    int n = 0;
-    for (int op = 0; op < CT_NUM_OPS; op++)
-        for (int d = 0; d < CT_NUM_DTYPES; d++) n += slots[op][like->type][d] != NULL;
-    ct_kernel_entry *entries = ct_calloc((size_t)n + 1, sizeof *entries); /* kept for good */
-    if (!entries) ct_fatal("out of memory");
+    /* Static, so that filling the slots at start-up cannot run out of memory; only the
+     * pages of the entries made are ever touched. */
+    static ct_kernel_entry borrowed[CT_NUM_DEVICE_TYPES][CT_NUM_OPS * CT_NUM_DTYPES];
+    ct_kernel_entry *entries = borrowed[b->type];
     int k = 0;
     for (int op = 0; op < CT_NUM_OPS; op++)
         for (int d = 0; d < CT_NUM_DTYPES; d++) {
