@@ -149,6 +149,11 @@ static bool reorder_by_module(ct_module *m, entries *e) {
 }
 
 /* e.n is -1 when out of memory (the error set). */
+static void entries_free(entries *e) {
+    free(e->names);
+    free(e->tensors);
+}
+
 static entries module_entries(ct_module *m) {
     int np = ct_module_walk(m, WALK_PARAMS, NULL, NULL, 0);
     int nb = np >= 0 ? ct_module_walk(m, WALK_PERSISTENT_BUFFERS, NULL, NULL, 0) : -1;
@@ -161,13 +166,11 @@ static entries module_entries(ct_module *m) {
     ok = ok && ct_module_walk(m, WALK_PARAMS, e.names, (void **)e.tensors, np) == np &&
          ct_module_walk(m, WALK_PERSISTENT_BUFFERS, e.names + np, (void **)(e.tensors + np), nb) == nb &&
          reorder_by_module(m, &e);
-    if (!ok) e.n = -1;
+    if (!ok) {
+        entries_free(&e);
+        e = (entries){-1, NULL, NULL};
+    }
     return e;
-}
-
-static void entries_free(entries *e) {
-    free(e->names);
-    free(e->tensors);
 }
 
 ct_state_dict *ct_module_state_dict(ct_module *m) {
