@@ -27,6 +27,22 @@ void ct_empty_cache(ct_device d);                    /* frees every cached block
 void ct_set_cache_limit(ct_device d, int64_t bytes); /* 0 turns the cache off */
 #define ct_set_cache_limit(...) CT_AT(ct_set_cache_limit(__VA_ARGS__))
 
+/* Failure injection, for testing that every allocation failure is reported as an error
+ * (the call returns NULL or -1 with "out of memory" in ct_last_error()) and leaks
+ * nothing.  After ct_test_fail_alloc_after(n), n of ctorch's allocations succeed and
+ * the next one fails, once; n = LLONG_MAX only counts them; n < 0 disarms.  Every
+ * allocation ctorch makes counts (tensor storage, objects, graph nodes, strings, ...),
+ * on any thread; those of the libraries it uses do not.  The environment variable
+ * CT_FAIL_ALLOC_AFTER=n arms the switch at the process's first allocation. */
+void ct_test_fail_alloc_after(long long n);
+#define ct_test_fail_alloc_after(n) CT_AT(ct_test_fail_alloc_after(n))
+/* Allocations counted since the switch was armed (the failed one included). */
+long long ct_test_alloc_count(void);
+#define ct_test_alloc_count(...) CT_AT(ct_test_alloc_count(__VA_ARGS__))
+/* Whether the allocation chosen to fail has failed since the switch was armed. */
+bool ct_test_alloc_failed(void);
+#define ct_test_alloc_failed(...) CT_AT(ct_test_alloc_failed(__VA_ARGS__))
+
 #ifdef __cplusplus
 }
 #endif

@@ -25,13 +25,14 @@ ct_anomaly_guard ct_anomaly_begin(bool enabled) {
 
 void ct_anomaly_end(ct_anomaly_guard *g) { ct_set_detect_anomaly(g->prev); }
 
-/* The first bad element of g (NaN, or Inf when inf is set), or -1. */
+/* The first bad element of g (NaN, or Inf when inf is set), -1 when none, -2 when its
+ * values cannot be read (the error set). */
 static int64_t first_bad(const ct_tensor *g, bool inf, bool *is_nan) {
     *is_nan = false;
     if (!ct_has_values(g)) return -1; /* meta: no values to check */
     ct_host_buf hb;
     const double *v = ct_host_read("anomaly mode", g, CT_F64, &hb);
-    if (!v) ct_fatal("%s", ct_last_error());
+    if (!v) return -2;
     int64_t bad = -1;
     for (int64_t k = 0; k < g->numel && bad < 0; k++)
         if (isnan(v[k]) || (inf && isinf(v[k]))) bad = k;
@@ -47,7 +48,9 @@ bool ct_anomaly_check(ct_node *node, ct_tensor **grad_in) {
     for (int i = 0; i < node->n_in; i++) {
         ct_tensor *g = grad_in[i];
         bool is_nan;
-        if (!g || !ct_dtype_is_floating(g->dtype) || first_bad(g, inf, &is_nan) < 0) continue;
+        int64_t bad = g && ct_dtype_is_floating(g->dtype) ? first_bad(g, inf, &is_nan) : -1;
+        if (bad == -2) return false;
+        if (bad < 0) continue;
         const char *op = node->name ? node->name : ct_ops[node->op].name;
         int op_len = (int)strlen(op);
         if (node->name && op_len > 8 && !strcmp(op + op_len - 8, "Backward")) op_len -= 8;

@@ -11,6 +11,7 @@
 #include "autograd/node.h"
 #include "ops/internal.h"
 #include "ops/trace.h"
+#include "core/mem.h"
 
 typedef struct {
     ct_checkpoint_fn fn;
@@ -38,14 +39,19 @@ ct_tensor *ct_checkpoint(ct_checkpoint_fn fn, void *ctx, int n, ct_tensor *const
     ct_trace_unmute();
     if (!out && !ct_last_error()) ct_error("ct_checkpoint: fn returned NULL");
     if (node && out && ct_dtype_is_floating(out->dtype)) {
-        checkpoint_state *st = malloc(sizeof *st);
-        if (!st) ct_fatal("out of memory in ct_checkpoint");
-        *st = (checkpoint_state){fn, ctx};
-        node->extra = st;
-        node->extra_free = free;
-        for (int i = 0; i < n; i++) ct_node_save(node, i, inputs[i], false);
-        out = ct_node_fresh_output(out);
-        ct_node_set_output(node, out, 0);
+        checkpoint_state *st = ct_malloc(sizeof *st);
+        if (st) {
+            *st = (checkpoint_state){fn, ctx};
+            node->extra = st;
+            node->extra_free = free;
+            for (int i = 0; i < n; i++) ct_node_save(node, i, inputs[i], false);
+            out = ct_node_fresh_output(out);
+        } else {
+            ct_error("ct_checkpoint: out of memory");
+            ct_release(out);
+            out = NULL;
+        }
+        if (out) ct_node_set_output(node, out, 0);
     }
     ct_release(node);
     /* preserve_rng_state: the recomputation draws afresh (no RNG state is kept) */

@@ -15,24 +15,39 @@
 #include "autograd/node.h"
 #include "ops/internal.h"
 #include "ops/trace.h"
+#include "core/mem.h"
 
 typedef struct {
     ct_node **items;
     int len, cap;
 } node_vec;
 
-static void push(node_vec *v, ct_node *n) {
-    if (v->len == v->cap) {
-        v->cap = v->cap ? v->cap * 2 : 32;
-        v->items = realloc(v->items, (size_t)v->cap * sizeof *v->items);
-        if (!v->items) ct_fatal("out of memory in backward");
-    }
+/* False, with the error set: the caller gives up the run. */
+static bool out_of_memory(void) {
+    ct_error("ct_backward: out of memory running the graph");
+    return false;
+}
+
+/* Grows an array of cap items of `size` bytes to hold one more; false when out of memory
+ * (the array is kept). */
+static bool grow(void **items, int *cap, size_t size) {
+    int c = *cap ? *cap * 2 : 32;
+    void *p = ct_realloc(*items, (size_t)c * size);
+    if (!p) return out_of_memory();
+    *items = p;
+    *cap = c;
+    return true;
+}
+
+static bool push(node_vec *v, ct_node *n) {
+    if (v->len == v->cap && !grow((void **)&v->items, &v->cap, sizeof *v->items)) return false;
     v->items[v->len++] = n;
+    return true;
 }
 
 /* Max-heap on seq: among ready nodes the most recently created runs first. */
-static void heap_push(node_vec *h, ct_node *n) {
-    push(h, n);
+static bool heap_push(node_vec *h, ct_node *n) {
+    if (!push(h, n)) return false;
     int i = h->len - 1;
     while (i > 0) {
         int p = (i - 1) / 2;
@@ -42,6 +57,7 @@ static void heap_push(node_vec *h, ct_node *n) {
         h->items[i] = t;
         i = p;
     }
+    return true;
 }
 
 static ct_node *heap_pop(node_vec *h) {
@@ -118,8 +134,10 @@ static bool run_node(ct_node *node, node_vec *ready) {
     bool ok = true;
     CT_SCOPE {
         ct_tensor *grad_in_small[8] = {0}, **grad_in = grad_in_small;
-        if (node->n_in > 8 && !(grad_in = calloc((size_t)node->n_in, sizeof *grad_in)))
-            ct_fatal("out of memory in backward");
+        if (node->n_in > 8 && !(grad_in = ct_calloc((size_t)node->n_in, sizeof *grad_in))) {
+            ok = out_of_memory();
+            break;
+        }
         /* A node that received no gradient at all passes none on. */
         bool any = false;
         for (int k = 0; k < node->n_out; k++) any = any || node->buffer[k];
@@ -143,7 +161,8 @@ static bool run_node(ct_node *node, node_vec *ready) {
         }
         for (int i = 0; ok && i < node->n_in; i++) {
             ct_node *next = node->next[i].fn;
-            if (next && (next->flags & CT_NODE_NEEDED) && --next->deps == 0) heap_push(ready, next);
+            if (next && (next->flags & CT_NODE_NEEDED) && --next->deps == 0)
+                ok = heap_push(ready, next);
         }
         if (grad_in != grad_in_small) free(grad_in);
     }
@@ -189,30 +208,28 @@ typedef struct {
     int len, cap;
 } claim_vec;
 
-static void claim_node(claim_vec *v, node_vec *stack, ct_node *n, uint64_t task) {
-    if (n->task == task) return;
-    if (v->len == v->cap) {
-        v->cap = v->cap ? v->cap * 2 : 32;
-        v->items = realloc(v->items, (size_t)v->cap * sizeof *v->items);
-        if (!v->items) ct_fatal("out of memory in backward");
-    }
+/* False when out of memory; a node claimed is restored by the run's end even then
+ * (its buffer may be NULL). */
+static bool claim_node(claim_vec *v, node_vec *stack, ct_node *n, uint64_t task) {
+    if (n->task == task) return true;
+    if (v->len == v->cap && !grow((void **)&v->items, &v->cap, sizeof *v->items)) return false;
     v->items[v->len++] = (claim){n, n->task, n->deps, n->buffer, n->flags};
     n->task = task;
     n->deps = 0;
     n->flags = 0;
-    n->buffer = calloc((size_t)n->n_out, sizeof(ct_tensor *));
-    if (!n->buffer) ct_fatal("out of memory in backward");
-    push(stack, n);
+    n->buffer = ct_calloc((size_t)n->n_out, sizeof(ct_tensor *));
+    if (!n->buffer) return out_of_memory();
+    return push(stack, n);
 }
 
 /* ct_autograd_grad runs only the nodes on a path from the roots to an input: a
  * post-order walk marks a node EXEC when a next node is NEEDED, and NEEDED when it is
  * EXEC or holds an input's gradient (TARGET). */
-static void mark_needed(int n_roots, ct_node **roots, uint64_t task) {
+static bool mark_needed(int n_roots, ct_node **roots, uint64_t task) {
     typedef struct { ct_node *n; int i; } frame;
-    int sp = 0, cap = 32;
-    frame *st = malloc((size_t)cap * sizeof *st);
-    if (!st) ct_fatal("out of memory in backward");
+    int sp = 0, cap = 0;
+    frame *st = NULL;
+    if (!grow((void **)&st, &cap, sizeof *st)) return false;
     for (int r = 0; r < n_roots; r++) {
         if (roots[r]->flags & CT_NODE_VISITED) continue;
         roots[r]->flags |= CT_NODE_VISITED;
@@ -224,8 +241,10 @@ static void mark_needed(int n_roots, ct_node **roots, uint64_t task) {
                 ct_node *next = n->next[f->i++].fn;
                 if (!next || (next->flags & CT_NODE_VISITED)) continue;
                 next->flags |= CT_NODE_VISITED;
-                if (sp == cap && !(st = realloc(st, (size_t)(cap *= 2) * sizeof *st)))
-                    ct_fatal("out of memory in backward");
+                if (sp == cap && !grow((void **)&st, &cap, sizeof *st)) {
+                    free(st);
+                    return false;
+                }
                 st[sp++] = (frame){next, 0};
                 continue;
             }
@@ -239,6 +258,7 @@ static void mark_needed(int n_roots, ct_node **roots, uint64_t task) {
         }
     }
     free(st);
+    return true;
 }
 
 static _Thread_local bool capturing;
@@ -254,30 +274,36 @@ static int run_backward(int n_roots, ct_tensor *const *roots, ct_tensor *const *
     capturing = cap != NULL;
 
     /* Collect the reachable nodes. */
-    ct_node **root_nodes = calloc((size_t)n_roots, sizeof *root_nodes);
-    if (!root_nodes) ct_fatal("out of memory in backward");
-    for (int r = 0; r < n_roots; r++) {
+    bool collected = true;
+    ct_node **root_nodes = ct_calloc((size_t)n_roots, sizeof *root_nodes);
+    if (!root_nodes) {
+        collected = out_of_memory();
+        n_roots = 0;
+    }
+    for (int r = 0; collected && r < n_roots; r++) {
         ct_node *fn = ct_grad_fn_of(roots[r]);
         ct_node *n = fn ? ct_retain(fn) : ct_grad_accumulator(roots[r]);
         root_nodes[r] = n;
-        claim_node(&all, &stack, n, task);
+        collected = n && claim_node(&all, &stack, n, task);
     }
-    while (stack.len) {
+    while (collected && stack.len) {
         ct_node *n = stack.items[--stack.len];
-        for (int i = 0; i < n->n_in; i++)
-            if (n->next[i].fn) claim_node(&all, &stack, n->next[i].fn, task);
+        for (int i = 0; collected && i < n->n_in; i++)
+            if (n->next[i].fn) collected = claim_node(&all, &stack, n->next[i].fn, task);
     }
+    if (!collected) rc = -1;
     /* Decide which run, then count the incoming edges that will carry a gradient. */
-    if (cap) {
+    if (rc != 0) {
+    } else if (cap) {
         for (int i = 0; i < cap->n; i++) {
             ct_node *t = target_of(cap->inputs[i]);
             if (t && t->task == task) t->flags |= CT_NODE_TARGET;
         }
-        mark_needed(n_roots, root_nodes, task);
+        if (!mark_needed(n_roots, root_nodes, task)) rc = -1;
     } else {
         for (int i = 0; i < all.len; i++) all.items[i].node->flags = CT_NODE_EXEC | CT_NODE_NEEDED;
     }
-    for (int i = 0; i < all.len; i++) {
+    for (int i = 0; rc == 0 && i < all.len; i++) {
         ct_node *n = all.items[i].node;
         if (!(n->flags & CT_NODE_EXEC)) continue;
         for (int k = 0; k < n->n_in; k++) {
@@ -285,13 +311,13 @@ static int run_backward(int n_roots, ct_tensor *const *roots, ct_tensor *const *
             if (next && (next->flags & CT_NODE_NEEDED)) next->deps++;
         }
     }
-    for (int r = 0; r < n_roots; r++) {
+    for (int r = 0; rc == 0 && r < n_roots; r++) {
         int slot = roots[r]->grad_fn ? roots[r]->output_nr : 0;
-        accumulate_into(&root_nodes[r]->buffer[slot], ct_retain(root_grads[r]));
+        if (!accumulate_into(&root_nodes[r]->buffer[slot], ct_retain(root_grads[r]))) rc = -1;
     }
-    for (int i = 0; i < all.len; i++) {
+    for (int i = 0; rc == 0 && i < all.len; i++) {
         ct_node *n = all.items[i].node;
-        if (n->deps == 0 && (n->flags & CT_NODE_NEEDED)) heap_push(&ready, n);
+        if (n->deps == 0 && (n->flags & CT_NODE_NEEDED) && !heap_push(&ready, n)) rc = -1;
     }
 
     while (ready.len && rc == 0) {
@@ -317,7 +343,7 @@ static int run_backward(int n_roots, ct_tensor *const *roots, ct_tensor *const *
     for (int i = 0; i < all.len; i++) {
         claim *c = &all.items[i];
         ct_node *n = c->node;
-        for (int k = 0; k < n->n_out; k++) ct_release(n->buffer[k]);
+        for (int k = 0; n->buffer && k < n->n_out; k++) ct_release(n->buffer[k]);
         free(n->buffer);
         n->buffer = c->buffer;
         n->task = c->task;
@@ -404,9 +430,14 @@ int ct_autograd_grad_with(int n_out, ct_tensor *const *outputs, int n_in, ct_ten
         result[i] = NULL;
     }
     int rc = -1;
-    ct_tensor **captured = calloc((size_t)n_in, sizeof *captured);
-    ct_tensor **grads = calloc((size_t)n_out, sizeof *grads);
-    if (!captured || !grads) ct_fatal("out of memory");
+    ct_tensor **captured = ct_calloc((size_t)n_in, sizeof *captured);
+    ct_tensor **grads = ct_calloc((size_t)n_out, sizeof *grads);
+    if (!captured || !grads) {
+        free(captured);
+        free(grads);
+        ct_error("ct_autograd_grad: out of memory");
+        return -1;
+    }
     CT_SCOPE {
         bool ok = true;
         for (int i = 0; ok && i < n_out; i++)

@@ -11,6 +11,7 @@
 #include "autograd/node.h"
 #include "ops/internal.h"
 #include "ops/trace.h"
+#include "core/mem.h"
 
 struct ct_function_ctx {
     ct_function fn; /* a copy: the caller's descriptor may be gone by backward */
@@ -93,10 +94,15 @@ static ct_tensor *attach_output(ct_function_ctx *ctx, ct_tensor *out) {
         }
     out = ct_node_fresh_output(out);
     for (int i = 0; i < ctx->n_pending; i++) {
+        if (!out) {
+            ct_release(ctx->pending[i]);
+            continue;
+        }
         ct_node_save(ctx->node, i, is_out[i] ? out : ctx->pending[i], is_out[i]);
         ct_release(ctx->pending[i]);
     }
     ctx->n_pending = 0;
+    if (!out) return NULL;
     ctx->out_ndim = out->ndim;
     ctx->out_dtype = out->dtype;
     memcpy(ctx->out_sizes, out->sizes, sizeof(int64_t) * (size_t)out->ndim);
@@ -113,8 +119,11 @@ ct_tensor *ct_function_apply(const ct_function *fn, int n, ct_tensor *const *inp
         if (!inputs[i]) return NULL;
     const char *name = fn->name ? fn->name : "CustomFunction";
     size_t len = strlen(name) + sizeof "Backward";
-    ct_function_ctx *ctx = calloc(1, sizeof *ctx + len);
-    if (!ctx) ct_fatal("out of memory in ct_function_apply");
+    ct_function_ctx *ctx = ct_calloc(1, sizeof *ctx + len);
+    if (!ctx) {
+        ct_error("ct_function_apply: out of memory");
+        return NULL;
+    }
     snprintf(ctx->name, len, "%sBackward", name);
     ctx->fn = *fn;
     ctx->data = fn->data;

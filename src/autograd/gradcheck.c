@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "ops/internal.h"
+#include "core/mem.h"
 
 /* Address of the flat (C order) element k of t, whatever its strides. */
 static char *element(const ct_tensor *t, int64_t k) {
@@ -53,16 +54,24 @@ static int check(ct_gradcheck_fn f, int n, ct_tensor *const *inputs, void *ctx,
             break;
         }
         int64_t m = y->numel;
-        double *base = malloc(sizeof(double) * (size_t)(m + 1) * 3);
+        double *base = ct_malloc(sizeof(double) * (size_t)(m + 1) * 3);
+        if (!base) {
+            ct_error("gradcheck: out of memory");
+            rc = -1;
+            break;
+        }
         double *plus = base + m + 1, *minus = plus + m + 1;
-        if (!base) ct_fatal("out of memory in gradcheck");
         for (int i = 0; i < n && rc == 0; i++) {
             ct_tensor *x = inputs[i];
             if (!ct_requires_grad(x)) continue;
             int64_t nx = x->numel;
             /* Analytic Jacobian, one row (output element) at a time. */
-            double *ana = calloc((size_t)(m * nx + 1), sizeof(double));
-            if (!ana) ct_fatal("out of memory in gradcheck");
+            double *ana = ct_calloc((size_t)(m * nx + 1), sizeof(double));
+            if (!ana) {
+                ct_error("gradcheck: out of memory");
+                rc = -1;
+                break;
+            }
             bool constant = constant_ok && !ct_requires_grad(y);
             for (int64_t j = 0; j < m && rc == 0 && !constant; j++) {
                 CT_SCOPE {
@@ -175,8 +184,12 @@ int ct_gradgradcheck_with(ct_gradcheck_fn f, int n, ct_tensor *const *inputs, vo
         /* A deterministic, non-trivial grad_output. */
         ct_tensor *v = ct_empty_like_with(y, (ct_tensor_options){.dtype = CT_F64, .requires_grad = true});
         for (int64_t j = 0; j < v->numel; j++) ct_store_f64(element(v, j), CT_F64, 0.5 + 0.25 * (double)(j % 5));
-        ct_tensor **all = malloc(sizeof(ct_tensor *) * (size_t)(n + 1));
-        if (!all) ct_fatal("out of memory");
+        ct_tensor **all = ct_malloc(sizeof(ct_tensor *) * (size_t)(n + 1));
+        if (!all) {
+            ct_error("gradgradcheck: out of memory");
+            rc = -1;
+            break;
+        }
         memcpy(all, inputs, sizeof(ct_tensor *) * (size_t)n);
         all[n] = v;
         for (int i = 0; i < n && rc == 0; i++) {

@@ -3,6 +3,7 @@
 
 #include "autograd/hooks.h"
 #include "autograd/node.h"
+#include "core/mem.h"
 
 struct ct_hook_entry {
     int handle;
@@ -58,7 +59,7 @@ __attribute__((constructor)) static void register_at_start_up(void) {
 static ct_autograd_meta *meta_of(ct_tensor *t) {
     if (t->autograd_meta) return t->autograd_meta;
     pthread_once(&register_once, register_interface);
-    if (!(t->autograd_meta = calloc(1, sizeof *t->autograd_meta)))
+    if (!(t->autograd_meta = ct_calloc(1, sizeof *t->autograd_meta)))
         ct_error("out of memory registering a hook");
     return t->autograd_meta;
 }
@@ -68,7 +69,7 @@ static ct_autograd_meta *meta_of(ct_tensor *t) {
 static bool attach_to_node(ct_tensor *t) {
     ct_autograd_meta *m = t->autograd_meta;
     if (!t->grad_fn || m->attached_to) return true;
-    ct_node_hook *h = malloc(sizeof *h);
+    ct_node_hook *h = ct_malloc(sizeof *h);
     if (!h) {
         ct_error("out of memory registering a hook");
         return false;
@@ -94,7 +95,7 @@ int ct_register_hook(ct_tensor *t, ct_tensor_hook fn, void *ctx) {
     if (!m) return -1;
     if (m->n_hooks == m->cap) {
         int cap = m->cap ? m->cap * 2 : 4;
-        ct_hook_entry *items = realloc(m->hooks, (size_t)cap * sizeof *items);
+        ct_hook_entry *items = ct_realloc(m->hooks, (size_t)cap * sizeof *items);
         if (!items) {
             ct_error("out of memory registering a hook");
             return -1;

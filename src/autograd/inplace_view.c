@@ -10,6 +10,7 @@
 #include "ops/internal.h"
 #include "ops/shape_internal.h"
 #include "ops/trace.h"
+#include "core/mem.h"
 
 static ct_geom geom_of(const ct_tensor *t) {
     ct_geom g = {.ndim = t->ndim, .offset = t->offset};
@@ -57,9 +58,13 @@ bool ct_view_requires_grad(const ct_tensor *t) {
 static void regenerate(ct_tensor *t) {
     ct_tensor *base = t->base;
     ct_node *n = ct_node_new(CT_OP_as_strided, 1, 1);
+    ct_geom *g = n ? ct_malloc(2 * sizeof *g) : NULL;
+    if (!g) { /* the op in progress fails (ct_error_fail_result) */
+        if (n) ct_error_fail_result("out of memory recording the graph");
+        ct_release(n);
+        return;
+    }
     edge_to(n, 0, base);
-    ct_geom *g = malloc(2 * sizeof *g);
-    if (!g) ct_fatal("out of memory recording the graph");
     g[0] = geom_of(base); /* as ct_as_strided records: the input's geometry, the output's */
     g[1] = geom_of(t);
     n->extra = g;
@@ -111,6 +116,12 @@ void ct_rebase_history(ct_node *fn, ct_tensor *out) {
     ct_tensor *base = out->base;
     /* Edge 0 goes to the base's history; the others are the op's own. */
     ct_node *cs = ct_node_new(CT_OP_copy_slices, fn->n_in, 1);
+    copy_slices *c = cs ? ct_malloc(sizeof *c) : NULL;
+    if (!c) { /* the op in progress fails (ct_error_fail_result) */
+        if (cs) ct_error_fail_result("out of memory recording the graph");
+        ct_release(cs);
+        return;
+    }
     edge_to(cs, 0, base);
     for (int i = 1; i < fn->n_in; i++) {
         cs->in_meta[i] = fn->in_meta[i];
@@ -118,8 +129,6 @@ void ct_rebase_history(ct_node *fn, ct_tensor *out) {
         ct_retain(cs->next[i].fn);
         cs->needs_grad[i] = fn->needs_grad[i];
     }
-    copy_slices *c = malloc(sizeof *c);
-    if (!c) ct_fatal("out of memory recording the graph");
     c->fn = ct_retain(fn);
     c->base = geom_of(base);
     c->view = geom_of(out);
@@ -176,12 +185,14 @@ bool copy_slices_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     }
     ct_trace_unmute();
     if (!slice_grad) return false;
+    ct_tensor *res_small[8] = {0}, **res = res_small;
+    if (fn->n_in > 8 && !(res = ct_calloc((size_t)fn->n_in, sizeof *res))) {
+        ct_error("ct_backward: out of memory running the graph");
+        return false;
+    }
     /* Run the op's formula with this node's needs (its edge 0 is not ours). */
     bool keep0 = fn->needs_grad[0];
     fn->needs_grad[0] = n->needs_grad[0];
-    ct_tensor *res_small[8] = {0}, **res = res_small;
-    if (fn->n_in > 8 && !(res = calloc((size_t)fn->n_in, sizeof *res)))
-        ct_fatal("out of memory in backward");
     bool ok = ct_ops[fn->op].backward(fn, &slice_grad, res);
     fn->needs_grad[0] = keep0;
     if (ok && n->needs_grad[0]) {

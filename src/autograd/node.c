@@ -7,6 +7,7 @@
 #include "autograd/hooks.h"
 #include "autograd/node.h"
 #include "core/pool.h"
+#include "core/mem.h"
 
 _Atomic bool ct_anomaly_enabled; /* global, as in PyTorch */
 
@@ -63,8 +64,11 @@ bool ct_any_requires_grad(int n, ct_tensor *const *inputs) {
  * small op. */
 static ct_node *node_alloc(ct_op_id op, int n_in, int n_out) {
     ct_node *n = n_in <= POOL_INPUTS ? ct_pool_alloc(CT_POOL_NODE, node_size(POOL_INPUTS))
-                                     : malloc(node_size(n_in));
-    if (!n) ct_fatal("out of memory recording the graph");
+                                     : ct_malloc(node_size(n_in));
+    if (!n) {
+        ct_error_fail_result("%s: out of memory recording the graph", ct_ops[op].fn);
+        return NULL;
+    }
     memset(n, 0, sizeof *n + (size_t)n_in * sizeof(ct_edge));
     ct_object_init(&n->obj, node_destroy);
     n->op = op;
@@ -81,13 +85,14 @@ static ct_node *node_alloc(ct_op_id op, int n_in, int n_out) {
 
 ct_node *ct_node_new(ct_op_id op, int n_in, int n_out) {
     ct_node *n = node_alloc(op, n_in, n_out);
-    memset(n->in_meta, 0, (size_t)n_in * sizeof(ct_input_meta));
+    if (n) memset(n->in_meta, 0, (size_t)n_in * sizeof(ct_input_meta));
     return n;
 }
 
 ct_node *ct_grad_accumulator(ct_tensor *leaf) {
     if (leaf->grad_acc) return ct_retain(leaf->grad_acc);
     ct_node *n = node_alloc(CT_OP_accumulate_grad, 0, 1);
+    if (!n) return NULL;
     /* The node owns the leaf; the leaf points back weakly (cleared on destroy). */
     n->variable = ct_retain(leaf);
     leaf->grad_acc = n;
@@ -97,6 +102,7 @@ ct_node *ct_grad_accumulator(ct_tensor *leaf) {
 ct_node *ct_node_record(ct_op_id op, int n_in, ct_tensor *const *inputs, int n_out) {
     if (!ct_any_requires_grad(n_in, inputs)) return NULL;
     ct_node *n = node_alloc(op, n_in, n_out);
+    if (!n) return NULL;
     for (int i = 0; i < n_in; i++) {
         ct_tensor *t = inputs[i];
         if (!t) {
@@ -114,6 +120,10 @@ ct_node *ct_node_record(ct_op_id op, int n_in, ct_tensor *const *inputs, int n_o
         } else if (t->requires_grad) {
             n->next[i].fn = ct_grad_accumulator(t);
             n->next[i].input_nr = 0;
+            if (!n->next[i].fn) { /* the result fails (ct_error_fail_result) */
+                ct_release(n);
+                return NULL;
+            }
         }
         n->needs_grad[i] = n->next[i].fn != NULL;
     }
@@ -140,9 +150,8 @@ ct_node *ct_record1(ct_op_id op, ct_tensor *out, int n_in, ct_tensor *const *inp
 ct_tensor *ct_node_fresh_output(ct_tensor *out) {
     if (atomic_load(&out->obj.refs) == 1 && !out->grad_fn && !out->requires_grad) return out;
     ct_tensor *alias = ct_tensor_view_of(out, out->ndim, out->sizes, out->strides, out->offset);
-    if (!alias) ct_fatal("out of memory making an output alias");
     ct_release(out);
-    return alias;
+    return alias; /* NULL when out of memory */
 }
 
 void ct_node_save(ct_node *node, int slot, ct_tensor *t, bool is_output) {
@@ -154,7 +163,11 @@ void ct_node_save(ct_node *node, int slot, ct_tensor *t, bool is_output) {
     if (is_output) {
         /* An alias without grad_fn: saving the output itself would be a cycle. */
         s->t = ct_tensor_view_of(t, t->ndim, t->sizes, t->strides, t->offset);
-        if (!s->t) ct_fatal("out of memory saving a tensor for backward");
+        if (!s->t) {
+            ct_error_fail_result("%s: out of memory saving a tensor for backward",
+                                 ct_ops[node->op].fn);
+            return;
+        }
         ct_release(s->t->base); /* the alias must not own the output either */
         s->t->base = NULL;
     } else {

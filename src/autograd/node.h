@@ -112,7 +112,7 @@ bool ct_any_requires_grad(int n, ct_tensor *const *inputs);
  * out itself (an owned reference), or when out cannot take a grad_fn (someone else
  * holds it, e.g. it is an input, or it is already in a graph) a new alias of it, and
  * out is released. */
-ct_tensor *ct_node_fresh_output(ct_tensor *out);
+ct_tensor *ct_node_fresh_output(ct_tensor *out); /* NULL when out of memory */
 
 /* A bare node for op (no edges yet; owned reference), recorded whatever the grad mode:
  * for nodes made by autograd itself (CopySlices). */

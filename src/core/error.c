@@ -62,6 +62,23 @@ void (ct_set_error)(const char *fmt, ...) {
     va_end(ap);
 }
 
+static _Thread_local bool result_failed;
+
+void ct_error_fail_result(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    kind = CT_ERR_OTHER;
+    verror(fmt, ap);
+    va_end(ap);
+    result_failed = true;
+}
+
+bool ct_error_take_failed_result(void) {
+    if (__builtin_expect(!result_failed, 1)) return false;
+    result_failed = false;
+    return true;
+}
+
 void ct_error_defer_handler(bool defer) { handler_deferred = defer; }
 unsigned ct_error_count(void) { return error_count; }
 
@@ -79,6 +96,7 @@ const char *ct_last_error(void) { return pending ? message : NULL; }
 
 void ct_clear_error(void) {
     pending = 0;
+    result_failed = false;
     message[0] = 0;
 }
 

@@ -24,6 +24,15 @@ typedef enum {
 void ct_error_of_kind(ct_error_kind k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The kind of the pending error (CT_ERR_OTHER when none is pending, or for ct_error's). */
 ct_error_kind ct_last_error_kind(void);
+/* For an allocation failure the code between it and the op's result does not check (a
+ * kernel's working memory, a graph node): sets the error now, and the next result
+ * registered on this thread (ct_scope_register) is released and replaced by NULL, so
+ * the op in progress returns NULL.  ct_clear_error() drops a pending one. */
+void ct_error_fail_result(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Whether a result is to fail (clearing the mark): for ct_scope_register. */
+bool ct_error_take_failed_result(void);
+/* Only for broken invariants (CT_ASSERT) and start-up failures the library cannot run
+ * without; an allocation failure is an error like any other (ct_error). */
 _Noreturn void ct_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* On this thread, errors set the message without calling the handler (loader
  * workers: their errors reach the handler when ct_loader_next re-reports them on the

@@ -7,6 +7,7 @@
 
 #include "core/generator.h"
 #include "core/tensor_impl.h"
+#include "core/mem.h"
 
 /* PyTorch's default seed (c10::detail::default_rng_seed_val). */
 #define DEFAULT_SEED 67280421310721ull
@@ -36,7 +37,7 @@ static ct_generator default_gen = {
 };
 
 ct_generator *ct_generator_new(uint64_t seed) {
-    ct_generator *g = calloc(1, sizeof *g);
+    ct_generator *g = ct_calloc(1, sizeof *g);
     if (!g) {
         ct_error("ct_generator_new: out of memory");
         return NULL;

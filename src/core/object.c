@@ -11,6 +11,7 @@
 #include "ctorch/base.h"
 #include "core/error.h"
 #include "core/object.h"
+#include "core/mem.h"
 
 typedef struct {
     void **items;
@@ -22,8 +23,11 @@ typedef struct {
     ptr_vec kept; /* objects handed to the enclosing scope */
 } scope_frame;
 
+/* The first frames need no allocation: opening a scope fails only beyond them. */
+enum { FIRST_FRAMES = 16 };
 static _Thread_local ptr_vec stack;
-static _Thread_local scope_frame *frames;
+static _Thread_local scope_frame first_frames[FIRST_FRAMES];
+static _Thread_local scope_frame *frames; /* first_frames once a scope was opened */
 static _Thread_local int depth, frames_cap;
 
 /* A thread's scope stack is freed when the thread exits (worker threads would leak it
@@ -35,8 +39,9 @@ static _Thread_local bool exit_hook_set;
 static void free_thread_scopes(void *unused) {
     (void)unused;
     for (int i = 0; i < frames_cap; i++) free(frames[i].kept.items);
-    free(frames);
+    if (frames != first_frames) free(frames);
     free(stack.items);
+    memset(first_frames, 0, sizeof first_frames);
     frames = NULL;
     stack = (ptr_vec){0};
     frames_cap = depth = 0;
@@ -50,16 +55,18 @@ static void free_at_thread_exit(void) {
     exit_hook_set = true;
 }
 
-static void vec_push(ptr_vec *v, void *p) {
+/* False when out of memory (nothing pushed). */
+static bool vec_push(ptr_vec *v, void *p) {
     if (v->len == v->cap) {
         free_at_thread_exit();
         int cap = v->cap ? v->cap * 2 : 64;
-        void **items = realloc(v->items, (size_t)cap * sizeof *items);
-        if (!items) ct_fatal("out of memory growing a scope");
+        void **items = ct_realloc(v->items, (size_t)cap * sizeof *items);
+        if (!items) return false;
         v->items = items;
         v->cap = cap;
     }
     v->items[v->len++] = p;
+    return true;
 }
 
 void *ct_retain(void *obj) {
@@ -71,8 +78,15 @@ void *ct_retain(void *obj) {
 
 void ct_release(void *obj) { ct_object_release(obj); }
 
+/* A result that an op failed to finish (ct_error_fail_result), or that cannot be
+ * registered, is released: the op returns NULL. */
 void *ct_scope_register(void *obj) {
-    if (obj && depth > 0) vec_push(&stack, obj);
+    if (!obj) return NULL;
+    if (ct_error_take_failed_result() || (depth > 0 && !vec_push(&stack, obj))) {
+        if (!ct_last_error()) ct_error("out of memory registering a result with its scope");
+        ct_release(obj);
+        return NULL;
+    }
     return obj;
 }
 
@@ -89,11 +103,20 @@ bool ct_scope_unregister(void *obj) {
 }
 
 ct_scope_guard ct_scope_begin(void) {
+    if (!frames) {
+        frames = first_frames;
+        frames_cap = FIRST_FRAMES;
+    }
     if (depth == frames_cap) {
         free_at_thread_exit();
-        int cap = frames_cap ? frames_cap * 2 : 16;
-        scope_frame *f = realloc(frames, (size_t)cap * sizeof *f);
-        if (!f) ct_fatal("out of memory opening a scope");
+        int cap = frames_cap * 2;
+        scope_frame *f = ct_realloc(frames == first_frames ? NULL : frames, (size_t)cap * sizeof *f);
+        if (!f) {
+            /* The scope's objects go to the enclosing one; the guard closes nothing. */
+            ct_error("ct_scope_begin: out of memory opening a scope %d deep", depth + 1);
+            return (ct_scope_guard){.depth = depth + 1, .once = 1};
+        }
+        if (frames == first_frames) memcpy(f, first_frames, sizeof first_frames);
         memset(f + frames_cap, 0, (size_t)(cap - frames_cap) * sizeof *f);
         frames = f;
         frames_cap = cap;
@@ -112,7 +135,9 @@ void ct_scope_end(ct_scope_guard *g) {
         /* Release newest first: later objects may point at earlier ones. */
         while (stack.len > f->mark) ct_object_release(stack.items[--stack.len]);
         depth--;
-        for (int i = 0; i < f->kept.len; i++) ct_scope_register(f->kept.items[i]);
+        for (int i = 0; i < f->kept.len; i++)
+            if (depth > 0 && !vec_push(&stack, f->kept.items[i]))
+                ct_error("out of memory handing an object to the enclosing scope");
         f->kept.len = 0;
     }
 }
@@ -121,7 +146,9 @@ int ct_scope_depth(void) { return depth; }
 
 void *ct_keep(void *obj) {
     if (!obj || depth == 0) return obj;
-    ct_retain(obj);
-    vec_push(&frames[depth - 1].kept, obj);
-    return obj;
+    if (!vec_push(&frames[depth - 1].kept, obj)) {
+        ct_error("ct_keep: out of memory");
+        return NULL;
+    }
+    return ct_retain(obj);
 }

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdlib.h>
 
+#include "core/mem.h"
+
 #if defined(__SANITIZE_ADDRESS__)
 #define CT_POOL_OFF 1
 #endif
@@ -47,7 +49,7 @@ static inline void *ct_pool_alloc(ct_pool_class c, size_t size) {
 #else
     (void)c;
 #endif
-    return malloc(size);
+    return ct_malloc(size);
 }
 
 /* Gives back a block taken with ct_pool_alloc(c, ...). */

@@ -7,6 +7,7 @@
 #include "core/backend.h"
 #include "core/pool.h"
 #include "core/tensor_impl.h"
+#include "core/mem.h"
 
 /* On the cpu a small storage's header and data share one malloc (its alignment is
  * plenty for them); larger data comes from the device's backend, 64-byte aligned
@@ -59,10 +60,10 @@ static ct_storage *storage_new(const char *op, size_t nbytes, ct_device device) 
         s = ct_pool_alloc(CT_POOL_STORAGE, POOL_BLOCK);
         if (s) s->data = (char *)s + SMALL_HEADER;
     } else if (small) {
-        s = malloc(SMALL_HEADER + nbytes);
+        s = ct_malloc(SMALL_HEADER + nbytes);
         if (s) s->data = (char *)s + SMALL_HEADER;
     } else {
-        s = malloc(sizeof *s);
+        s = ct_malloc(sizeof *s);
         if (s && !(s->data = b->alloc(device, nbytes ? nbytes : 1))) {
             free(s);
             s = NULL;
@@ -224,7 +225,7 @@ ct_tensor *ct_blob_new(void *data, ct_dtype dtype, ct_shape shape, const int64_t
         return NULL;
     }
     ct_tensor *t = tensor_alloc(shape.ndim, shape.d, strides);
-    ct_storage *s = malloc(sizeof *s);
+    ct_storage *s = ct_malloc(sizeof *s);
     if (!t || !s) {
         if (t) ct_pool_free(CT_POOL_TENSOR, t);
         free(s);

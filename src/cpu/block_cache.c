@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "cpu/block_cache.h"
+#include "core/mem.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define CACHE_OFF 1
@@ -51,12 +52,12 @@ void *ct_block_alloc(size_t size) {
         size_t rounded = class_size(size, &c);
         void *p = take_cached(c, rounded);
         if (p) return p;
-        if ((p = aligned_alloc(64, rounded))) return p;
+        if ((p = ct_aligned_alloc(64, rounded))) return p;
         ct_block_cache_trim(0);
-        return aligned_alloc(64, rounded);
+        return ct_aligned_alloc(64, rounded);
     }
 #endif
-    return aligned_alloc(64, (size + 63) & ~(size_t)63);
+    return ct_aligned_alloc(64, (size + 63) & ~(size_t)63);
 }
 
 void ct_block_free(void *p, size_t size) {

@@ -8,6 +8,8 @@
 #include "cpu/conv.h"
 #include "cpu/conv_cols.h"
 #include "cpu/gemm.h"
+#include "core/mem.h"
+#include "cpu/kernel_oom.h"
 
 CT_CONV_IM2COL(float, f32)
 CT_CONV_IM2COL(double, f64)
@@ -87,21 +89,31 @@ CT_CONV_GRAD_BIAS(double, f64, CT_CONV_AS_IS, CT_CONV_CAST)
         if (job->kind == CT_CONV_GRAD_WEIGHT) {                                           \
             /* Fixed chunks of the batch, combined in order: Note [Conv determinism]. */  \
             int64_t wn = g->O * K, nc = g->N < 8 ? g->N : 8;                              \
-            T *part = nc > 1 ? malloc(sizeof(T) * (size_t)(wn * (nc - 1))) : NULL;        \
-            if (nc > 1 && !part) ct_fatal("out of memory in conv backward");              \
+            T *part = nc > 1 ? ct_malloc(sizeof(T) * (size_t)(wn * (nc - 1))) : NULL;     \
+            if (nc > 1 && !part) {                                                        \
+                ct_kernel_out_of_memory("conv backward");                                 \
+                return;                                                                   \
+            }                                                                             \
             if (nc == 0) memset(job->out, 0, sizeof(T) * (size_t)wn);                     \
+            atomic_bool failed = false;                                                   \
             _Pragma("omp parallel num_threads(nt) if (nt > 1 && nc > 1)")                 \
             {                                                                             \
-                T *col = malloc(colsz);                                                   \
-                if (!col) ct_fatal("out of memory in conv");                              \
+                T *col = ct_malloc(colsz);                                                \
+                if (!col) atomic_store(&failed, true);                                    \
                 _Pragma("omp for schedule(dynamic)")                                      \
                 for (int64_t c = 0; c < nc; c++) {                                        \
+                    if (!col) continue;                                                   \
                     T *dst = c == 0 ? (T *)job->out : part + (c - 1) * wn;                \
                     for (int64_t n = c * g->N / nc; n < (c + 1) * g->N / nc; n++)         \
                         grad_weight_##SFX(g, job->a, job->b, dst, col, NULL, n,           \
                                           n != c * g->N / nc);                            \
                 }                                                                         \
                 free(col);                                                                \
+            }                                                                             \
+            if (failed) {                                                                 \
+                free(part);                                                               \
+                ct_kernel_out_of_memory("conv backward");                                 \
+                return;                                                                   \
             }                                                                             \
             T *out = job->out;                                                            \
             for (int64_t c = 1; c < nc; c++)                                              \
@@ -115,12 +127,14 @@ CT_CONV_GRAD_BIAS(double, f64, CT_CONV_AS_IS, CT_CONV_CAST)
         }                                                                                 \
         bool fwd = job->kind == CT_CONV_FORWARD;                                          \
         int64_t items = conv_items(g, fwd);                                               \
+        atomic_bool failed = false;                                                       \
         _Pragma("omp parallel num_threads(nt) if (nt > 1 && items > 1)")                  \
         {                                                                                 \
-            T *col = malloc(colsz);                                                       \
-            if (!col) ct_fatal("out of memory in conv");                                  \
+            T *col = ct_malloc(colsz);                                                    \
+            if (!col) atomic_store(&failed, true);                                        \
             _Pragma("omp for schedule(dynamic)")                                          \
             for (int64_t it = 0; it < items; it++) {                                      \
+                if (!col) continue;                                                       \
                 if (fwd)                                                                  \
                     forward_##SFX(g, job->a, job->b, job->bias, job->out, col, NULL, it); \
                 else                                                                      \
@@ -128,6 +142,7 @@ CT_CONV_GRAD_BIAS(double, f64, CT_CONV_AS_IS, CT_CONV_CAST)
             }                                                                             \
             free(col);                                                                    \
         }                                                                                 \
+        if (failed) ct_kernel_out_of_memory(fwd ? "conv" : "conv backward");              \
     }                                                                                     \
     static void conv_##SFX(const ct_conv_job *job) {                                      \
         ct_blas_single_begin();                                                           \

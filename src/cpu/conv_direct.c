@@ -18,6 +18,8 @@
 #include "cpu/conv.h"
 #include "cpu/isa.h"
 #include "cpu/kernel_util.h"
+#include "core/mem.h"
+#include "cpu/kernel_oom.h"
 
 /* A target attribute and a run-time check of ct_cpu_isa() (hand-written AVX-512). */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
@@ -151,14 +153,17 @@ static void run(const dconv *d) {
     int64_t off[64];
     for (int64_t t = 0; t < KK; t++) off[t] = t / d->KW * d->dh * Wp + t % d->KW * d->dw;
     int nt = ct_get_num_threads();
+    atomic_bool failed = false;
     _Pragma("omp parallel num_threads(nt) if (nt > 1 && items > 1)")
     {
-        float *xp = malloc(sizeof(float) * xsz);
-        __mmask16 *masks = malloc(sizeof(__mmask16) * nvec);
-        int64_t *dpos = malloc(sizeof(int64_t) * nvec);
-        if (!xp || !masks || !dpos) ct_fatal("out of memory in conv");
+        float *xp = ct_malloc(sizeof(float) * xsz);
+        __mmask16 *masks = ct_malloc(sizeof(__mmask16) * nvec);
+        int64_t *dpos = ct_malloc(sizeof(int64_t) * nvec);
+        bool have = xp && masks && dpos;
+        if (!have) atomic_store(&failed, true);
         _Pragma("omp for schedule(dynamic)")
         for (int64_t it = 0; it < items; it++) {
+            if (!have) continue;
             int64_t b = it % nblk, gi = it / nblk % d->G, n = it / nblk / d->G;
             int64_t r0 = b * d->rows, r1 = r0 + d->rows < d->Ho ? r0 + d->rows : d->Ho;
             item(d, n, gi, r0, r1, xp, masks, dpos, off);
@@ -167,14 +172,18 @@ static void run(const dconv *d) {
         free(masks);
         free(dpos);
     }
+    if (failed) ct_kernel_out_of_memory("conv");
 }
 
 /* Weights packed [G][Co blocks of MR][Ci][KK][MR], zeros past Co; `flip` packs
  * grad_input's kernel (w [G*Ci', Co', KK] read transposed and flipped). */
 static float *pack(const float *w, int64_t G, int64_t Co, int64_t Ci, int64_t KK, bool flip) {
     int64_t nob = (Co + MR - 1) / MR;
-    float *p = calloc((size_t)(G * nob * Ci * KK * MR), sizeof(float));
-    if (!p) ct_fatal("out of memory in conv");
+    float *p = ct_calloc((size_t)(G * nob * Ci * KK * MR), sizeof(float));
+    if (!p) {
+        ct_kernel_out_of_memory("conv");
+        return NULL;
+    }
     for (int64_t g = 0; g < G; g++)
         for (int64_t o = 0; o < Co; o++)
             for (int64_t c = 0; c < Ci; c++)
@@ -329,24 +338,32 @@ static void grad_weight(const dconv *d, const float *gy, float *gw, float *gb) {
     int64_t Wp = d->Wo + d->dw * (d->KW - 1), rows = d->Ho + d->dh * (d->KH - 1);
     size_t xsz = (size_t)(d->Ci * rows * Wp + TILE + d->dw * (d->KW - 1));
     size_t CTp = (size_t)(CT + 24), P = (size_t)(d->Ho * d->Wo);
-    float *part = nc > 1 ? malloc(sizeof(float) * (size_t)(wn * (nc - 1))) : NULL;
-    double *bpart = gb ? malloc(sizeof(double) * (size_t)(nc * d->G * d->Co)) : NULL;
-    if ((nc > 1 && !part) || (gb && !bpart)) ct_fatal("out of memory in conv backward");
+    float *part = nc > 1 ? ct_malloc(sizeof(float) * (size_t)(wn * (nc - 1))) : NULL;
+    double *bpart = gb ? ct_malloc(sizeof(double) * (size_t)(nc * d->G * d->Co)) : NULL;
+    atomic_bool failed = (nc > 1 && !part) || (gb && !bpart);
     int nt = ct_get_num_threads();
-    _Pragma("omp parallel num_threads(nt) if (nt > 1 && nc > 1)")
+    _Pragma("omp parallel num_threads(nt) if (nt > 1 && nc > 1 && !failed)")
     {
-        float *xp = malloc(sizeof(float) * xsz), *gyT = malloc(sizeof(float) * P * (size_t)Op);
-        float *gwT = malloc(sizeof(float) * CTp * (size_t)Op);
-        int64_t *ctoff = malloc(sizeof(int64_t) * CTp);
-        if (!xp || !gyT || !gwT || !ctoff) ct_fatal("out of memory in conv backward");
+        float *xp = ct_malloc(sizeof(float) * xsz), *gyT = ct_malloc(sizeof(float) * P * (size_t)Op);
+        float *gwT = ct_malloc(sizeof(float) * CTp * (size_t)Op);
+        int64_t *ctoff = ct_malloc(sizeof(int64_t) * CTp);
+        bool have = xp && gyT && gwT && ctoff;
+        if (!have) atomic_store(&failed, true);
         _Pragma("omp for schedule(dynamic)")
         for (int64_t c = 0; c < nc; c++)
+            if (have && !atomic_load_explicit(&failed, memory_order_relaxed))
             wchunk(d, gy, c * d->N / nc, (c + 1) * d->N / nc, xp, gyT, gwT, ctoff,
                    c == 0 ? gw : part + (c - 1) * wn, gb ? bpart + c * d->G * d->Co : NULL);
         free(xp);
         free(gyT);
         free(gwT);
         free(ctoff);
+    }
+    if (failed) {
+        free(part);
+        free(bpart);
+        ct_kernel_out_of_memory("conv backward");
+        return;
     }
     for (int64_t c = 1; c < nc; c++)
         for (int64_t i = 0; i < wn; i++) gw[i] += part[(c - 1) * wn + i];
@@ -392,6 +409,7 @@ bool ct_conv_direct_f32(const ct_conv_job *job) {
     if (per > 1 && d.Ho / per < rows) rows = (d.Ho + per - 1) / per;
     d.rows = rows < 1 ? 1 : rows > d.Ho ? d.Ho : rows;
     float *wp = pack(job->b, G, d.Co, d.Ci, KK, !fwd);
+    if (!wp) return true; /* handled: the result fails (cpu/kernel_oom.h) */
     d.in = job->a, d.wp = wp, d.out = job->out;
     run(&d);
     free(wp);

@@ -21,6 +21,8 @@
 
 #include "cpu/conv_cols.h"
 #include "cpu/gemm.h"
+#include "core/mem.h"
+#include "cpu/kernel_oom.h"
 
 CT_CONV_IM2COL(ct_half, f16)
 CT_CONV_IM2COL(ct_bf16, bf16)
@@ -47,6 +49,7 @@ enum { COLS = 1, WINDOW = 2, TILES = 4 };
 typedef struct {
     void *col;
     float *colf, *acc, *work;
+    bool ok;      /* all allocated (else the thread skips its items: cpu/kernel_oom.h) */
     int64_t rows; /* R: the input rows a block of output rows reaches */
 } conv_bufs;
 
@@ -54,13 +57,13 @@ static conv_bufs bufs_new(const ct_conv_geom *g, int64_t Cg, size_t elem, int ne
     int64_t K = Cg * g->KH * g->KW, rb = block_rows(g, K), n = K * rb * g->OW + 1;
     conv_bufs b = {.rows = (rb - 1) * g->sh + (g->KH - 1) * g->dh + 1};
     bool ok = true;
-    if (need & COLS) ok = ok && (b.col = malloc(elem * (size_t)n));
+    if (need & COLS) ok = ok && (b.col = ct_malloc(elem * (size_t)n));
     if (need & WINDOW) {
-        ok = ok && (b.colf = malloc(sizeof(float) * (size_t)n));
-        ok = ok && (b.acc = malloc(sizeof(float) * (size_t)(Cg * b.rows * g->W + 1)));
+        ok = ok && (b.colf = ct_malloc(sizeof(float) * (size_t)n));
+        ok = ok && (b.acc = ct_malloc(sizeof(float) * (size_t)(Cg * b.rows * g->W + 1)));
     }
-    if (need & TILES) ok = ok && (b.work = malloc(sizeof(float) * CT_GEMM_REDUCED_WORK));
-    if (!ok) ct_fatal("out of memory in conv");
+    if (need & TILES) ok = ok && (b.work = ct_malloc(sizeof(float) * CT_GEMM_REDUCED_WORK));
+    b.ok = ok;
     return b;
 }
 
@@ -187,12 +190,15 @@ static void bufs_free(conv_bufs *b) {
         const ct_conv_geom *g = job->g;                                                  \
         int64_t K = g->C * g->KH * g->KW, P = g->OH * g->OW, HW = g->H * g->W;           \
         int nt = ct_get_num_threads();                                                   \
+        atomic_bool failed = false;                                                      \
         _Pragma("omp parallel num_threads(nt) if (nt > 1 && g->N > 1 && g->N * K * P >= CT_GRAIN)") \
         {                                                                                \
-            conv_bufs b = {0};                                                           \
+            conv_bufs b = {.ok = true};                                                  \
             if (job->kind == CT_CONV_COL2IM) b = bufs_new(g, g->C, sizeof(T), WINDOW);   \
+            if (!b.ok) atomic_store(&failed, true);                                      \
             _Pragma("omp for")                                                           \
             for (int64_t n = 0; n < g->N; n++) {                                         \
+                if (!b.ok) continue;                                                     \
                 if (job->kind == CT_CONV_IM2COL) {                                       \
                     im2col_##SFX(g, g->C, (const T *)job->a + n * g->C * HW,             \
                                  (T *)job->out + n * K * P, 0, g->OH);                   \
@@ -204,23 +210,34 @@ static void bufs_free(conv_bufs *b) {
             }                                                                            \
             bufs_free(&b);                                                               \
         }                                                                                \
+        if (failed) ct_kernel_out_of_memory("fold");                                     \
     }                                                                                    \
     static void grad_weight_job_##SFX(const ct_conv_job *job) {                          \
         const ct_conv_geom *g = job->g;                                                  \
         int64_t Cg = g->C / g->groups, wn = g->O * Cg * g->KH * g->KW;                   \
         int64_t nc = g->N < 8 ? g->N : 8;                                                \
-        float *acc = malloc(sizeof(float) * (size_t)(wn * nc + 1));                      \
-        if (!acc) ct_fatal("out of memory in conv backward");                            \
+        float *acc = ct_malloc(sizeof(float) * (size_t)(wn * nc + 1));                      \
+        if (!acc) {                                                                      \
+            ct_kernel_out_of_memory("conv backward");                                    \
+            return;                                                                      \
+        }                                                                                \
         int nt = ct_get_num_threads();                                                   \
+        atomic_bool failed = false;                                                      \
         _Pragma("omp parallel num_threads(nt) if (nt > 1 && nc > 1)")                    \
         {                                                                                \
             conv_bufs b = bufs_new(g, Cg, sizeof(T), COLS | TILES);                      \
+            if (!b.ok) atomic_store(&failed, true);                                      \
             _Pragma("omp for schedule(dynamic)")                                         \
             for (int64_t c = 0; c < nc; c++)                                             \
-                for (int64_t n = c * g->N / nc; n < (c + 1) * g->N / nc; n++)            \
+                for (int64_t n = c * g->N / nc; b.ok && n < (c + 1) * g->N / nc; n++)    \
                     grad_weight_##SFX(g, job->a, job->b, acc + c * wn, b.col, b.work, n, \
                                       n != c * g->N / nc);                               \
             bufs_free(&b);                                                               \
+        }                                                                                \
+        if (failed) {                                                                    \
+            free(acc);                                                                   \
+            ct_kernel_out_of_memory("conv backward");                                    \
+            return;                                                                      \
         }                                                                                \
         /* chunks combined in order, as the float32 path does, then rounded once */      \
         T *out = job->out;                                                               \
@@ -248,11 +265,14 @@ static void bufs_free(conv_bufs *b) {
         bool fwd = job->kind == CT_CONV_FORWARD;                                         \
         int64_t items = conv_items(g, fwd);                                              \
         int nt = ct_get_num_threads();                                                   \
+        atomic_bool failed = false;                                                      \
         _Pragma("omp parallel num_threads(nt) if (nt > 1 && items > 1)")                 \
         {                                                                                \
             conv_bufs b = bufs_new(g, Cg, sizeof(T), (fwd ? COLS : WINDOW) | TILES);     \
+            if (!b.ok) atomic_store(&failed, true);                                      \
             _Pragma("omp for schedule(dynamic)")                                         \
             for (int64_t it = 0; it < items; it++) {                                     \
+                if (!b.ok) continue;                                                     \
                 if (fwd)                                                                 \
                     forward_##SFX(g, job->a, job->b, job->bias, job->out, b.col, b.work, it); \
                 else                                                                     \
@@ -260,6 +280,7 @@ static void bufs_free(conv_bufs *b) {
             }                                                                            \
             bufs_free(&b);                                                               \
         }                                                                                \
+        if (failed) ct_kernel_out_of_memory(fwd ? "conv" : "conv backward");             \
     }                                                                                    \
     static void conv_##SFX(const ct_conv_job *job) {                                     \
         ct_blas_single_begin();                                                          \

@@ -16,6 +16,7 @@
 
 #include "cpu/gemm.h"
 #include "cpu/kernel_util.h"
+#include "core/mem.h"
 
 enum { TM = 256, TN = 256, TK = 256 };
 
@@ -87,7 +88,7 @@ static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
         /* Each thread's buffers, allocated before any work: a thread that gets none  \
          * makes the whole product fail before c is written. */                         \
         size_t per = (size_t)(km * kk + kk * kn + km * kn + 1);                          \
-        float *bufs = malloc(sizeof(float) * per * (size_t)(par ? nt : 1));              \
+        float *bufs = ct_malloc(sizeof(float) * per * (size_t)(par ? nt : 1));              \
         if (!bufs) return false;                                                         \
         ct_blas_single_begin();                                                          \
         _Pragma("omp parallel if (par) num_threads(nt)")                                 \

@@ -9,6 +9,8 @@
 #include "kernels/index.h"
 #include "cpu/index_types.h"
 #include "kernels/kernel.h"
+#include "core/mem.h"
+#include "cpu/kernel_oom.h"
 
 /* Runs shorter than this are insertion sorted before merging. */
 #define RUN 16
@@ -97,12 +99,14 @@
         int64_t n = a->n, inner = a->inner, k = a->k, rows = a->outer * inner;           \
         int nt = ct_get_num_threads();                                                   \
         bool par = nt > 1 && rows > 1 && rows * n >= CT_GRAIN;                           \
+        atomic_bool failed = false;                                                      \
         _Pragma("omp parallel if (par) num_threads(nt)")                                 \
         {                                                                                \
-            pair_##SFX *buf = malloc(sizeof(pair_##SFX) * (size_t)(2 * n + 1));          \
-            if (!buf) ct_fatal("out of memory sorting %lld elements", (long long)n);     \
+            pair_##SFX *buf = ct_malloc(sizeof(pair_##SFX) * (size_t)(2 * n + 1));       \
+            if (!buf) atomic_store(&failed, true);                                       \
             _Pragma("omp for schedule(static)")                                          \
             for (int64_t r = 0; r < rows; r++) {                                         \
+                if (!buf) continue;                                                      \
                 int64_t o = r / inner, i = r % inner;                                    \
                 const T *src = in + o * n * inner + i;                                   \
                 for (int64_t j = 0; j < n; j++) {                                        \
@@ -123,6 +127,7 @@
             }                                                                            \
             free(buf);                                                                   \
         }                                                                                \
+        if (failed) ct_kernel_out_of_memory("sort");                                     \
     }
 CT_IDX_FOREACH(SORT_KERNEL)
 

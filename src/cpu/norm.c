@@ -9,6 +9,8 @@
 
 #include "kernels/norm.h"
 #include "cpu/reduce.h"
+#include "core/mem.h"
+#include "cpu/kernel_oom.h"
 
 enum { L = CT_REDUCE_LANES }; /* the lane sums below are written for 16 */
 _Static_assert(CT_REDUCE_LANES == 16, "lane sums take two vectors of 8");
@@ -39,9 +41,10 @@ INLINE double fold2(vd8 a0, vd8 a1) {
     return l[0];
 }
 
+/* NULL when out of memory (reported: cpu/kernel_oom.h). */
 static void *scratch(size_t bytes) {
-    void *p = calloc(1, bytes ? bytes : 1);
-    if (!p) ct_fatal("out of memory in a normalization kernel");
+    void *p = ct_calloc(1, bytes ? bytes : 1);
+    if (!p) ct_kernel_out_of_memory("a normalization kernel");
     return p;
 }
 
@@ -404,7 +407,11 @@ static void *scratch(size_t bytes) {
         const int64_t R = j->N * j->G, K = j->C / j->G, S = j->S, C = j->C;              \
         int nt = ct_get_num_threads();                                                   \
         bool par = nt > 1 && R > 1 && R * K * S >= CT_GRAIN;                             \
-        T *ones = scratch(sizeof(T) * (size_t)C), *zeros = scratch(sizeof(T) * (size_t)C); \
+        T *ones = scratch(sizeof(T) * (size_t)C), *zeros = ones ? scratch(sizeof(T) * (size_t)C) : NULL; \
+        if (!zeros) {                                                                    \
+            free(ones);                                                                  \
+            return;                                                                      \
+        }                                                                                \
         for (int64_t c = 0; c < C; c++) ones[c] = 1;                                     \
         if (!j->backward) {                                                              \
             _Pragma("omp parallel for if (par) num_threads(nt) schedule(static)")        \
@@ -416,6 +423,7 @@ static void *scratch(size_t bytes) {
             int64_t nch = R ? (R + rows - 1) / rows : 0;                                 \
             /* at least one (zero) chunk: no rows give zero gradients */                 \
             double *part = grads ? scratch(sizeof(double) * 2 * (size_t)((nch ? nch : 1) * K)) : NULL; \
+            if (grads && !part) nch = 0, grads = false;                                  \
             _Pragma("omp parallel for if (par) num_threads(nt) schedule(static)")        \
             for (int64_t ch = 0; ch < nch; ch++) {                                       \
                 double *pw = grads ? part + 2 * ch * K : NULL, *pb = pw ? pw + K : NULL; \
@@ -442,11 +450,11 @@ static void *scratch(size_t bytes) {
             free(part);                                                                  \
         } else {                                                                         \
             /* group_norm: per (n, c) sums, then the weight / bias gradients over n */   \
-            double *ds = scratch(sizeof(double) * 2 * (size_t)(R * K)), *db = ds + R * K; \
+            double *ds = scratch(sizeof(double) * 2 * (size_t)(R * K)), *db = ds ? ds + R * K : NULL; \
             _Pragma("omp parallel for if (par) num_threads(nt) schedule(static)")        \
-            for (int64_t r = 0; r < R; r++)                                              \
+            for (int64_t r = 0; r < (ds ? R : 0); r++)                                   \
                 row_bwd_##SFX(j, r, ones, NULL, NULL, ds + r * K, db + r * K);           \
-            for (int64_t c = 0; c < C && (j->gw || j->gb); c++) {                        \
+            for (int64_t c = 0; ds && c < C && (j->gw || j->gb); c++) {                  \
                 double sw = 0, sb = 0;                                                   \
                 for (int64_t i = 0; i < j->N; i++) {                                     \
                     int64_t r = i * j->G + c / K;                                        \

@@ -11,6 +11,8 @@
 
 #include "cpu/float_lanes.h"
 #include "kernels/norm.h"
+#include "core/mem.h"
+#include "cpu/kernel_oom.h"
 
 #define TILE CT_REDUCED_TILE
 #define LN_CHUNK_ROWS 32 /* as cpu/norm.c */
@@ -275,9 +277,10 @@ static void batch_norm_reduced(bool half, const ct_norm_job *j) {
 
 /* ---- layer_norm / group_norm: rows of K * S -------------------------------------- */
 
+/* NULL when out of memory (reported: cpu/kernel_oom.h). */
 static float *scratch(size_t n) {
-    float *p = calloc(n ? n : 1, sizeof(float));
-    if (!p) ct_fatal("out of memory in a normalization kernel");
+    float *p = ct_calloc(n ? n : 1, sizeof(float));
+    if (!p) ct_kernel_out_of_memory("a normalization kernel");
     return p;
 }
 
@@ -393,7 +396,11 @@ static void row_norm_reduced(bool half, const ct_norm_job *j) {
     const int64_t R = j->N * j->G, K = j->C / j->G, S = j->S, C = j->C;
     int nt = ct_get_num_threads();
     bool par = nt > 1 && R > 1 && R * K * S >= CT_GRAIN;
-    float *ones = scratch((size_t)C), *zeros = scratch((size_t)C);
+    float *ones = scratch((size_t)C), *zeros = ones ? scratch((size_t)C) : NULL;
+    if (!zeros) {
+        free(ones);
+        return;
+    }
     for (int64_t c = 0; c < C; c++) ones[c] = 1;
     if (!j->backward) {
 #pragma omp parallel for if (par) num_threads(nt) schedule(static)
@@ -405,6 +412,7 @@ static void row_norm_reduced(bool half, const ct_norm_job *j) {
         int64_t rows = R / 256 > LN_CHUNK_ROWS ? R / 256 : LN_CHUNK_ROWS;
         int64_t nch = R ? (R + rows - 1) / rows : 0;
         float *part = grads ? scratch(2 * (size_t)((nch ? nch : 1) * K)) : NULL;
+        if (grads && !part) nch = 0, grads = false;
 #pragma omp parallel for if (par) num_threads(nt) schedule(static)
         for (int64_t ch = 0; ch < nch; ch++) {
             float *pw = grads ? part + 2 * ch * K : NULL, *pb = pw ? pw + K : NULL;
@@ -423,10 +431,10 @@ static void row_norm_reduced(bool half, const ct_norm_job *j) {
         free(part);
     } else {
         /* group_norm: per (n, c) sums, then the weight / bias gradients over n */
-        float *ds = scratch(2 * (size_t)(R * K)), *db = ds + R * K;
+        float *ds = scratch(2 * (size_t)(R * K)), *db = ds ? ds + R * K : NULL;
 #pragma omp parallel for if (par) num_threads(nt) schedule(static)
-        for (int64_t r = 0; r < R; r++) row_bwd(half, j, r, ones, NULL, NULL, ds + r * K, db + r * K);
-        for (int64_t c = 0; c < C && (j->gw || j->gb); c++) {
+        for (int64_t r = 0; r < (ds ? R : 0); r++) row_bwd(half, j, r, ones, NULL, NULL, ds + r * K, db + r * K);
+        for (int64_t c = 0; ds && c < C && (j->gw || j->gb); c++) {
             float sw = 0, sb = 0;
             for (int64_t i = 0; i < j->N; i++) {
                 int64_t r = i * j->G + c / K;

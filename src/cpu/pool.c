@@ -7,6 +7,8 @@
 
 #include "cpu/kernel_util.h"
 #include "kernels/pool.h"
+#include "core/mem.h"
+#include "cpu/kernel_oom.h"
 
 /* Planes in parallel when the work is large enough. */
 #define PLANES_PARALLEL(g, work)                                                         \
@@ -105,10 +107,14 @@ static void reach_dim(int64_t I, int64_t O, const int64_t *a, const int64_t *b, 
 typedef enum { REACH_WINDOWS, REACH_NEAREST, REACH_BILINEAR } reach_kind;
 typedef struct { int64_t *buf, *hlo, *hhi, *wlo, *whi; } pool_reach;
 
+/* r.buf NULL when out of memory (reported: cpu/kernel_oom.h). */
 static pool_reach reach_new(const ct_pool_geom *g, reach_kind kind) {
     int64_t H = g->H, W = g->W, O = g->OH > g->OW ? g->OH : g->OW;
-    int64_t *buf = malloc(sizeof(int64_t) * (size_t)(2 * (H + W + O) + 1));
-    if (!buf) ct_fatal("out of memory in a pooling backward");
+    int64_t *buf = ct_malloc(sizeof(int64_t) * (size_t)(2 * (H + W + O) + 1));
+    if (!buf) {
+        ct_kernel_out_of_memory("a pooling backward");
+        return (pool_reach){0};
+    }
     pool_reach r = {buf, buf, buf + H, buf + 2 * H, buf + 2 * H + W};
     int64_t *a = buf + 2 * (H + W), *b = a + O;
     for (int d = 0; d < 2; d++) {
@@ -131,7 +137,7 @@ static pool_reach reach_new(const ct_pool_geom *g, reach_kind kind) {
     {                                                                                    \
         pool_reach r_ = reach_new(g, KIND);                                              \
         PLANES_PARALLEL(g, WORK)                                                         \
-        for (int64_t p = 0; p < g->planes; p++) {                                        \
+        for (int64_t p = 0; p < (r_.buf ? g->planes : 0); p++) {                         \
             const T *gy = (const T *)j->in + p * OHW;                                    \
             T *gx = (T *)j->out + p * HW;                                                \
             for (int64_t h = 0; h < g->H; h++)                                           \

@@ -20,6 +20,8 @@
 #include "core/philox.h"
 #include "cpu/kernel_util.h"
 #include "kernels/random.h"
+#include "core/mem.h"
+#include "cpu/kernel_oom.h"
 
 #define CHUNK 8192
 
@@ -256,14 +258,17 @@ static void multinomial_row(int64_t *out, const ct_multinomial_args *a, int64_t 
 static void multinomial_f64(int64_t *out, const ct_multinomial_args *a) {
     size_t scratch = (size_t)(a->ncat ? a->ncat : 1) * sizeof(keyed);
     int nt = ct_get_num_threads();
+    atomic_bool failed = false;
 #pragma omp parallel num_threads(nt) if (a->rows * (a->ncat + a->n) > CT_GRAIN && nt > 1)
     {
-        void *buf = malloc(scratch);
-        if (!buf) ct_fatal("out of memory in multinomial");
+        void *buf = ct_malloc(scratch);
+        if (!buf) atomic_store(&failed, true);
 #pragma omp for schedule(static)
-        for (int64_t r = 0; r < a->rows; r++) multinomial_row(out + r * a->n, a, r, buf);
+        for (int64_t r = 0; r < a->rows; r++)
+            if (buf) multinomial_row(out + r * a->n, a, r, buf);
         free(buf);
     }
+    if (failed) ct_kernel_out_of_memory("multinomial");
 }
 
 #define FLOAT_ENTRY(DT, T, SFX)                                                          \

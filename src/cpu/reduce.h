@@ -16,6 +16,8 @@
 
 #include "cpu/kernel_util.h"
 #include "kernels/reduce.h"
+#include "core/mem.h"
+#include "cpu/kernel_oom.h"
 
 #define CT_REDUCE_CHUNK 16384
 #define CT_REDUCE_COLCHUNK 512
@@ -117,8 +119,11 @@
                 }                                                                          \
                 return;                                                                    \
             }                                                                              \
-            ACC *part = malloc(sizeof(ACC) * (size_t)(M1 * nch));                          \
-            if (!part) ct_fatal("out of memory in a reduction");                           \
+            ACC *part = ct_malloc(sizeof(ACC) * (size_t)(M1 * nch));                       \
+            if (!part) {                                                                   \
+                ct_kernel_out_of_memory("a reduction");                                    \
+                return;                                                                    \
+            }                                                                              \
             _Pragma("omp parallel for if (par) num_threads(nt)")                           \
             for (int64_t k = 0; k < M1 * nch; k++) {                                       \
                 int64_t m = k / nch, b = (k % nch) * CT_REDUCE_CHUNK;                      \
@@ -139,8 +144,11 @@
         int64_t cw = M2;                                                                   \
         if (par && M1 * nrc < 4 * nt && M2 >= 2 * CT_REDUCE_COLBLOCK) cw = 4 * CT_REDUCE_COLBLOCK; \
         int64_t ncb = (M2 + cw - 1) / cw;                                                  \
-        ACC *part = malloc(sizeof(ACC) * (size_t)(M1 * nrc * M2 + 1));                     \
-        if (!part) ct_fatal("out of memory in a reduction");                               \
+        ACC *part = ct_malloc(sizeof(ACC) * (size_t)(M1 * nrc * M2 + 1));                  \
+        if (!part) {                                                                       \
+            ct_kernel_out_of_memory("a reduction");                                        \
+            return;                                                                        \
+        }                                                                                  \
         _Pragma("omp parallel for if (par) num_threads(nt)")                               \
         for (int64_t k = 0; k < M1 * nrc * ncb; k++) {                                     \
             int64_t m = k / (nrc * ncb), rc = k / ncb % nrc, c0 = k % ncb * cw;            \

@@ -4,6 +4,8 @@
  * integers in int64 (ct_acc_type). */
 #include "cpu/reduce.h"
 #include "kernels/scan.h"
+#include "core/mem.h"
+#include "cpu/kernel_oom.h"
 
 #define ADD_STEP(a, x) ((a) += (__typeof__(a))(x))
 #define MUL_STEP(a, x) ((a) *= (__typeof__(a))(x))
@@ -90,13 +92,17 @@ CT_REDUCED_TYPES(REDUCED_SCANS)
     static void cumprod_grad_##SFX(const char *in, const char *gin, char *out, int64_t M1, \
                                    int64_t L, int64_t M2, const ct_scan_args *a) {       \
         int nt = ct_get_num_threads();                                                   \
+        atomic_bool failed = false;                                                      \
         _Pragma("omp parallel for if (M1 * L * M2 >= CT_GRAIN && nt > 1) num_threads(nt)") \
         for (int64_t k = 0; k < M1 * M2; k++) {                                          \
             const T *x = (const T *)in + (k / M2) * L * M2 + k % M2;                     \
             const T *g = (const T *)gin + (k / M2) * L * M2 + k % M2;                    \
             T *o = (T *)out + (k / M2) * L * M2 + k % M2;                                \
-            double *buf = malloc(sizeof(double) * (size_t)(2 * L + 1));                  \
-            if (!buf) ct_fatal("out of memory in cumprod's backward");                   \
+            double *buf = ct_malloc(sizeof(double) * (size_t)(2 * L + 1));                  \
+            if (!buf) {                                                                  \
+                atomic_store(&failed, true);                                             \
+                continue;                                                                \
+            }                                                                            \
             double *xs = buf, *tp = buf + L;                                             \
             for (int64_t p = 0; p < L; p++) {                                            \
                 int64_t l = a->reverse ? L - 1 - p : p;                                  \
@@ -123,6 +129,7 @@ CT_REDUCED_TYPES(REDUCED_SCANS)
             if (a->exclusive && L > 0) o[(a->reverse ? 0 : L - 1) * M2] = 0;             \
             free(buf);                                                                   \
         }                                                                                \
+        if (failed) ct_kernel_out_of_memory("cumprod's backward");                       \
     }
 CUMPROD_GRAD(float, f32)
 CUMPROD_GRAD(double, f64)

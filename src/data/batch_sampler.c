@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "data/data_impl.h"
+#include "core/mem.h"
 
 static void batch_sampler_destroy(ct_object *o) {
     ct_batch_sampler *bs = (ct_batch_sampler *)o;
@@ -28,7 +29,7 @@ static bool grow(int64_t **v, int64_t *cap, int64_t need) {
     if (need <= *cap) return true;
     int64_t c = *cap ? *cap : 64;
     while (c < need) c *= 2;
-    int64_t *g = realloc(*v, sizeof(int64_t) * (size_t)c);
+    int64_t *g = ct_realloc(*v, sizeof(int64_t) * (size_t)c);
     if (!g) return false;
     *v = g;
     *cap = c;
@@ -74,7 +75,7 @@ static int64_t batching_len(const ct_batch_sampler *bs) {
 static int batching_plan(ct_batch_sampler *bs, uint64_t epoch, ct_batch_plan *out) {
     batching_state *s = ct_batch_sampler_state(bs);
     int64_t n = ct_sampler_len(s->sampler);
-    int64_t *idx = malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
+    int64_t *idx = ct_malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
     if (!idx) {
         ct_error("ct_batch_sampler: out of memory");
         return -1;

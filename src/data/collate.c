@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "data/data_impl.h"
+#include "core/mem.h"
 
 int ct_default_collate(int n, const ct_sample *samples, ct_batch *out, void *ctx) {
     (void)ctx;
@@ -17,7 +18,7 @@ int ct_default_collate(int n, const ct_sample *samples, ct_batch *out, void *ctx
             return -1;
         }
     }
-    ct_tensor **column = malloc(sizeof *column * (size_t)n);
+    ct_tensor **column = ct_malloc(sizeof *column * (size_t)n);
     if (!column) {
         ct_error("ct_default_collate: out of memory");
         return -1;

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "data/data_impl.h"
+#include "core/mem.h"
 
 typedef struct {
     int n;
@@ -43,8 +44,8 @@ ct_dataset *(ct_concat_dataset)(int n, ct_dataset *const *datasets) {
     }
     for (int i = 0; i < n; i++)
         if (!datasets[i]) return NULL;
-    ct_dataset **parts = malloc(sizeof *parts * (size_t)n);
-    int64_t *ends = malloc(sizeof *ends * (size_t)n);
+    ct_dataset **parts = ct_malloc(sizeof *parts * (size_t)n);
+    int64_t *ends = ct_malloc(sizeof *ends * (size_t)n);
     ct_dataset *ds = parts && ends ? ct_dataset_new(&CONCAT, sizeof(concat_ds)) : NULL;
     if (!ds) {
         if (!parts || !ends) ct_error("ct_concat_dataset: out of memory");

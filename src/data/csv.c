@@ -17,6 +17,7 @@
 
 #include "data/data_impl.h"
 #include "ops/options.h"
+#include "core/mem.h"
 
 typedef struct {
     const char *op, *path;
@@ -51,11 +52,11 @@ static int add_field(csv_reader *r, char *s, long line, long col) {
     if (r->n_fields == r->cap_fields) {
         if (r->cap_fields > INT_MAX / 2) return syntax_error(r, line, col, "too many fields in a row");
         int cap = r->cap_fields ? 2 * r->cap_fields : 16;
-        char **f = realloc(r->field, sizeof *f * (size_t)cap);
+        char **f = ct_realloc(r->field, sizeof *f * (size_t)cap);
         if (f) r->field = f;
-        long *l = realloc(r->field_line, sizeof *l * (size_t)cap);
+        long *l = ct_realloc(r->field_line, sizeof *l * (size_t)cap);
         if (l) r->field_line = l;
-        long *k = realloc(r->field_col, sizeof *k * (size_t)cap);
+        long *k = ct_realloc(r->field_col, sizeof *k * (size_t)cap);
         if (k) r->field_col = k;
         if (!f || !l || !k) {
             ct_error("%s: out of memory", r->op);
@@ -185,9 +186,9 @@ static int push_row(const char *op, csv_reader *r, csv_data *d, int cols, int la
     }
     if (d->rows == d->cap) {
         int64_t cap = d->cap ? 2 * d->cap : 256;
-        float *x = realloc(d->x, sizeof(float) * (size_t)(cap * cols));
+        float *x = ct_realloc(d->x, sizeof(float) * (size_t)(cap * cols));
         if (x) d->x = x;
-        double *y = realloc(d->y, sizeof(double) * (size_t)cap);
+        double *y = ct_realloc(d->y, sizeof(double) * (size_t)cap);
         if (y) d->y = y;
         if (!x || !y) {
             ct_error("%s: out of memory", op);

@@ -4,9 +4,10 @@
 #include <string.h>
 
 #include "data/data_impl.h"
+#include "core/mem.h"
 
 void *data_object_new(const char *op, size_t header_size, size_t state_size, ct_destroy_fn destroy) {
-    ct_object *o = calloc(1, header_size + state_size);
+    ct_object *o = ct_calloc(1, header_size + state_size);
     if (!o) {
         ct_error("%s: out of memory", op);
         return NULL;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "data/data_impl.h"
+#include "core/mem.h"
 
 typedef struct {
     int64_t n, num_samples, total;
@@ -17,7 +18,7 @@ static int64_t dist_len(const ct_sampler *s) { return ((dist_state *)ct_sampler_
 static int dist_indices(ct_sampler *s, uint64_t epoch, int64_t *out) {
     dist_state *d = ct_sampler_state(s);
     if (d->n == 0) return 0;
-    int64_t *order = malloc(sizeof(int64_t) * (size_t)d->n);
+    int64_t *order = ct_malloc(sizeof(int64_t) * (size_t)d->n);
     if (!order) {
         ct_error("ct_distributed_sampler: out of memory");
         return -1;

@@ -5,6 +5,7 @@
 #include <zlib.h>
 
 #include "data/data_impl.h"
+#include "core/mem.h"
 
 char *data_read_file(const char *op, const char *path, size_t *len) {
     if (!path) {
@@ -19,11 +20,11 @@ char *data_read_file(const char *op, const char *path, size_t *len) {
     }
     gzbuffer(f, 1 << 17);
     size_t cap = 1 << 20, n = 0;
-    char *buf = malloc(cap + 1);
+    char *buf = ct_malloc(cap + 1);
     int got = 0;
     while (buf) {
         if (n == cap) {
-            char *bigger = cap <= SIZE_MAX / 2 - 1 ? realloc(buf, 2 * cap + 1) : NULL;
+            char *bigger = cap <= SIZE_MAX / 2 - 1 ? ct_realloc(buf, 2 * cap + 1) : NULL;
             if (!bigger) {
                 free(buf);
                 buf = NULL;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "data/data_impl.h"
+#include "core/mem.h"
 
 static uint32_t be32(const unsigned char *p) {
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
@@ -102,7 +103,7 @@ ct_tensor *(ct_read_idx)(const char *path) {
     /* The elements to the front of the buffer (malloc's alignment suits every dtype). */
     memmove(buf, buf + header, body);
     to_host_order(buf, body / size, size);
-    unsigned char *fit = realloc(buf, body ? body : 1); /* the read grew it by doubling */
+    unsigned char *fit = ct_realloc(buf, body ? body : 1); /* the read grew it by doubling */
     if (fit) buf = fit;
     ct_tensor *t = ct_from_blob(buf, dtype, shape, NULL, free_buffer, NULL);
     if (!t) free(buf);

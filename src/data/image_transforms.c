@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "data/data_impl.h"
+#include "core/mem.h"
 
 /* x itself, as a new reference registered with the scope (what ops return). */
 static ct_tensor *unchanged(ct_tensor *x) { return ct_scope_register(ct_retain(x)); }
@@ -94,7 +95,7 @@ ct_transform *(ct_tf_normalize)(int n, const double *mean, const double *std) {
             return NULL;
         }
     }
-    double *v = malloc(sizeof(double) * 2 * (size_t)n);
+    double *v = ct_malloc(sizeof(double) * 2 * (size_t)n);
     ct_transform *tf = v ? ct_transform_new(&NORMALIZE, sizeof(normalize_state)) : NULL;
     if (!tf) {
         if (!v) ct_error("ct_tf_normalize: out of memory");

@@ -24,6 +24,7 @@
 
 #include "core/threads.h"
 #include "data/data_impl.h"
+#include "core/mem.h"
 
 typedef struct {
     bool ready;
@@ -73,7 +74,7 @@ int ct_loader_worker_id(void) { return current_worker; }
  * message goes to *err (the error state is thread-local). */
 static int load_batch(ct_loader *l, int64_t b, ct_batch *out, char **err) {
     int64_t start = l->plan.off[b], n = l->plan.off[b + 1] - start;
-    ct_sample *samples = calloc((size_t)n, sizeof *samples);
+    ct_sample *samples = ct_calloc((size_t)n, sizeof *samples);
     int rc = samples ? 0 : -1;
     if (rc) ct_error("ct_loader_next: out of memory");
     memset(out, 0, sizeof *out);
@@ -107,7 +108,7 @@ static int load_batch(ct_loader *l, int64_t b, ct_batch *out, char **err) {
     if (rc && err) {
         const char *m = ct_last_error();
         size_t size = (m ? strlen(m) : 16) + 64;
-        if ((*err = malloc(size)))
+        if ((*err = ct_malloc(size)))
             snprintf(*err, size, "%s (in loader worker %d, batch %lld)", m ? m : "unknown error",
                      current_worker, (long long)b);
         ct_clear_error();
@@ -144,7 +145,7 @@ static void *worker_main(void *arg) {
 
         ct_batch batch;
         char *err = NULL;
-        if (load_batch(l, b, &batch, &err) != 0 && !err) err = strdup("ct_loader_next: out of memory");
+        if (load_batch(l, b, &batch, &err) != 0 && !err) err = ct_strdup("ct_loader_next: out of memory");
 
         pthread_mutex_lock(&l->mu);
         if (l->active) { /* else the epoch was stopped meanwhile: drop the batch */
@@ -209,7 +210,7 @@ static int start_epoch(ct_loader *l) {
     int n = l->num_workers;
     if (!l->persistent && n > l->plan.n_batches) n = (int)l->plan.n_batches;
     if (n == 0) return 0;
-    if (!(l->workers = calloc((size_t)n, sizeof *l->workers))) {
+    if (!(l->workers = ct_calloc((size_t)n, sizeof *l->workers))) {
         ct_error("ct_loader_next: out of memory");
         stop_epoch(l);
         return -1;
@@ -245,7 +246,7 @@ static int wait_batch(ct_loader *l, ct_batch *out, char **err) {
             char msg[128];
             snprintf(msg, sizeof msg, "ct_loader_next: DataLoader timed out after %g seconds "
                      "(waiting for batch %lld)", l->timeout, (long long)l->consumed);
-            *err = strdup(msg);
+            *err = ct_strdup(msg);
             return -1;
         }
     }
@@ -255,7 +256,7 @@ static int wait_batch(ct_loader *l, ct_batch *out, char **err) {
     l->consumed++;
     pthread_cond_broadcast(&l->space_cv);
     pthread_mutex_unlock(&l->mu);
-    return *err ? -1 : 0;
+    return *err || out->n == 0 ? -1 : 0; /* a loaded batch has at least one tensor */
 }
 
 bool (ct_loader_next)(ct_loader *l, ct_batch *out) {
@@ -270,7 +271,8 @@ bool (ct_loader_next)(ct_loader *l, ct_batch *out) {
     ct_batch b = {0};
     char *err = NULL;
     int rc;
-    if (l->n_workers == 0) {
+    bool in_workers = l->n_workers != 0;
+    if (!in_workers) {
         rc = load_batch(l, l->consumed, &b, NULL); /* the error stays set in this thread */
         l->consumed += rc == 0;
     } else {
@@ -279,11 +281,18 @@ bool (ct_loader_next)(ct_loader *l, ct_batch *out) {
     if (rc != 0) {
         batch_release(&b);
         stop_epoch(l);
+        /* a worker that could not even copy its message left none */
         if (err) ct_error("%s", err);
+        else if (in_workers) ct_error("ct_loader_next: out of memory (in a loader worker)");
         free(err);
         return false;
     }
-    for (int k = 0; k < b.n; k++) ct_scope_register(b.t[k]);
+    bool registered = true; /* a failed registration releases its tensor */
+    for (int k = 0; k < b.n; k++) registered &= (b.t[k] = ct_scope_register(b.t[k])) != NULL;
+    if (!registered) {
+        stop_epoch(l);
+        return false;
+    }
     *out = b;
     return true;
 }
@@ -342,7 +351,7 @@ static int check_options(const ct_loader_options *o) {
 
 ct_loader *ct_dataloader_with(ct_dataset *ds, ct_loader_options o) {
     if (!ds || check_options(&o) != 0) return NULL;
-    ct_loader *l = calloc(1, sizeof *l);
+    ct_loader *l = ct_calloc(1, sizeof *l);
     if (!l) {
         ct_error("ct_dataloader: out of memory");
         return NULL;
@@ -375,7 +384,7 @@ ct_loader *ct_dataloader_with(ct_dataset *ds, ct_loader_options o) {
         }
         l->bs = ct_retain(bs);
     }
-    if (l->cap && !(l->slots = calloc((size_t)l->cap, sizeof *l->slots)))
+    if (l->cap && !(l->slots = ct_calloc((size_t)l->cap, sizeof *l->slots)))
         ct_error("ct_dataloader: out of memory");
     if (!l->bs || (l->cap && !l->slots)) {
         loader_destroy(&l->obj);

@@ -89,7 +89,7 @@ static ct_dataset *mnist_new(const char *op, const ct_dataset_class *cls, const 
         s->t[1] = ct_retain(t[1]);
         s->transform = ct_retain(o.transform);
         s->target_transform = ct_retain(o.target_transform);
-        ct_keep(ds);
+        ds = ct_keep(ds);
     }
     return ds;
 }

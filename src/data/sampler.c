@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "data/data_impl.h"
+#include "core/mem.h"
 
 static void sampler_destroy(ct_object *o) {
     ct_sampler *s = (ct_sampler *)o;
@@ -32,7 +33,7 @@ void ct_sampler_set_epoch(ct_sampler *s, uint64_t epoch) {
 int64_t ct_sampler_indices(ct_sampler *s, int64_t *out, int64_t max) {
     if (!s || (max > 0 && !out)) return -1;
     int64_t n = s->cls->len(s);
-    int64_t *all = malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
+    int64_t *all = ct_malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
     if (!all) {
         ct_error("ct_sampler_indices: out of memory");
         return -1;
@@ -95,7 +96,8 @@ static int random_indices(ct_sampler *s, uint64_t epoch, int64_t *out) {
         int64_t full = r->num_samples / r->n, rest = r->num_samples % r->n;
         for (int64_t k = 0; k < full && rc == 0; k++) rc = data_randperm(g, r->n, out + k * r->n);
         if (rc == 0 && rest) {
-            int64_t *tmp = malloc(sizeof(int64_t) * (size_t)r->n);
+            int64_t *tmp = ct_malloc(sizeof(int64_t) * (size_t)r->n);
+            if (!tmp) ct_error("ct_random_sampler: out of memory");
             rc = tmp ? data_randperm(g, r->n, tmp) : -1;
             if (rc == 0) memcpy(out + full * r->n, tmp, sizeof(int64_t) * (size_t)rest);
             free(tmp);
@@ -196,7 +198,7 @@ ct_sampler *ct_weighted_random_sampler_with(ct_tensor *weights, int64_t num_samp
         return NULL;
     }
     int64_t n = ct_numel(weights);
-    double *w = malloc(sizeof(double) * (size_t)(n ? n : 1));
+    double *w = ct_malloc(sizeof(double) * (size_t)(n ? n : 1));
     if (!w) {
         ct_error("ct_weighted_random_sampler: out of memory");
         return NULL;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "data/data_impl.h"
+#include "core/mem.h"
 
 typedef struct {
     ct_dataset *base;
@@ -41,7 +42,7 @@ ct_dataset *(ct_subset)(ct_dataset *ds, const int64_t *indices, int64_t n) {
             return NULL;
         }
     }
-    int64_t *copy = malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
+    int64_t *copy = ct_malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
     if (!copy) {
         ct_error("ct_subset: out of memory");
         return NULL;
@@ -99,8 +100,8 @@ int (ct_random_split)(ct_dataset *ds, int n, const double *lengths, ct_generator
         return -1;
     }
     int64_t len = ct_dataset_len(ds);
-    int64_t *counts = malloc(sizeof(int64_t) * (size_t)n);
-    int64_t *perm = malloc(sizeof(int64_t) * (size_t)(len ? len : 1));
+    int64_t *counts = ct_malloc(sizeof(int64_t) * (size_t)n);
+    int64_t *perm = ct_malloc(sizeof(int64_t) * (size_t)(len ? len : 1));
     int rc = -1;
     if (!counts || !perm)
         ct_error("ct_random_split: out of memory");

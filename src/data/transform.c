@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "data/data_impl.h"
+#include "core/mem.h"
 
 static void transform_destroy(ct_object *o) {
     ct_transform *tf = (ct_transform *)o;
@@ -72,7 +73,7 @@ ct_transform *(ct_tf_compose)(int n, ct_transform *const *tfs) {
     }
     for (int i = 0; i < n; i++)
         if (!tfs[i]) return NULL;
-    ct_transform **copy = malloc(sizeof *copy * (size_t)(n ? n : 1));
+    ct_transform **copy = ct_malloc(sizeof *copy * (size_t)(n ? n : 1));
     ct_transform *tf = copy ? ct_transform_new(&COMPOSE, sizeof(compose_state)) : NULL;
     if (!tf) {
         if (!copy) ct_error("ct_tf_compose: out of memory");

@@ -12,6 +12,7 @@
 #include "ctorch/random.h"
 #include "ctorch/serialize.h"
 #include "core/error.h"
+#include "core/mem.h"
 
 #define FORMAT "ctorch-checkpoint-1"
 
@@ -94,7 +95,10 @@ int ct_checkpoint_load(const char *path, ct_training_state *st, char **config_ou
         if ((v = meta_get(&m, "epoch"))) st->epoch = strtoll(v, NULL, 10);
         if ((v = meta_get(&m, "step"))) st->step = strtoll(v, NULL, 10);
         if ((v = meta_get(&m, "metric"))) st->metric = strtod(v, NULL);
-        if (config_out && (v = meta_get(&m, "config"))) *config_out = strdup(v);
+        if (config_out && (v = meta_get(&m, "config")) && !(*config_out = ct_strdup(v))) {
+            ct_error("ct_checkpoint_load: out of memory");
+            break;
+        }
         rc = 0;
     }
     ct_metadata_free(&m);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "io/json.h"
+#include "core/mem.h"
 
 #define MAX_DEPTH 64
 
@@ -81,7 +82,7 @@ static bool parse_string(parser *ps, char **out) {
     const char *q = ps->p;
     while (q < ps->end && *q != '"') q += (*q == '\\' && q + 1 < ps->end) ? 2 : 1;
     if (q >= ps->end) return fail(ps, "unterminated string");
-    char *s = malloc((size_t)(q - ps->p) + 1), *w = s;
+    char *s = ct_malloc((size_t)(q - ps->p) + 1), *w = s;
     if (!s) return fail(ps, "out of memory");
     while (*ps->p != '"') {
         unsigned char c = (unsigned char)*ps->p;
@@ -174,11 +175,11 @@ static bool parse_value(parser *ps, json_value *v, int depth);
 static bool grow(json_value *v, size_t *cap, bool object) {
     if (v->len < *cap) return true;
     size_t c = *cap ? *cap * 2 : 8;
-    json_value *items = realloc(v->items, c * sizeof *items);
+    json_value *items = ct_realloc(v->items, c * sizeof *items);
     if (!items) return false;
     v->items = items;
     if (object) {
-        char **keys = realloc(v->keys, c * sizeof *keys);
+        char **keys = ct_realloc(v->keys, c * sizeof *keys);
         if (!keys) return false;
         v->keys = keys;
     }
@@ -263,7 +264,7 @@ void json_free(json_value *v) {
 
 json_value *json_parse(const char *text, size_t n, char *err, size_t err_size) {
     parser ps = {text, text, text + n, err, err_size, false};
-    json_value *v = calloc(1, sizeof *v);
+    json_value *v = ct_calloc(1, sizeof *v);
     if (!v) {
         snprintf(err, err_size, "out of memory");
         return NULL;

@@ -17,6 +17,7 @@
 
 #include "autograd/node.h"
 #include "core/tensor_impl.h"
+#include "core/mem.h"
 
 /* The options (torch._tensor_str.PRINT_OPTS), shared by all threads; each call
  * formats with a snapshot taken under the lock. */
@@ -63,19 +64,31 @@ int ct_set_printoptions_with(ct_print_options o) {
 typedef struct {
     char *s;
     size_t len, cap;
+    bool failed; /* out of memory: later text is dropped (sb_done fails) */
 } sbuf;
 
-static void sb_grow(sbuf *b, size_t extra) {
-    if (b->len + extra + 1 <= b->cap) return;
+static bool sb_grow(sbuf *b, size_t extra) {
+    if (b->len + extra + 1 <= b->cap) return true;
     size_t cap = b->cap ? b->cap : 256;
     while (cap < b->len + extra + 1) cap *= 2;
-    char *s = realloc(b->s, cap);
-    if (!s) ct_fatal("out of memory formatting a tensor");
+    char *s = b->failed ? NULL : ct_realloc(b->s, cap);
+    if (!s) {
+        b->failed = true;
+        return false;
+    }
     b->s = s;
     b->cap = cap;
+    return true;
+}
+/* The text, or NULL with an error when out of memory. */
+static char *sb_done(sbuf *b) {
+    if (!b->failed) return b->s;
+    free(b->s);
+    ct_error("ct_print: out of memory formatting a tensor");
+    return NULL;
 }
 static void sb_putn(sbuf *b, const char *s, size_t n) {
-    sb_grow(b, n);
+    if (!sb_grow(b, n)) return;
     memcpy(b->s + b->len, s, n);
     b->len += n;
     b->s[b->len] = 0;
@@ -262,7 +275,7 @@ static void tensor_str(sbuf *b, const view *v, const formatter *f, int d, int64_
 
 /* ", suffix" or ",\n<indent>suffix" when the line would pass linewidth. */
 static void add_suffix(sbuf *b, const char *suffix, int indent, int linewidth) {
-    const char *nl = strrchr(b->s, '\n');
+    const char *nl = b->s ? strrchr(b->s, '\n') : NULL;
     /* PyTorch's count: len - rfind("\n") + 1, with rfind -1 when there is no newline */
     int64_t last_line_len = nl ? (int64_t)(b->s + b->len - nl) + 1 : (int64_t)b->len + 2;
     if (last_line_len + (int64_t)strlen(suffix) + 2 > linewidth) {
@@ -327,7 +340,7 @@ static char *format_tensor(const ct_tensor *t, const ct_tensor *orig) {
     }
     add_grad_suffix(&b, orig, indent, o.linewidth);
     sb_puts(&b, ")");
-    return b.s;
+    return sb_done(&b);
 }
 
 /* tensor(..., device='meta', size=(2, 3)) and the dtype whenever it is not the
@@ -356,7 +369,7 @@ static char *format_meta(const ct_tensor *t) {
     }
     add_grad_suffix(&b, t, indent, o.linewidth);
     sb_puts(&b, ")");
-    return b.s;
+    return sb_done(&b);
 }
 
 char *ct_to_string(const ct_tensor *t) {

@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "io/atomic_file.h"
 #include "io/json.h"
+#include "core/mem.h"
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "safetensors data is little-endian");
 
@@ -53,7 +54,7 @@ static bool text_add(text *t, const char *fmt, ...) {
     va_end(ap);
     if (t->len + (size_t)n + 1 > t->cap) {
         size_t cap = (t->len + (size_t)n + 1) * 2;
-        char *s = realloc(t->s, cap);
+        char *s = ct_realloc(t->s, cap);
         if (!s) return false;
         t->s = s;
         t->cap = cap;
@@ -69,7 +70,7 @@ static bool text_add_string(text *t, const char *s) {
     size_t need = strlen(s) * 6 + 3;
     if (t->len + need > t->cap) {
         size_t cap = (t->len + need) * 2;
-        char *p = realloc(t->s, cap);
+        char *p = ct_realloc(t->s, cap);
         if (!p) return false;
         t->s = p;
         t->cap = cap;
@@ -211,10 +212,11 @@ ct_state_dict *ct_safetensors_from_buffer(const void *data, size_t size, ct_load
         return NULL;
     }
     ct_state_dict *sd = NULL;
-    entry *es = calloc(root->len + 1, sizeof *es);
+    entry *es = ct_calloc(root->len + 1, sizeof *es);
     size_t n = 0;
     bool ok = es && root->kind == JSON_OBJECT;
-    if (!ok && es) bad(where, "%s", "the header is not a JSON object");
+    if (!es) ct_error("ct_load_safetensors: %s: out of memory", where);
+    else if (!ok) bad(where, "%s", "the header is not a JSON object");
     const uint64_t data_len = size - 8 - hlen;
     for (size_t i = 0; ok && i < root->len; i++) {
         if (!strcmp(root->keys[i], "__metadata__")) {
@@ -224,9 +226,15 @@ ct_state_dict *ct_safetensors_from_buffer(const void *data, size_t size, ct_load
                 ok = m->items[k].kind == JSON_STRING || bad(where, "metadata \"%s\" is not a string", m->keys[k]);
             if (ok && o.metadata) {
                 memset(o.metadata, 0, sizeof *o.metadata);
-                for (size_t k = 0; k < m->len && k < CT_METADATA_MAX; k++) {
-                    o.metadata->keys[k] = strdup(m->keys[k]);
-                    o.metadata->values[k] = strdup(m->items[k].string);
+                for (size_t k = 0; ok && k < m->len && k < CT_METADATA_MAX; k++) {
+                    char *key = ct_strdup(m->keys[k]), *value = key ? ct_strdup(m->items[k].string) : NULL;
+                    if (!value) {
+                        free(key);
+                        ok = bad(where, "%s", "out of memory reading the metadata");
+                        break;
+                    }
+                    o.metadata->keys[k] = key;
+                    o.metadata->values[k] = value;
                     o.metadata->n++;
                 }
             }
@@ -238,8 +246,9 @@ ct_state_dict *ct_safetensors_from_buffer(const void *data, size_t size, ct_load
     }
     /* Byte ranges must tile the data exactly: no overlap, no gap. */
     if (ok) {
-        entry *sorted = malloc(sizeof *sorted * (n + 1));
+        entry *sorted = ct_malloc(sizeof *sorted * (n + 1));
         ok = sorted != NULL;
+        if (!ok) ct_error("ct_load_safetensors: %s: out of memory", where);
         if (ok) {
             memcpy(sorted, es, sizeof *sorted * n);
             qsort(sorted, n, sizeof *sorted, by_begin);
@@ -261,16 +270,16 @@ ct_state_dict *ct_safetensors_from_buffer(const void *data, size_t size, ct_load
                 if (payload[b] > 1) ok = bad(where, "entry \"%s\" has a bool that is neither 0 nor 1", es[i].name);
     if (ok) {
         CT_SCOPE {
-            sd = ct_keep(ct_state_dict_new());
-            for (size_t i = 0; sd && i < n; i++) {
+            ct_state_dict *d = ct_state_dict_new();
+            bool built = d != NULL;
+            for (size_t i = 0; built && i < n; i++) {
                 ct_tensor *t = ct_tensor_from(payload + es[i].begin, es[i].dtype, es[i].shape,
                                               .device = o.map_location);
-                if (!t || ct_state_dict_set(sd, es[i].name, t) != 0) {
-                    ct_release(sd);
-                    sd = NULL;
-                }
+                built = t && ct_state_dict_set(d, es[i].name, t) == 0;
             }
+            sd = built ? ct_keep(d) : NULL; /* else it dies with the scope */
         }
+        ok = sd != NULL;
     }
     if (!ok && o.metadata) ct_metadata_free(o.metadata);
     free(es);
@@ -291,7 +300,7 @@ ct_state_dict *ct_load_safetensors_with(const char *path, ct_load_file_options o
     char *data = NULL;
     long size = -1;
     if (fseek(f, 0, SEEK_END) == 0) size = ftell(f);
-    if (size >= 0 && fseek(f, 0, SEEK_SET) == 0 && (data = malloc((size_t)size + 1)) &&
+    if (size >= 0 && fseek(f, 0, SEEK_SET) == 0 && (data = ct_malloc((size_t)size + 1)) &&
         fread(data, 1, (size_t)size, f) != (size_t)size) {
         free(data);
         data = NULL;

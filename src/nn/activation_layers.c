@@ -101,7 +101,7 @@ static const ct_module_class LOG_SOFTMAX = {.name = "LogSoftmax", .forward = log
 
 static ct_module *act_new(const ct_module_class *cls, act_state s) {
     ct_module *m = ct_module_new(cls, sizeof s);
-    *(act_state *)ct_module_state(m) = s;
+    if (m) *(act_state *)ct_module_state(m) = s;
     return m;
 }
 

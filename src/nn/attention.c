@@ -291,6 +291,7 @@ ct_module *ct_nn_multihead_attention_with(int64_t embed_dim, int64_t num_heads, 
     ct_module *m = NULL;
     CT_SCOPE {
         m = ct_keep(ct_module_new(&MHA, sizeof(mha_state)));
+        if (!m) break;
         mha_state *s = ct_module_state(m);
         *s = (mha_state){.embed_dim = embed_dim, .num_heads = num_heads, .o = o};
         /* PyTorch's _reset_parameters: xavier_uniform_ in_proj, zero biases. */
@@ -368,6 +369,7 @@ ct_module *ct_nn_transformer_encoder_layer_with(int64_t d_model, int64_t nhead, 
         ct_module *attn = ct_nn_multihead_attention(d_model, nhead, .dropout = p, .batch_first = o.batch_first);
         if (!attn) break;
         m = ct_keep(ct_module_new(&ENCODER, sizeof(encoder_state)));
+        if (!m) break;
         encoder_state *s = ct_module_state(m);
         s->o = o;
         /* Registration order is PyTorch's, so that printing and state dicts match. */

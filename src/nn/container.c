@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "ctorch/layers.h"
 #include "core/object.h"
+#include "nn/layer_util.h"
 #include "nn/module_impl.h"
 
 static ct_tensor *sequential_forward(ct_module *m, ct_tensor *x) {
@@ -84,7 +85,10 @@ static ct_module *list_new(const ct_module_class *cls, int n, ct_module *const *
         }
     ct_module *m = ct_module_new(cls, 0);
     for (int i = 0; m && i < n; i++)
-        if (!append_child(m, mods[i])) return NULL;
+        if (!append_child(m, mods[i])) {
+            ct_layer_discard(m);
+            return NULL;
+        }
     return m;
 }
 
@@ -173,7 +177,10 @@ ct_module *ct_parameter_list(int n, ct_tensor *const *params) {
         if (!params || !params[i]) return NULL;
     ct_module *m = ct_module_new(&PARAMETER_LIST, 0);
     for (int i = 0; m && i < n; i++)
-        if (!ct_parameter_list_append(m, params[i])) return NULL;
+        if (!ct_parameter_list_append(m, params[i])) {
+            ct_layer_discard(m);
+            return NULL;
+        }
     return m;
 }
 

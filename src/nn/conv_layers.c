@@ -183,6 +183,7 @@ static ct_module *conv_new(conv_kind kind, const char *op, int64_t in, int64_t o
     const ct_module_class *cls = kind == CONV1D ? &CONV1D_CLASS : kind == CONV2D ? &CONV2D_CLASS
                                                                                 : &CONV_T2D_CLASS;
     ct_module *m = ct_module_new(cls, sizeof s);
+    if (!m) return NULL;
     *(conv_state *)ct_module_state(m) = s;
     ct_shape ws = kind == CONV_T2D ? CT_SHAPE(in, out / groups) : CT_SHAPE(out, in / groups);
     for (int i = 0; i < nd; i++) ws.d[ws.ndim++] = s.kernel[i];
@@ -319,7 +320,7 @@ static ct_module *adaptive_new(const ct_module_class *cls, const char *op, ct_di
         return NULL;
     }
     ct_module *m = ct_module_new(cls, sizeof(pool_state));
-    ((pool_state *)ct_module_state(m))->output_size = output_size;
+    if (m) ((pool_state *)ct_module_state(m))->output_size = output_size;
     return m;
 }
 ct_module *(ct_nn_adaptive_avg_pool2d)(ct_dims output_size) {

@@ -44,6 +44,7 @@ static const ct_module_class DROPOUT2D = {.name = "Dropout2d", .forward = dropou
 static ct_module *dropout_new(bool two_d, double p, ct_dropout_layer_options o) {
     if (!check_p(two_d ? "ct_nn_dropout2d" : "ct_nn_dropout", p)) return NULL;
     ct_module *m = ct_module_new(two_d ? &DROPOUT2D : &DROPOUT, sizeof(dropout_state));
+    if (!m) return NULL;
     /* The module keeps its generator alive. */
     if (o.generator) ct_retain(o.generator);
     *(dropout_state *)ct_module_state(m) = (dropout_state){p, two_d, o};
@@ -91,6 +92,7 @@ ct_module *ct_nn_embedding_with(int64_t num, int64_t dim, ct_embedding_options o
     }
     if (!ct_embedding_padding("ct_nn_embedding", o.padding_idx, num, &pad)) return NULL;
     ct_module *m = ct_module_new(&EMBEDDING, sizeof(emb_state));
+    if (!m) return NULL;
     ct_dtype dtype = o.dtype;
     o.padding_idx = pad < 0 ? (ct_opt_f64){0} : CT_SOME(pad);
     o.norm_type = ct_zero_or(o.norm_type, 2);

@@ -10,6 +10,7 @@
 #include "ops/host.h"
 #include "ops/options.h"
 #include "ctorch/init.h"
+#include "core/mem.h"
 
 typedef enum { FILL_UNIFORM, FILL_NORMAL, FILL_CONSTANT } fill_kind;
 
@@ -183,7 +184,7 @@ ct_tensor *ct_init_orthogonal__with(ct_tensor *t, ct_init_options o) {
         CT_SCOPE {
             ct_tensor *g = ct_randn(CT_SHAPE(rows, cols), .dtype = CT_F64, .generator = o.generator);
             if (rows < cols) g = ct_contiguous(ct_t(g));
-            double *a = malloc(sizeof(double) * (size_t)(r * c));
+            double *a = ct_malloc(sizeof(double) * (size_t)(r * c));
             if (!g || !a || ct_copy_to_buffer(g, a, CT_F64, sizeof(double) * (size_t)(r * c))) {
                 if (!a) ct_error("ct_init_orthogonal_: out of memory");
                 free(a);

@@ -87,6 +87,7 @@ static ct_module *linear_new(const ct_module_class *cls, int64_t in, int64_t out
         return NULL;
     }
     ct_module *m = ct_module_new(cls, sizeof(linear_state));
+    if (!m) return NULL;
     *(linear_state *)ct_module_state(m) = (linear_state){in, 0, out};
     ct_tensor *w = ct_layer_param(m, "weight", CT_SHAPE(out, in), o.dtype);
     ct_tensor *b = o.bias ? ct_layer_param(m, "bias", CT_SHAPE(out), o.dtype) : NULL;
@@ -125,6 +126,7 @@ static const ct_module_class BILINEAR = {.name = "Bilinear", .forward_multi = bi
 
 ct_module *ct_nn_bilinear_with(int64_t in1, int64_t in2, int64_t out, ct_linear_options o) {
     ct_module *m = ct_module_new(&BILINEAR, sizeof(linear_state));
+    if (!m) return NULL;
     *(linear_state *)ct_module_state(m) = (linear_state){in1, in2, out};
     ct_tensor *w = ct_layer_param(m, "weight", CT_SHAPE(out, in1, in2), o.dtype);
     ct_tensor *b = o.bias ? ct_layer_param(m, "bias", CT_SHAPE(out), o.dtype) : NULL;
@@ -185,6 +187,6 @@ static const ct_module_class UNFLATTEN = {.name = "Unflatten", .forward = unflat
 
 ct_module *(ct_nn_unflatten)(int64_t dim, ct_shape sizes) {
     ct_module *m = ct_module_new(&UNFLATTEN, sizeof(flatten_state));
-    *(flatten_state *)ct_module_state(m) = (flatten_state){.dim = dim, .sizes = sizes};
+    if (m) *(flatten_state *)ct_module_state(m) = (flatten_state){.dim = dim, .sizes = sizes};
     return m;
 }

@@ -8,6 +8,7 @@
 #include "core/object.h"
 #include "core/tensor_impl.h"
 #include "nn/module_impl.h"
+#include "core/mem.h"
 
 static void slots_free(slot_vec *v) {
     for (int i = 0; i < v->len; i++) {
@@ -37,7 +38,7 @@ ct_module *ct_module_new(const ct_module_class *cls, size_t state_size) {
         ct_error("ct_module_new: class is NULL");
         return NULL;
     }
-    ct_module *m = calloc(1, sizeof *m + state_size);
+    ct_module *m = ct_calloc(1, sizeof *m + state_size);
     if (!m) {
         ct_error("ct_module_new: out of memory");
         return NULL;
@@ -84,12 +85,12 @@ static bool valid_name(const char *op, const ct_module *m, const char *name) {
 static bool push(slot_vec *v, const char *name, void *obj, bool persistent) {
     if (v->len == v->cap) {
         int cap = v->cap ? 2 * v->cap : 4;
-        slot *items = realloc(v->items, (size_t)cap * sizeof *items);
+        slot *items = ct_realloc(v->items, (size_t)cap * sizeof *items);
         if (!items) return false;
         v->items = items;
         v->cap = cap;
     }
-    char *copy = strdup(name);
+    char *copy = ct_strdup(name);
     if (!copy) return false;
     v->items[v->len++] = (slot){copy, obj, persistent};
     return true;
@@ -109,10 +110,11 @@ ct_module *ct_module_add(ct_module *m, const char *name, ct_module *child) {
         ct_error("ct_module_add: cannot register %s '%s' inside itself", child->cls->name, name);
         return NULL;
     }
-    if (!push(&m->children, name, adopt(child), true)) {
+    if (!push(&m->children, name, child, true)) {
         ct_error("ct_module_add: out of memory");
         return NULL;
     }
+    adopt(child); /* only once pushed: until then the caller's scope owns it */
     return child;
 }
 
@@ -129,10 +131,11 @@ ct_tensor *ct_module_add_parameter(ct_module *m, const char *name, ct_tensor *p)
                  "parameters must be leaves (use ct_detach)", name);
         return NULL;
     }
-    if (!push(&m->params, name, adopt(p), true)) {
+    if (!push(&m->params, name, p, true)) {
         ct_error("ct_module_add_parameter: out of memory");
         return NULL;
     }
+    adopt(p);
     ct_set_requires_grad(p, true);
     return p;
 }
@@ -140,10 +143,11 @@ ct_tensor *ct_module_add_parameter(ct_module *m, const char *name, ct_tensor *p)
 ct_tensor *ct_module_add_buffer(ct_module *m, const char *name, ct_tensor *b, bool persistent) {
     if (!m || !b) return NULL;
     if (!valid_name("ct_module_add_buffer", m, name)) return NULL;
-    if (!push(&m->buffers, name, adopt(b), persistent)) {
+    if (!push(&m->buffers, name, b, persistent)) {
         ct_error("ct_module_add_buffer: out of memory");
         return NULL;
     }
+    adopt(b);
     return b;
 }
 
@@ -270,7 +274,7 @@ int ct_module_set_tensor(ct_module *m, const char *name, ct_tensor *t) {
 
 static int add_hook(ct_module *m, int kind, void *fn, void *ctx) {
     if (!m || !fn) return -1;
-    ct_module_hook *h = realloc(m->hooks, (size_t)(m->n_hooks + 1) * sizeof *h);
+    ct_module_hook *h = ct_realloc(m->hooks, (size_t)(m->n_hooks + 1) * sizeof *h);
     if (!h) {
         ct_error("out of memory registering a module hook");
         return -1;

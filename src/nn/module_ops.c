@@ -5,13 +5,23 @@
 #include "ctorch.h"
 #include "core/tensor_impl.h"
 #include "nn/module_impl.h"
+#include "core/mem.h"
 
-/* Every parameter (or buffer) of the sub-tree, in a malloc'd array. */
+/* Every parameter (or buffer) of the sub-tree, in a malloc'd array; -1 (and *out NULL)
+ * when out of memory. */
 static int all(ct_module *m, int kind, ct_tensor ***out) {
     int n = ct_module_walk(m, kind, NULL, NULL, 0);
-    *out = malloc(sizeof(ct_tensor *) * (size_t)(n > 0 ? n : 1));
-    if (!*out) ct_fatal("out of memory");
-    return ct_module_walk(m, kind, NULL, (void **)*out, n);
+    *out = n >= 0 ? ct_malloc(sizeof(ct_tensor *) * (size_t)(n > 0 ? n : 1)) : NULL;
+    if (!*out) {
+        if (n >= 0) ct_error("out of memory listing module entries");
+        return -1;
+    }
+    n = ct_module_walk(m, kind, NULL, (void **)*out, n);
+    if (n < 0) {
+        free(*out);
+        *out = NULL;
+    }
+    return n;
 }
 
 void ct_module_requires_grad_(ct_module *m, bool requires_grad) {
@@ -69,6 +79,7 @@ int ct_module_to_with(ct_module *m, ct_module_to_options o) {
     for (int kind = WALK_PARAMS; kind <= WALK_BUFFERS && rc == 0; kind++) {
         ct_tensor **ts;
         int n = all(m, kind, &ts);
+        if (n < 0) rc = -1;
         for (int i = 0; i < n && rc == 0; i++) rc = convert(ts[i], o);
         free(ts);
     }

@@ -8,10 +8,12 @@
 #include "ctorch.h"
 #include "core/error.h"
 #include "nn/module_impl.h"
+#include "core/mem.h"
 
 typedef struct {
     char *s;
     size_t len, cap;
+    bool failed; /* out of memory: s is freed, further text dropped */
 } strbuf;
 
 static void put(strbuf *b, const char *fmt, ...) {
@@ -19,10 +21,16 @@ static void put(strbuf *b, const char *fmt, ...) {
     va_start(ap, fmt);
     int n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
+    if (b->failed) return;
     if (b->len + (size_t)n + 1 > b->cap) {
         b->cap = (b->len + (size_t)n + 1) * 2;
-        b->s = realloc(b->s, b->cap);
-        if (!b->s) ct_fatal("out of memory printing a module");
+        char *s = ct_realloc(b->s, b->cap);
+        if (!s) {
+            free(b->s);
+            *b = (strbuf){.failed = true};
+            return;
+        }
+        b->s = s;
     }
     va_start(ap, fmt);
     vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
@@ -55,6 +63,10 @@ char *ct_module_to_string(const ct_module *m) {
         }
         for (int i = 0; i < m->children.len; i++) {
             char *child = ct_module_to_string(m->children.items[i].obj);
+            if (!child) {
+                free(b.s);
+                return NULL;
+            }
             put(&b, "\n  (%s): ", m->children.items[i].name);
             put_indented(&b, child, 2);
             free(child);
@@ -62,6 +74,7 @@ char *ct_module_to_string(const ct_module *m) {
         put(&b, "\n");
     }
     put(&b, ")");
+    if (b.failed) ct_error("ct_module_to_string: out of memory");
     return b.s;
 }
 

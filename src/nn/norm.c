@@ -56,6 +56,7 @@ static const ct_module_class BN2D = {.name = "BatchNorm2d", .forward = bn_forwar
 
 static ct_module *bn_new(bool is2d, int64_t c, ct_batch_norm_layer_options o) {
     ct_module *m = ct_module_new(is2d ? &BN2D : &BN1D, sizeof(bn_state));
+    if (!m) return NULL;
     *(bn_state *)ct_module_state(m) =
         (bn_state){c, ct_zero_or(o.eps, 1e-5), o.momentum.none ? NAN : ct_opt_or(o.momentum, 0.1),
                    o.affine, o.track_running_stats, is2d};
@@ -121,6 +122,7 @@ static const ct_module_class GROUP_NORM = {.name = "GroupNorm", .forward = gn_fo
 
 static ct_module *norm_new(const ct_module_class *cls, ln_state s, ct_shape pshape, ct_dtype dt) {
     ct_module *m = ct_module_new(cls, sizeof s);
+    if (!m) return NULL;
     *(ln_state *)ct_module_state(m) = s;
     bool ok = true;
     if (s.affine) {

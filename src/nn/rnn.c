@@ -11,6 +11,7 @@
 #include "ctorch/rnn.h"
 #include "core/error.h"
 #include "nn/layer_util.h"
+#include "core/mem.h"
 
 typedef enum { KIND_RNN, KIND_LSTM, KIND_GRU } rnn_kind;
 
@@ -134,11 +135,17 @@ static int rnn_forward(ct_module *m, int n_in, ct_tensor *const *in, ct_tensor *
                                           CT_SHAPE(T, B, G * H));
                 ct_tensor *h = ct_select(init[0], 0, l * D + d);
                 ct_tensor *c = n_states > 1 ? ct_select(init[1], 0, l * D + d) : NULL;
-                ct_tensor **hs = malloc(sizeof *hs * (size_t)(T > 0 ? T : 1));
+                ct_tensor **hs = ct_malloc(sizeof *hs * (size_t)(T > 0 ? T : 1));
                 /* The steps' input projections as views from one unbind: one backward node
                  * (a stack) instead of a full-size zero tensor per step's select. */
-                ct_tensor **gis = calloc((size_t)(T > 0 ? T : 1), sizeof *gis);
-                if (!hs || !gis) ct_fatal("out of memory");
+                ct_tensor **gis = ct_calloc((size_t)(T > 0 ? T : 1), sizeof *gis);
+                if (!hs || !gis) {
+                    free(hs);
+                    free(gis);
+                    ct_error("%s: out of memory", op);
+                    total = -1;
+                    break;
+                }
                 if (T > 0) ct_unbind(proj, 0, gis, (int)T); /* on failure gis stay NULL: errors propagate */
                 ct_tensor *w_hh_t = ct_t(w[1]); /* one transpose node for all steps */
                 for (int64_t step = 0; step < T; step++) {
@@ -158,6 +165,7 @@ static int rnn_forward(ct_module *m, int n_in, ct_tensor *const *in, ct_tensor *
                 h_n[l * D + d] = h;
                 c_n[l * D + d] = c;
             }
+            if (total < 0) break;
             layer_in = D == 2 ? ct_cat(2, dir_out, 2) : dir_out[0];
             if (!layer_in) total = -1;
             if (s->o.dropout > 0 && l < L - 1 && ct_module_is_training(m))
@@ -232,8 +240,12 @@ static ct_module *rnn_new(rnn_kind kind, int64_t input_size, int64_t hidden_size
         s->o = o;
         int64_t D = o.bidirectional ? 2 : 1, G = gate_count[kind];
         s->n_weights = (int)(o.num_layers * D * 4);
-        s->weights = calloc((size_t)s->n_weights, sizeof *s->weights);
-        if (!s->weights) ct_fatal("out of memory");
+        s->weights = ct_calloc((size_t)s->n_weights, sizeof *s->weights);
+        if (!s->weights) {
+            ct_error("%s: out of memory", op);
+            m = NULL;
+            break;
+        }
         char name[64];
         for (int64_t l = 0; l < o.num_layers; l++)
             for (int64_t d = 0; d < D; d++) {

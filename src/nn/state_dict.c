@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/object.h"
 #include "nn/module_impl.h"
+#include "core/mem.h"
 
 struct ct_state_dict {
     ct_object obj;
@@ -29,7 +30,7 @@ static void sd_destroy(ct_object *o) {
 }
 
 ct_state_dict *ct_state_dict_new(void) {
-    ct_state_dict *sd = calloc(1, sizeof *sd);
+    ct_state_dict *sd = ct_calloc(1, sizeof *sd);
     if (!sd) {
         ct_error("ct_state_dict_new: out of memory");
         return NULL;
@@ -55,9 +56,9 @@ int ct_state_dict_set(ct_state_dict *sd, const char *key, ct_tensor *t) {
     }
     if (sd->len == sd->cap) {
         int cap = sd->cap ? 2 * sd->cap : 16;
-        char **k = realloc(sd->keys, sizeof *k * (size_t)cap);
+        char **k = ct_realloc(sd->keys, sizeof *k * (size_t)cap);
         if (k) sd->keys = k;
-        ct_tensor **v = realloc(sd->values, sizeof *v * (size_t)cap);
+        ct_tensor **v = ct_realloc(sd->values, sizeof *v * (size_t)cap);
         if (v) sd->values = v;
         if (!k || !v) {
             ct_error("ct_state_dict_set: out of memory");
@@ -65,7 +66,7 @@ int ct_state_dict_set(ct_state_dict *sd, const char *key, ct_tensor *t) {
         }
         sd->cap = cap;
     }
-    if (!(sd->keys[sd->len] = strdup(key))) {
+    if (!(sd->keys[sd->len] = ct_strdup(key))) {
         ct_error("ct_state_dict_set: out of memory");
         return -1;
     }
@@ -112,16 +113,18 @@ static size_t owner_len(const char *name) {
 
 /* PyTorch's state_dict order: module by module (depth first), each module's own
  * parameters then its buffers — not all parameters before all buffers. */
-static void reorder_by_module(ct_module *m, entries *e) {
+static bool reorder_by_module(ct_module *m, entries *e) {
     int nm = ct_named_modules(m, NULL, NULL, 0);
-    const char **mods = malloc(sizeof(char *) * (size_t)(nm + 1));
-    const char **names = malloc(sizeof(char *) * (size_t)(e->n + 1));
-    ct_tensor **ts = malloc(sizeof(ct_tensor *) * (size_t)(e->n + 1));
-    bool *used = calloc((size_t)e->n + 1, 1);
-    if (!mods || !names || !ts || !used) ct_fatal("out of memory");
-    ct_named_modules(m, mods, NULL, nm);
+    if (nm < 0) return false;
+    const char **mods = ct_malloc(sizeof(char *) * (size_t)(nm + 1));
+    const char **names = ct_malloc(sizeof(char *) * (size_t)(e->n + 1));
+    ct_tensor **ts = ct_malloc(sizeof(ct_tensor *) * (size_t)(e->n + 1));
+    bool *used = ct_calloc((size_t)e->n + 1, 1);
+    bool ok = mods && names && ts && used;
+    if (!ok) ct_error("ct_state_dict: out of memory");
+    ok = ok && ct_named_modules(m, mods, NULL, nm) == nm;
     int k = 0;
-    for (int j = 0; j < nm; j++)
+    for (int j = 0; ok && j < nm; j++)
         for (int i = 0; i < e->n; i++) {
             size_t len = owner_len(e->names[i]);
             if (used[i] || len != strlen(mods[j]) || strncmp(e->names[i], mods[j], len)) continue;
@@ -129,45 +132,58 @@ static void reorder_by_module(ct_module *m, entries *e) {
             names[k] = e->names[i];
             ts[k++] = e->tensors[i];
         }
-    for (int i = 0; i < e->n; i++) /* entries of a module listed twice stay where they were */
+    for (int i = 0; ok && i < e->n; i++) /* entries of a module listed twice stay where they were */
         if (!used[i]) {
             names[k] = e->names[i];
             ts[k++] = e->tensors[i];
         }
-    memcpy(e->names, names, sizeof(char *) * (size_t)e->n);
-    memcpy(e->tensors, ts, sizeof(ct_tensor *) * (size_t)e->n);
+    if (ok) {
+        memcpy(e->names, names, sizeof(char *) * (size_t)e->n);
+        memcpy(e->tensors, ts, sizeof(ct_tensor *) * (size_t)e->n);
+    }
     free(mods);
     free(names);
     free(ts);
     free(used);
+    return ok;
+}
+
+/* e.n is -1 when out of memory (the error set). */
+static void entries_free(entries *e) {
+    free(e->names);
+    free(e->tensors);
 }
 
 static entries module_entries(ct_module *m) {
     int np = ct_module_walk(m, WALK_PARAMS, NULL, NULL, 0);
-    int nb = ct_module_walk(m, WALK_PERSISTENT_BUFFERS, NULL, NULL, 0);
-    entries e = {np + nb, malloc(sizeof(char *) * (size_t)(np + nb + 1)),
-                 malloc(sizeof(ct_tensor *) * (size_t)(np + nb + 1))};
-    if (!e.names || !e.tensors) ct_fatal("out of memory");
+    int nb = np >= 0 ? ct_module_walk(m, WALK_PERSISTENT_BUFFERS, NULL, NULL, 0) : -1;
+    if (nb < 0) return (entries){-1, NULL, NULL};
+    entries e = {np + nb, ct_malloc(sizeof(char *) * (size_t)(np + nb + 1)),
+                 ct_malloc(sizeof(ct_tensor *) * (size_t)(np + nb + 1))};
+    bool ok = e.names && e.tensors;
+    if (!ok) ct_error("ct_state_dict: out of memory");
     /* Buffers use the buffer cache, so both name lists stay valid together. */
-    ct_module_walk(m, WALK_PARAMS, e.names, (void **)e.tensors, np);
-    ct_module_walk(m, WALK_PERSISTENT_BUFFERS, e.names + np, (void **)(e.tensors + np), nb);
-    reorder_by_module(m, &e);
+    ok = ok && ct_module_walk(m, WALK_PARAMS, e.names, (void **)e.tensors, np) == np &&
+         ct_module_walk(m, WALK_PERSISTENT_BUFFERS, e.names + np, (void **)(e.tensors + np), nb) == nb &&
+         reorder_by_module(m, &e);
+    if (!ok) {
+        entries_free(&e);
+        e = (entries){-1, NULL, NULL};
+    }
     return e;
-}
-
-static void entries_free(entries *e) {
-    free(e->names);
-    free(e->tensors);
 }
 
 ct_state_dict *ct_module_state_dict(ct_module *m) {
     if (!m) return NULL;
     ct_state_dict *sd = NULL;
     CT_SCOPE {
-        sd = ct_keep(ct_state_dict_new());
+        sd = ct_state_dict_new();
         entries e = module_entries(m);
-        for (int i = 0; sd && i < e.n; i++) ct_state_dict_set(sd, e.names[i], ct_detach(e.tensors[i]));
+        bool ok = sd && e.n >= 0;
+        for (int i = 0; ok && i < e.n; i++)
+            ok = ct_state_dict_set(sd, e.names[i], ct_detach(e.tensors[i])) == 0;
         entries_free(&e);
+        sd = ok ? ct_keep(sd) : NULL;
     }
     return sd;
 }
@@ -207,6 +223,7 @@ static void list_keys(char *buf, size_t size, size_t *len, const char *label, in
 int ct_load_state_dict_with(ct_module *m, const ct_state_dict *sd, ct_load_options o) {
     if (!m || !sd) return -1;
     entries e = module_entries(m);
+    if (e.n < 0) return -1;
     ct_load_result r = {0};
     char mismatches[4096] = "";
     size_t mlen = 0;

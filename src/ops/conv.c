@@ -10,6 +10,7 @@
 #include "ops/conv_impl.h"
 #include "ops/internal.h"
 #include "ops/trace.h"
+#include "core/mem.h"
 
 /* Saved tensors: the input (for the weight's gradient) and the weight (for the input's). */
 enum { SV_INPUT, SV_WEIGHT };
@@ -100,8 +101,14 @@ static ct_tensor *conv_run(ct_conv_kind kind, const ct_conv_geom *g, ct_tensor *
             job.plane = ct_shape_numel(A->ndim - 2, A->sizes + 2);
         }
         k(&job);
-        out = ct_cast_result(name, out, dt);
-        if (gb) *gb = ct_cast_result(name, GB, dt);
+        if (ct_error_take_failed_result()) { /* the kernel ran out of memory */
+            ct_release(out);
+            ct_release(GB);
+            out = NULL;
+        } else {
+            out = ct_cast_result(name, out, dt);
+            if (gb) *gb = ct_cast_result(name, GB, dt);
+        }
     }
     ct_release(A);
     ct_release(B);
@@ -277,11 +284,14 @@ static ct_tensor *convolution(const char *op, conv_params *p, ct_tensor *x, ct_t
     ct_tensor *in[] = {x, w, bias};
     ct_node *n = ct_node_record(CT_OP_convolution, 3, in, 1);
     if (n) {
-        conv_params *saved = malloc(sizeof *saved);
-        if (!saved) ct_fatal("out of memory recording the graph");
-        *saved = *p;
-        n->extra = saved;
-        n->extra_free = free;
+        conv_params *saved = ct_malloc(sizeof *saved);
+        if (saved) {
+            *saved = *p;
+            n->extra = saved;
+            n->extra_free = free;
+        } else {
+            ct_error_fail_result("%s: out of memory recording the graph", op);
+        }
         if (n->needs_grad[1]) ct_node_save(n, SV_INPUT, x, false);
         if (n->needs_grad[0]) ct_node_save(n, SV_WEIGHT, w, false);
         ct_node_set_output(n, out, 0);
@@ -468,8 +478,9 @@ bool convolution_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
         ct_tensor *gb = NULL, **gbp = !p.transposed && n->needs_grad[2] ? &gb : NULL;
         ct_tensor *r = p.transposed ? ct_conv_run(CT_CONV_GRAD_WEIGHT, &g, gy, x, NULL, ws, dt)
                                     : conv_run(CT_CONV_GRAD_WEIGHT, &g, x, gy, NULL, ws, dt, gbp);
-        if (!(gi[1] = ct_ret(r))) return false;
-        if (gbp && !(gi[2] = ct_ret(gb))) return false;
+        gi[1] = ct_ret(r); /* both registered before either is checked: none leaks */
+        if (gbp) gi[2] = ct_ret(gb);
+        if (!gi[1] || (gbp && !gi[2])) return false;
     }
     if (n->needs_grad[2] && !gi[2]) {
         ct_shape bs = CT_SHAPE(gy->sizes[1]);

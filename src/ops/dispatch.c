@@ -75,11 +75,10 @@ static void fill_like(const ct_backend *b) {
     if (!like || !like->kernel_tables)
         ct_fatal("backend %s: takes the kernel slots of a device type without kernel tables",
                  b->name);
-    int n = 0;
-    for (int op = 0; op < CT_NUM_OPS; op++)
-        for (int d = 0; d < CT_NUM_DTYPES; d++) n += slots[op][like->type][d] != NULL;
-    ct_kernel_entry *entries = calloc((size_t)n + 1, sizeof *entries); /* kept for good */
-    if (!entries) ct_fatal("out of memory");
+    /* Static, so that filling the slots at start-up cannot run out of memory; only the
+     * pages of the entries made are ever touched. */
+    static ct_kernel_entry borrowed[CT_NUM_DEVICE_TYPES][CT_NUM_OPS * CT_NUM_DTYPES];
+    ct_kernel_entry *entries = borrowed[b->type];
     int k = 0;
     for (int op = 0; op < CT_NUM_OPS; op++)
         for (int d = 0; d < CT_NUM_DTYPES; d++) {

@@ -62,7 +62,7 @@ static ct_tensor *apply_alpha(ct_tensor *x, ct_tensor *m, double p, bool inplace
         ct_tensor *b = ct_add_scalar(ct_mul_scalar(ct_sub_scalar(m, 1), alpha * a), alpha * a * p);
         ct_tensor *noise = ct_mul_scalar(m, a);
         r = inplace ? ct_add_(ct_mul_(x, noise), b) : ct_add(ct_mul(x, noise), b);
-        ct_keep(r);
+        r = ct_keep(r);
     }
     return r;
 }

@@ -6,6 +6,7 @@
 #include "autograd/node.h"
 #include "ops/conv_impl.h"
 #include "ops/trace.h"
+#include "core/mem.h"
 
 typedef struct { int64_t k[2], d[2], p[2], s[2]; } fold_params;
 
@@ -145,11 +146,14 @@ ct_tensor *ct_col2im_with(ct_tensor *cols, ct_dims output_size, ct_fold_options 
     ct_im2col_attrs f = attrs_of(&p);
     ct_col2im_attrs a = {INTS2(hw), f.kernel_size, f.dilation, f.padding, f.stride};
     if (n) {
-        ct_col2im_attrs *saved = malloc(sizeof *saved);
-        if (!saved) ct_fatal("out of memory recording the graph");
-        *saved = a;
-        n->extra = saved;
-        n->extra_free = free;
+        ct_col2im_attrs *saved = ct_malloc(sizeof *saved);
+        if (saved) {
+            *saved = a;
+            n->extra = saved;
+            n->extra_free = free;
+        } else {
+            ct_error_fail_result("ct_col2im: out of memory recording the graph");
+        }
     }
     CT_TRACE_ATTRS(CT_OP_col2im, 1, &cols, 1, &out, &a);
     return ct_ret(out);

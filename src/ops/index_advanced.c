@@ -1,7 +1,6 @@
 /* Advanced indexing: the plan shared by t[indices] (ct_index, here) and t[indices] = v
  * (ct_index_put_, index_put.c), the moves between the result, t and the rows frame
  * (see index_util.h), and ct_index with IndexBackward0. */
-#include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -49,17 +48,20 @@ static bool mask_columns(const char *op, ct_tensor *t, ct_tensor *mask, int d, c
     return ok;
 }
 
-static ct_tensor *all_dims;
-static void make_all_dims(void) {
-    all_dims = ct_tensor_new("CT_ALL", CT_SHAPE(0), CT_I64, CT_CPU);
-    if (!all_dims) ct_fatal("out of memory creating CT_ALL");
-    /* so many references that no sequence of releases frees it */
-    atomic_store(&all_dims->obj.refs, INT32_MAX / 2);
-}
+/* Made on first use; NULL with the error when out of memory (the next use tries again). */
+static _Atomic(ct_tensor *) all_dims;
 ct_tensor *ct_index_all(void) {
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, make_all_dims);
-    return all_dims;
+    ct_tensor *t = atomic_load(&all_dims);
+    if (t) return t;
+    t = ct_tensor_new("CT_ALL", CT_SHAPE(0), CT_I64, CT_CPU);
+    if (!t) return NULL;
+    /* so many references that no sequence of releases frees it */
+    atomic_store(&t->obj.refs, INT32_MAX / 2);
+    ct_tensor *none = NULL;
+    if (atomic_compare_exchange_strong(&all_dims, &none, t)) return t;
+    atomic_store(&t->obj.refs, 1); /* another thread made it first */
+    ct_release(t);
+    return none;
 }
 
 /* indices as columns (checking dtypes, devices, counts and masks), with B's place. */

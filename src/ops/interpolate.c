@@ -8,6 +8,7 @@
 #include "autograd/node.h"
 #include "ops/pool_impl.h"
 #include "ops/trace.h"
+#include "core/mem.h"
 
 /* Source index tables of one dim; scale is the given scale factor (0: none). */
 static void upsample_tables(bool bilinear, bool align, int64_t I, int64_t O, double sf,
@@ -38,9 +39,14 @@ static ct_tensor *upsample(ct_op_id op, ct_tensor *in, const ct_shape *x_shape, 
                            int64_t OW, bool align, const double *sf, bool backward) {
     bool bil = op == CT_OP_upsample_bilinear2d;
     ct_pool_geom g = ct_pool_geom_of(x_shape, OH, OW);
-    int64_t *ib = malloc(sizeof(int64_t) * (size_t)(2 * (OH + OW) + 2));
-    double *lb = malloc(sizeof(double) * (size_t)(OH + OW + 2));
-    if (!ib || !lb) ct_fatal("out of memory in interpolate");
+    int64_t *ib = ct_malloc(sizeof(int64_t) * (size_t)(2 * (OH + OW) + 2));
+    double *lb = ct_malloc(sizeof(double) * (size_t)(OH + OW + 2));
+    if (!ib || !lb) {
+        free(ib);
+        free(lb);
+        ct_error("ct_interpolate: out of memory");
+        return NULL;
+    }
     g.ih0 = ib;
     g.ih1 = ib + OH;
     g.iw0 = ib + 2 * OH;

@@ -11,6 +11,7 @@
 #include "ops/internal.h"
 #include "ops/shape_internal.h"
 #include "ops/trace.h"
+#include "core/mem.h"
 
 /* Copies src into dst's region [start, start + src.size(dim)) along dim (or into
  * dst.select(dim, start) when `drop`). */
@@ -23,7 +24,10 @@ static void copy_into_region(ct_copy_kernel k, ct_tensor *dst, ct_tensor *src, i
         strides[nd++] = dst->strides[d];
     }
     ct_tensor *v = ct_tensor_view_of(dst, nd, sizes, strides, dst->offset + start * dst->strides[dim]);
-    if (!v) ct_fatal("out of memory in cat");
+    if (!v) {
+        ct_error_fail_result("out of memory joining tensors");
+        return;
+    }
     k(v, src);
     ct_release(v);
 }
@@ -179,11 +183,13 @@ static bool room_for(const char *op, int count, ct_tensor **out, int max_out) {
 }
 
 /* Makes the pieces of t along d: piece i starts at starts[i] and has sizes[i]
- * elements, or (select) is t.select(d, i).  All share one node of op. */
+ * elements, or (select) is t.select(d, i).  All share one node of op.  -1 when out of
+ * memory (no pieces made). */
 static int make_pieces(ct_op_id op, ct_tensor *t, int d, int count, const int64_t *starts,
                        const int64_t *lens, bool select, ct_tensor **out, ct_node **node) {
     *node = count > 0 ? ct_node_record(op, 1, &t, count) : NULL;
-    for (int i = 0; i < count; i++) {
+    bool made = !ct_error_take_failed_result(); /* the node could not be recorded */
+    for (int i = 0; made && i < count; i++) {
         int64_t sizes[CT_MAX_DIMS], strides[CT_MAX_DIMS];
         int nd = 0;
         for (int k = 0; k < t->ndim; k++) {
@@ -193,12 +199,20 @@ static int make_pieces(ct_op_id op, ct_tensor *t, int d, int count, const int64_
         }
         int64_t off = t->offset + (select ? i : starts[i]) * t->strides[d];
         out[i] = ct_tensor_view_of(t, nd, sizes, strides, off);
-        if (!out[i]) ct_fatal("out of memory in split");
+        if (!(made = out[i] != NULL)) {
+            while (i > 0) ct_release(out[--i]);
+            break;
+        }
         ct_view_mark(out[i], t, CT_VIEW_MULTI);
         if (*node) ct_node_set_output(*node, out[i], i);
-        ct_ret(out[i]);
     }
+    /* registered only once all are made: a failed registration releases one piece */
+    for (int i = 0; made && i < count; i++) made = (out[i] = ct_ret(out[i])) != NULL;
     if (*node) ct_release(*node); /* the pieces hold it */
+    if (!made) {
+        *node = NULL;
+        return -1;
+    }
     return count;
 }
 
@@ -218,8 +232,11 @@ static int split_equal(ct_op_id op, const char *name, ct_tensor *t, int d, int64
     if (size == 0 && step > 0) count = 1;
     if (!room_for(name, (int)count, out, max_out)) return -1;
     if (!out) return (int)count;
-    int64_t *se = malloc(2 * sizeof(int64_t) * (size_t)(count ? count : 1));
-    if (!se) ct_fatal("out of memory in split");
+    int64_t *se = ct_malloc(2 * sizeof(int64_t) * (size_t)(count ? count : 1));
+    if (!se) {
+        ct_error("%s: out of memory", name);
+        return -1;
+    }
     for (int64_t i = 0; i < count; i++) {
         se[i] = i * step;
         se[count + i] = size - se[i] < step ? size - se[i] : step;
@@ -263,8 +280,11 @@ static ct_tensor *piece_grad(ct_tensor *g, const ct_input_meta *m, int d, int64_
 static bool join_grads(ct_node *n, ct_tensor **go, ct_tensor **gi, const int64_t *lens) {
     const ct_input_meta *m = &n->in_meta[0];
     int d = n->state.split.dim;
-    ct_tensor **gs = malloc(sizeof(ct_tensor *) * (size_t)n->n_out);
-    if (!gs) ct_fatal("out of memory in backward");
+    ct_tensor **gs = ct_malloc(sizeof(ct_tensor *) * (size_t)n->n_out);
+    if (!gs) {
+        ct_error("%s: out of memory in backward", ct_node_grad_name(n));
+        return false;
+    }
     bool ok = true;
     ct_device dev = CT_CPU; /* the pieces that got no gradient get zeros where the others are */
     for (int i = 0; i < n->n_out; i++)
@@ -278,8 +298,11 @@ static bool join_grads(ct_node *n, ct_tensor **go, ct_tensor **gi, const int64_t
 
 bool split_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     int64_t size = n->in_meta[0].sizes[n->state.split.dim], step = n->state.split.size;
-    int64_t *lens = malloc(sizeof(int64_t) * (size_t)n->n_out);
-    if (!lens) ct_fatal("out of memory in backward");
+    int64_t *lens = ct_malloc(sizeof(int64_t) * (size_t)n->n_out);
+    if (!lens) {
+        ct_error("%s: out of memory in backward", ct_node_grad_name(n));
+        return false;
+    }
     for (int i = 0; i < n->n_out; i++) {
         int64_t left = size - i * step;
         lens[i] = left < step ? left : step;
@@ -322,8 +345,11 @@ int ct_split_with_sizes(ct_tensor *t, int n, const int64_t *sizes, int64_t dim, 
     }
     if (!room_for("ct_split_with_sizes", n, out, max_out)) return -1;
     if (!out) return n;
-    int64_t *starts = malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
-    if (!starts) ct_fatal("out of memory in split");
+    int64_t *starts = ct_malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
+    if (!starts) {
+        ct_error("ct_split_with_sizes: out of memory");
+        return -1;
+    }
     int64_t at = 0;
     for (int i = 0; i < n; i++) {
         starts[i] = at;
@@ -346,8 +372,11 @@ int ct_split_with_sizes(ct_tensor *t, int n, const int64_t *sizes, int64_t dim, 
 
 bool split_with_sizes_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
     const int64_t *starts = n->extra;
-    int64_t *lens = malloc(sizeof(int64_t) * (size_t)n->n_out);
-    if (!lens) ct_fatal("out of memory in backward");
+    int64_t *lens = ct_malloc(sizeof(int64_t) * (size_t)n->n_out);
+    if (!lens) {
+        ct_error("%s: out of memory in backward", ct_node_grad_name(n));
+        return false;
+    }
     for (int i = 0; i < n->n_out; i++)
         lens[i] = (i + 1 < n->n_out ? starts[i + 1] : n->state.split.size) - starts[i];
     bool ok = join_grads(n, go, gi, lens);
@@ -370,8 +399,11 @@ int ct_chunk(ct_tensor *t, int64_t chunks, int64_t dim, ct_tensor **out, int max
             ct_error("ct_chunk: too many chunks (%lld) for an empty dimension", (long long)chunks);
             return -1;
         }
-        int64_t *zeros = calloc((size_t)chunks, sizeof(int64_t));
-        if (!zeros) ct_fatal("out of memory in chunk");
+        int64_t *zeros = ct_calloc((size_t)chunks, sizeof(int64_t));
+        if (!zeros) {
+            ct_error("ct_chunk: out of memory");
+            return -1;
+        }
         int r = room_for("ct_chunk", (int)chunks, out, max_out)
                     ? ct_split_with_sizes(t, (int)chunks, zeros, d, out, max_out) : -1;
         free(zeros);

@@ -53,8 +53,8 @@ ct_tensor *ct_pw_loss_forward(const char *fn, const ct_pw_spec *spec, int n, ct_
     ct_trace_mute(); /* the loss op reports itself, not its weighting and reduction */
     CT_SCOPE {
         CT_NO_GRAD {
-            ct_ret(l);
-            if (w) l = ct_mul_(l, w); /* in place: the weight broadcasts to the loss */
+            l = ct_ret(l);
+            if (l && w) l = ct_mul_(l, w); /* in place: the weight broadcasts to the loss */
             if (l && red != CT_REDUCTION_NONE)
                 l = red == CT_REDUCTION_MEAN ? ct_mean(l) : ct_sum(l);
             r = ct_keep(l);
@@ -333,7 +333,7 @@ ct_tensor *ct_nll_loss_op(const char *op, ct_tensor *x, ct_tensor *t, ct_tensor 
     if (n && x->ndim >= 3) n->name = "NllLoss2DBackward0";
     CT_TRACE_ATTRS(CT_OP_nll_loss, 3, ((ct_tensor *[]){x, t, w}), 1, &out,
                    &(ct_nll_loss_attrs){ct_reduction_aten(red), ignore_index});
-    ct_ret(out);
+    if (!(out = ct_ret(out))) return NULL;
     return nll_viewed(x, red) ? ct_view(out, ct_shape_of(t)) : out;
 }
 

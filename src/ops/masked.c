@@ -10,6 +10,7 @@
 #include "ops/index_util.h"
 #include "ops/pointwise.h"
 #include "ops/trace.h"
+#include "core/mem.h"
 
 /* Saved tensor: the mask. */
 enum { SV_MASK };
@@ -161,12 +162,15 @@ ct_tensor *ct_masked_select(ct_tensor *t, ct_tensor *mask) {
     ct_node *n = ct_record1(CT_OP_masked_select, out, 2, in);
     if (n) {
         ct_node_save(n, SV_MASK, mask, false);
-        ct_shape *s = malloc(sizeof *s); /* the broadcast shape, for the backward */
-        if (!s) ct_fatal("out of memory recording the graph");
-        s->ndim = nd;
-        memcpy(s->d, shape, sizeof(int64_t) * (size_t)nd);
-        n->extra = s;
-        n->extra_free = free;
+        ct_shape *s = ct_malloc(sizeof *s); /* the broadcast shape, for the backward */
+        if (s) {
+            s->ndim = nd;
+            memcpy(s->d, shape, sizeof(int64_t) * (size_t)nd);
+            n->extra = s;
+            n->extra_free = free;
+        } else {
+            ct_error_fail_result("ct_masked_select: out of memory recording the graph");
+        }
     }
     CT_TRACE(CT_OP_masked_select, 2, ((ct_tensor *[]){t, mask}), 1, &out);
     return ct_ret(out);

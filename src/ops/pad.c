@@ -12,6 +12,7 @@
 #include "ops/internal.h"
 #include "ops/shape_internal.h"
 #include "ops/trace.h"
+#include "core/mem.h"
 
 /* The padding of a pad node's attributes (its first: pad or padding, alike). */
 static ct_dims *pad_of(ct_node *n) {
@@ -133,8 +134,9 @@ static void invert_map(const int64_t *map, int64_t n_out, int64_t n_in, int64_t 
 }
 
 /* Fills g (maps and the inverses of mz, my malloc'd into *maps, freed by the caller) for
- * padding an input of (ndim, sizes) by pad; writes the output shape. */
-static void pad_plan(ct_pad_mode mode, int ndim, const int64_t *sizes, ct_dims pad,
+ * padding an input of (ndim, sizes) by pad; writes the output shape.  False with the
+ * error when out of memory. */
+static bool pad_plan(ct_pad_mode mode, int ndim, const int64_t *sizes, ct_dims pad,
                      ct_pad_geom *g, int64_t **maps, ct_shape *out) {
     int k = pad.n / 2;
     out->ndim = ndim;
@@ -146,8 +148,11 @@ static void pad_plan(ct_pad_mode mode, int ndim, const int64_t *sizes, ct_dims p
         g->out[a] = i < k ? sizes[d] + pad.d[2 * i] + pad.d[2 * i + 1] : 1;
         total += a < 2 ? 2 * g->out[a] + g->in[a] + 1 : g->out[a];
     }
-    *maps = malloc(sizeof(int64_t) * (size_t)total);
-    if (!*maps) ct_fatal("out of memory in pad");
+    *maps = ct_malloc(sizeof(int64_t) * (size_t)total);
+    if (!*maps) {
+        ct_error("ct_pad: out of memory");
+        return false;
+    }
     int64_t *m = *maps;
     for (int a = 0; a < 3; a++) {
         int i = 2 - a;
@@ -170,6 +175,7 @@ static void pad_plan(ct_pad_mode mode, int ndim, const int64_t *sizes, ct_dims p
     g->x_hi = l + W < Wo ? l + W : Wo;
     if (g->x_hi < g->x_lo) g->x_hi = g->x_lo;
     g->x_src = g->x_lo - l;
+    return true;
 }
 
 static bool check_gather_pad(ct_tensor *t, ct_dims pad, ct_pad_mode mode) {
@@ -218,7 +224,7 @@ static ct_tensor *gather_pad(ct_tensor *t, ct_dims pad, ct_pad_mode mode) {
     ct_pad_geom g;
     int64_t *maps;
     ct_shape shape;
-    pad_plan(mode, t->ndim, t->sizes, pad, &g, &maps, &shape);
+    if (!pad_plan(mode, t->ndim, t->sizes, pad, &g, &maps, &shape)) return NULL;
     ct_tensor *src = ct_tensor_is_contiguous(t) ? ct_retain(t) : ct_cast_new("ct_pad", t, t->dtype);
     ct_tensor *out = src ? ct_tensor_new("ct_pad", shape, t->dtype, t->storage->device) : NULL;
     if (out && out->numel > 0)
@@ -255,7 +261,7 @@ ct_tensor *ct_pad_backward(ct_tensor *grad, int ndim, const int64_t *in_sizes, c
     ct_pad_scatter_kernel k = ct_kernel_pad_scatter_for(CT_OP_pad_backward, dev, acc);
     if (!k) return NULL;
     const char *op = ct_ops[CT_OP_pad_backward].fn;
-    pad_plan(mode, ndim, in_sizes, pad, &g, &maps, &out_shape);
+    if (!pad_plan(mode, ndim, in_sizes, pad, &g, &maps, &out_shape)) return NULL;
     ct_tensor *go = ct_contiguous_as(op, grad, acc);
     ct_tensor *gin = go ? ct_tensor_new(op, in_shape, acc, dev) : NULL;
     if (gin && gin->numel > 0 && !ct_tensor_is_meta(gin)) /* meta: nothing to compute */

@@ -9,6 +9,7 @@
 #include "autograd/node.h"
 #include "ops/pool_impl.h"
 #include "ops/trace.h"
+#include "core/mem.h"
 
 /* Saved tensor: max pooling's argmax indices. */
 enum { SV_INDICES };
@@ -234,10 +235,16 @@ static pool_params load_pool_args(const ct_node *n) {
 }
 
 /* Window tables for (H, W) -> (OH, OW); freed by the caller. */
-static bool windows(ct_pool_geom *g, const pool_params *p, bool is_max, bool adaptive) {
-    ct_pool_win *wh = malloc(sizeof *wh * (size_t)(g->OH + 1));
-    ct_pool_win *ww = malloc(sizeof *ww * (size_t)(g->OW + 1));
-    if (!wh || !ww) ct_fatal("out of memory in pooling");
+static bool windows(const char *op, ct_pool_geom *g, const pool_params *p, bool is_max,
+                    bool adaptive) {
+    ct_pool_win *wh = ct_malloc(sizeof *wh * (size_t)(g->OH + 1));
+    ct_pool_win *ww = ct_malloc(sizeof *ww * (size_t)(g->OW + 1));
+    if (!wh || !ww) {
+        free(wh);
+        free(ww);
+        ct_error("%s: out of memory", op);
+        return false;
+    }
     if (adaptive) {
         adaptive_windows(g->H, g->OH, wh);
         adaptive_windows(g->W, g->OW, ww);
@@ -284,7 +291,7 @@ static ct_tensor *pool(ct_op_id op, const char *name, ct_tensor *x, const pool_p
     }
     ct_shape xs = ct_shape_of(x);
     ct_pool_geom g = ct_pool_geom_of(&xs, OH, OW);
-    windows(&g, p, is_max, adaptive_out != NULL);
+    if (!windows(name, &g, p, is_max, adaptive_out != NULL)) return NULL;
     ct_tensor *idx = NULL;
     ct_tensor *out = ct_pool_run(op, &g, CT_POOL_FORWARD, x, NULL, with_hw(x, OH, OW), x->dtype,
                          is_max ? &idx : NULL);
@@ -417,7 +424,7 @@ static bool pool_backward(ct_node *n, ct_tensor **go, ct_tensor **gi, bool is_ma
     ct_shape xs = ct_meta_shape(&n->in_meta[0]);
     ct_pool_geom g = ct_pool_geom_of(&xs, gy->sizes[gy->ndim - 2], gy->sizes[gy->ndim - 1]);
     pool_params p = load_pool_args(n);
-    if (!is_max) windows(&g, &p, false, adaptive);
+    if (!is_max && !windows(ct_ops[n->op].fn, &g, &p, false, adaptive)) return false;
     ct_tensor *gx = ct_pool_run(n->op, &g, CT_POOL_BACKWARD, gy, idx, xs, gy->dtype, NULL);
     if (!is_max) free_windows(&g);
     if (gx) ct_pool_record_backward(n, gy, gx, idx);

@@ -10,13 +10,14 @@
 #include "ops/internal.h"
 #include "ops/shape_internal.h"
 #include "ops/trace.h"
+#include "core/mem.h"
 
 void ct_copy_region(ct_copy_kernel k, ct_tensor *dst, int64_t doff, const int64_t *dstrides, ct_tensor *src,
                         int64_t soff, const int64_t *sstrides, int ndim, const int64_t *sizes) {
     ct_tensor *d = ct_tensor_view_of(dst, ndim, sizes, dstrides, doff);
     ct_tensor *s = ct_tensor_view_of(src, ndim, sizes, sstrides, soff);
-    if (!d || !s) ct_fatal("out of memory in a shape op");
-    k(d, s);
+    if (d && s) k(d, s);
+    else ct_error_fail_result("out of memory in a shape op");
     ct_release(d);
     ct_release(s);
 }
@@ -233,12 +234,11 @@ ct_tensor *ct_roll(ct_tensor *t, ct_dims shifts, ct_dims dims) {
     if (t->numel > 0 && flat) {
         ct_tensor *c =
             ct_tensor_is_contiguous(t) ? ct_retain(t) : ct_cast_new("ct_roll", t, t->dtype);
-        if (!c) ct_fatal("out of memory in roll");
         int64_t n = t->numel, one = 1, s = wrap_shift(shifts.d[0], n);
-        ct_tensor *src = ct_tensor_view_of(c, 1, &n, &one, c->offset);
-        ct_tensor *dst = ct_tensor_view_of(out, 1, &n, &one, 0);
-        if (!src || !dst) ct_fatal("out of memory in roll");
-        roll_copy(k, dst, src, 1, (int[]){0}, &s);
+        ct_tensor *src = c ? ct_tensor_view_of(c, 1, &n, &one, c->offset) : NULL;
+        ct_tensor *dst = src ? ct_tensor_view_of(out, 1, &n, &one, 0) : NULL;
+        if (dst) roll_copy(k, dst, src, 1, (int[]){0}, &s);
+        else ct_error_fail_result("ct_roll: out of memory");
         ct_release(src);
         ct_release(dst);
         ct_release(c);
@@ -256,11 +256,14 @@ ct_tensor *ct_roll(ct_tensor *t, ct_dims shifts, ct_dims dims) {
     ct_node *n = ct_record1(CT_OP_roll, out, 1, &t);
     ct_roll_attrs a = {shifts, dims};
     if (n) { /* too big for node->attrs: kept in extra */
-        ct_roll_attrs *saved = malloc(sizeof *saved);
-        if (!saved) ct_fatal("out of memory recording the graph");
-        *saved = a;
-        n->extra = saved;
-        n->extra_free = free;
+        ct_roll_attrs *saved = ct_malloc(sizeof *saved);
+        if (saved) {
+            *saved = a;
+            n->extra = saved;
+            n->extra_free = free;
+        } else {
+            ct_error_fail_result("ct_roll: out of memory recording the graph");
+        }
     }
     CT_TRACE_ATTRS(CT_OP_roll, 1, &t, 1, &out, &a);
     return ct_ret(out);

@@ -193,9 +193,11 @@ static bool fused_backward(const cell_kind *k, ct_node *n, ct_tensor **gi, ct_te
     if ((!ghy || (lstm && !gcy)) && !zero) return false;
     if (!run(k, true, &a, x->dtype, x->storage->device, lstm ? 5 : 3, use, lstm ? 2 : 3, make))
         return false;
-    ct_ret(gig);
-    ct_ret(gx);
-    if (ghg) ct_ret(ghg);
+    bool have_ghg = ghg != NULL; /* a registration that fails releases its tensor */
+    gig = ct_ret(gig);
+    gx = ct_ret(gx);
+    if (have_ghg && !(ghg = ct_ret(ghg))) return false;
+    if (!gig || !gx) return false;
     return assign(n, gi, gig, lstm ? gig : ghg, gx);
 }
 

@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/tensor_impl.h"
 #include "ops/trace.h"
+#include "core/mem.h"
 
 struct ct_trace_printer {
     FILE *f;
@@ -69,25 +70,37 @@ int ct_value_format(const ct_value *v, char *buf, size_t size) {
     }
 }
 
-/* The name of t, given a new one (and printed as an input line) when first met. */
+/* A hash table of twice the slots; false when out of memory (the old one kept). */
+static bool grow(ct_trace_printer *p) {
+    int64_t cap = p->cap ? p->cap * 2 : 64;
+    ct_tensor **keys = ct_calloc((size_t)cap, sizeof *keys);
+    int64_t *ids = keys ? ct_calloc((size_t)cap, sizeof *ids) : NULL;
+    if (!ids) {
+        free(keys);
+        return false;
+    }
+    for (int64_t i = 0; i < p->cap; i++) {
+        if (!p->keys[i]) continue;
+        uint64_t h = ((uintptr_t)p->keys[i] >> 4) % (uint64_t)cap;
+        while (keys[h]) h = (h + 1) % (uint64_t)cap;
+        keys[h] = p->keys[i];
+        ids[h] = p->ids[i];
+    }
+    free(p->keys);
+    free(p->ids);
+    p->keys = keys;
+    p->ids = ids;
+    p->cap = cap;
+    return true;
+}
+
+/* The name of t, given a new one (and printed as an input line) when first met; -1
+ * with an error when out of memory with the table full. */
 static int64_t name_of(ct_trace_printer *p, ct_tensor *t, bool is_output) {
-    if (p->count * 2 >= p->cap) { /* grow: rehash into twice the slots */
-        int64_t cap = p->cap ? p->cap * 2 : 64;
-        ct_tensor **keys = calloc((size_t)cap, sizeof *keys);
-        int64_t *ids = calloc((size_t)cap, sizeof *ids);
-        if (!keys || !ids) ct_fatal("out of memory in the trace printer");
-        for (int64_t i = 0; i < p->cap; i++) {
-            if (!p->keys[i]) continue;
-            uint64_t h = ((uintptr_t)p->keys[i] >> 4) % (uint64_t)cap;
-            while (keys[h]) h = (h + 1) % (uint64_t)cap;
-            keys[h] = p->keys[i];
-            ids[h] = p->ids[i];
-        }
-        free(p->keys);
-        free(p->ids);
-        p->keys = keys;
-        p->ids = ids;
-        p->cap = cap;
+    /* kept at most half full; when it cannot grow, it goes on while a slot is free */
+    if (p->count * 2 >= p->cap && !grow(p) && p->count + 1 >= p->cap) {
+        ct_error("ct_trace_print: out of memory");
+        return -1;
     }
     uint64_t h = ((uintptr_t)t >> 4) % (uint64_t)p->cap;
     while (p->keys[h] && p->keys[h] != t) h = (h + 1) % (uint64_t)p->cap;
@@ -139,8 +152,11 @@ ct_trace_printer *ct_trace_print_begin(FILE *f) {
         ct_error("ct_trace_print_begin: f is NULL");
         return NULL;
     }
-    ct_trace_printer *p = calloc(1, sizeof *p);
-    if (!p) ct_fatal("out of memory in ct_trace_print_begin");
+    ct_trace_printer *p = ct_calloc(1, sizeof *p);
+    if (!p) {
+        ct_error("ct_trace_print_begin: out of memory");
+        return NULL;
+    }
     p->f = f;
     if (ct_trace_push(print_call, p) < 0) {
         free(p);

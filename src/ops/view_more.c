@@ -9,6 +9,7 @@
 #include "ops/internal.h"
 #include "ops/shape_internal.h"
 #include "ops/trace.h"
+#include "core/mem.h"
 
 static ct_shape meta_shape(const ct_input_meta *m) {
     ct_shape s = {.ndim = m->ndim};
@@ -44,9 +45,13 @@ static ct_tensor *view_geom(ct_op_id op, ct_tensor *t, const ct_geom *g, ct_node
     return ct_view_make(op, t, g->ndim, g->sizes, g->strides, g->offset, node);
 }
 
+/* NULL when out of memory: then the op's result fails (ct_error_fail_result). */
 static void *copy_extra(ct_node *n, const void *data, size_t size) {
-    void *p = malloc(size);
-    if (!p) ct_fatal("out of memory recording the graph");
+    void *p = ct_malloc(size);
+    if (!p) {
+        ct_error_fail_result("%s: out of memory recording the graph", ct_ops[n->op].fn);
+        return NULL;
+    }
     memcpy(p, data, size);
     n->extra = p;
     n->extra_free = free;
@@ -405,7 +410,11 @@ static void scatter_add_overlapping(ct_tensor *out, const ct_tensor *src, const 
     ct_host_buf vb, ob;
     const double *v = ct_host_read(op, src, CT_F64, &vb);
     char *base = v ? ct_host_write(op, out, &ob) : NULL; /* out: contiguous */
-    if (!base) ct_fatal("out of memory in strided_scatter");
+    if (!base) {
+        ct_host_release(&vb);
+        ct_error_fail_result("%s: out of memory", op);
+        return;
+    }
     size_t es = ct_dtype_size(out->dtype);
     memset(base, 0, (size_t)out->numel * es);
     for (int64_t k = 0; k < src->numel; k++) {

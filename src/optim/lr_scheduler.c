@@ -8,6 +8,7 @@
 #include "ctorch/lr_scheduler.h"
 #include "ops/options.h"
 #include "optim/optim_impl.h"
+#include "core/mem.h"
 
 typedef enum { STEP, MULTISTEP, EXPONENTIAL, COSINE, WARM_RESTARTS, LINEAR, LAMBDA, SEQUENTIAL,
                ONE_CYCLE, PLATEAU } sched_kind;
@@ -161,7 +162,7 @@ static ct_scheduler *create(ct_optim *opt, sched_kind kind) {
         ct_error("ct_scheduler: at most %d parameter groups are supported", MAX_GROUPS);
         return NULL;
     }
-    ct_scheduler *s = calloc(1, sizeof *s);
+    ct_scheduler *s = ct_calloc(1, sizeof *s);
     if (!s) {
         ct_error("ct_scheduler: out of memory");
         return NULL;

@@ -7,6 +7,7 @@
 #include "core/tensor_impl.h"
 #include "ops/trace.h"
 #include "optim/optim_impl.h"
+#include "core/mem.h"
 
 const char *const ct_hparam_names[H_COUNT] = {
     "lr", "momentum", "dampening", "weight_decay", "beta1", "beta2", "eps", "alpha",
@@ -56,11 +57,11 @@ static int add_group(ct_optim *opt, ct_tensor *const *params, int n, const doubl
             return -1;
         }
     }
-    ct_param_group *groups = realloc(opt->groups, sizeof *groups * (size_t)(opt->n_groups + 1));
-    ct_param_state *states = realloc(opt->states, sizeof *states * (size_t)(opt->n_states + n));
+    ct_param_group *groups = ct_realloc(opt->groups, sizeof *groups * (size_t)(opt->n_groups + 1));
+    ct_param_state *states = ct_realloc(opt->states, sizeof *states * (size_t)(opt->n_states + n));
     if (groups) opt->groups = groups;
     if (states) opt->states = states;
-    ct_tensor **ps = malloc(sizeof *ps * (size_t)n);
+    ct_tensor **ps = ct_malloc(sizeof *ps * (size_t)n);
     if (!groups || !states || !ps) {
         free(ps);
         ct_error("ct_%s: out of memory", opt->kind->name);
@@ -78,7 +79,7 @@ static int add_group(ct_optim *opt, ct_tensor *const *params, int n, const doubl
 }
 
 ct_optim *ct_optim_create(const ct_optim_kind *kind, ct_tensor *const *params, int n, const double *h) {
-    ct_optim *opt = calloc(1, sizeof *opt);
+    ct_optim *opt = ct_calloc(1, sizeof *opt);
     if (!opt) {
         ct_error("ct_%s: out of memory", kind->name);
         return NULL;
