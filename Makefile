@@ -2,12 +2,18 @@
 BUILD      ?= build
 BUILD_ASAN ?= build-asan
 BUILD_TSAN ?= build-tsan
+BUILD_CLANG_ASAN ?= build-asan-clang
+BUILD_FUZZ ?= build-fuzz
+FUZZ_SECONDS ?= 60
 JOBS       ?= $(shell nproc)
 DEPS       := gcc binutils make cmake pkg-config libopenblas-dev zlib1g-dev dataset-fashion-mnist doxygen
 DEMO_DEPS  := dataset-fashion-mnist
 BENCH_DEPS := python3-torch
+# clang 16: the first Debian clang with _Float16 on x86-64; its libFuzzer and OpenMP.
+CLANG      := clang-16
+CLANG_DEPS := clang-16 libclang-rt-16-dev libomp-16-dev
 
-.PHONY: all deps build test test-sanitize test-tsan test-helgrind demo bench docs install clean
+.PHONY: all deps build test test-sanitize test-sanitize-clang test-tsan test-helgrind fuzz demo bench docs install clean
 
 all: build
 
@@ -38,6 +44,34 @@ test-sanitize: deps
 	cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DCTORCH_SANITIZE=ON
 	cmake --build $(BUILD_ASAN) -j $(JOBS)
 	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS) -LE 'slow|openblas|isa'
+
+# The suite under clang's AddressSanitizer and UndefinedBehaviorSanitizer (whose
+# "undefined" includes float-cast-overflow, as CTORCH_SANITIZE adds for gcc).
+test-sanitize-clang: deps
+	$(call apt_install,$(CLANG_DEPS))
+	cmake -S . -B $(BUILD_CLANG_ASAN) -DCMAKE_BUILD_TYPE=Debug -DCTORCH_SANITIZE=ON -DCMAKE_C_COMPILER=$(CLANG)
+	cmake --build $(BUILD_CLANG_ASAN) -j $(JOBS)
+	cd $(BUILD_CLANG_ASAN) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS) -LE 'slow|openblas|isa'
+
+# Each loader's fuzz harness (tests/fuzz/) under libFuzzer with ASan and UBSan for
+# FUZZ_SECONDS seconds, starting from the committed corpus; new inputs go to
+# $(BUILD_FUZZ)/corpus/<name>, crashes to $(BUILD_FUZZ)/crash-<name>-*.  A crash found
+# is added to tests/fuzz/reproducers/<name>/ with its fix, so `make test` replays it.
+FUZZERS := safetensors json idx gz mnist checkpoint state_dict csv
+fuzz: deps
+	$(call apt_install,$(CLANG_DEPS))
+	cmake -S . -B $(BUILD_FUZZ) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=$(CLANG) -DCTORCH_LIBFUZZER=ON \
+	  -DCMAKE_C_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined"
+	cmake --build $(BUILD_FUZZ) -j $(JOBS) --target $(addprefix fuzz_,$(FUZZERS))
+	@for f in $(FUZZERS); do \
+	  mkdir -p $(BUILD_FUZZ)/corpus/$$f && cp tests/fuzz/corpus/$$f/* $(BUILD_FUZZ)/corpus/$$f/ && \
+	  echo "== fuzz_$$f for $(FUZZ_SECONDS) s" && \
+	  (cd tests/fuzz && OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 ../../$(BUILD_FUZZ)/tests/fuzz/fuzz_$$f \
+	     -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=4096 -timeout=30 -print_final_stats=1 \
+	     -artifact_prefix=../../$(BUILD_FUZZ)/crash-$$f- ../../$(BUILD_FUZZ)/corpus/$$f \
+	     > ../../$(BUILD_FUZZ)/fuzz_$$f.log 2>&1) || { tail -60 $(BUILD_FUZZ)/fuzz_$$f.log; exit 1; }; \
+	  grep -E "^stat::(number_of_executed_units|new_units_added)" $(BUILD_FUZZ)/fuzz_$$f.log; \
+	done
 
 # The threads test under ThreadSanitizer.  libgomp is not instrumented, so OpenMP runs
 # one thread (the test also calls ct_set_num_threads(1)).
@@ -73,4 +107,4 @@ install: build
 	cmake --install $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN)
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN) $(BUILD_CLANG_ASAN) $(BUILD_FUZZ)

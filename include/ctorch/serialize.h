@@ -35,8 +35,11 @@ typedef struct {
     const char *values[CT_METADATA_MAX]; /* their values */
 } ct_metadata;
 
-/* Writes sd (tensors in any dtype; non-contiguous ones are copied) atomically.
- * Returns 0 or -1 with an error naming the path and what failed. */
+/* Writes sd (tensors in any dtype; non-contiguous ones are copied) atomically, with
+ * ctorch's checksum extension: "__metadata__" holds "ctorch.crc32", the CRC-32
+ * (zlib's crc32) of each tensor's data bytes as 8 hex digits, space-separated, in the
+ * order of the data offsets; other readers ignore it.  Returns 0 or -1 with an error
+ * naming the path and what failed. */
 int ct_save_safetensors(const ct_state_dict *sd, const char *path, const ct_metadata *metadata);
 #define ct_save_safetensors(sd, path, metadata) CT_AT(ct_save_safetensors(sd, path, metadata))
 
@@ -47,7 +50,10 @@ typedef struct {
 } ct_load_file_options;
 /* Reads a safetensors file into a new state dict.  A malformed, truncated or hostile
  * file (header length beyond the file, offsets out of range or overlapping, unknown
- * dtypes, invalid UTF-8 or JSON, ...) gives NULL and an error, never a crash. */
+ * dtypes, invalid UTF-8 or JSON, a tensor whose data fails its "ctorch.crc32"
+ * checksum, a PyTorch zip archive, ...) gives NULL and an error naming the file, never
+ * a crash.  Files without checksums load as before; the checksum key is not copied
+ * into the returned metadata. */
 ct_state_dict *ct_load_safetensors_with(const char *path, ct_load_file_options o);
 #define ct_load_safetensors(path, ...) \
     CT_AT(ct_load_safetensors_with(path, CT_OPTIONS(ct_load_file_options, __VA_ARGS__)))
@@ -75,7 +81,12 @@ int ct_checkpoint_save(const char *path, const ct_training_state *st);
 #define ct_checkpoint_save(path, st) CT_AT(ct_checkpoint_save(path, st))
 /* Restores into st's model/optim/sched (which must be built like the saved ones), the
  * default generator, and st->epoch / step / metric.  If config_out is given it
- * receives a malloc'd copy of the saved config (or NULL).  Returns 0 or -1. */
+ * receives a malloc'd copy of the saved config (or NULL).  Returns 0 or -1.
+ * All or nothing: every part is checked before any is changed.  A damaged file is an
+ * error naming the key: NaN or infinite weights or optimizer state, an optimizer step
+ * or scheduler counter that is not an integer in range, an epoch that is not a
+ * decimal integer from 0 to 2^31 - 2 (so that epoch + 1 fits an int), a step not one
+ * from 0 to 2^53, a tensor failing its checksum. */
 int ct_checkpoint_load(const char *path, ct_training_state *st, char **config_out);
 #define ct_checkpoint_load(path, st, config_out) CT_AT(ct_checkpoint_load(path, st, config_out))
 

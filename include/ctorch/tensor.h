@@ -151,7 +151,9 @@ void *ct_data_ptr(const ct_tensor *t);
 /* The value of a one-element tensor as a double; NaN and an error otherwise. */
 double ct_item(const ct_tensor *t);
 #define ct_item(t) CT_AT(ct_item(t))
-int64_t ct_item_int(const ct_tensor *t); /* the value as an integer (0 and an error when not one element) */
+/* The value as an integer (a float truncated toward zero, as Python's int()); 0 and an
+ * error when t is not one element, or for NaN, infinity or a float beyond int64's range. */
+int64_t ct_item_int(const ct_tensor *t);
 #define ct_item_int(t) CT_AT(ct_item_int(t))
 /* Copies all elements in C order into dst as `dtype` (converting).  Returns 0 or -1. */
 int ct_copy_to_buffer(const ct_tensor *t, void *dst, ct_dtype dtype, size_t dst_bytes);
@@ -167,7 +169,10 @@ typedef struct {
 } ct_to_options;
 ct_tensor *ct_to_with(ct_tensor *t, ct_to_options o);
 /* ct_to(t, .dtype = CT_F64), ct_to(t, .device = CT_CUDA(0)): returns t itself
- * (retained, registered with the scope) when nothing changes. */
+ * (retained, registered with the scope) when nothing changes.  Floats converted to
+ * an integer dtype truncate toward zero; where PyTorch leaves the result to the
+ * hardware ctorch defines it: NaN gives 0, values beyond int64 saturate at its
+ * limits, and narrower types keep the low bits (455.0 -> uint8 199, -1.0 -> 255). */
 #define ct_to(t, ...) CT_AT(ct_to_with(t, CT_OPTIONS(ct_to_options, __VA_ARGS__)))
 ct_tensor *ct_contiguous(ct_tensor *t); /* t itself (retained) when contiguous, else a C-order copy */
 ct_tensor *ct_clone(ct_tensor *t); /* a copy with its own storage (differentiable) */

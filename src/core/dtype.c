@@ -94,7 +94,7 @@ int64_t ct_load_i64(const void *p, ct_dtype t) {
     case CT_U8: return *(const uint8_t *)p;
     case CT_I8: return *(const int8_t *)p;
     case CT_BOOL: return *(const bool *)p;
-    default: return (int64_t)ct_load_f64(p, t);
+    default: return ct_f64_to_i64(ct_load_f64(p, t)); /* Note [Float to integer] */
     }
 }
 
@@ -105,7 +105,7 @@ void ct_store_f64(void *p, ct_dtype t, double v) {
     case CT_F16: *(ct_half *)p = (ct_half)v; break;
     case CT_BF16: *(ct_bf16 *)p = ct_float_to_bf16((float)v); break;
     case CT_BOOL: *(bool *)p = v != 0; break;
-    default: ct_store_i64(p, t, (int64_t)v); break;
+    default: ct_store_i64(p, t, ct_f64_to_i64(v)); break; /* Note [Float to integer] */
     }
 }
 

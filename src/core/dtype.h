@@ -28,6 +28,30 @@ static inline ct_bf16 ct_float_to_bf16(float f) {
 static inline float ct_half_to_float(ct_half h) { return (float)h; }
 static inline ct_half ct_float_to_half(float f) { return (ct_half)f; }
 
+/* Note [Float to integer]: C leaves a float converted to an integer type undefined
+ * when the value does not fit (NaN, infinity, |v| >= 2^63), and PyTorch leaves the
+ * result to the hardware.  ctorch defines it: truncate toward zero, NaN gives 0 and
+ * values beyond int64 saturate at INT64_MIN / INT64_MAX; narrower integer types then
+ * keep the low bits, as PyTorch does for in-range values (455.0 -> uint8 199,
+ * -1.0 -> uint8 255).  Written as selects, so that cast loops still vectorize. */
+static inline int64_t ct_f64_to_i64(double v) {
+    int64_t t = (int64_t)(v >= -0x1p63 && v < 0x1p63 ? v : 0);
+    return v != v ? 0 : v >= 0x1p63 ? INT64_MAX : v < -0x1p63 ? INT64_MIN : t;
+}
+
+/* Whether the integer-valued v lies in integer dtype t's range (bool: 0 or 1). */
+static inline bool ct_fits_integer(double v, ct_dtype t) {
+    switch (t) {
+    case CT_I64: return v >= -0x1p63 && v < 0x1p63;
+    case CT_I32: return v >= INT32_MIN && v <= INT32_MAX;
+    case CT_I16: return v >= INT16_MIN && v <= INT16_MAX;
+    case CT_I8: return v >= INT8_MIN && v <= INT8_MAX;
+    case CT_U8: return v >= 0 && v <= UINT8_MAX;
+    case CT_BOOL: return v == 0 || v == 1;
+    default: return true;
+    }
+}
+
 /* Element sizes in bytes (0 for CT_DTYPE_UNSET): ct_dtype_size() without the call
  * and the range check, for per-op paths where the dtype is known to be valid. */
 extern const uint8_t ct_dtype_sizes[CT_NUM_DTYPES];

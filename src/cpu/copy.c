@@ -20,11 +20,16 @@
 #define TO_double(v) ((double)(v))
 #define TO_ct_half(v) ((ct_half)(v))
 #define TO_ct_bf16(v) ct_float_to_bf16((float)(v))
-#define TO_int64_t(v) ((int64_t)(v))
-#define TO_int32_t(v) ((int32_t)(v))
-#define TO_int16_t(v) ((int16_t)(v))
-#define TO_uint8_t(v) ((uint8_t)(v))
-#define TO_int8_t(v) ((int8_t)(v))
+/* Floating sources go through ct_f64_to_i64 (Note [Float to integer]); integers
+ * narrow by keeping their low bits. */
+#define TO_INT(T, v) \
+    _Generic((v), float: (T)ct_f64_to_i64(v), double: (T)ct_f64_to_i64(v), \
+             ct_half: (T)ct_f64_to_i64(v), default: (T)(v))
+#define TO_int64_t(v) TO_INT(int64_t, v)
+#define TO_int32_t(v) TO_INT(int32_t, v)
+#define TO_int16_t(v) TO_INT(int16_t, v)
+#define TO_uint8_t(v) TO_INT(uint8_t, v)
+#define TO_int8_t(v) TO_INT(int8_t, v)
 #define TO__Bool(v) ((bool)(v))
 
 /* data[0] is the destination (type D), data[1] the source (type S). */

@@ -11,7 +11,8 @@
  * Below -87.3 the result is 0 (no subnormals); above 88.7, +inf; NaN stays NaN. */
 static inline float ct_expf_fast(float x) {
     const float shifter = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
-    float xc = x < -87.33654f ? -87.33654f : x > 88.72283f ? 88.72283f : x;
+    /* NaN is clamped to 0 too, so that the conversion of n below stays in range. */
+    float xc = x < -87.33654f ? -87.33654f : x > 88.72283f ? 88.72283f : x != x ? 0.0f : x;
     float t = xc * 1.44269504f + shifter;
     float n = t - shifter;
     float r = xc - n * 0.693359375f + n * 2.12194440e-4f;

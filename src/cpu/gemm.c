@@ -4,6 +4,10 @@
 #include <omp.h>
 #include <pthread.h>
 #include <string.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "cpu/gemm.h"
 #include "cpu/kernel_util.h"
@@ -27,6 +31,76 @@ void ct_blas_single_end(void) {
     pthread_mutex_lock(&blas_lock);
     if (--blas_users == 0 && blas_saved_threads != 1) openblas_set_num_threads(blas_saved_threads);
     pthread_mutex_unlock(&blas_lock);
+}
+
+/* Note [OpenBLAS buffers]: each thread that runs OpenBLAS concurrently with others
+ * takes a working buffer from OpenBLAS's table, mapping a new one (BUFFER_SIZE of its
+ * build, 128 MiB in Debian's) when all are in use, and keeping it; when that mapping
+ * fails OpenBLAS retries forever, so an address-space limit (ulimit -v) would hang the
+ * process.  So under such a limit, BLAS regions run one at a time, and before a region
+ * runs on more threads than OpenBLAS has buffers, the address space of the missing
+ * ones is tried (mapped and unmapped again): threads that would not get one are not
+ * started, and with none at all the product fails with an out-of-memory error.  The
+ * buffers OpenBLAS holds are counted from the growth of the address space across
+ * regions (small products map none).  test_blas_address_space sweeps limits.
+ * OpenBLAS's own worker threads map their buffers when the library loads and cannot
+ * be helped here: under such a limit run with OPENBLAS_NUM_THREADS=1 (ctorch's calls
+ * use one OpenBLAS thread anyway, Note [GEMM determinism]). */
+static pthread_mutex_t limited_lock = PTHREAD_MUTEX_INITIALIZER;
+static int blas_buffers;            /* buffers OpenBLAS is known to hold (limited_lock) */
+static long vm_before;              /* address space at the region's start (limited_lock) */
+static _Thread_local bool in_limited_region;
+
+static bool address_space_limited(void) {
+    struct rlimit r;
+    return getrlimit(RLIMIT_AS, &r) == 0 && r.rlim_cur != RLIM_INFINITY;
+}
+
+static bool address_space_for(size_t bytes) {
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) return false;
+    munmap(p, bytes);
+    return true;
+}
+
+static long address_space_now(void) {
+    long pages = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f) {
+        if (fscanf(f, "%ld", &pages) != 1) pages = 0;
+        fclose(f);
+    }
+    return pages * sysconf(_SC_PAGESIZE);
+}
+
+int ct_blas_reserve(int threads) {
+    if (!address_space_limited()) {
+        ct_blas_single_begin();
+        return threads;
+    }
+    pthread_mutex_lock(&limited_lock);
+    int granted = threads;
+    while (granted > 0 && granted > blas_buffers &&
+           !address_space_for((size_t)(granted - blas_buffers) * CT_BLAS_BUFFER_BYTES))
+        granted--;
+    if (granted == 0) {
+        pthread_mutex_unlock(&limited_lock);
+        return 0;
+    }
+    in_limited_region = true;
+    vm_before = address_space_now();
+    ct_blas_single_begin();
+    return granted;
+}
+
+void ct_blas_unreserve(int threads) {
+    if (threads <= 0) return;
+    ct_blas_single_end();
+    if (!in_limited_region) return;
+    in_limited_region = false;
+    long grown = address_space_now() - vm_before;
+    if (grown > 0) blas_buffers += (int)(grown / (128l << 20));
+    pthread_mutex_unlock(&limited_lock);
 }
 
 #define TR(t) ((t) ? CblasTrans : CblasNoTrans)
@@ -65,8 +139,9 @@ static void tile_shape(int64_t m, int64_t n, int64_t *tm, int64_t *tn) {
     int64_t tm, tn;                                                                      \
     tile_shape(g->m, g->n, &tm, &tn);                                                    \
     int64_t gm = (g->m + tm - 1) / tm, gn = (g->n + tn - 1) / tn, items = g->batch * gm * gn; \
-    ct_blas_single_begin();                                                              \
-    _Pragma("omp parallel for if (items > 1 && nt > 1) num_threads(nt) schedule(dynamic)") \
+    nt = ct_blas_reserve(items > 1 && nt > 1 ? (int)(items < nt ? items : nt) : 1);        \
+    if (nt == 0) return false; /* Note [OpenBLAS buffers] */                             \
+    _Pragma("omp parallel for if (nt > 1) num_threads(nt) schedule(dynamic)")            \
     for (int64_t it = 0; it < items; it++) {                                             \
         int64_t bi = it / (gm * gn), r0 = it / gn % gm * tm, c0 = it % gn * tn;           \
         int64_t mb = g->m - r0 < tm ? g->m - r0 : tm, nb = g->n - c0 < tn ? g->n - c0 : tn; \
@@ -74,7 +149,7 @@ static void tile_shape(int64_t m, int64_t n, int64_t *tm, int64_t *tn) {
              B + bi * g->b_bs + c0 * g->b_cs, ldb, (T)g->beta,                            \
              C + bi * g->c_bs + r0 * g->c_rs + c0, g->c_rs);                              \
     }                                                                                    \
-    ct_blas_single_end();
+    ct_blas_unreserve(nt);
 
 #define BLAS_PROLOGUE(T)                                                                \
     if (g->m == 0 || g->n == 0 || g->batch == 0) return true;                            \

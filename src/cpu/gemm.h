@@ -37,6 +37,13 @@
  * before (openblas_set_num_threads is process-wide). */
 void ct_blas_single_begin(void);
 void ct_blas_single_end(void);
+/* ct_blas_single_begin for a region running BLAS on up to `threads` threads at once:
+ * the number of them that can get OpenBLAS's working buffers (Note [OpenBLAS buffers]
+ * in cpu/gemm.c), 0 when none can (then nothing is begun); ct_blas_unreserve(granted)
+ * ends it. */
+#define CT_BLAS_BUFFER_BYTES ((size_t)129 << 20)
+int ct_blas_reserve(int threads);
+void ct_blas_unreserve(int threads);
 
 /* One single-threaded float GEMM c = alpha*op(a)@op(b) + beta*c on row-major data,
  * for kernels that parallelize over their own loop (conv): callers hold

@@ -90,8 +90,12 @@ static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
         size_t per = (size_t)(km * kk + kk * kn + km * kn + 1);                          \
         float *bufs = ct_malloc(sizeof(float) * per * (size_t)(par ? nt : 1));              \
         if (!bufs) return false;                                                         \
-        ct_blas_single_begin();                                                          \
-        _Pragma("omp parallel if (par) num_threads(nt)")                                 \
+        nt = ct_blas_reserve(par ? nt : 1); /* Note [OpenBLAS buffers] */                \
+        if (nt == 0) {                                                                   \
+            free(bufs);                                                                  \
+            return false;                                                                \
+        }                                                                                \
+        _Pragma("omp parallel if (par && nt > 1) num_threads(nt)")                       \
         {                                                                                \
             float *af = bufs + per * (size_t)omp_get_thread_num();                       \
             float *bf = af + km * kk, *cf = bf + kk * kn;                                \
@@ -102,7 +106,7 @@ static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
                            bf, cf);                                                      \
             }                                                                            \
         }                                                                                \
-        ct_blas_single_end();                                                            \
+        ct_blas_unreserve(nt);                                                           \
         free(bufs);                                                                      \
         return true;                                                                     \
     }                                                                                    \

@@ -14,7 +14,12 @@ static ct_isa best_isa(void) {
 #if defined(__x86_64__) && defined(__GNUC__)
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f")) return CT_ISA_AVX512;
+#if defined(__clang__) /* clang knows no "x86-64-v3" here: the level's main parts */
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi2"))
+        return CT_ISA_AVX2;
+#else
     if (__builtin_cpu_supports("x86-64-v3")) return CT_ISA_AVX2;
+#endif
 #endif
     return CT_ISA_DEFAULT;
 }

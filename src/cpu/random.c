@@ -131,7 +131,11 @@ static inline uint64_t below(const ct_philox_block *b, uint64_t range) {
  * k < ceil(p 2^32) (exact: k < x <=> k < ceil(x) for integer k), 32-bit so that it
  * vectorizes; p is resolved to 2^-32 (PyTorch's float path: 2^-24).  p = 1 is
  * threshold 2^32, which no 32-bit k reaches: `all` covers it. */
-static inline uint32_t threshold(double p) { return p >= 1 ? 0 : (uint32_t)ceil(p * 0x1.0p32); }
+static inline uint32_t threshold(double p) {
+    /* p <= 0 (and NaN) is threshold 0, so the conversion below stays in range: the
+     * kernels compute it for every distribution, uniform's negative bound included. */
+    return p >= 1 || !(p > 0) ? 0 : (uint32_t)ceil(p * 0x1.0p32);
+}
 static inline bool hit_below(const ct_philox_block *b, uint32_t t, bool all) {
     return all | (b->w[0] < t);
 }

@@ -13,6 +13,8 @@
 #include "ctorch/serialize.h"
 #include "core/error.h"
 #include "core/mem.h"
+#include "nn/module_impl.h"
+#include "optim/optim_impl.h"
 
 #define FORMAT "ctorch-checkpoint-1"
 
@@ -69,6 +71,42 @@ static const char *meta_get(const ct_metadata *m, const char *key) {
     return NULL;
 }
 
+/* A metadata integer: all of v a decimal number from 0 to max. */
+static bool meta_integer(const char *path, const char *key, const char *v, long long max, int64_t *out) {
+    char *end;
+    errno = 0;
+    long long x = strtoll(v, &end, 10);
+    if (end == v || *end || errno || x < 0 || x > max) {
+        ct_error("ct_checkpoint_load: %s: metadata '%s' is \"%.40s\", not an integer from 0 to %lld",
+                 path, key, v, max);
+        return false;
+    }
+    *out = x;
+    return true;
+}
+
+/* Weights and optimizer state that are NaN or infinite would train on garbage. */
+static bool all_finite(const char *path, const ct_state_dict *sd) {
+    bool ok = true;
+    for (int i = 0; ok && i < ct_state_dict_len(sd); i++) {
+        const char *key = ct_state_dict_key(sd, i);
+        ct_tensor *t = ct_state_dict_value(sd, i);
+        if (strncmp(key, "model.", 6) && strncmp(key, "optim.", 6)) continue;
+        if (!ct_dtype_is_floating(ct_dtype_of(t))) continue;
+        CT_SCOPE {
+            double bad = ct_item(ct_sum(ct_logical_not(ct_isfinite(t)), .dtype = CT_F64));
+            if (bad != 0) {
+                ct_error("ct_checkpoint_load: %s: '%s' has %.0f NaN or infinite values", path, key, bad);
+                ok = false;
+            }
+        }
+    }
+    return ok;
+}
+
+/* Note [All or nothing]: a checkpoint is checked whole (metadata, model, optimizer,
+ * scheduler, generator) before anything is changed, so that a failed load leaves the
+ * training state as it was. */
 int ct_checkpoint_load(const char *path, ct_training_state *st, char **config_out) {
     if (!path || !st || !st->model) {
         ct_error("ct_checkpoint_load: a path and a model are required");
@@ -86,19 +124,47 @@ int ct_checkpoint_load(const char *path, ct_training_state *st, char **config_ou
                      format ? format : "missing");
             break;
         }
-        if (ct_load_state_dict(st->model, sub_dict(sd, "model.")) != 0) break;
-        if (st->optim && ct_optim_load_state_dict(st->optim, sub_dict(sd, "optim.")) != 0) break;
-        if (st->sched && ct_sched_load_state_dict(st->sched, sub_dict(sd, "sched.")) != 0) break;
-        ct_tensor *rng = ct_state_dict_get(sd, "rng.default");
-        if (rng && ct_generator_set_state(ct_default_generator(), rng) != 0) break;
+        int64_t epoch = st->epoch, step = st->step;
+        double metric = st->metric;
         const char *v;
-        if ((v = meta_get(&m, "epoch"))) st->epoch = strtoll(v, NULL, 10);
-        if ((v = meta_get(&m, "step"))) st->step = strtoll(v, NULL, 10);
-        if ((v = meta_get(&m, "metric"))) st->metric = strtod(v, NULL);
-        if (config_out && (v = meta_get(&m, "config")) && !(*config_out = ct_strdup(v))) {
+        /* epoch + 1 must fit an int, the type loops count epochs in */
+        if ((v = meta_get(&m, "epoch")) && !meta_integer(path, "epoch", v, INT32_MAX - 1, &epoch)) break;
+        if ((v = meta_get(&m, "step")) && !meta_integer(path, "step", v, 1ll << 53, &step)) break;
+        if ((v = meta_get(&m, "metric"))) {
+            char *end;
+            metric = strtod(v, &end);
+            if (end == v || *end) {
+                ct_error("ct_checkpoint_load: %s: metadata 'metric' is \"%.40s\", not a number", path, v);
+                break;
+            }
+        }
+        ct_state_dict *model = sub_dict(sd, "model."), *optim = sub_dict(sd, "optim."),
+                      *sched = sub_dict(sd, "sched.");
+        ct_tensor *rng = ct_state_dict_get(sd, "rng.default");
+        ct_generator *scratch = rng ? ct_generator_new(0) : NULL; /* the scope's */
+        bool valid = all_finite(path, sd) && ct_module_check_state_dict(st->model, model) == 0 &&
+                     (!st->optim || ct_optim_check_state_dict(st->optim, optim) == 0) &&
+                     (!st->sched || ct_sched_check_state_dict(st->sched, sched) == 0) &&
+                     (!rng || (scratch && ct_generator_set_state(scratch, rng) == 0));
+        if (!valid) break;
+        char *config = NULL;
+        if (config_out && (v = meta_get(&m, "config")) && !(config = ct_strdup(v))) {
             ct_error("ct_checkpoint_load: out of memory");
             break;
         }
+        /* Checked: what is left can only fail for want of memory. */
+        bool loaded = ct_load_state_dict(st->model, model) == 0 &&
+                      (!st->optim || ct_optim_load_state_dict(st->optim, optim) == 0) &&
+                      (!st->sched || ct_sched_load_state_dict(st->sched, sched) == 0) &&
+                      (!rng || ct_generator_set_state(ct_default_generator(), rng) == 0);
+        if (!loaded) {
+            free(config);
+            break;
+        }
+        st->epoch = epoch;
+        st->step = step;
+        st->metric = metric;
+        if (config) *config_out = config;
         rc = 0;
     }
     ct_metadata_free(&m);

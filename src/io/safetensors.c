@@ -1,5 +1,12 @@
 /* The safetensors format: writing with an atomic rename, and a loader that treats the
- * file as hostile (every length, offset and name is checked before use). */
+ * file as hostile (every length, offset and name is checked before use).
+ *
+ * Note [Tensor checksums]: ctorch's extension of the format.  The header's
+ * "__metadata__" holds "ctorch.crc32": the CRC-32 (zlib's crc32, the gzip polynomial)
+ * of each tensor's data bytes, 8 lower-case hex digits each, separated by spaces, in
+ * the order of the tensors' data offsets.  Other readers ignore it (metadata is free
+ * text); ctorch verifies it on load, so a flipped data byte is an error, and loads
+ * files without it as before.  The key is not shown in the metadata a load returns. */
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
@@ -7,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "ctorch.h"
 #include "ctorch/serialize.h"
@@ -18,6 +26,7 @@
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "safetensors data is little-endian");
 
 #define MAX_HEADER (100u << 20) /* as the reference implementation */
+#define CRC_KEY "ctorch.crc32"
 
 static const struct {
     const char *name;
@@ -87,15 +96,23 @@ int ct_save_safetensors(const ct_state_dict *sd, const char *path, const ct_meta
         return -1;
     }
     int n = ct_state_dict_len(sd);
-    text h = {0};
-    bool ok = text_add(&h, "{");
-    if (meta && meta->n > 0) {
-        ok = ok && text_add(&h, "\"__metadata__\":{");
-        for (int i = 0; i < meta->n && ok; i++)
-            ok = text_add(&h, i ? "," : "") && text_add_string(&h, meta->keys[i]) &&
-                 text_add(&h, ":") && text_add_string(&h, meta->values[i]);
-        ok = ok && text_add(&h, "}%s", n ? "," : "");
+    text h = {0}, crcs = {0};
+    bool ok = true;
+    for (int i = 0; i < n && ok; i++) {
+        CT_SCOPE {
+            ct_tensor *t = ct_contiguous(ct_to(ct_state_dict_value(sd, i), .device = CT_CPU));
+            ok = t && text_add(&crcs, "%s%08lx", i ? " " : "",
+                               crc32_z(0, ct_data_ptr(t), (size_t)ct_numel(t) * ct_dtype_size(ct_dtype_of(t))));
+        }
     }
+    ok = ok && text_add(&h, "{\"__metadata__\":{") && text_add_string(&h, CRC_KEY) &&
+         text_add(&h, ":") && text_add_string(&h, crcs.s ? crcs.s : "");
+    free(crcs.s);
+    for (int i = 0; meta && i < meta->n && ok; i++)
+        if (strcmp(meta->keys[i], CRC_KEY)) /* always ours (Note [Tensor checksums]) */
+            ok = text_add(&h, ",") && text_add_string(&h, meta->keys[i]) && text_add(&h, ":") &&
+                 text_add_string(&h, meta->values[i]);
+    ok = ok && text_add(&h, "}%s", n ? "," : "");
     uint64_t offset = 0;
     for (int i = 0; i < n && ok; i++) {
         ct_tensor *t = ct_state_dict_value(sd, i);
@@ -191,9 +208,35 @@ static bool read_entry(const char *where, const char *name, const json_value *v,
     return true;
 }
 
-ct_state_dict *ct_safetensors_from_buffer(const void *data, size_t size, ct_load_file_options o) {
-    const char *where = "buffer";
+/* Checks the tensors' data against the checksums of Note [Tensor checksums]; sorted
+ * are the entries in the order of their data offsets. */
+static bool checksums_match(const char *where, const char *crcs, const entry *sorted, size_t n,
+                            const unsigned char *payload) {
+    const char *p = crcs;
+    for (size_t i = 0; i < n; i++) {
+        char *end;
+        while (*p == ' ') p++;
+        unsigned long want = strtoul(p, &end, 16);
+        if (end - p != 8) return bad(where, "metadata \"" CRC_KEY "\" is malformed at entry \"%s\"",
+                                     sorted[i].name);
+        p = end;
+        unsigned long got = crc32_z(0, payload + sorted[i].begin, (size_t)(sorted[i].end - sorted[i].begin));
+        if (got != want)
+            return bad(where, "entry \"%s\": the data does not match its checksum (the file is damaged)",
+                       sorted[i].name);
+    }
+    while (*p == ' ') p++;
+    return *p == 0 || bad(where, "%s", "metadata \"" CRC_KEY "\" lists more tensors than the file holds");
+}
+
+/* The loader; where names the source in messages (the path, or "buffer"). */
+static ct_state_dict *from_buffer(const char *where, const void *data, size_t size, ct_load_file_options o) {
     const unsigned char *buf = data;
+    if (data && size >= 4 && !memcmp(buf, "PK\x03\x04", 4)) {
+        ct_error("ct_load_safetensors: %s is a PyTorch zip archive, not safetensors (torch.save's "
+                 "format: load it in PyTorch and write it with safetensors.torch.save_file)", where);
+        return NULL;
+    }
     if (!data || size < 8) {
         ct_error("ct_load_safetensors: %s: file too short for a header (%zu bytes)", where, size);
         return NULL;
@@ -201,16 +244,17 @@ ct_state_dict *ct_safetensors_from_buffer(const void *data, size_t size, ct_load
     uint64_t hlen;
     memcpy(&hlen, buf, 8);
     if (hlen > MAX_HEADER || hlen > size - 8) {
-        ct_error("ct_load_safetensors: header length %llu is beyond the file (%zu bytes)",
+        ct_error("ct_load_safetensors: %s: header length %llu is beyond the file (%zu bytes)", where,
                  (unsigned long long)hlen, size);
         return NULL;
     }
     char err[256];
     json_value *root = json_parse((const char *)buf + 8, (size_t)hlen, err, sizeof err);
     if (!root) {
-        ct_error("ct_load_safetensors: header: %s", err);
+        ct_error("ct_load_safetensors: %s: header: %s", where, err);
         return NULL;
     }
+    const char *crcs = NULL;
     ct_state_dict *sd = NULL;
     entry *es = ct_calloc(root->len + 1, sizeof *es);
     size_t n = 0;
@@ -224,17 +268,20 @@ ct_state_dict *ct_safetensors_from_buffer(const void *data, size_t size, ct_load
             ok = m->kind == JSON_OBJECT || bad(where, "%s", "__metadata__ is not an object");
             for (size_t k = 0; ok && k < m->len; k++)
                 ok = m->items[k].kind == JSON_STRING || bad(where, "metadata \"%s\" is not a string", m->keys[k]);
+            for (size_t k = 0; ok && k < m->len; k++)
+                if (!strcmp(m->keys[k], CRC_KEY)) crcs = m->items[k].string;
             if (ok && o.metadata) {
                 memset(o.metadata, 0, sizeof *o.metadata);
-                for (size_t k = 0; ok && k < m->len && k < CT_METADATA_MAX; k++) {
+                for (size_t k = 0; ok && k < m->len && o.metadata->n < CT_METADATA_MAX; k++) {
+                    if (!strcmp(m->keys[k], CRC_KEY)) continue;
                     char *key = ct_strdup(m->keys[k]), *value = key ? ct_strdup(m->items[k].string) : NULL;
                     if (!value) {
                         free(key);
                         ok = bad(where, "%s", "out of memory reading the metadata");
                         break;
                     }
-                    o.metadata->keys[k] = key;
-                    o.metadata->values[k] = value;
+                    o.metadata->keys[o.metadata->n] = key;
+                    o.metadata->values[o.metadata->n] = value;
                     o.metadata->n++;
                 }
             }
@@ -260,6 +307,7 @@ ct_state_dict *ct_safetensors_from_buffer(const void *data, size_t size, ct_load
                 at = sorted[i].end;
             }
             if (ok && at != data_len) ok = bad(where, "%s", "the data does not end where the last tensor does");
+            if (ok && crcs) ok = checksums_match(where, crcs, sorted, n, buf + 8 + hlen);
             free(sorted);
         }
     }
@@ -310,16 +358,13 @@ ct_state_dict *ct_load_safetensors_with(const char *path, ct_load_file_options o
         ct_error("ct_load_safetensors: cannot read %s", path);
         return NULL;
     }
-    ct_state_dict *sd = ct_safetensors_from_buffer(data, (size_t)size, o);
+    ct_state_dict *sd = from_buffer(path, data, (size_t)size, o);
     free(data);
-    if (!sd && ct_last_error()) {
-        /* Name the file in the message. */
-        char msg[1024];
-        snprintf(msg, sizeof msg, "%s", ct_last_error());
-        const char *rest = strncmp(msg, "ct_load_safetensors: ", 21) ? msg : msg + 21;
-        ct_error("ct_load_safetensors: %s: %s", path, rest);
-    }
     return sd;
+}
+
+ct_state_dict *ct_safetensors_from_buffer(const void *data, size_t size, ct_load_file_options o) {
+    return from_buffer("buffer", data, size, o);
 }
 
 void ct_metadata_free(ct_metadata *m) {

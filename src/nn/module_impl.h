@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "ctorch/nn.h"
+#include "ctorch/state_dict.h"
 #include "core/object.h"
 
 typedef struct {
@@ -49,5 +50,8 @@ struct ct_module {
 typedef enum { WALK_PARAMS, WALK_BUFFERS, WALK_PERSISTENT_BUFFERS, WALK_MODULES } walk_kind;
 /* Lists entries of the sub-tree (see ct_named_parameters) and returns the count. */
 int ct_module_walk(ct_module *m, int kind, const char **names, void **out, int max);
+
+/* The checks of a strict ct_load_state_dict without the copy: 0, or -1 with its error. */
+int ct_module_check_state_dict(ct_module *m, const ct_state_dict *sd);
 
 #endif

@@ -220,7 +220,8 @@ static void list_keys(char *buf, size_t size, size_t *len, const char *label, in
     append(buf, size, len, ". ");
 }
 
-int ct_load_state_dict_with(ct_module *m, const ct_state_dict *sd, ct_load_options o) {
+/* Checks sd against m and, when commit is set and the checks pass, copies it in. */
+static int load_module(ct_module *m, const ct_state_dict *sd, ct_load_options o, bool commit) {
     if (!m || !sd) return -1;
     entries e = module_entries(m);
     if (e.n < 0) return -1;
@@ -258,7 +259,7 @@ int ct_load_state_dict_with(ct_module *m, const ct_state_dict *sd, ct_load_optio
             list_keys(keys, sizeof keys, &klen, "Unexpected", r.n_unexpected, r.unexpected);
         }
         ct_error("Error(s) in loading state_dict for %s:%s%s", m->cls->name, keys, mismatches);
-    } else {
+    } else if (commit) {
         CT_SCOPE {
             CT_NO_GRAD {
                 for (int i = 0; i < e.n; i++) {
@@ -271,4 +272,12 @@ int ct_load_state_dict_with(ct_module *m, const ct_state_dict *sd, ct_load_optio
     if (o.result) *o.result = r;
     entries_free(&e);
     return strict_fail || mlen ? -1 : 0;
+}
+
+int ct_load_state_dict_with(ct_module *m, const ct_state_dict *sd, ct_load_options o) {
+    return load_module(m, sd, o, true);
+}
+
+int ct_module_check_state_dict(ct_module *m, const ct_state_dict *sd) {
+    return load_module(m, sd, (ct_load_options){0}, false);
 }

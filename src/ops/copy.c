@@ -168,10 +168,21 @@ static bool item_value(const char *op, const ct_tensor *t, ct_dtype as, void *va
     ct_host_buf hb;
     const void *v = ct_host_read(op, t, CT_DTYPE_UNSET, &hb);
     if (!v) return false;
-    if (as == CT_I64) *(int64_t *)value = ct_load_i64(v, t->dtype);
-    else *(double *)value = ct_load_f64(v, t->dtype);
+    double d = ct_load_f64(v, t->dtype);
+    bool fits = true;
+    if (as == CT_I64 && ct_dtype_is_floating(t->dtype)) {
+        /* As Python's int(): NaN and infinity have no integer value; nor has a float
+         * beyond int64's range here. */
+        fits = false;
+        if (isnan(d)) ct_error("%s: cannot convert float NaN to integer", op);
+        else if (isinf(d)) ct_error("%s: cannot convert float infinity to integer", op);
+        else if (!(d >= -0x1p63 && d < 0x1p63)) ct_error("%s: value %g is out of range for int64", op, d);
+        else fits = true;
+    }
+    if (fits && as == CT_I64) *(int64_t *)value = ct_load_i64(v, t->dtype);
+    else if (fits) *(double *)value = d;
     ct_host_release(&hb);
-    return true;
+    return fits;
 }
 
 double ct_item(const ct_tensor *t) {

@@ -159,16 +159,28 @@ ct_tensor *ct_arange_with(ct_scalar start, ct_scalar end, ct_scalar step, ct_ten
     if (o.dtype == CT_DTYPE_UNSET)
         o.dtype = start.is_int && end.is_int && step.is_int ? CT_I64 : ct_get_default_dtype();
     bool integral = !ct_dtype_is_floating(o.dtype);
+    double rs = start.is_int ? (double)start.i : start.f, re = end.is_int ? (double)end.i : end.f;
+    double rst = step.is_int ? (double)step.i : step.f;
+    /* Checked before any conversion to an integer (Note [Float to integer]). */
+    if (!isfinite(rs) || !isfinite(re)) {
+        ct_error("ct_arange: unsupported range: %g -> %g", rs, re);
+        return NULL;
+    }
+    if (!(rst > 0 || rst < 0) || !isfinite(rst)) {
+        ct_error("ct_arange: step must be nonzero and finite (got %g)", rst);
+        return NULL;
+    }
+    if (integral && !(fabs(rs) < 0x1p63 && fabs(re) < 0x1p63 && fabs(rst) < 0x1p63)) {
+        ct_error("ct_arange: a bound or step does not fit %s (%g -> %g, step %g)",
+                 ct_dtype_name(o.dtype), rs, re, rst);
+        return NULL;
+    }
     /* PyTorch converts the arguments to the result's accumulate type first. */
     double s = integral ? (double)(start.is_int ? start.i : (int64_t)start.f) : start.f;
     double e = integral ? (double)(end.is_int ? end.i : (int64_t)end.f) : end.f;
     double st = integral ? (double)(step.is_int ? step.i : (int64_t)step.f) : step.f;
     if (!(st > 0 || st < 0)) {
         ct_error("ct_arange: step must be nonzero");
-        return NULL;
-    }
-    if (!isfinite(s) || !isfinite(e)) {
-        ct_error("ct_arange: unsupported range: %g -> %g", s, e);
         return NULL;
     }
     if (!((st > 0 && e >= s) || (st < 0 && e <= s))) {
@@ -180,7 +192,7 @@ ct_tensor *ct_arange_with(ct_scalar start, ct_scalar end, ct_scalar step, ct_ten
         ct_error("ct_arange: invalid size, possible overflow? (got %g elements)", n);
         return NULL;
     }
-    ct_range_args a = {.start = s, .step = st, .istart = (int64_t)s, .istep = (int64_t)st};
+    ct_range_args a = {.start = s, .step = st, .istart = ct_f64_to_i64(s), .istep = ct_f64_to_i64(st)};
     if (integral && start.is_int && step.is_int) {
         a.istart = start.i; /* exact beyond 2^53 */
         a.istep = step.i;

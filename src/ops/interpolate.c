@@ -97,8 +97,14 @@ ct_tensor *ct_interpolate_with(ct_tensor *x, ct_interpolate_options o) {
     if (has_scale) {
         sf[0] = o.scale_factor[0];
         sf[1] = o.scale_factor[1] > 0 ? o.scale_factor[1] : o.scale_factor[0];
-        OH = (int64_t)floor((double)H * sf[0]);
-        OW = (int64_t)floor((double)W * sf[1]);
+        double oh = floor((double)H * sf[0]), ow = floor((double)W * sf[1]);
+        if (!(oh < 0x1p62 && ow < 0x1p62)) { /* infinity or NaN included */
+            ct_error("%s: scale_factor (%g, %g) gives an output size too large (%g x %g)", op,
+                     sf[0], sf[1], oh, ow);
+            return NULL;
+        }
+        OH = (int64_t)oh;
+        OW = (int64_t)ow;
     } else {
         int64_t os[2];
         if (!ct_pool_pair(op, "size", o.size, 0, 0, os)) return NULL;

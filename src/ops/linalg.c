@@ -38,8 +38,13 @@ static ct_tensor *gemm(ct_op_id op, ct_tensor *a, mat_dims ad, ct_tensor *b, mat
     ct_gemm_fn k = ct_compute_gemm_kernel(op, dev, dt);
     if (!k) return NULL;
     const char *name = ct_ops[op].fn;
-    ct_tensor *A = gemm_operand(name, a, ad, kd), *B = A ? gemm_operand(name, b, bd, kd) : NULL;
-    ct_tensor *out = B ? ct_tensor_new(name, shape, kd, dev) : NULL;
+    /* The output first: a size it cannot have fails before operands are copied. */
+    ct_tensor *out = ct_tensor_new(name, shape, kd, dev);
+    ct_tensor *A = out ? gemm_operand(name, a, ad, kd) : NULL, *B = A ? gemm_operand(name, b, bd, kd) : NULL;
+    if (!B) {
+        ct_release(out);
+        out = NULL;
+    }
     if (out) {
         if (!init) beta = 0;
         if (beta != 0) ct_copy_into(out, init);
@@ -281,7 +286,14 @@ static ct_tensor *matmul_batched(ct_tensor *a, ct_tensor *b) {
         }
         return NULL;
     }
-    int64_t B = ct_shape_numel(nbatch, batch);
+    int64_t B = ct_shape_numel(nbatch, batch), bytes;
+    /* The output's size is checked before broadcast operands are copied. */
+    if (__builtin_mul_overflow(B, n, &bytes) || __builtin_mul_overflow(bytes, m, &bytes) ||
+        __builtin_mul_overflow(bytes, (int64_t)ct_dtype_size(a->dtype), &bytes)) {
+        ct_error("ct_matmul: the result of %lld products of [%lld, %lld] x [%lld, %lld] is too large",
+                 (long long)B, (long long)n, (long long)k, (long long)k, (long long)m);
+        return NULL;
+    }
     ct_tensor *ea = ct_expand(a2, shape_concat(batch, nbatch, (int64_t[]){n, k}, 2));
     ct_tensor *eb = ct_expand(b2, shape_concat(batch, nbatch, (int64_t[]){k, m}, 2));
     ct_tensor *r = ct_bmm(ct_reshape(ea, CT_SHAPE(B, n, k)), ct_reshape(eb, CT_SHAPE(B, k, m)));

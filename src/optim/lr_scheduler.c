@@ -533,39 +533,70 @@ ct_state_dict *ct_sched_state_dict(ct_scheduler *s) {
 static bool load_value(const ct_state_dict *sd, const char *key, double *out) {
     ct_tensor *t = ct_state_dict_get(sd, key);
     if (!t) return false;
-    *out = ct_item(t);
+    *out = ct_numel(t) == 1 ? ct_item(t) : NAN;
     return true;
 }
 
-int ct_sched_load_state_dict(ct_scheduler *s, const ct_state_dict *sd) {
-    if (!s || !sd) return -1;
+/* A counter (last_epoch, t_cur, ...) is an integer that int64 arithmetic on it cannot
+ * overflow (Note [Float to integer]); a learning rate is finite; best may be infinite
+ * (its start) but not NaN.  False with an error naming the key (prefix: the child's). */
+static bool loaded_in_range(const char *prefix, const char *key, double v, char kind) {
+    bool ok = kind == 'i' ? v >= -1 && v <= 0x1p53 && v == floor(v) : kind == 'f' ? isfinite(v) : !isnan(v);
+    if (!ok)
+        ct_error("ct_sched_load_state_dict: '%s%s' is %g, not %s", prefix, key, v,
+                 kind == 'i' ? "an epoch count (an integer from -1 to 2^53)" : "a finite number");
+    return ok;
+}
+
+/* Checks sd against s (and its children), and loads it when commit is set. */
+static int sched_load(ct_scheduler *s, const ct_state_dict *sd, const char *prefix, bool commit) {
     double v;
     if (!load_value(sd, "last_epoch", &v)) {
-        ct_error("ct_sched_load_state_dict: the state dict has no 'last_epoch': not a scheduler's");
+        ct_error("ct_sched_load_state_dict: the state dict has no '%slast_epoch': not a scheduler's",
+                 prefix);
         return -1;
     }
-#define LOAD(f) if (load_value(sd, #f, &v)) s->f = (int64_t)v;
+#define LOAD(f)                                                                          \
+    if (load_value(sd, #f, &v)) {                                                        \
+        if (!loaded_in_range(prefix, #f, v, 'i')) return -1;                             \
+        if (commit) s->f = (int64_t)v;                                                   \
+    }
     SCHED_FIELDS(LOAD)
 #undef LOAD
-    load_value(sd, "best", &s->best);
-    char key[64];
-    for (int g = 0; g < ngroups(s); g++) {
-        snprintf(key, sizeof key, "base_lrs.%d", g);
-        load_value(sd, key, &s->base_lrs[g]);
-        snprintf(key, sizeof key, "last_lrs.%d", g);
-        load_value(sd, key, &s->last_lrs[g]);
+    if (load_value(sd, "best", &v)) {
+        if (!loaded_in_range(prefix, "best", v, 'b')) return -1;
+        if (commit) s->best = v;
     }
+    char key[64];
+    for (int g = 0; g < ngroups(s); g++)
+        for (int which = 0; which < 2; which++) {
+            snprintf(key, sizeof key, which ? "last_lrs.%d" : "base_lrs.%d", g);
+            if (!load_value(sd, key, &v)) continue;
+            if (!loaded_in_range(prefix, key, v, 'f')) return -1;
+            if (commit) (which ? s->last_lrs : s->base_lrs)[g] = v;
+        }
     int rc = 0;
     for (int i = 0; i < s->n_children && rc == 0; i++) {
         CT_SCOPE {
             ct_state_dict *child = ct_state_dict_new();
-            char prefix[32];
-            int n = snprintf(prefix, sizeof prefix, "_schedulers.%d.", i);
+            char child_prefix[96];
+            int n = snprintf(key, sizeof key, "_schedulers.%d.", i);
+            snprintf(child_prefix, sizeof child_prefix, "%s%s", prefix, key);
             for (int k = 0; k < ct_state_dict_len(sd); k++)
-                if (!strncmp(ct_state_dict_key(sd, k), prefix, (size_t)n))
+                if (!strncmp(ct_state_dict_key(sd, k), key, (size_t)n))
                     ct_state_dict_set(child, ct_state_dict_key(sd, k) + n, ct_state_dict_value(sd, k));
-            rc = ct_sched_load_state_dict(s->children[i], child);
+            rc = child ? sched_load(s->children[i], child, child_prefix, commit) : -1;
         }
     }
     return rc;
+}
+
+int ct_sched_check_state_dict(ct_scheduler *s, const ct_state_dict *sd) {
+    return s && sd ? sched_load(s, sd, "", false) : -1;
+}
+
+int ct_sched_load_state_dict(ct_scheduler *s, const ct_state_dict *sd) {
+    /* Everything is checked first, so that a failed load changes nothing. */
+    if (ct_sched_check_state_dict(s, sd) != 0) return -1;
+    return sched_load(s, sd, "", true);
 }

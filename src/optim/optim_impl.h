@@ -65,4 +65,10 @@ void ct_optim_trace(const ct_optim_kind *kind, const ct_param_group *g, const ct
 ct_optim *ct_optim_create(const ct_optim_kind *kind, ct_tensor *const *params, int n,
                           const double *h);
 
+/* The checks of ct_optim_load_state_dict / ct_sched_load_state_dict without the load:
+ * 0, or -1 with the error the load would give (so that a checkpoint can check all of
+ * its parts before changing any). */
+int ct_optim_check_state_dict(ct_optim *opt, const ct_state_dict *sd);
+int ct_sched_check_state_dict(ct_scheduler *s, const ct_state_dict *sd);
+
 #endif

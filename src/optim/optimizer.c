@@ -270,9 +270,25 @@ ct_state_dict *ct_optim_state_dict(ct_optim *opt) {
     return sd;
 }
 
-int ct_optim_load_state_dict(ct_optim *opt, const ct_state_dict *sd) {
+/* A loaded value that is converted to an integer or used as a hyper-parameter must be
+ * in range (Note [Float to integer]); false with an error naming the key. */
+static bool loaded_scalar(const char *key, const ct_tensor *v, bool is_step, double *out) {
+    double x = ct_numel(v) == 1 ? ct_item(v) : NAN;
+    if (is_step && !(x >= 0 && x <= 0x1p53 && x == floor(x))) {
+        ct_error("ct_optim_load_state_dict: '%s' is %g, not a step count (an integer from 0 "
+                 "to 2^53)", key, x);
+        return false;
+    }
+    if (!isfinite(x)) {
+        ct_error("ct_optim_load_state_dict: '%s' is %g, not a finite number", key, x);
+        return false;
+    }
+    *out = x;
+    return true;
+}
+
+int ct_optim_check_state_dict(ct_optim *opt, const ct_state_dict *sd) {
     if (!opt || !sd) return -1;
-    /* Check everything first, so that a failed load changes nothing. */
     for (int i = 0; i < ct_state_dict_len(sd); i++) {
         const char *key = ct_state_dict_key(sd, i);
         int idx, n = 0;
@@ -283,6 +299,9 @@ int ct_optim_load_state_dict(ct_optim *opt, const ct_state_dict *sd) {
                          "%d parameters", idx, opt->n_states);
                 return -1;
             }
+            double x;
+            if (!strcmp(name, "step") && !loaded_scalar(key, ct_state_dict_value(sd, i), true, &x))
+                return -1;
             if (strcmp(name, "step")) {
                 bool known = false;
                 for (int b = 0; b < CT_OPTIM_MAX_BUFS && opt->kind->buf_names[b]; b++)
@@ -300,11 +319,19 @@ int ct_optim_load_state_dict(ct_optim *opt, const ct_state_dict *sd) {
                          "that doesn't match the size of optimizer's group ('%s')", key);
                 return -1;
             }
+            double x;
+            if (!loaded_scalar(key, ct_state_dict_value(sd, i), false, &x)) return -1;
         } else {
             ct_error("ct_optim_load_state_dict: unexpected key '%s'", key);
             return -1;
         }
     }
+    return 0;
+}
+
+int ct_optim_load_state_dict(ct_optim *opt, const ct_state_dict *sd) {
+    /* Check everything first, so that a failed load changes nothing. */
+    if (ct_optim_check_state_dict(opt, sd) != 0) return -1;
     int rc = 0;
     CT_SCOPE {
         for (int i = 0; i < ct_state_dict_len(sd) && rc == 0; i++) {
@@ -315,7 +342,7 @@ int ct_optim_load_state_dict(ct_optim *opt, const ct_state_dict *sd) {
             if (sscanf(key, "state.%d.%63s", &idx, name) == 2) {
                 ct_param_state *st = &opt->states[idx];
                 if (!strcmp(name, "step")) {
-                    st->step = (int64_t)ct_item(v);
+                    st->step = (int64_t)ct_item(v); /* checked: an integer in range */
                     continue;
                 }
                 for (int b = 0; b < CT_OPTIM_MAX_BUFS && opt->kind->buf_names[b]; b++) {
