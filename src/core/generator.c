@@ -30,7 +30,7 @@ static void generator_destroy(ct_object *o) {
 static void default_destroy(ct_object *o) { (void)o; }
 
 static ct_generator default_gen = {
-    .obj = {.refs = 1, .destroy = default_destroy},
+    .obj = {.refs = 1, .magic = CT_OBJECT_ALIVE, .destroy = default_destroy},
     .lock = PTHREAD_MUTEX_INITIALIZER,
     .seed = DEFAULT_SEED,
     .offset = 0,
