@@ -294,7 +294,9 @@ int64_t ct_loader_len(const ct_loader *l) {
     if (!ct_alive("ct_loader_len", 1, l)) return -1;
     return l ? ct_batch_sampler_len(l->bs) : -1;
 }
-uint64_t ct_loader_epoch(const ct_loader *l) { return l ? l->epoch : 0; }
+uint64_t ct_loader_epoch(const ct_loader *l) {
+    return l && ct_alive("ct_loader_epoch", 1, l) ? l->epoch : 0;
+}
 
 void ct_loader_set_epoch(ct_loader *l, uint64_t epoch) {
     if (!ct_alive("ct_loader_set_epoch", 1, l)) return;
