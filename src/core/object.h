@@ -12,10 +12,11 @@ typedef void (*ct_destroy_fn)(ct_object *obj);
 /* Note [Liveness magic]: `magic` is CT_OBJECT_ALIVE from ct_object_init until the
  * object's block is given back at the end of its destroy (which may still call
  * accessors on it): ct_lifetime_free clears it, and a pool's list overwrites it with
- * the link of its first word.  Public functions check the objects they are given with
- * ct_alive (one compare) and refuse a released one.  The check is reliable in the debug lifetime mode (core/lifetime.h), where
- * released blocks are held back instead of being reused; otherwise a pool may hand
- * the block to a new object at once, and a stale pointer then sees a live one. */
+ * the link in its first word.  Public functions check the objects they are given with
+ * ct_alive (one compare) and refuse a released one.  The check is reliable in the
+ * debug lifetime mode (core/lifetime.h), where released blocks are held back instead
+ * of being reused; otherwise a pool may hand the block to a new object at once, and a
+ * stale pointer then sees a live one. */
 #define CT_OBJECT_ALIVE 0x43544f42u /* "CTOB" */
 
 struct ct_object {
@@ -37,9 +38,9 @@ bool ct_released_error(const char *fn, int arg);
 bool ct_released_option_error(const char *fn, const char *option);
 
 /* ct_object_dead: obj is a released object (not NULL, its magic cleared).
- * ct_alive: whether obj (a ct_object or NULL) may be used: true for NULL (callers handle NULL
- * their own way) and for a live object; false with ct_released_error(fn, arg) for a
- * released one.  `arg` counts the public function's arguments from 1. */
+ * ct_alive: whether obj (a ct_object or NULL) may be used: true for NULL (callers
+ * handle NULL their own way) and for a live object; false with ct_released_error(fn,
+ * arg) for a released one.  `arg` counts the public function's arguments from 1. */
 static inline bool ct_object_dead(const void *obj) {
     return __builtin_expect(obj && ((const ct_object *)obj)->magic != CT_OBJECT_ALIVE, 0);
 }

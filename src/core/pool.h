@@ -33,7 +33,8 @@ typedef struct {
 } ct_pool_list;
 
 extern _Thread_local ct_pool_list ct_pool_lists[CT_POOL_NCLASSES];
-/* ct_pool_free when the fast path does not apply (first block, full or closed cache). */
+/* ct_pool_free when the fast path does not apply (first block, full or closed cache,
+ * or no cache: under ASan and in the debug lifetime mode). */
 void ct_pool_free_slow(ct_pool_class c, void *p);
 
 /* An uninitialised block of `size` bytes (malloc's alignment); NULL when out of memory. */
