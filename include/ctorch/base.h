@@ -38,6 +38,14 @@ void ct_release(void *obj);  /* NULL-safe */
 void *ct_keep(void *obj);    /* hand obj to the enclosing scope; returns obj */
 #define ct_keep(obj) CT_AT(ct_keep(obj))
 
+/* A released object must not be given to any ct_ function again; its memory may
+ * already hold another object.  To find such a use, run with CT_DEBUG_LIFETIME=1 in
+ * the environment (a build configured with -DCTORCH_DEBUG_LIFETIME=ON has it on by
+ * default; CT_DEBUG_LIFETIME=0 then turns it off): released memory is then held back
+ * instead of reused, and every function refuses a released object with its failure
+ * value and "ct_sum: argument 1 was released (use after free)".  Under
+ * AddressSanitizer a read through a data pointer of a released tensor is reported. */
+
 /* ---- scopes ----------------------------------------------------------- */
 
 /* What CT_SCOPE and CT_SCOPE_HERE keep on the stack. */

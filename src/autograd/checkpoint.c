@@ -19,6 +19,7 @@ typedef struct {
 } checkpoint_state;
 
 ct_tensor *ct_checkpoint(ct_checkpoint_fn fn, void *ctx, int n, ct_tensor *const *inputs) {
+    if (!ct_all_alive("ct_checkpoint", 4, inputs, n)) return NULL;
     if (!fn || n < 0 || (n > 0 && !inputs)) {
         ct_error("ct_checkpoint: fn, n >= 0 and inputs are required");
         return NULL;

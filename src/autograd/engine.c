@@ -404,6 +404,8 @@ static ct_tensor *root_gradient(const char *op, ct_tensor *t, ct_tensor *given, 
 }
 
 int ct_backward_with(ct_tensor *t, ct_backward_options o) {
+    if (!ct_alive("ct_backward", 1, t) || !ct_option_alive("ct_backward", "gradient", o.gradient))
+        return -1;
     if (!t) return -1;
     int rc = -1;
     CT_SCOPE {
@@ -419,6 +421,11 @@ int ct_autograd_grad_with(int n_out, ct_tensor *const *outputs, int n_in, ct_ten
         ct_error("ct_autograd_grad: outputs, inputs and result must be non-empty arrays");
         return -1;
     }
+    if (!ct_all_alive("ct_autograd_grad", 2, outputs, n_out) ||
+        !ct_all_alive("ct_autograd_grad", 4, inputs, n_in))
+        return -1;
+    for (int i = 0; o.grad_outputs && i < n_out; i++)
+        if (!ct_option_alive("ct_autograd_grad", "grad_outputs", o.grad_outputs[i])) return -1;
     for (int i = 0; i < n_out; i++)
         if (!outputs[i]) return -1;
     for (int i = 0; i < n_in; i++) {

@@ -40,6 +40,7 @@ static bool check_ctx(const char *fn, const ct_function_ctx *ctx) {
 }
 
 int ct_ctx_save_for_backward(ct_function_ctx *ctx, int n, ct_tensor *const *tensors) {
+    if (!ct_all_alive("ct_ctx_save_for_backward", 3, tensors, n)) return -1;
     if (!check_ctx("ct_ctx_save_for_backward", ctx)) return -1;
     if (!ctx->in_forward) {
         ct_error("ct_ctx_save_for_backward: can only be called in forward (%s)", ctx->name);
@@ -111,6 +112,7 @@ static ct_tensor *attach_output(ct_function_ctx *ctx, ct_tensor *out) {
 }
 
 ct_tensor *ct_function_apply(const ct_function *fn, int n, ct_tensor *const *inputs) {
+    if (!ct_all_alive("ct_function_apply", 3, inputs, n)) return NULL;
     if (!fn || !fn->forward || n < 0 || (n > 0 && !inputs)) {
         ct_error("ct_function_apply: fn with a forward, n >= 0 and inputs are required");
         return NULL;

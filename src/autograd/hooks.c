@@ -82,6 +82,7 @@ static bool attach_to_node(ct_tensor *t) {
 }
 
 int ct_register_hook(ct_tensor *t, ct_tensor_hook fn, void *ctx) {
+    if (!ct_alive("ct_register_hook", 1, t)) return -1;
     if (!t || !fn) {
         if (t) ct_error("ct_register_hook: hook function is NULL");
         return -1;
@@ -109,6 +110,7 @@ int ct_register_hook(ct_tensor *t, ct_tensor_hook fn, void *ctx) {
 }
 
 int ct_remove_hook(ct_tensor *t, int handle) {
+    if (!ct_alive("ct_remove_hook", 1, t)) return -1;
     if (!t) return -1;
     ct_autograd_meta *m = t->autograd_meta;
     for (int i = 0; m && i < m->n_hooks; i++) {
@@ -122,6 +124,7 @@ int ct_remove_hook(ct_tensor *t, int handle) {
 }
 
 int ct_retain_grad(ct_tensor *t) {
+    if (!ct_alive("ct_retain_grad", 1, t)) return -1;
     if (!t) return -1;
     if (!ct_requires_grad_impl(t)) {
         ct_error("ct_retain_grad: can't retain_grad on Tensor that has requires_grad=False");

@@ -6,6 +6,7 @@
 #include "ctorch/autograd.h"
 #include "autograd/hooks.h"
 #include "autograd/node.h"
+#include "core/lifetime.h"
 #include "core/pool.h"
 #include "core/mem.h"
 
@@ -47,7 +48,7 @@ static void node_destroy(ct_object *o) {
     if (n->n_in <= POOL_INPUTS)
         ct_pool_free(CT_POOL_NODE, n);
     else
-        free(n);
+        ct_lifetime_free(n);
 }
 
 bool ct_any_requires_grad(int n, ct_tensor *const *inputs) {
@@ -234,10 +235,20 @@ ct_tensor *ct_node_saved(ct_node *node, int slot) {
 
 /* ---- public graph inspection -------------------------------------------- */
 
-ct_node *ct_grad_fn(const ct_tensor *t) { return t ? ct_grad_fn_of((ct_tensor *)t) : NULL; }
-const char *ct_node_name(const ct_node *n) { return n ? ct_node_grad_name(n) : NULL; }
-int ct_node_num_next(const ct_node *n) { return n ? n->n_in : 0; }
+ct_node *ct_grad_fn(const ct_tensor *t) {
+    if (!ct_alive("ct_grad_fn", 1, t)) return NULL;
+    return t ? ct_grad_fn_of((ct_tensor *)t) : NULL;
+}
+const char *ct_node_name(const ct_node *n) {
+    if (!ct_alive("ct_node_name", 1, n)) return NULL;
+    return n ? ct_node_grad_name(n) : NULL;
+}
+int ct_node_num_next(const ct_node *n) {
+    if (!ct_alive("ct_node_num_next", 1, n)) return -1;
+    return n ? n->n_in : 0;
+}
 ct_node *ct_node_next(const ct_node *n, int i, int *input_nr) {
+    if (!ct_alive("ct_node_next", 1, n)) return NULL;
     if (!n || i < 0 || i >= n->n_in) return NULL;
     if (input_nr) *input_nr = n->next[i].input_nr;
     return n->next[i].fn;

@@ -2,11 +2,21 @@
 #include "autograd/node.h"
 #include "ops/internal.h"
 
-bool ct_requires_grad(const ct_tensor *t) { return t && ct_requires_grad_impl(t); }
-bool ct_is_leaf(const ct_tensor *t) { return t && !ct_grad_fn_of((ct_tensor *)t); }
-ct_tensor *ct_grad(const ct_tensor *t) { return t ? t->grad : NULL; }
+bool ct_requires_grad(const ct_tensor *t) {
+    if (!ct_alive("ct_requires_grad", 1, t)) return false;
+    return t && ct_requires_grad_impl(t);
+}
+bool ct_is_leaf(const ct_tensor *t) {
+    if (!ct_alive("ct_is_leaf", 1, t)) return false;
+    return t && !ct_grad_fn_of((ct_tensor *)t);
+}
+ct_tensor *ct_grad(const ct_tensor *t) {
+    if (!ct_alive("ct_grad", 1, t)) return NULL;
+    return t ? t->grad : NULL;
+}
 
 int ct_set_requires_grad(ct_tensor *t, bool requires_grad) {
+    if (!ct_alive("ct_set_requires_grad", 1, t)) return -1;
     if (!t) return -1;
     if (t->grad_fn) {
         if (requires_grad) return 0;
@@ -25,6 +35,7 @@ int ct_set_requires_grad(ct_tensor *t, bool requires_grad) {
 }
 
 int ct_set_grad(ct_tensor *t, ct_tensor *grad) {
+    if (!ct_alive("ct_set_grad", 1, t) || !ct_alive("ct_set_grad", 2, grad)) return -1;
     if (!t) return -1;
     if (grad) {
         if (grad->ndim != t->ndim || ct_shape_numel(grad->ndim, grad->sizes) != t->numel ||

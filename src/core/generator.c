@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "core/generator.h"
+#include "core/lifetime.h"
 #include "core/tensor_impl.h"
 #include "core/mem.h"
 
@@ -23,14 +24,14 @@ struct ct_generator {
 static void generator_destroy(ct_object *o) {
     ct_generator *g = (ct_generator *)o;
     pthread_mutex_destroy(&g->lock);
-    free(g);
+    ct_lifetime_free(g);
 }
 
 /* The default generator lives as long as the program: releasing it does nothing. */
 static void default_destroy(ct_object *o) { (void)o; }
 
 static ct_generator default_gen = {
-    .obj = {.refs = 1, .destroy = default_destroy},
+    .obj = {.refs = 1, .magic = CT_OBJECT_ALIVE, .destroy = default_destroy},
     .lock = PTHREAD_MUTEX_INITIALIZER,
     .seed = DEFAULT_SEED,
     .offset = 0,
@@ -61,6 +62,7 @@ uint64_t ct_generator_reserve(ct_generator *g, uint64_t n, uint64_t *seed) {
 }
 
 void ct_generator_manual_seed(ct_generator *g, uint64_t seed) {
+    if (!ct_alive("ct_generator_manual_seed", 1, g)) return;
     g = ct_generator_or_default(g);
     pthread_mutex_lock(&g->lock);
     g->seed = seed;
@@ -74,6 +76,7 @@ ct_generator *ct_manual_seed(uint64_t seed) {
 }
 
 uint64_t ct_generator_initial_seed(ct_generator *g) {
+    if (!ct_alive("ct_generator_initial_seed", 1, g)) return 0;
     g = ct_generator_or_default(g);
     pthread_mutex_lock(&g->lock);
     uint64_t s = g->seed;
@@ -106,6 +109,7 @@ static uint64_t get_u64(const uint8_t *p) {
 }
 
 ct_tensor *ct_generator_get_state(ct_generator *g) {
+    if (!ct_alive("ct_generator_get_state", 1, g)) return NULL;
     g = ct_generator_or_default(g);
     ct_tensor *t = ct_tensor_new("ct_generator_get_state", CT_SHAPE(STATE_BYTES), CT_U8, CT_CPU);
     if (!t) return NULL;
@@ -118,6 +122,8 @@ ct_tensor *ct_generator_get_state(ct_generator *g) {
 }
 
 int ct_generator_set_state(ct_generator *g, const ct_tensor *state) {
+    if (!ct_alive("ct_generator_set_state", 1, g) || !ct_alive("ct_generator_set_state", 2, state))
+        return -1;
     if (!state) return -1;
     if (state->dtype != CT_U8) {
         ct_error("ct_generator_set_state: RNG state must be a torch.ByteTensor (got %s, "

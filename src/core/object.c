@@ -72,6 +72,7 @@ static bool vec_push(ptr_vec *v, void *p) {
 void *ct_retain(void *obj) {
     /* Always atomic: a count of 1 does not mean the caller owns the only reference.
      * Threads may borrow a tensor the main thread owns and retain it at once. */
+    if (!ct_alive("ct_retain", 1, obj)) return NULL;
     if (obj) atomic_fetch_add_explicit(&((ct_object *)obj)->refs, 1, memory_order_relaxed);
     return obj;
 }
@@ -145,6 +146,7 @@ void ct_scope_end(ct_scope_guard *g) {
 int ct_scope_depth(void) { return depth; }
 
 void *ct_keep(void *obj) {
+    if (!ct_alive("ct_keep", 1, obj)) return NULL;
     if (!obj || depth == 0) return obj;
     if (!vec_push(&frames[depth - 1].kept, obj)) {
         ct_error("ct_keep: out of memory");

@@ -2,6 +2,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 
+#include "core/lifetime.h"
 #include "core/pool.h"
 
 _Thread_local ct_pool_list ct_pool_lists[CT_POOL_NCLASSES];
@@ -29,7 +30,7 @@ static void make_exit_key(void) { pthread_key_create(&exit_key, free_thread_pool
 void ct_pool_free_slow(ct_pool_class c, void *p) {
     ct_pool_list *l = &ct_pool_lists[c];
 #ifndef CT_POOL_OFF
-    if (l->n == 0) { /* the first block this cache holds (again) */
+    if (l->n == 0 && !ct_lifetime_debug) { /* the first block this cache holds (again) */
         if (!exit_hook_set) {
             pthread_once(&exit_key_once, make_exit_key);
             pthread_setspecific(exit_key, &exit_hook_set); /* any non-NULL value */
@@ -42,5 +43,5 @@ void ct_pool_free_slow(ct_pool_class c, void *p) {
     }
 #endif
     (void)l;
-    free(p);
+    ct_lifetime_free(p);
 }

@@ -10,7 +10,9 @@
  * from the cache rather than from malloc; it bounds a thread's cached memory to
  * about 5 MiB (tensor, small storage and node blocks together).  Each class has one block size, which its callers pass (the
  * same every time).  Under AddressSanitizer the caches are off: every block is then
- * a malloc/free that ASan and LeakSanitizer see. */
+ * a malloc/free that ASan and LeakSanitizer see.  In the debug lifetime mode
+ * (core/lifetime.h) they are off too, and a block given back goes to the quarantine:
+ * a cache never starts, so the fast paths below never apply. */
 #ifndef CT_CORE_POOL_H
 #define CT_CORE_POOL_H
 
@@ -33,7 +35,8 @@ typedef struct {
 } ct_pool_list;
 
 extern _Thread_local ct_pool_list ct_pool_lists[CT_POOL_NCLASSES];
-/* ct_pool_free when the fast path does not apply (first block, full or closed cache). */
+/* ct_pool_free when the fast path does not apply (first block, full or closed cache,
+ * or no cache: under ASan and in the debug lifetime mode). */
 void ct_pool_free_slow(ct_pool_class c, void *p);
 
 /* An uninitialised block of `size` bytes (malloc's alignment); NULL when out of memory. */
@@ -62,11 +65,8 @@ static inline void ct_pool_free(ct_pool_class c, void *p) {
         l->n++;
         return;
     }
-    ct_pool_free_slow(c, p);
-#else
-    (void)c;
-    free(p);
 #endif
+    ct_pool_free_slow(c, p);
 }
 
 #endif

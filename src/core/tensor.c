@@ -5,6 +5,7 @@
 
 #include "core/allocator.h"
 #include "core/backend.h"
+#include "core/lifetime.h"
 #include "core/pool.h"
 #include "core/tensor_impl.h"
 #include "core/mem.h"
@@ -27,18 +28,21 @@ static void storage_destroy(ct_object *o) {
     ct_storage *s = (ct_storage *)o;
     if (s->external) {
         if (s->free_fn) s->free_fn(s->data, s->free_ctx);
-        free(s);
+        ct_lifetime_free(s);
     } else if (s->inline_data) {
         ct_alloc_stats_add(s->device, -(int64_t)s->nbytes);
+        /* held in the quarantine in the debug mode: a stale data pointer's read is
+         * then an ASan report (core/lifetime.h) */
+        if (__builtin_expect(ct_lifetime_debug, 0)) ct_lifetime_poison(s->data, s->nbytes);
         if (storage_pooled(s))
             ct_pool_free(CT_POOL_STORAGE, s);
         else
-            free(s);
+            ct_lifetime_free(s);
     } else {
         const ct_backend *b = ct_backend_for_type(s->device.type);
         if (!b->no_memory) ct_alloc_stats_add(s->device, -(int64_t)s->nbytes);
         b->free(s->device, s->data, s->nbytes);
-        free(s);
+        ct_lifetime_free(s);
     }
 }
 
@@ -301,24 +305,49 @@ bool ct_check_same_device(const char *op, const ct_tensor *a, const ct_tensor *b
 
 /* ---- public metadata ---------------------------------------------------- */
 
-int ct_ndim(const ct_tensor *t) { return t ? t->ndim : -1; }
-int64_t ct_numel(const ct_tensor *t) { return t ? t->numel : -1; }
-int64_t ct_storage_offset(const ct_tensor *t) { return t ? t->offset : -1; }
-ct_dtype ct_dtype_of(const ct_tensor *t) { return t ? t->dtype : CT_DTYPE_UNSET; }
-ct_device ct_device_of(const ct_tensor *t) { return t ? t->storage->device : (ct_device){0, 0}; }
-bool ct_is_meta(const ct_tensor *t) { return t && ct_tensor_is_meta(t); }
-bool ct_is_contiguous(const ct_tensor *t) { return t && ct_tensor_is_contiguous(t); }
-void *ct_data_ptr(const ct_tensor *t) { return t ? ct_tensor_data(t) : NULL; }
+int ct_ndim(const ct_tensor *t) {
+    if (!ct_alive("ct_ndim", 1, t)) return -1;
+    return t ? t->ndim : -1;
+}
+int64_t ct_numel(const ct_tensor *t) {
+    if (!ct_alive("ct_numel", 1, t)) return -1;
+    return t ? t->numel : -1;
+}
+int64_t ct_storage_offset(const ct_tensor *t) {
+    if (!ct_alive("ct_storage_offset", 1, t)) return -1;
+    return t ? t->offset : -1;
+}
+ct_dtype ct_dtype_of(const ct_tensor *t) {
+    if (!ct_alive("ct_dtype_of", 1, t)) return CT_DTYPE_UNSET;
+    return t ? t->dtype : CT_DTYPE_UNSET;
+}
+ct_device ct_device_of(const ct_tensor *t) {
+    if (!ct_alive("ct_device_of", 1, t)) return (ct_device){0, 0};
+    return t ? t->storage->device : (ct_device){0, 0};
+}
+bool ct_is_meta(const ct_tensor *t) {
+    if (!ct_alive("ct_is_meta", 1, t)) return false;
+    return t && ct_tensor_is_meta(t);
+}
+bool ct_is_contiguous(const ct_tensor *t) {
+    if (!ct_alive("ct_is_contiguous", 1, t)) return false;
+    return t && ct_tensor_is_contiguous(t);
+}
+void *ct_data_ptr(const ct_tensor *t) {
+    if (!ct_alive("ct_data_ptr", 1, t)) return NULL;
+    return t ? ct_tensor_data(t) : NULL;
+}
 
 ct_shape ct_shape_of(const ct_tensor *t) {
     ct_shape s = {0};
-    if (!t) return s;
+    if (!t || !ct_alive("ct_shape_of", 1, t)) return s;
     s.ndim = t->ndim;
     memcpy(s.d, t->sizes, sizeof(int64_t) * (size_t)t->ndim);
     return s;
 }
 
 int64_t ct_size(const ct_tensor *t, int64_t dim) {
+    if (!ct_alive("ct_size", 1, t)) return -1;
     if (!t) return -1;
     int d = ct_wrap_dim("ct_size", dim, t->ndim);
     if (d < 0) return -1;
@@ -326,6 +355,7 @@ int64_t ct_size(const ct_tensor *t, int64_t dim) {
 }
 
 int64_t ct_stride(const ct_tensor *t, int64_t dim) {
+    if (!ct_alive("ct_stride", 1, t)) return -1;
     if (!t) return -1;
     int d = ct_wrap_dim("ct_stride", dim, t->ndim);
     if (d < 0) return -1;

@@ -9,7 +9,8 @@
  * The cache holds at most ct_block_cache_set_limit bytes (256 MiB by default; 0 turns
  * it off); a block that does not fit is freed.  ct_block_cache_trim(0) frees every
  * cached block; an allocation that fails empties the cache and tries once more.  Under
- * AddressSanitizer the cache is off, so every block is a malloc/free ASan sees. */
+ * AddressSanitizer and in the debug lifetime mode (core/lifetime.h) the cache is off,
+ * so every block is a malloc/free ASan sees. */
 #ifndef CT_CPU_BLOCK_CACHE_H
 #define CT_CPU_BLOCK_CACHE_H
 

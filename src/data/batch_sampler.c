@@ -22,8 +22,14 @@ ct_batch_sampler *ct_batch_sampler_new(const ct_batch_sampler_class *cls, size_t
     return bs;
 }
 
-void *ct_batch_sampler_state(const ct_batch_sampler *bs) { return bs ? (void *)bs->state : NULL; }
-int64_t ct_batch_sampler_len(const ct_batch_sampler *bs) { return bs ? bs->cls->len(bs) : -1; }
+void *ct_batch_sampler_state(const ct_batch_sampler *bs) {
+    if (!ct_alive("ct_batch_sampler_state", 1, bs)) return NULL;
+    return bs ? (void *)bs->state : NULL;
+}
+int64_t ct_batch_sampler_len(const ct_batch_sampler *bs) {
+    if (!ct_alive("ct_batch_sampler_len", 1, bs)) return -1;
+    return bs ? bs->cls->len(bs) : -1;
+}
 
 static bool grow(int64_t **v, int64_t *cap, int64_t need) {
     if (need <= *cap) return true;
@@ -98,6 +104,7 @@ static const ct_batch_sampler_class BATCHING = {
     .name = "BatchSampler", .len = batching_len, .plan = batching_plan, .destroy = batching_destroy};
 
 ct_batch_sampler *(ct_batch_sampler_from)(ct_sampler *s, int64_t batch_size, bool drop_last) {
+    if (!ct_alive("ct_batch_sampler_from", 1, s)) return NULL;
     if (!s) return NULL;
     if (batch_size <= 0) {
         ct_error("ct_batch_sampler: batch_size should be a positive integer value, but got "

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/lifetime.h"
 #include "data/data_impl.h"
 #include "core/mem.h"
 
@@ -19,7 +20,7 @@ void *data_object_new(const char *op, size_t header_size, size_t state_size, ct_
 static void dataset_destroy(ct_object *o) {
     ct_dataset *ds = (ct_dataset *)o;
     if (ds->cls->destroy) ds->cls->destroy(ds);
-    free(ds);
+    ct_lifetime_free(ds);
 }
 
 ct_dataset *ct_dataset_new(const ct_dataset_class *cls, size_t state_size) {
@@ -32,11 +33,21 @@ ct_dataset *ct_dataset_new(const ct_dataset_class *cls, size_t state_size) {
     return ds;
 }
 
-void *ct_dataset_state(const ct_dataset *ds) { return ds ? (void *)ds->state : NULL; }
-const char *ct_dataset_name(const ct_dataset *ds) { return ds ? ds->cls->name : NULL; }
-int64_t ct_dataset_len(const ct_dataset *ds) { return ds ? ds->cls->len(ds) : -1; }
+void *ct_dataset_state(const ct_dataset *ds) {
+    if (!ct_alive("ct_dataset_state", 1, ds)) return NULL;
+    return ds ? (void *)ds->state : NULL;
+}
+const char *ct_dataset_name(const ct_dataset *ds) {
+    if (!ct_alive("ct_dataset_name", 1, ds)) return NULL;
+    return ds ? ds->cls->name : NULL;
+}
+int64_t ct_dataset_len(const ct_dataset *ds) {
+    if (!ct_alive("ct_dataset_len", 1, ds)) return -1;
+    return ds ? ds->cls->len(ds) : -1;
+}
 
 int ct_dataset_get_seeded(ct_dataset *ds, int64_t index, uint64_t seed, ct_sample *out) {
+    if (!ct_alive("ct_dataset_get_seeded", 1, ds)) return -1;
     if (!out) return -1;
     memset(out, 0, sizeof *out);
     out->seed = seed;
@@ -69,6 +80,7 @@ int ct_dataset_get_seeded(ct_dataset *ds, int64_t index, uint64_t seed, ct_sampl
 }
 
 int ct_dataset_get(ct_dataset *ds, int64_t index, ct_sample *out) {
+    if (!ct_alive("ct_dataset_get", 1, ds)) return -1;
     return ct_dataset_get_seeded(ds, index, ct_data_seed(0, 0, (uint64_t)index), out);
 }
 

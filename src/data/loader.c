@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "core/threads.h"
+#include "core/lifetime.h"
 #include "data/data_impl.h"
 #include "core/mem.h"
 
@@ -260,6 +261,7 @@ static int wait_batch(ct_loader *l, ct_batch *out, char **err) {
 }
 
 bool (ct_loader_next)(ct_loader *l, ct_batch *out) {
+    if (!ct_alive("ct_loader_next", 1, l)) return false;
     if (out) memset(out, 0, sizeof *out);
     if (!l || !out) return false;
     if (!l->running && start_epoch(l) != 0) return false;
@@ -297,16 +299,23 @@ bool (ct_loader_next)(ct_loader *l, ct_batch *out) {
     return true;
 }
 
-int64_t ct_loader_len(const ct_loader *l) { return l ? ct_batch_sampler_len(l->bs) : -1; }
-uint64_t ct_loader_epoch(const ct_loader *l) { return l ? l->epoch : 0; }
+int64_t ct_loader_len(const ct_loader *l) {
+    if (!ct_alive("ct_loader_len", 1, l)) return -1;
+    return l ? ct_batch_sampler_len(l->bs) : -1;
+}
+uint64_t ct_loader_epoch(const ct_loader *l) {
+    return l && ct_alive("ct_loader_epoch", 1, l) ? l->epoch : 0;
+}
 
 void ct_loader_set_epoch(ct_loader *l, uint64_t epoch) {
+    if (!ct_alive("ct_loader_set_epoch", 1, l)) return;
     if (!l) return;
     stop_epoch(l);
     l->epoch = epoch;
 }
 
 void ct_loader_reset(ct_loader *l) {
+    if (!ct_alive("ct_loader_reset", 1, l)) return;
     if (l) stop_epoch(l);
 }
 
@@ -321,7 +330,7 @@ static void loader_destroy(ct_object *o) {
     pthread_cond_destroy(&l->ready_cv);
     pthread_cond_destroy(&l->space_cv);
     pthread_cond_destroy(&l->idle_cv);
-    free(l);
+    ct_lifetime_free(l);
 }
 
 /* PyTorch's checks of DataLoader's arguments; 0 or -1. */
@@ -350,6 +359,7 @@ static int check_options(const ct_loader_options *o) {
 }
 
 ct_loader *ct_dataloader_with(ct_dataset *ds, ct_loader_options o) {
+    if (!ct_alive("ct_dataloader", 1, ds)) return NULL;
     if (!ds || check_options(&o) != 0) return NULL;
     ct_loader *l = ct_calloc(1, sizeof *l);
     if (!l) {

@@ -24,13 +24,21 @@ ct_sampler *ct_sampler_new(const ct_sampler_class *cls, size_t state_size) {
     return s;
 }
 
-void *ct_sampler_state(const ct_sampler *s) { return s ? (void *)s->state : NULL; }
-int64_t ct_sampler_len(const ct_sampler *s) { return s ? s->cls->len(s) : -1; }
+void *ct_sampler_state(const ct_sampler *s) {
+    if (!ct_alive("ct_sampler_state", 1, s)) return NULL;
+    return s ? (void *)s->state : NULL;
+}
+int64_t ct_sampler_len(const ct_sampler *s) {
+    if (!ct_alive("ct_sampler_len", 1, s)) return -1;
+    return s ? s->cls->len(s) : -1;
+}
 void ct_sampler_set_epoch(ct_sampler *s, uint64_t epoch) {
+    if (!ct_alive("ct_sampler_set_epoch", 1, s)) return;
     if (s) s->epoch = epoch;
 }
 
 int64_t ct_sampler_indices(ct_sampler *s, int64_t *out, int64_t max) {
+    if (!ct_alive("ct_sampler_indices", 1, s)) return -1;
     if (!s || (max > 0 && !out)) return -1;
     int64_t n = s->cls->len(s);
     int64_t *all = ct_malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
@@ -186,6 +194,7 @@ static int check_weights(const double *w, int64_t n, int64_t num, bool replaceme
 
 ct_sampler *ct_weighted_random_sampler_with(ct_tensor *weights, int64_t num_samples,
                                             ct_weighted_sampler_options o) {
+    if (!ct_alive("ct_weighted_random_sampler", 1, weights)) return NULL;
     if (!weights) return NULL;
     if (ct_ndim(weights) != 1) {
         ct_error("ct_weighted_random_sampler: weights should be a 1d sequence but given weights "

@@ -29,6 +29,7 @@ static const ct_dataset_class SUBSET = {
     .name = "Subset", .len = subset_len, .get = subset_get, .destroy = subset_destroy};
 
 ct_dataset *(ct_subset)(ct_dataset *ds, const int64_t *indices, int64_t n) {
+    if (!ct_alive("ct_subset", 1, ds)) return NULL;
     if (!ds) return NULL;
     if (n < 0 || (n > 0 && !indices)) {
         ct_error("ct_subset: expected n >= 0 indices (got %lld)", (long long)n);
@@ -94,6 +95,7 @@ static int split_counts(int n, const double *lengths, int64_t len, int64_t *coun
 
 int (ct_random_split)(ct_dataset *ds, int n, const double *lengths, ct_generator *g,
                       ct_dataset **out) {
+    if (!ct_alive("ct_random_split", 1, ds) || !ct_alive("ct_random_split", 4, g)) return -1;
     if (!ds || !out) return -1;
     if (n < 1 || !lengths) {
         ct_error("ct_random_split: expected at least one length (got %d)", n);

@@ -25,6 +25,7 @@ static const ct_dataset_class TENSOR_DATASET = {
     .name = "TensorDataset", .len = tensor_len, .get = tensor_get, .destroy = tensor_destroy};
 
 ct_dataset *(ct_tensor_dataset)(int n, ct_tensor *const *tensors) {
+    if (!ct_all_alive("ct_tensor_dataset", 2, tensors, n)) return NULL;
     if (n < 1 || n > CT_SAMPLE_MAX || !tensors) {
         ct_error("ct_tensor_dataset: expected 1 to %d tensors (got %d)", CT_SAMPLE_MAX, n);
         return NULL;

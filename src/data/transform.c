@@ -20,9 +20,15 @@ ct_transform *ct_transform_new(const ct_transform_class *cls, size_t state_size)
     return tf;
 }
 
-void *ct_transform_state(const ct_transform *tf) { return tf ? (void *)tf->state : NULL; }
+void *ct_transform_state(const ct_transform *tf) {
+    if (!ct_alive("ct_transform_state", 1, tf)) return NULL;
+    return tf ? (void *)tf->state : NULL;
+}
 
 ct_tensor *ct_transform_apply(ct_transform *tf, ct_tensor *x, ct_generator *g) {
+    if (!ct_alive("ct_transform_apply", 1, tf) || !ct_alive("ct_transform_apply", 2, x) ||
+        !ct_alive("ct_transform_apply", 3, g))
+        return NULL;
     if (!tf || !x) return NULL;
     return tf->cls->apply(tf, x, g ? g : ct_default_generator());
 }
@@ -113,6 +119,8 @@ static const ct_dataset_class MAPPED = {
     .name = "TransformedDataset", .len = mapped_len, .get = mapped_get, .destroy = mapped_destroy};
 
 ct_dataset *(ct_dataset_transform)(ct_dataset *ds, int field, ct_transform *tf) {
+    if (!ct_alive("ct_dataset_transform", 1, ds) || !ct_alive("ct_dataset_transform", 3, tf))
+        return NULL;
     if (!ds || !tf) return NULL;
     if (field < 0 || field >= CT_SAMPLE_MAX) {
         ct_error("ct_dataset_transform: field must be in [0, %d) (got %d)", CT_SAMPLE_MAX, field);

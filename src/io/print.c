@@ -373,6 +373,7 @@ static char *format_meta(const ct_tensor *t) {
 }
 
 char *ct_to_string(const ct_tensor *t) {
+    if (!ct_alive("ct_to_string", 1, t)) return NULL;
     if (!t) return NULL;
     if (ct_tensor_is_meta(t)) return format_meta(t);
     if (t->storage->device.type == CT_DEV_CPU) return format_tensor(t, t);
@@ -385,6 +386,7 @@ char *ct_to_string(const ct_tensor *t) {
 }
 
 void ct_print(const ct_tensor *t) {
+    if (!ct_alive("ct_print", 1, t)) return;
     char *s = ct_to_string(t);
     if (s)
         puts(s);

@@ -19,6 +19,7 @@
 #include "ctorch.h"
 #include "ctorch/serialize.h"
 #include "core/error.h"
+#include "core/object.h"
 #include "io/atomic_file.h"
 #include "io/json.h"
 #include "core/mem.h"
@@ -91,6 +92,7 @@ static bool text_add_string(text *t, const char *s) {
 }
 
 int ct_save_safetensors(const ct_state_dict *sd, const char *path, const ct_metadata *meta) {
+    if (!ct_alive("ct_save_safetensors", 1, sd)) return -1;
     if (!sd || !path) {
         ct_error("ct_save_safetensors: state dict and path must be given");
         return -1;

@@ -9,6 +9,7 @@
 #include "ctorch/init.h"
 #include "ctorch/layers.h"
 #include "core/error.h"
+#include "core/object.h"
 #include "nn/layer_util.h"
 #include "ops/options.h"
 
@@ -252,6 +253,14 @@ ct_attention_result ct_multi_head_attention_forward_with(ct_tensor *query, ct_te
                                                          ct_tensor *in_proj_weight, ct_tensor *in_proj_bias,
                                                          ct_tensor *out_proj_weight, ct_tensor *out_proj_bias,
                                                          ct_mha_forward_options o) {
+    if (!ct_alive("ct_multi_head_attention_forward", 1, query) ||
+        !ct_alive("ct_multi_head_attention_forward", 2, key) ||
+        !ct_alive("ct_multi_head_attention_forward", 3, value) ||
+        !ct_alive("ct_multi_head_attention_forward", 6, in_proj_weight) ||
+        !ct_alive("ct_multi_head_attention_forward", 7, in_proj_bias) ||
+        !ct_alive("ct_multi_head_attention_forward", 8, out_proj_weight) ||
+        !ct_alive("ct_multi_head_attention_forward", 9, out_proj_bias))
+        return (ct_attention_result){0};
     return mha_forward_impl("ct_multi_head_attention_forward", query, key, value, embed_dim_to_check, num_heads,
                             in_proj_weight, in_proj_bias, out_proj_weight, out_proj_bias, o);
 }
@@ -259,6 +268,9 @@ ct_attention_result ct_multi_head_attention_forward_with(ct_tensor *query, ct_te
 /* nn.MultiheadAttention.forward: the functional form with the module's parameters. */
 ct_attention_result ct_attention_with(ct_module *m, ct_tensor *query, ct_tensor *key, ct_tensor *value,
                                       ct_attention_options o) {
+    if (!ct_alive("ct_attention", 1, m) || !ct_alive("ct_attention", 2, query) ||
+        !ct_alive("ct_attention", 3, key) || !ct_alive("ct_attention", 4, value))
+        return (ct_attention_result){0};
     ct_attention_result r = {NULL, NULL};
     if (!m || !query || !key || !value) return r;
     if (strcmp(ct_module_type(m), "MultiheadAttention")) {
@@ -334,6 +346,11 @@ static ct_tensor *feed_forward_block(encoder_state *s, ct_tensor *x) {
 }
 
 ct_tensor *ct_encoder_layer_forward(ct_module *m, ct_tensor *src, ct_tensor *src_mask, ct_tensor *kpm) {
+    if (!ct_alive("ct_encoder_layer_forward", 1, m) ||
+        !ct_alive("ct_encoder_layer_forward", 2, src) ||
+        !ct_alive("ct_encoder_layer_forward", 3, src_mask) ||
+        !ct_alive("ct_encoder_layer_forward", 4, kpm))
+        return NULL;
     if (!m || !src) return NULL;
     if (strcmp(ct_module_type(m), "TransformerEncoderLayer")) {
         ct_error("ct_encoder_layer_forward: expected a TransformerEncoderLayer (got %s)", ct_module_type(m));

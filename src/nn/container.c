@@ -96,22 +96,32 @@ ct_module *(ct_sequential)(int n, ct_module *const *modules) { return list_new(&
 ct_module *(ct_module_list)(int n, ct_module *const *modules) { return list_new(&MODULE_LIST, n, modules); }
 
 ct_module *ct_sequential_append(ct_module *seq, ct_module *m) {
+    if (!ct_alive("ct_sequential_append", 1, seq) || !ct_alive("ct_sequential_append", 2, m))
+        return NULL;
     return is(seq, &SEQUENTIAL, "ct_sequential_append") && m ? append_child(seq, m) : NULL;
 }
 ct_module *ct_module_list_append(ct_module *list, ct_module *m) {
+    if (!ct_alive("ct_module_list_append", 1, list) || !ct_alive("ct_module_list_append", 2, m))
+        return NULL;
     return is(list, &MODULE_LIST, "ct_module_list_append") && m ? append_child(list, m) : NULL;
 }
 
 ct_module *ct_sequential_get(ct_module *seq, int i) {
+    if (!ct_alive("ct_sequential_get", 1, seq)) return NULL;
     slot *s = at_index(seq, &SEQUENTIAL, "ct_sequential_get", i);
     return s ? s->obj : NULL;
 }
 ct_module *ct_module_list_get(ct_module *list, int i) {
+    if (!ct_alive("ct_module_list_get", 1, list)) return NULL;
     slot *s = at_index(list, &MODULE_LIST, "ct_module_list_get", i);
     return s ? s->obj : NULL;
 }
-int ct_sequential_len(const ct_module *seq) { return length(seq, &SEQUENTIAL, "ct_sequential_len"); }
+int ct_sequential_len(const ct_module *seq) {
+    if (!ct_alive("ct_sequential_len", 1, seq)) return -1;
+    return length(seq, &SEQUENTIAL, "ct_sequential_len");
+}
 int ct_module_list_len(const ct_module *list) {
+    if (!ct_alive("ct_module_list_len", 1, list)) return -1;
     return length(list, &MODULE_LIST, "ct_module_list_len");
 }
 
@@ -120,18 +130,23 @@ int ct_module_list_len(const ct_module *list) {
 ct_module *ct_module_dict(void) { return ct_module_new(&MODULE_DICT, 0); }
 
 ct_module *ct_module_dict_set(ct_module *dict, const char *key, ct_module *m) {
+    if (!ct_alive("ct_module_dict_set", 1, dict) || !ct_alive("ct_module_dict_set", 3, m))
+        return NULL;
     if (!is(dict, &MODULE_DICT, "ct_module_dict_set") || !m) return NULL;
     /* Replacing keeps the key's position, as assigning into a dict does. */
     return find_slot(&dict->children, key) ? ct_module_set(dict, key, m) : ct_module_add(dict, key, m);
 }
 
 ct_module *ct_module_dict_get(ct_module *dict, const char *key) {
+    if (!ct_alive("ct_module_dict_get", 1, dict)) return NULL;
     return at_key(dict, &MODULE_DICT, "ct_module_dict_get", key);
 }
 int ct_module_dict_len(const ct_module *dict) {
+    if (!ct_alive("ct_module_dict_len", 1, dict)) return -1;
     return length(dict, &MODULE_DICT, "ct_module_dict_len");
 }
 const char *ct_module_dict_key(const ct_module *dict, int i) {
+    if (!ct_alive("ct_module_dict_key", 1, dict)) return NULL;
     slot *s = at_index(dict, &MODULE_DICT, "ct_module_dict_key", i);
     return s ? s->name : NULL;
 }
@@ -173,6 +188,7 @@ static void param_list_repr(const ct_module *m, char *buf, size_t size) { params
 static void param_dict_repr(const ct_module *m, char *buf, size_t size) { params_repr(m, buf, size, true); }
 
 ct_module *ct_parameter_list(int n, ct_tensor *const *params) {
+    if (!ct_all_alive("ct_parameter_list", 2, params, n)) return NULL;
     for (int i = 0; i < n; i++)
         if (!params || !params[i]) return NULL;
     ct_module *m = ct_module_new(&PARAMETER_LIST, 0);
@@ -185,6 +201,9 @@ ct_module *ct_parameter_list(int n, ct_tensor *const *params) {
 }
 
 ct_tensor *ct_parameter_list_append(ct_module *list, ct_tensor *p) {
+    if (!ct_alive("ct_parameter_list_append", 1, list) ||
+        !ct_alive("ct_parameter_list_append", 2, p))
+        return NULL;
     if (!is(list, &PARAMETER_LIST, "ct_parameter_list_append") || !p) return NULL;
     char name[24];
     snprintf(name, sizeof name, "%d", list->params.len);
@@ -192,16 +211,20 @@ ct_tensor *ct_parameter_list_append(ct_module *list, ct_tensor *p) {
 }
 
 ct_tensor *ct_parameter_list_get(ct_module *list, int i) {
+    if (!ct_alive("ct_parameter_list_get", 1, list)) return NULL;
     slot *s = at_index(list, &PARAMETER_LIST, "ct_parameter_list_get", i);
     return s ? s->obj : NULL;
 }
 int ct_parameter_list_len(const ct_module *list) {
+    if (!ct_alive("ct_parameter_list_len", 1, list)) return -1;
     return length(list, &PARAMETER_LIST, "ct_parameter_list_len");
 }
 
 ct_module *ct_parameter_dict(void) { return ct_module_new(&PARAMETER_DICT, 0); }
 
 ct_tensor *ct_parameter_dict_set(ct_module *dict, const char *key, ct_tensor *p) {
+    if (!ct_alive("ct_parameter_dict_set", 1, dict) || !ct_alive("ct_parameter_dict_set", 3, p))
+        return NULL;
     if (!is(dict, &PARAMETER_DICT, "ct_parameter_dict_set") || !p) return NULL;
     if (!find_slot(&dict->params, key)) return ct_module_add_parameter(dict, key, p);
     if (ct_module_set_tensor(dict, key, p)) return NULL;
@@ -211,12 +234,15 @@ ct_tensor *ct_parameter_dict_set(ct_module *dict, const char *key, ct_tensor *p)
 }
 
 ct_tensor *ct_parameter_dict_get(ct_module *dict, const char *key) {
+    if (!ct_alive("ct_parameter_dict_get", 1, dict)) return NULL;
     return at_key(dict, &PARAMETER_DICT, "ct_parameter_dict_get", key);
 }
 int ct_parameter_dict_len(const ct_module *dict) {
+    if (!ct_alive("ct_parameter_dict_len", 1, dict)) return -1;
     return length(dict, &PARAMETER_DICT, "ct_parameter_dict_len");
 }
 const char *ct_parameter_dict_key(const ct_module *dict, int i) {
+    if (!ct_alive("ct_parameter_dict_key", 1, dict)) return NULL;
     slot *s = at_index(dict, &PARAMETER_DICT, "ct_parameter_dict_key", i);
     return s ? s->name : NULL;
 }

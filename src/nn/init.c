@@ -30,20 +30,32 @@ static ct_tensor *fill(ct_tensor *t, fill_kind k, double p1, double p2, ct_gener
 }
 
 ct_tensor *ct_init_uniform__with(ct_tensor *t, double a, double b, ct_init_options o) {
+    if (!ct_alive("ct_init_uniform_", 1, t)) return NULL;
     return fill(t, FILL_UNIFORM, a, b, o.generator);
 }
 ct_tensor *ct_init_normal__with(ct_tensor *t, double mean, double std, ct_init_options o) {
+    if (!ct_alive("ct_init_normal_", 1, t)) return NULL;
     return fill(t, FILL_NORMAL, mean, std, o.generator);
 }
-ct_tensor *(ct_init_constant_)(ct_tensor *t, double value) { return fill(t, FILL_CONSTANT, value, 0, NULL); }
-ct_tensor *(ct_init_zeros_)(ct_tensor *t) { return fill(t, FILL_CONSTANT, 0, 0, NULL); }
-ct_tensor *(ct_init_ones_)(ct_tensor *t) { return fill(t, FILL_CONSTANT, 1, 0, NULL); }
+ct_tensor *(ct_init_constant_)(ct_tensor *t, double value) {
+    if (!ct_alive("ct_init_constant_", 1, t)) return NULL;
+    return fill(t, FILL_CONSTANT, value, 0, NULL);
+}
+ct_tensor *(ct_init_zeros_)(ct_tensor *t) {
+    if (!ct_alive("ct_init_zeros_", 1, t)) return NULL;
+    return fill(t, FILL_CONSTANT, 0, 0, NULL);
+}
+ct_tensor *(ct_init_ones_)(ct_tensor *t) {
+    if (!ct_alive("ct_init_ones_", 1, t)) return NULL;
+    return fill(t, FILL_CONSTANT, 1, 0, NULL);
+}
 
 /* Rejection: out-of-range values are redrawn until none is left, so the result has
  * exactly the truncated distribution (PyTorch uses the inverse CDF; same law).  The
  * final clamp only matters if [a, b] holds almost no mass. */
 ct_tensor *ct_init_trunc_normal__with(ct_tensor *t, double mean, double std, double a, double b,
                                       ct_init_options o) {
+    if (!ct_alive("ct_init_trunc_normal_", 1, t)) return NULL;
     if (!t) return NULL;
     if (!(a < b)) {
         ct_error("ct_init_trunc_normal_: a must be less than b (got a=%g, b=%g)", a, b);
@@ -87,6 +99,7 @@ double ct_init_calculate_gain_with(const char *nl, ct_gain_options o) {
 }
 
 int ct_init_calculate_fan(const ct_tensor *t, int64_t *fan_in, int64_t *fan_out) {
+    if (!ct_alive("ct_init_calculate_fan", 1, t)) return -1;
     if (!t) return -1;
     int nd = ct_ndim(t);
     if (nd < 2) {
@@ -109,12 +122,14 @@ static double xavier_std(const ct_tensor *t, double gain) {
 }
 
 ct_tensor *ct_init_xavier_uniform__with(ct_tensor *t, ct_init_options o) {
+    if (!ct_alive("ct_init_xavier_uniform_", 1, t)) return NULL;
     double std = xavier_std(t, ct_zero_or(o.gain, 1));
     if (isnan(std)) return NULL;
     return ct_init_uniform__with(t, -sqrt(3.0) * std, sqrt(3.0) * std, o);
 }
 
 ct_tensor *ct_init_xavier_normal__with(ct_tensor *t, ct_init_options o) {
+    if (!ct_alive("ct_init_xavier_normal_", 1, t)) return NULL;
     double std = xavier_std(t, ct_zero_or(o.gain, 1));
     if (isnan(std)) return NULL;
     return ct_init_normal__with(t, 0, std, o);
@@ -138,6 +153,7 @@ static double kaiming_std(const ct_tensor *t, ct_init_options o) {
 }
 
 ct_tensor *ct_init_kaiming_uniform__with(ct_tensor *t, ct_init_options o) {
+    if (!ct_alive("ct_init_kaiming_uniform_", 1, t)) return NULL;
     double std = kaiming_std(t, o);
     if (isnan(std)) return NULL;
     if (ct_numel(t) == 0) return t;
@@ -145,6 +161,7 @@ ct_tensor *ct_init_kaiming_uniform__with(ct_tensor *t, ct_init_options o) {
 }
 
 ct_tensor *ct_init_kaiming_normal__with(ct_tensor *t, ct_init_options o) {
+    if (!ct_alive("ct_init_kaiming_normal_", 1, t)) return NULL;
     double std = kaiming_std(t, o);
     if (isnan(std)) return NULL;
     if (ct_numel(t) == 0) return t;
@@ -170,6 +187,7 @@ static void orthonormalize_columns(double *a, int64_t rows, int64_t cols) {
 }
 
 ct_tensor *ct_init_orthogonal__with(ct_tensor *t, ct_init_options o) {
+    if (!ct_alive("ct_init_orthogonal_", 1, t)) return NULL;
     if (!t) return NULL;
     if (ct_ndim(t) < 2) {
         ct_error("ct_init_orthogonal_: Only tensors with 2 or more dimensions are supported");

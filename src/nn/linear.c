@@ -7,6 +7,9 @@
 #include "ops/options.h"
 
 ct_tensor *(ct_linear)(ct_tensor *x, ct_tensor *weight, ct_tensor *bias) {
+    if (!ct_alive("ct_linear", 1, x) || !ct_alive("ct_linear", 2, weight) ||
+        !ct_alive("ct_linear", 3, bias))
+        return NULL;
     if (!x || !weight) return NULL;
     ct_tensor *y = NULL;
     CT_SCOPE {
@@ -23,6 +26,9 @@ ct_tensor *(ct_linear)(ct_tensor *x, ct_tensor *weight, ct_tensor *bias) {
 /* y[.., o] = sum_ij x1[.., i] w[o, i, j] x2[.., j]: one GEMM of x1 with w laid out
  * as [in1, out * in2], then a product with x2 summed over j. */
 ct_tensor *(ct_bilinear)(ct_tensor *x1, ct_tensor *x2, ct_tensor *weight, ct_tensor *bias) {
+    if (!ct_alive("ct_bilinear", 1, x1) || !ct_alive("ct_bilinear", 2, x2) ||
+        !ct_alive("ct_bilinear", 3, weight) || !ct_alive("ct_bilinear", 4, bias))
+        return NULL;
     if (!x1 || !x2 || !weight) return NULL;
     if (ct_ndim(weight) != 3 || ct_size(x1, -1) != ct_size(weight, 1) ||
         ct_size(x2, -1) != ct_size(weight, 2)) {

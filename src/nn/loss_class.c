@@ -84,6 +84,9 @@ static ct_tensor *smoothed(ct_tensor *lp, ct_tensor *nll, ct_tensor *y, int cdim
 }
 
 ct_tensor *(ct_cross_entropy_with)(ct_tensor *x, ct_tensor *y, ct_cross_entropy_options o) {
+    if (!ct_alive("ct_cross_entropy", 1, x) || !ct_alive("ct_cross_entropy", 2, y) ||
+        !ct_option_alive("ct_cross_entropy", "weight", o.weight))
+        return NULL;
     if (!x || !y || !ct_loss_check_reduction(OP, o.reduction)) return NULL;
     if (!(o.label_smoothing >= 0 && o.label_smoothing <= 1)) {
         ct_error("%s: label_smoothing must be between 0.0 and 1.0. Got: %g", OP, o.label_smoothing);

@@ -8,6 +8,9 @@
  * the last dim; 1 - cos where target == 1, max(0, cos - margin) where target == -1. */
 ct_tensor *(ct_cosine_embedding_loss_with)(ct_tensor *x1, ct_tensor *x2, ct_tensor *y,
                                            ct_margin_options o) {
+    if (!ct_alive("ct_cosine_embedding_loss", 1, x1) ||
+        !ct_alive("ct_cosine_embedding_loss", 2, x2) || !ct_alive("ct_cosine_embedding_loss", 3, y))
+        return NULL;
     static const char *op = "ct_cosine_embedding_loss";
     if (!x1 || !x2 || !y || !ct_loss_check_reduction(op, o.reduction)) return NULL;
     int td = ct_ndim(y);
@@ -41,6 +44,9 @@ ct_tensor *(ct_cosine_embedding_loss_with)(ct_tensor *x1, ct_tensor *x2, ct_tens
 
 ct_tensor *(ct_margin_ranking_loss_with)(ct_tensor *x1, ct_tensor *x2, ct_tensor *y,
                                          ct_margin_options o) {
+    if (!ct_alive("ct_margin_ranking_loss", 1, x1) || !ct_alive("ct_margin_ranking_loss", 2, x2) ||
+        !ct_alive("ct_margin_ranking_loss", 3, y))
+        return NULL;
     static const char *op = "ct_margin_ranking_loss";
     if (!x1 || !x2 || !y || !ct_loss_check_reduction(op, o.reduction)) return NULL;
     ct_shape s1 = ct_shape_of(x1), s2 = ct_shape_of(x2), st = ct_shape_of(y);

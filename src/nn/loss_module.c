@@ -126,10 +126,16 @@ static ct_tensor *call(ct_module *m, int n, ct_tensor *const *in) {
     return m && ct_forward_multi(m, n, in, &out, 1) == 1 ? out : NULL;
 }
 ct_tensor *(ct_loss)(ct_module *loss, ct_tensor *input, ct_tensor *target) {
+    if (!ct_alive("ct_loss", 1, loss) || !ct_alive("ct_loss", 2, input) ||
+        !ct_alive("ct_loss", 3, target))
+        return NULL;
     ct_tensor *in[2] = {input, target};
     return call(loss, 2, in);
 }
 ct_tensor *(ct_loss3)(ct_module *loss, ct_tensor *x1, ct_tensor *x2, ct_tensor *target) {
+    if (!ct_alive("ct_loss3", 1, loss) || !ct_alive("ct_loss3", 2, x1) ||
+        !ct_alive("ct_loss3", 3, x2) || !ct_alive("ct_loss3", 4, target))
+        return NULL;
     ct_tensor *in[3] = {x1, x2, target};
     return call(loss, 3, in);
 }

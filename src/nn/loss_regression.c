@@ -8,6 +8,7 @@
 #include "ops/internal.h"
 
 ct_tensor *(ct_l1_loss_with)(ct_tensor *x, ct_tensor *y, ct_loss_options o) {
+    if (!ct_alive("ct_l1_loss", 1, x) || !ct_alive("ct_l1_loss", 2, y)) return NULL;
     static const char *op = "ct_l1_loss";
     ct_tensor *r = NULL;
     if (!x || !y || !ct_loss_check_reduction(op, o.reduction)) return NULL;
@@ -19,6 +20,7 @@ ct_tensor *(ct_l1_loss_with)(ct_tensor *x, ct_tensor *y, ct_loss_options o) {
  * the batch size (input's size(0)).  Values and input gradients are PyTorch's; the
  * target gradient where the target is 0 is 0 here, NaN in PyTorch (xlogy's 0 / 0). */
 ct_tensor *(ct_kl_div_with)(ct_tensor *x, ct_tensor *y, ct_kl_div_options o) {
+    if (!ct_alive("ct_kl_div", 1, x) || !ct_alive("ct_kl_div", 2, y)) return NULL;
     static const char *op = "ct_kl_div";
     bool batchmean = o.reduction == CT_REDUCTION_BATCHMEAN;
     ct_reduction red = batchmean ? CT_REDUCTION_SUM : o.reduction;

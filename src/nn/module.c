@@ -5,6 +5,7 @@
 
 #include "ctorch.h"
 #include "core/error.h"
+#include "core/lifetime.h"
 #include "core/object.h"
 #include "core/tensor_impl.h"
 #include "nn/module_impl.h"
@@ -30,7 +31,7 @@ static void module_destroy(ct_object *o) {
         for (int i = 0; i < m->names[k].len; i++) free(m->names[k].items[i]);
         free(m->names[k].items);
     }
-    free(m);
+    ct_lifetime_free(m);
 }
 
 ct_module *ct_module_new(const ct_module_class *cls, size_t state_size) {
@@ -50,8 +51,14 @@ ct_module *ct_module_new(const ct_module_class *cls, size_t state_size) {
     return ct_scope_register(m);
 }
 
-void *ct_module_state(const ct_module *m) { return m ? (void *)m->state : NULL; }
-const char *ct_module_type(const ct_module *m) { return m ? m->cls->name : NULL; }
+void *ct_module_state(const ct_module *m) {
+    if (!ct_alive("ct_module_state", 1, m)) return NULL;
+    return m ? (void *)m->state : NULL;
+}
+const char *ct_module_type(const ct_module *m) {
+    if (!ct_alive("ct_module_type", 1, m)) return NULL;
+    return m ? m->cls->name : NULL;
+}
 
 /* ---- registration -------------------------------------------------------- */
 
@@ -104,6 +111,7 @@ static void *adopt(void *obj) {
 }
 
 ct_module *ct_module_add(ct_module *m, const char *name, ct_module *child) {
+    if (!ct_alive("ct_module_add", 1, m) || !ct_alive("ct_module_add", 3, child)) return NULL;
     if (!m || !child) return NULL;
     if (!valid_name("ct_module_add", m, name)) return NULL;
     if (inside(child, m)) {
@@ -119,6 +127,8 @@ ct_module *ct_module_add(ct_module *m, const char *name, ct_module *child) {
 }
 
 ct_tensor *ct_module_add_parameter(ct_module *m, const char *name, ct_tensor *p) {
+    if (!ct_alive("ct_module_add_parameter", 1, m) || !ct_alive("ct_module_add_parameter", 3, p))
+        return NULL;
     if (!m || !p) return NULL;
     if (!valid_name("ct_module_add_parameter", m, name)) return NULL;
     if (!ct_dtype_is_floating(ct_dtype_of(p))) {
@@ -141,6 +151,8 @@ ct_tensor *ct_module_add_parameter(ct_module *m, const char *name, ct_tensor *p)
 }
 
 ct_tensor *ct_module_add_buffer(ct_module *m, const char *name, ct_tensor *b, bool persistent) {
+    if (!ct_alive("ct_module_add_buffer", 1, m) || !ct_alive("ct_module_add_buffer", 3, b))
+        return NULL;
     if (!m || !b) return NULL;
     if (!valid_name("ct_module_add_buffer", m, name)) return NULL;
     if (!push(&m->buffers, name, b, persistent)) {
@@ -187,6 +199,7 @@ static ct_module *owner_of(const ct_module *m, const char *path, const char **le
 }
 
 ct_tensor *ct_module_get_parameter(const ct_module *m, const char *name) {
+    if (!ct_alive("ct_module_get_parameter", 1, m)) return NULL;
     const char *leaf;
     const ct_module *o = m && name ? owner_of(m, name, &leaf, NULL) : NULL;
     slot *s = o ? find(&o->params, leaf) : NULL;
@@ -194,6 +207,7 @@ ct_tensor *ct_module_get_parameter(const ct_module *m, const char *name) {
 }
 
 ct_tensor *ct_module_get_buffer(const ct_module *m, const char *name) {
+    if (!ct_alive("ct_module_get_buffer", 1, m)) return NULL;
     const char *leaf;
     const ct_module *o = m && name ? owner_of(m, name, &leaf, NULL) : NULL;
     slot *s = o ? find(&o->buffers, leaf) : NULL;
@@ -201,6 +215,7 @@ ct_tensor *ct_module_get_buffer(const ct_module *m, const char *name) {
 }
 
 ct_module *ct_module_get_submodule(const ct_module *m, const char *name) {
+    if (!ct_alive("ct_module_get_submodule", 1, m)) return NULL;
     if (!m || !name) return NULL;
     if (!*name) return (ct_module *)m;
     const char *leaf;
@@ -225,6 +240,7 @@ static void replace(ct_module *o, slot *s, void *obj) {
 }
 
 ct_module *ct_module_set(ct_module *m, const char *path, ct_module *child) {
+    if (!ct_alive("ct_module_set", 1, m) || !ct_alive("ct_module_set", 3, child)) return NULL;
     if (!m || !path || !child) {
         if (!ct_last_error())
             ct_error("ct_module_set: %s is NULL", !m ? "the module" : !path ? "the path" : "the child");
@@ -254,6 +270,8 @@ ct_module *ct_module_set(ct_module *m, const char *path, ct_module *child) {
 }
 
 int ct_module_set_tensor(ct_module *m, const char *name, ct_tensor *t) {
+    if (!ct_alive("ct_module_set_tensor", 1, m) || !ct_alive("ct_module_set_tensor", 3, t))
+        return -1;
     if (!m || !name || !t) return -1;
     const char *leaf;
     ct_module *o = owner_of(m, name, &leaf, NULL);
@@ -286,12 +304,15 @@ static int add_hook(ct_module *m, int kind, void *fn, void *ctx) {
 }
 
 int ct_module_register_forward_pre_hook(ct_module *m, ct_forward_pre_hook fn, void *ctx) {
+    if (!ct_alive("ct_module_register_forward_pre_hook", 1, m)) return -1;
     return add_hook(m, 0, (void *)fn, ctx);
 }
 int ct_module_register_forward_hook(ct_module *m, ct_forward_hook fn, void *ctx) {
+    if (!ct_alive("ct_module_register_forward_hook", 1, m)) return -1;
     return add_hook(m, 1, (void *)fn, ctx);
 }
 int ct_module_remove_hook(ct_module *m, int handle) {
+    if (!ct_alive("ct_module_remove_hook", 1, m)) return -1;
     for (int i = 0; m && i < m->n_hooks; i++) {
         if (m->hooks[i].handle != handle) continue;
         memmove(&m->hooks[i], &m->hooks[i + 1], (size_t)(m->n_hooks - i - 1) * sizeof *m->hooks);
@@ -327,6 +348,7 @@ static ct_tensor *run_hooks(ct_module *m, ct_tensor *x, ct_tensor *y) {
 }
 
 ct_tensor *ct_forward(ct_module *m, ct_tensor *x) {
+    if (!ct_alive("ct_forward", 1, m) || !ct_alive("ct_forward", 2, x)) return NULL;
     if (!m || !x) return NULL;
     if (!(x = run_pre_hooks(m, x))) return NULL;
     ct_tensor *y = NULL;
@@ -341,6 +363,8 @@ ct_tensor *ct_forward(ct_module *m, ct_tensor *x) {
 }
 
 int ct_forward_multi(ct_module *m, int n_in, ct_tensor *const *in, ct_tensor **out, int max_out) {
+    if (!ct_alive("ct_forward_multi", 1, m) || !ct_all_alive("ct_forward_multi", 3, in, n_in))
+        return -1;
     if (!m || !in || !out || n_in < 1) return -1;
     for (int i = 0; i < n_in; i++)
         if (!in[i]) return -1;
@@ -363,14 +387,22 @@ int ct_forward_multi(ct_module *m, int n_in, ct_tensor *const *in, ct_tensor **o
 /* ---- modes --------------------------------------------------------------------- */
 
 void ct_module_train(ct_module *m, bool training) {
+    if (!ct_alive("ct_module_train", 1, m)) return;
     if (!m) return;
     m->training = training;
     for (int i = 0; i < m->children.len; i++) ct_module_train(m->children.items[i].obj, training);
 }
-void ct_module_eval(ct_module *m) { ct_module_train(m, false); }
-bool ct_module_is_training(const ct_module *m) { return m && m->training; }
+void ct_module_eval(ct_module *m) {
+    if (!ct_alive("ct_module_eval", 1, m)) return;
+    ct_module_train(m, false);
+}
+bool ct_module_is_training(const ct_module *m) {
+    if (!ct_alive("ct_module_is_training", 1, m)) return false;
+    return m && m->training;
+}
 
 void ct_module_apply(ct_module *m, void (*fn)(ct_module *, void *), void *ctx) {
+    if (!ct_alive("ct_module_apply", 1, m)) return;
     if (!m || !fn) return;
     for (int i = 0; i < m->children.len; i++) ct_module_apply(m->children.items[i].obj, fn, ctx);
     fn(m, ctx);

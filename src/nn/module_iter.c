@@ -110,18 +110,28 @@ int ct_module_walk(ct_module *m, int kind, const char **names, void **out, int m
 }
 
 int ct_named_parameters(ct_module *m, const char **names, ct_tensor **out, int max) {
+    if (!ct_alive("ct_named_parameters", 1, m)) return -1;
     return m ? ct_module_walk(m, WALK_PARAMS, names, (void **)out, max) : -1;
 }
-int ct_parameters(ct_module *m, ct_tensor **out, int max) { return ct_named_parameters(m, NULL, out, max); }
+int ct_parameters(ct_module *m, ct_tensor **out, int max) {
+    if (!ct_alive("ct_parameters", 1, m)) return -1;
+    return ct_named_parameters(m, NULL, out, max);
+}
 int ct_named_buffers(ct_module *m, const char **names, ct_tensor **out, int max) {
+    if (!ct_alive("ct_named_buffers", 1, m)) return -1;
     return m ? ct_module_walk(m, WALK_BUFFERS, names, (void **)out, max) : -1;
 }
-int ct_buffers(ct_module *m, ct_tensor **out, int max) { return ct_named_buffers(m, NULL, out, max); }
+int ct_buffers(ct_module *m, ct_tensor **out, int max) {
+    if (!ct_alive("ct_buffers", 1, m)) return -1;
+    return ct_named_buffers(m, NULL, out, max);
+}
 int ct_named_modules(ct_module *m, const char **names, ct_module **out, int max) {
+    if (!ct_alive("ct_named_modules", 1, m)) return -1;
     return m ? ct_module_walk(m, WALK_MODULES, names, (void **)out, max) : -1;
 }
 
 int ct_named_children(ct_module *m, const char **names, ct_module **out, int max) {
+    if (!ct_alive("ct_named_children", 1, m)) return -1;
     if (!m) return -1;
     walk w = {0};
     for (int i = 0; i < m->children.len; i++)
@@ -154,10 +164,12 @@ static int64_t sum_over(ct_module *m, bool buffers, bool trainable_only, bool by
 }
 
 int64_t ct_module_num_parameters(ct_module *m, bool trainable_only) {
+    if (!ct_alive("ct_module_num_parameters", 1, m)) return -1;
     return sum_over(m, false, trainable_only, false);
 }
 
 int64_t ct_module_num_bytes(ct_module *m) {
+    if (!ct_alive("ct_module_num_bytes", 1, m)) return -1;
     int64_t params = sum_over(m, false, false, true), buffers = sum_over(m, true, false, true);
     return params < 0 || buffers < 0 ? -1 : params + buffers;
 }

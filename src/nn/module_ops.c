@@ -25,6 +25,7 @@ static int all(ct_module *m, int kind, ct_tensor ***out) {
 }
 
 void ct_module_requires_grad_(ct_module *m, bool requires_grad) {
+    if (!ct_alive("ct_module_requires_grad_", 1, m)) return;
     if (!m) return;
     ct_tensor **ps;
     int n = all(m, WALK_PARAMS, &ps);
@@ -33,6 +34,7 @@ void ct_module_requires_grad_(ct_module *m, bool requires_grad) {
 }
 
 void ct_module_zero_grad_with(ct_module *m, ct_zero_grad_options o) {
+    if (!ct_alive("ct_module_zero_grad", 1, m)) return;
     if (!m) return;
     ct_tensor **ps;
     int n = all(m, WALK_PARAMS, &ps);
@@ -69,6 +71,7 @@ static int convert(ct_tensor *t, ct_module_to_options o) {
 }
 
 int ct_module_to_with(ct_module *m, ct_module_to_options o) {
+    if (!ct_alive("ct_module_to", 1, m)) return -1;
     if (!m) return -1;
     if (o.dtype && !ct_dtype_is_floating(o.dtype)) {
         ct_error("ct_module_to: nn.Module.to only accepts floating point dtypes, but got "

@@ -47,6 +47,7 @@ static void put_indented(strbuf *b, const char *text, int indent) {
 }
 
 char *ct_module_to_string(const ct_module *m) {
+    if (!ct_alive("ct_module_to_string", 1, m)) return NULL;
     if (!m) return NULL;
     strbuf b = {0};
     char extra[4096] = "";
@@ -79,6 +80,7 @@ char *ct_module_to_string(const ct_module *m) {
 }
 
 void ct_module_print(ct_module *m) {
+    if (!ct_alive("ct_module_print", 1, m)) return;
     char *s = ct_module_to_string(m);
     if (!s) return;
     printf("%s\nParameters: %" PRId64 " (trainable: %" PRId64 ")\n", s,

@@ -7,6 +7,7 @@
 #include "ctorch.h"
 #include "ctorch/state_dict.h"
 #include "core/error.h"
+#include "core/lifetime.h"
 #include "core/object.h"
 #include "nn/module_impl.h"
 #include "core/mem.h"
@@ -26,7 +27,7 @@ static void sd_destroy(ct_object *o) {
     }
     free(sd->keys);
     free(sd->values);
-    free(sd);
+    ct_lifetime_free(sd);
 }
 
 ct_state_dict *ct_state_dict_new(void) {
@@ -46,6 +47,7 @@ static int index_of(const ct_state_dict *sd, const char *key) {
 }
 
 int ct_state_dict_set(ct_state_dict *sd, const char *key, ct_tensor *t) {
+    if (!ct_alive("ct_state_dict_set", 1, sd) || !ct_alive("ct_state_dict_set", 3, t)) return -1;
     if (!sd || !key || !t) return -1;
     int i = index_of(sd, key);
     if (i >= 0) {
@@ -75,18 +77,25 @@ int ct_state_dict_set(ct_state_dict *sd, const char *key, ct_tensor *t) {
 }
 
 ct_tensor *ct_state_dict_get(const ct_state_dict *sd, const char *key) {
+    if (!ct_alive("ct_state_dict_get", 1, sd)) return NULL;
     int i = sd && key ? index_of(sd, key) : -1;
     return i >= 0 ? sd->values[i] : NULL;
 }
-int ct_state_dict_len(const ct_state_dict *sd) { return sd ? sd->len : -1; }
+int ct_state_dict_len(const ct_state_dict *sd) {
+    if (!ct_alive("ct_state_dict_len", 1, sd)) return -1;
+    return sd ? sd->len : -1;
+}
 const char *ct_state_dict_key(const ct_state_dict *sd, int i) {
+    if (!ct_alive("ct_state_dict_key", 1, sd)) return NULL;
     return sd && i >= 0 && i < sd->len ? sd->keys[i] : NULL;
 }
 ct_tensor *ct_state_dict_value(const ct_state_dict *sd, int i) {
+    if (!ct_alive("ct_state_dict_value", 1, sd)) return NULL;
     return sd && i >= 0 && i < sd->len ? sd->values[i] : NULL;
 }
 
 int ct_state_dict_remove(ct_state_dict *sd, const char *key) {
+    if (!ct_alive("ct_state_dict_remove", 1, sd)) return -1;
     int i = sd && key ? index_of(sd, key) : -1;
     if (i < 0) return -1;
     free(sd->keys[i]);
@@ -174,6 +183,7 @@ static entries module_entries(ct_module *m) {
 }
 
 ct_state_dict *ct_module_state_dict(ct_module *m) {
+    if (!ct_alive("ct_module_state_dict", 1, m)) return NULL;
     if (!m) return NULL;
     ct_state_dict *sd = NULL;
     CT_SCOPE {
@@ -275,6 +285,7 @@ static int load_module(ct_module *m, const ct_state_dict *sd, ct_load_options o,
 }
 
 int ct_load_state_dict_with(ct_module *m, const ct_state_dict *sd, ct_load_options o) {
+    if (!ct_alive("ct_load_state_dict", 1, m) || !ct_alive("ct_load_state_dict", 2, sd)) return -1;
     return load_module(m, sd, o, true);
 }
 

@@ -24,8 +24,14 @@ static ct_tensor *relu(ct_tensor *x, bool inplace) {
     }
     return ct_unary_op(&RELU, x, NULL, inplace);
 }
-ct_tensor *ct_relu(ct_tensor *x) { return relu(x, false); }
-ct_tensor *ct_relu_(ct_tensor *x) { return relu(x, true); }
+ct_tensor *ct_relu(ct_tensor *x) {
+    if (!ct_alive("ct_relu", 1, x)) return NULL;
+    return relu(x, false);
+}
+ct_tensor *ct_relu_(ct_tensor *x) {
+    if (!ct_alive("ct_relu_", 1, x)) return NULL;
+    return relu(x, true);
+}
 
 ct_leaky_relu_options ct_leaky_relu_resolve(ct_leaky_relu_options o) {
     return (ct_leaky_relu_options){.negative_slope = CT_SOME(ct_opt_or(o.negative_slope, 0.01))};
@@ -43,13 +49,16 @@ ct_hardtanh_options ct_hardtanh_resolve(ct_hardtanh_options o) {
 }
 
 ct_tensor *ct_leaky_relu_with(ct_tensor *x, ct_leaky_relu_options o) {
+    if (!ct_alive("ct_leaky_relu", 1, x)) return NULL;
     o = ct_leaky_relu_resolve(o);
     return ct_unary_op(&LEAKY, x, &(ct_pw_args){.a = o.negative_slope.v}, false);
 }
 ct_tensor *ct_elu_with(ct_tensor *x, ct_elu_options o) {
+    if (!ct_alive("ct_elu", 1, x)) return NULL;
     return ct_unary_op(&ELU, x, &(ct_pw_args){.a = ct_elu_resolve(o).alpha.v}, false);
 }
 ct_tensor *ct_gelu_with(ct_tensor *x, ct_gelu_options o) {
+    if (!ct_alive("ct_gelu", 1, x)) return NULL;
     if (o.approximate != CT_GELU_NONE && o.approximate != CT_GELU_TANH) {
         ct_error("ct_gelu: approximate must be CT_GELU_NONE or CT_GELU_TANH (got %d)",
                  (int)o.approximate);
@@ -57,12 +66,17 @@ ct_tensor *ct_gelu_with(ct_tensor *x, ct_gelu_options o) {
     }
     return ct_unary_op(&GELU, x, &(ct_pw_args){.i = o.approximate}, false);
 }
-ct_tensor *ct_silu(ct_tensor *x) { return ct_unary_op(&SILU, x, NULL, false); }
+ct_tensor *ct_silu(ct_tensor *x) {
+    if (!ct_alive("ct_silu", 1, x)) return NULL;
+    return ct_unary_op(&SILU, x, NULL, false);
+}
 ct_tensor *ct_softplus_with(ct_tensor *x, ct_softplus_options o) {
+    if (!ct_alive("ct_softplus", 1, x)) return NULL;
     o = ct_softplus_resolve(o);
     return ct_unary_op(&SOFTPLUS, x, &(ct_pw_args){.a = o.beta.v, .b = o.threshold.v}, false);
 }
 ct_tensor *ct_hardtanh_with(ct_tensor *x, ct_hardtanh_options o) {
+    if (!ct_alive("ct_hardtanh", 1, x)) return NULL;
     if (x && x->dtype == CT_BOOL) {
         ct_error("ct_hardtanh: Bool inputs not supported for hardtanh");
         return NULL;
@@ -82,6 +96,7 @@ static double float_max(ct_dtype t) {
 }
 
 ct_tensor *ct_nan_to_num_with(ct_tensor *x, ct_nan_to_num_options o) {
+    if (!ct_alive("ct_nan_to_num", 1, x)) return NULL;
     if (!x) return NULL;
     ct_pw_args a = {.a = o.nan,
                     .b = o.posinf.set ? o.posinf.v : float_max(x->dtype),

@@ -114,17 +114,32 @@ static ct_tensor *binary_scalar(ct_op_id op, ct_tensor *a, double b, bool inplac
     return out;
 }
 
-ct_tensor *ct_add(ct_tensor *a, ct_tensor *b) { return ct_ret(binary(CT_OP_add, a, b, false, 1, 0)); }
-ct_tensor *ct_sub(ct_tensor *a, ct_tensor *b) { return ct_ret(binary(CT_OP_sub, a, b, false, 1, 0)); }
-ct_tensor *ct_mul(ct_tensor *a, ct_tensor *b) { return ct_ret(binary(CT_OP_mul, a, b, false, 1, 0)); }
-ct_tensor *ct_div(ct_tensor *a, ct_tensor *b) { return ct_ret(binary(CT_OP_div, a, b, false, 1, 0)); }
+ct_tensor *ct_add(ct_tensor *a, ct_tensor *b) {
+    if (!ct_alive("ct_add", 1, a) || !ct_alive("ct_add", 2, b)) return NULL;
+    return ct_ret(binary(CT_OP_add, a, b, false, 1, 0));
+}
+ct_tensor *ct_sub(ct_tensor *a, ct_tensor *b) {
+    if (!ct_alive("ct_sub", 1, a) || !ct_alive("ct_sub", 2, b)) return NULL;
+    return ct_ret(binary(CT_OP_sub, a, b, false, 1, 0));
+}
+ct_tensor *ct_mul(ct_tensor *a, ct_tensor *b) {
+    if (!ct_alive("ct_mul", 1, a) || !ct_alive("ct_mul", 2, b)) return NULL;
+    return ct_ret(binary(CT_OP_mul, a, b, false, 1, 0));
+}
+ct_tensor *ct_div(ct_tensor *a, ct_tensor *b) {
+    if (!ct_alive("ct_div", 1, a) || !ct_alive("ct_div", 2, b)) return NULL;
+    return ct_ret(binary(CT_OP_div, a, b, false, 1, 0));
+}
 ct_tensor *ct_add_alpha(ct_tensor *a, ct_tensor *b, double alpha) {
+    if (!ct_alive("ct_add_alpha", 1, a) || !ct_alive("ct_add_alpha", 2, b)) return NULL;
     return ct_ret(binary(CT_OP_add, a, b, false, alpha, 0));
 }
 ct_tensor *ct_sub_alpha(ct_tensor *a, ct_tensor *b, double alpha) {
+    if (!ct_alive("ct_sub_alpha", 1, a) || !ct_alive("ct_sub_alpha", 2, b)) return NULL;
     return ct_ret(binary(CT_OP_sub, a, b, false, alpha, 0));
 }
 ct_tensor *ct_div_mode(ct_tensor *a, ct_tensor *b, ct_rounding_mode mode) {
+    if (!ct_alive("ct_div_mode", 1, a) || !ct_alive("ct_div_mode", 2, b)) return NULL;
     if (mode < CT_ROUND_NONE || mode > CT_ROUND_FLOOR) {
         ct_error("ct_div_mode: rounding_mode must be CT_ROUND_NONE, CT_ROUND_TRUNC or "
                  "CT_ROUND_FLOOR (got %d)", (int)mode);
@@ -136,11 +151,24 @@ ct_tensor *ct_div_mode(ct_tensor *a, ct_tensor *b, ct_rounding_mode mode) {
     if (out && out->grad_fn) out->grad_fn->name = "DivBackward2";
     return ct_ret(out);
 }
-ct_tensor *ct_add_scalar(ct_tensor *a, double b) { return ct_ret(binary_scalar(CT_OP_add, a, b, false, 1)); }
-ct_tensor *ct_sub_scalar(ct_tensor *a, double b) { return ct_ret(binary_scalar(CT_OP_sub, a, b, false, 1)); }
-ct_tensor *ct_mul_scalar(ct_tensor *a, double b) { return ct_ret(binary_scalar(CT_OP_mul, a, b, false, 1)); }
-ct_tensor *ct_div_scalar(ct_tensor *a, double b) { return ct_ret(binary_scalar(CT_OP_div, a, b, false, 1)); }
+ct_tensor *ct_add_scalar(ct_tensor *a, double b) {
+    if (!ct_alive("ct_add_scalar", 1, a)) return NULL;
+    return ct_ret(binary_scalar(CT_OP_add, a, b, false, 1));
+}
+ct_tensor *ct_sub_scalar(ct_tensor *a, double b) {
+    if (!ct_alive("ct_sub_scalar", 1, a)) return NULL;
+    return ct_ret(binary_scalar(CT_OP_sub, a, b, false, 1));
+}
+ct_tensor *ct_mul_scalar(ct_tensor *a, double b) {
+    if (!ct_alive("ct_mul_scalar", 1, a)) return NULL;
+    return ct_ret(binary_scalar(CT_OP_mul, a, b, false, 1));
+}
+ct_tensor *ct_div_scalar(ct_tensor *a, double b) {
+    if (!ct_alive("ct_div_scalar", 1, a)) return NULL;
+    return ct_ret(binary_scalar(CT_OP_div, a, b, false, 1));
+}
 ct_tensor *ct_rsub_scalar(ct_tensor *a, double b) {
+    if (!ct_alive("ct_rsub_scalar", 1, a)) return NULL;
     if (!a) return NULL;
     ct_tensor *w = ct_wrap_scalar(b, a);
     if (!w) return NULL;
@@ -148,15 +176,34 @@ ct_tensor *ct_rsub_scalar(ct_tensor *a, double b) {
     ct_release(w);
     return ct_ret(out);
 }
-ct_tensor *ct_add_(ct_tensor *a, ct_tensor *b) { return ct_ret(binary(CT_OP_add, a, b, true, 1, 0)); }
-ct_tensor *ct_sub_(ct_tensor *a, ct_tensor *b) { return ct_ret(binary(CT_OP_sub, a, b, true, 1, 0)); }
-ct_tensor *ct_mul_(ct_tensor *a, ct_tensor *b) { return ct_ret(binary(CT_OP_mul, a, b, true, 1, 0)); }
-ct_tensor *ct_div_(ct_tensor *a, ct_tensor *b) { return ct_ret(binary(CT_OP_div, a, b, true, 1, 0)); }
+ct_tensor *ct_add_(ct_tensor *a, ct_tensor *b) {
+    if (!ct_alive("ct_add_", 1, a) || !ct_alive("ct_add_", 2, b)) return NULL;
+    return ct_ret(binary(CT_OP_add, a, b, true, 1, 0));
+}
+ct_tensor *ct_sub_(ct_tensor *a, ct_tensor *b) {
+    if (!ct_alive("ct_sub_", 1, a) || !ct_alive("ct_sub_", 2, b)) return NULL;
+    return ct_ret(binary(CT_OP_sub, a, b, true, 1, 0));
+}
+ct_tensor *ct_mul_(ct_tensor *a, ct_tensor *b) {
+    if (!ct_alive("ct_mul_", 1, a) || !ct_alive("ct_mul_", 2, b)) return NULL;
+    return ct_ret(binary(CT_OP_mul, a, b, true, 1, 0));
+}
+ct_tensor *ct_div_(ct_tensor *a, ct_tensor *b) {
+    if (!ct_alive("ct_div_", 1, a) || !ct_alive("ct_div_", 2, b)) return NULL;
+    return ct_ret(binary(CT_OP_div, a, b, true, 1, 0));
+}
 ct_tensor *ct_add_alpha_(ct_tensor *a, ct_tensor *b, double alpha) {
+    if (!ct_alive("ct_add_alpha_", 1, a) || !ct_alive("ct_add_alpha_", 2, b)) return NULL;
     return ct_ret(binary(CT_OP_add, a, b, true, alpha, 0));
 }
-ct_tensor *ct_add_scalar_(ct_tensor *a, double b) { return ct_ret(binary_scalar(CT_OP_add, a, b, true, 1)); }
-ct_tensor *ct_mul_scalar_(ct_tensor *a, double b) { return ct_ret(binary_scalar(CT_OP_mul, a, b, true, 1)); }
+ct_tensor *ct_add_scalar_(ct_tensor *a, double b) {
+    if (!ct_alive("ct_add_scalar_", 1, a)) return NULL;
+    return ct_ret(binary_scalar(CT_OP_add, a, b, true, 1));
+}
+ct_tensor *ct_mul_scalar_(ct_tensor *a, double b) {
+    if (!ct_alive("ct_mul_scalar_", 1, a)) return NULL;
+    return ct_ret(binary_scalar(CT_OP_mul, a, b, true, 1));
+}
 
 /* ---- backward formulas (the engine reduces broadcasting) ---- */
 

@@ -69,8 +69,14 @@ static ct_tensor *clamp_scalar(ct_tensor *x, ct_clamp_options o, bool inplace) {
     return out;
 }
 
-ct_tensor *ct_clamp_with(ct_tensor *x, ct_clamp_options o) { return clamp_scalar(x, o, false); }
-ct_tensor *ct_clamp_with_(ct_tensor *x, ct_clamp_options o) { return clamp_scalar(x, o, true); }
+ct_tensor *ct_clamp_with(ct_tensor *x, ct_clamp_options o) {
+    if (!ct_alive("ct_clamp", 1, x)) return NULL;
+    return clamp_scalar(x, o, false);
+}
+ct_tensor *ct_clamp_with_(ct_tensor *x, ct_clamp_options o) {
+    if (!ct_alive("ct_clamp_with_", 1, x)) return NULL;
+    return clamp_scalar(x, o, true);
+}
 
 /* g where min <= x <= max (only the given bounds). */
 bool clamp_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
@@ -105,6 +111,9 @@ static ct_tensor *open_bound(ct_dtype t, bool high) {
 }
 
 ct_tensor *ct_clamp_tensor(ct_tensor *x, ct_tensor *min, ct_tensor *max) {
+    if (!ct_alive("ct_clamp_tensor", 1, x) || !ct_alive("ct_clamp_tensor", 2, min) ||
+        !ct_alive("ct_clamp_tensor", 3, max))
+        return NULL;
     if (!x) return NULL;
     if (!min && !max) {
         ct_error("ct_clamp_tensor: At least one of 'min' or 'max' must not be None");

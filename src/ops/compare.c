@@ -27,8 +27,12 @@ static ct_tensor *bool_binary_scalar(ct_op_id op, ct_tensor *a, double b) {
 }
 
 #define COMPARE(NAME)                                                                    \
-    ct_tensor *ct_##NAME(ct_tensor *a, ct_tensor *b) { return bool_binary(CT_OP_##NAME, a, b); } \
+    ct_tensor *ct_##NAME(ct_tensor *a, ct_tensor *b) {                                   \
+        if (!ct_alive("ct_" #NAME, 1, a) || !ct_alive("ct_" #NAME, 2, b)) return NULL;    \
+        return bool_binary(CT_OP_##NAME, a, b);                                          \
+    }                                                                                    \
     ct_tensor *ct_##NAME##_scalar(ct_tensor *a, double b) {                              \
+        if (!ct_alive("ct_" #NAME "_scalar", 1, a)) return NULL;                         \
         return bool_binary_scalar(CT_OP_##NAME, a, b);                                   \
     }
 COMPARE(eq)
@@ -38,9 +42,18 @@ COMPARE(le)
 COMPARE(gt)
 COMPARE(ge)
 
-ct_tensor *ct_logical_and(ct_tensor *a, ct_tensor *b) { return bool_binary(CT_OP_logical_and, a, b); }
-ct_tensor *ct_logical_or(ct_tensor *a, ct_tensor *b) { return bool_binary(CT_OP_logical_or, a, b); }
-ct_tensor *ct_logical_xor(ct_tensor *a, ct_tensor *b) { return bool_binary(CT_OP_logical_xor, a, b); }
+ct_tensor *ct_logical_and(ct_tensor *a, ct_tensor *b) {
+    if (!ct_alive("ct_logical_and", 1, a) || !ct_alive("ct_logical_and", 2, b)) return NULL;
+    return bool_binary(CT_OP_logical_and, a, b);
+}
+ct_tensor *ct_logical_or(ct_tensor *a, ct_tensor *b) {
+    if (!ct_alive("ct_logical_or", 1, a) || !ct_alive("ct_logical_or", 2, b)) return NULL;
+    return bool_binary(CT_OP_logical_or, a, b);
+}
+ct_tensor *ct_logical_xor(ct_tensor *a, ct_tensor *b) {
+    if (!ct_alive("ct_logical_xor", 1, a) || !ct_alive("ct_logical_xor", 2, b)) return NULL;
+    return bool_binary(CT_OP_logical_xor, a, b);
+}
 
 static ct_tensor *bool_unary(ct_op_id op, ct_tensor *x) {
     if (!x) return NULL;
@@ -49,10 +62,22 @@ static ct_tensor *bool_unary(ct_op_id op, ct_tensor *x) {
     if (out) CT_TRACE(op, 1, &x, 1, &out);
     return ct_ret(out);
 }
-ct_tensor *ct_logical_not(ct_tensor *x) { return bool_unary(CT_OP_logical_not, x); }
-ct_tensor *ct_isnan(ct_tensor *x) { return bool_unary(CT_OP_isnan, x); }
-ct_tensor *ct_isinf(ct_tensor *x) { return bool_unary(CT_OP_isinf, x); }
-ct_tensor *ct_isfinite(ct_tensor *x) { return bool_unary(CT_OP_isfinite, x); }
+ct_tensor *ct_logical_not(ct_tensor *x) {
+    if (!ct_alive("ct_logical_not", 1, x)) return NULL;
+    return bool_unary(CT_OP_logical_not, x);
+}
+ct_tensor *ct_isnan(ct_tensor *x) {
+    if (!ct_alive("ct_isnan", 1, x)) return NULL;
+    return bool_unary(CT_OP_isnan, x);
+}
+ct_tensor *ct_isinf(ct_tensor *x) {
+    if (!ct_alive("ct_isinf", 1, x)) return NULL;
+    return bool_unary(CT_OP_isinf, x);
+}
+ct_tensor *ct_isfinite(ct_tensor *x) {
+    if (!ct_alive("ct_isfinite", 1, x)) return NULL;
+    return bool_unary(CT_OP_isfinite, x);
+}
 
 /* ---- maximum, minimum ---- */
 
@@ -72,8 +97,14 @@ static ct_tensor *extremum(ct_op_id op, ct_tensor *a, ct_tensor *b) {
     CT_TRACE(op, 2, in, 1, &out);
     return ct_ret(out);
 }
-ct_tensor *ct_maximum(ct_tensor *a, ct_tensor *b) { return extremum(CT_OP_maximum, a, b); }
-ct_tensor *ct_minimum(ct_tensor *a, ct_tensor *b) { return extremum(CT_OP_minimum, a, b); }
+ct_tensor *ct_maximum(ct_tensor *a, ct_tensor *b) {
+    if (!ct_alive("ct_maximum", 1, a) || !ct_alive("ct_maximum", 2, b)) return NULL;
+    return extremum(CT_OP_maximum, a, b);
+}
+ct_tensor *ct_minimum(ct_tensor *a, ct_tensor *b) {
+    if (!ct_alive("ct_minimum", 1, a) || !ct_alive("ct_minimum", 2, b)) return NULL;
+    return extremum(CT_OP_minimum, a, b);
+}
 
 /* PyTorch's formula: where(a == b, g / 2, g), zeroed where the other input won
  * (a < b for a's gradient of maximum).  With a NaN neither wins: both get g. */

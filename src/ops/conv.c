@@ -347,13 +347,22 @@ static ct_tensor *conv_entry(const char *op, int nd, bool transposed, ct_tensor 
 }
 
 ct_tensor *ct_conv2d_with(ct_tensor *x, ct_tensor *w, ct_tensor *bias, ct_conv_options o) {
+    if (!ct_alive("ct_conv2d", 1, x) || !ct_alive("ct_conv2d", 2, w) ||
+        !ct_alive("ct_conv2d", 3, bias))
+        return NULL;
     return conv_entry("ct_conv2d", 2, false, x, w, bias, o);
 }
 ct_tensor *ct_conv1d_with(ct_tensor *x, ct_tensor *w, ct_tensor *bias, ct_conv_options o) {
+    if (!ct_alive("ct_conv1d", 1, x) || !ct_alive("ct_conv1d", 2, w) ||
+        !ct_alive("ct_conv1d", 3, bias))
+        return NULL;
     return conv_entry("ct_conv1d", 1, false, x, w, bias, o);
 }
 ct_tensor *ct_conv_transpose2d_with(ct_tensor *x, ct_tensor *w, ct_tensor *bias,
                                     ct_conv_options o) {
+    if (!ct_alive("ct_conv_transpose2d", 1, x) || !ct_alive("ct_conv_transpose2d", 2, w) ||
+        !ct_alive("ct_conv_transpose2d", 3, bias))
+        return NULL;
     return conv_entry("ct_conv_transpose2d", 2, true, x, w, bias, o);
 }
 

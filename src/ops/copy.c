@@ -31,6 +31,7 @@ static ct_tensor *copy_as(const char *name, ct_op_id op, ct_tensor *t, ct_dtype 
 }
 
 ct_tensor *ct_to_with(ct_tensor *t, ct_to_options o) {
+    if (!ct_alive("ct_to", 1, t)) return NULL;
     if (!t) return NULL;
     ct_dtype dtype = o.dtype != CT_DTYPE_UNSET ? o.dtype : t->dtype;
     ct_device dev = o.device.type != CT_DEV_UNSET ? o.device : t->storage->device;
@@ -57,12 +58,14 @@ ct_tensor *ct_to_with(ct_tensor *t, ct_to_options o) {
 }
 
 ct_tensor *ct_contiguous(ct_tensor *t) {
+    if (!ct_alive("ct_contiguous", 1, t)) return NULL;
     if (!t) return NULL;
     if (ct_tensor_is_contiguous(t)) return ct_ret(ct_retain(t));
     return copy_as("ct_contiguous", CT_OP_clone, t, t->dtype, t->storage->device);
 }
 
 ct_tensor *ct_clone(ct_tensor *t) {
+    if (!ct_alive("ct_clone", 1, t)) return NULL;
     if (!t) return NULL;
     return copy_as("ct_clone", CT_OP_clone, t, t->dtype, t->storage->device);
 }
@@ -81,6 +84,7 @@ bool clone_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 
 /* dst.copy_(src): src broadcast to dst's shape and converted to its dtype. */
 ct_tensor *ct_copy_(ct_tensor *dst, ct_tensor *src) {
+    if (!ct_alive("ct_copy_", 1, dst) || !ct_alive("ct_copy_", 2, src)) return NULL;
     if (!dst || !src) return NULL;
     if (!ct_check_inplace_of("ct_copy_", dst, 1, &src) || !ct_check_same_device("ct_copy_", dst, src))
         return NULL;
@@ -122,6 +126,7 @@ bool copy_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 }
 
 ct_tensor *ct_detach(ct_tensor *t) {
+    if (!ct_alive("ct_detach", 1, t)) return NULL;
     if (!t) return NULL;
     ct_tensor *d = ct_tensor_view_of(t, t->ndim, t->sizes, t->strides, t->offset);
     if (!d) return NULL;
@@ -133,6 +138,7 @@ ct_tensor *ct_detach(ct_tensor *t) {
 }
 
 int ct_copy_to_buffer(const ct_tensor *t, void *dst, ct_dtype dtype, size_t dst_bytes) {
+    if (!ct_alive("ct_copy_to_buffer", 1, t)) return -1;
     if (!t) return -1;
     if (!dst) {
         ct_error("ct_copy_to_buffer: dst is NULL");
@@ -186,11 +192,13 @@ static bool item_value(const char *op, const ct_tensor *t, ct_dtype as, void *va
 }
 
 double ct_item(const ct_tensor *t) {
+    if (!ct_alive("ct_item", 1, t)) return NAN;
     double v;
     return item_value("ct_item", t, CT_F64, &v) ? v : NAN;
 }
 
 int64_t ct_item_int(const ct_tensor *t) {
+    if (!ct_alive("ct_item_int", 1, t)) return 0;
     int64_t v;
     return item_value("ct_item_int", t, CT_I64, &v) ? v : 0;
 }

@@ -112,20 +112,24 @@ static const dropout_kind ALPHA = {"ct_alpha_dropout", 0, true};
 static const dropout_kind FEATURE_ALPHA = {"ct_feature_alpha_dropout", 2, true};
 
 ct_tensor *ct_dropout_with(ct_tensor *x, double p, bool training, ct_dropout_options o) {
+    if (!ct_alive("ct_dropout", 1, x)) return NULL;
     return dropout(&PLAIN, x, p, training, o);
 }
 
 ct_tensor *ct_alpha_dropout_with(ct_tensor *x, double p, bool training, ct_dropout_options o) {
+    if (!ct_alive("ct_alpha_dropout", 1, x)) return NULL;
     return dropout(&ALPHA, x, p, training, o);
 }
 
 ct_tensor *ct_feature_alpha_dropout_with(ct_tensor *x, double p, bool training,
                                          ct_dropout_options o) {
+    if (!ct_alive("ct_feature_alpha_dropout", 1, x)) return NULL;
     return dropout(&FEATURE_ALPHA, x, p, training, o);
 }
 
 /* dropout2d: PyTorch 1.13 takes any input of 2+ dims as (N, C, ...), a 3-D one too. */
 ct_tensor *ct_dropout2d_with(ct_tensor *x, double p, bool training, ct_dropout_options o) {
+    if (!ct_alive("ct_dropout2d", 1, x)) return NULL;
     return dropout(&FEATURE, x, p, training, o);
 }
 
@@ -139,6 +143,7 @@ static ct_tensor *feature_nd(const char *name, int batched_ndim, ct_tensor *x, d
 }
 
 ct_tensor *ct_dropout1d_with(ct_tensor *x, double p, bool training, ct_dropout_options o) {
+    if (!ct_alive("ct_dropout1d", 1, x)) return NULL;
     if (x && x->ndim != 2 && x->ndim != 3) {
         ct_error("ct_dropout1d: Expected 2D or 3D input, but received a %dD input. Note that "
                  "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial "
@@ -150,5 +155,6 @@ ct_tensor *ct_dropout1d_with(ct_tensor *x, double p, bool training, ct_dropout_o
 }
 
 ct_tensor *ct_dropout3d_with(ct_tensor *x, double p, bool training, ct_dropout_options o) {
+    if (!ct_alive("ct_dropout3d", 1, x)) return NULL;
     return feature_nd("ct_dropout3d", 5, x, p, training, o);
 }

@@ -78,15 +78,19 @@ ct_tensor_options ct_like_options(const ct_tensor *t, ct_tensor_options o) {
     return o;
 }
 ct_tensor *ct_empty_like_with(const ct_tensor *t, ct_tensor_options o) {
+    if (!ct_alive("ct_empty_like", 1, t)) return NULL;
     return t ? ct_empty_with(ct_shape_of(t), ct_like_options(t, o)) : NULL;
 }
 ct_tensor *ct_zeros_like_with(const ct_tensor *t, ct_tensor_options o) {
+    if (!ct_alive("ct_zeros_like", 1, t)) return NULL;
     return t ? ct_zeros_with(ct_shape_of(t), ct_like_options(t, o)) : NULL;
 }
 ct_tensor *ct_ones_like_with(const ct_tensor *t, ct_tensor_options o) {
+    if (!ct_alive("ct_ones_like", 1, t)) return NULL;
     return t ? ct_ones_with(ct_shape_of(t), ct_like_options(t, o)) : NULL;
 }
 ct_tensor *ct_full_like_with(const ct_tensor *t, double value, ct_tensor_options o) {
+    if (!ct_alive("ct_full_like", 1, t)) return NULL;
     return t ? ct_full_with(ct_shape_of(t), value, ct_like_options(t, o)) : NULL;
 }
 
@@ -114,6 +118,7 @@ ct_tensor *ct_tensor_from_with(const void *data, ct_dtype dtype, ct_shape shape,
 }
 
 ct_tensor *ct_fill_(ct_tensor *t, double value) {
+    if (!ct_alive("ct_fill_", 1, t)) return NULL;
     if (!t || !ct_check_inplace("ct_fill_", t)) return NULL;
     ct_fill_raw(t, value);
     ct_bump_version(t);
@@ -133,6 +138,7 @@ bool fill_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 }
 
 ct_tensor *ct_zero_(ct_tensor *t) {
+    if (!ct_alive("ct_zero_", 1, t)) return NULL;
     if (!t) return NULL;
     return ct_fill_(t, 0);
 }

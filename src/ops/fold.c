@@ -90,6 +90,7 @@ static ct_fold_options load(const ct_node *n) {
 }
 
 ct_tensor *ct_im2col_with(ct_tensor *x, ct_fold_options o) {
+    if (!ct_alive("ct_im2col", 1, x)) return NULL;
     const char *op = "ct_im2col";
     fold_params p;
     if (!x || !params_of(op, o, &p)) return NULL;
@@ -112,6 +113,7 @@ ct_tensor *ct_im2col_with(ct_tensor *x, ct_fold_options o) {
 }
 
 ct_tensor *ct_col2im_with(ct_tensor *cols, ct_dims output_size, ct_fold_options o) {
+    if (!ct_alive("ct_col2im", 1, cols)) return NULL;
     const char *op = "ct_col2im";
     fold_params p;
     int64_t hw[2];

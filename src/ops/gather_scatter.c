@@ -96,6 +96,7 @@ static ct_tensor *gather_impl(ct_tensor *t, int64_t dim, ct_tensor *index) {
 }
 
 ct_tensor *ct_gather(ct_tensor *t, int64_t dim, ct_tensor *index) {
+    if (!ct_alive("ct_gather", 1, t) || !ct_alive("ct_gather", 3, index)) return NULL;
     if (!t || !index) return NULL;
     ct_tensor *out = gather_impl(t, dim, index);
     if (!out) return NULL;
@@ -165,12 +166,16 @@ static ct_tensor *scatter_record(ct_op_id opid, ct_tensor *out, ct_tensor *t, in
 }
 
 ct_tensor *ct_scatter(ct_tensor *t, int64_t dim, ct_tensor *index, ct_tensor *src) {
+    if (!ct_alive("ct_scatter", 1, t) || !ct_alive("ct_scatter", 3, index) ||
+        !ct_alive("ct_scatter", 4, src))
+        return NULL;
     if (!t || !index || !src) return NULL;
     ct_tensor *out = scatter_impl(CT_OP_scatter, "ct_scatter", "scatter", t, dim, index, src, 0);
     return scatter_record(CT_OP_scatter, out, t, dim, index, src, 0);
 }
 
 ct_tensor *ct_scatter_value(ct_tensor *t, int64_t dim, ct_tensor *index, double value) {
+    if (!ct_alive("ct_scatter_value", 1, t) || !ct_alive("ct_scatter_value", 3, index)) return NULL;
     if (!t || !index) return NULL;
     ct_tensor *out = scatter_impl(CT_OP_scatter_value, "ct_scatter_value", "scatter", t, dim,
                                   index, NULL, value);
@@ -178,6 +183,9 @@ ct_tensor *ct_scatter_value(ct_tensor *t, int64_t dim, ct_tensor *index, double 
 }
 
 ct_tensor *ct_scatter_add(ct_tensor *t, int64_t dim, ct_tensor *index, ct_tensor *src) {
+    if (!ct_alive("ct_scatter_add", 1, t) || !ct_alive("ct_scatter_add", 3, index) ||
+        !ct_alive("ct_scatter_add", 4, src))
+        return NULL;
     if (!t || !index || !src) return NULL;
     ct_tensor *out = scatter_impl(CT_OP_scatter_add, "ct_scatter_add", "scatter_add", t, dim,
                                   index, src, 0);

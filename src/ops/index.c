@@ -26,12 +26,14 @@ ct_tensor *ct_nonzero_new(ct_tensor *t) {
 }
 
 ct_tensor *ct_nonzero(ct_tensor *t) {
+    if (!ct_alive("ct_nonzero", 1, t)) return NULL;
     ct_tensor *out = t ? ct_nonzero_new(t) : NULL;
     if (out) CT_TRACE(CT_OP_nonzero, 1, &t, 1, &out);
     return out ? ct_ret(out) : NULL;
 }
 
 ct_tensor *ct_one_hot(ct_tensor *t, int64_t num_classes) {
+    if (!ct_alive("ct_one_hot", 1, t)) return NULL;
     static const char *op = "ct_one_hot";
     if (!t) return NULL;
     if (t->dtype != CT_I64) {

@@ -328,6 +328,7 @@ ct_tensor *ct_adv_from_rows(ct_tensor *x, const ct_adv_geom *g, ct_adv_frame to)
 /* ---- t[indices] ------------------------------------------------------------ */
 
 ct_tensor *ct_index(ct_tensor *t, int n, ct_tensor *const *indices) {
+    if (!ct_alive("ct_index", 1, t) || !ct_all_alive("ct_index", 3, indices, n)) return NULL;
     static const char *op = "ct_index";
     if (!t) return NULL;
     if (n > 0 && !indices) {

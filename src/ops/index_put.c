@@ -9,6 +9,9 @@
 
 ct_tensor *ct_index_put__with(ct_tensor *t, int n_indices, ct_tensor *const *indices,
                               ct_tensor *values, ct_index_put_options o) {
+    if (!ct_alive("ct_index_put_", 1, t) || !ct_all_alive("ct_index_put_", 3, indices, n_indices) ||
+        !ct_alive("ct_index_put_", 4, values))
+        return NULL;
     static const char *op = "ct_index_put_";
     if (!t || !values) return NULL;
     if (n_indices > 0 && !indices) {
@@ -61,6 +64,9 @@ done:
 
 ct_tensor *ct_index_put_with(ct_tensor *t, int n_indices, ct_tensor *const *indices,
                              ct_tensor *values, ct_index_put_options o) {
+    if (!ct_alive("ct_index_put", 1, t) || !ct_all_alive("ct_index_put", 3, indices, n_indices) ||
+        !ct_alive("ct_index_put", 4, values))
+        return NULL;
     if (!t) return NULL;
     ct_tensor *out = NULL;
     CT_SCOPE { out = ct_keep(ct_index_put__with(ct_clone(t), n_indices, indices, values, o)); }

@@ -49,6 +49,7 @@ static ct_tensor *select_rows(ct_op_id opid, ct_tensor *t, int dim, ct_tensor *i
 }
 
 ct_tensor *ct_index_select(ct_tensor *t, int64_t dim, ct_tensor *index) {
+    if (!ct_alive("ct_index_select", 1, t) || !ct_alive("ct_index_select", 3, index)) return NULL;
     static const char *op = "ct_index_select";
     if (!t || !index) return NULL;
     int d = ct_wrap_dim(op, dim, t->ndim);
@@ -90,6 +91,9 @@ bool index_select_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 
 ct_tensor *ct_index_add(ct_tensor *t, int64_t dim, ct_tensor *index, ct_tensor *source,
                         double alpha) {
+    if (!ct_alive("ct_index_add", 1, t) || !ct_alive("ct_index_add", 3, index) ||
+        !ct_alive("ct_index_add", 4, source))
+        return NULL;
     static const char *op = "ct_index_add";
     if (!t || !index || !source) return NULL;
     int d = ct_wrap_dim(op, dim, t->ndim);
@@ -181,6 +185,9 @@ bool index_add_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 
 /* F.embedding's max_norm (ctorch/layers.h), composed of ops. */
 int (ct_embedding_renorm_)(ct_tensor *weight, ct_tensor *indices, double max_norm, double norm_type) {
+    if (!ct_alive("ct_embedding_renorm_", 1, weight) ||
+        !ct_alive("ct_embedding_renorm_", 2, indices))
+        return -1;
     if (!weight || !indices) return -1;
     int rc = -1;
     CT_NO_GRAD {
@@ -203,6 +210,7 @@ int (ct_embedding_renorm_)(ct_tensor *weight, ct_tensor *indices, double max_nor
 }
 
 ct_tensor *ct_embedding_with(ct_tensor *indices, ct_tensor *weight, ct_embedding_options o) {
+    if (!ct_alive("ct_embedding", 1, indices) || !ct_alive("ct_embedding", 2, weight)) return NULL;
     static const char *op = "ct_embedding";
     if (!weight || !indices) return NULL;
     if (o.dtype != CT_DTYPE_UNSET) {

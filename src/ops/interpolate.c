@@ -67,6 +67,7 @@ static ct_tensor *upsample(ct_op_id op, ct_tensor *in, const ct_shape *x_shape, 
 }
 
 ct_tensor *ct_interpolate_with(ct_tensor *x, ct_interpolate_options o) {
+    if (!ct_alive("ct_interpolate", 1, x)) return NULL;
     const char *op = "ct_interpolate";
     if (!x) return NULL;
     if (x->ndim != 4) {

@@ -43,6 +43,7 @@ static bool check_list(const char *op, const char *empty, int n, ct_tensor *cons
     }
     for (int i = 0; i < n; i++)
         if (!ts[i]) return false; /* keep the first error */
+    if (!ct_all_alive(op, 2, ts, n)) return false;
     for (int i = 1; i < n; i++)
         if (!ct_check_same_device(op, ts[0], ts[i])) return false;
     return true;
@@ -250,6 +251,7 @@ static int split_equal(ct_op_id op, const char *name, ct_tensor *t, int d, int64
 }
 
 int ct_split(ct_tensor *t, int64_t split_size, int64_t dim, ct_tensor **out, int max_out) {
+    if (!ct_alive("ct_split", 1, t)) return -1;
     if (!t) return -1;
     int d = wrap_split_dim("ct_split", "split", t, dim);
     if (d < 0) return -1;
@@ -314,6 +316,7 @@ bool split_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 
 int ct_split_with_sizes(ct_tensor *t, int n, const int64_t *sizes, int64_t dim, ct_tensor **out,
                         int max_out) {
+    if (!ct_alive("ct_split_with_sizes", 1, t)) return -1;
     if (!t) return -1;
     int d = wrap_split_dim("ct_split_with_sizes", "split_with_sizes", t, dim);
     if (d < 0) return -1;
@@ -385,6 +388,7 @@ bool split_with_sizes_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 }
 
 int ct_chunk(ct_tensor *t, int64_t chunks, int64_t dim, ct_tensor **out, int max_out) {
+    if (!ct_alive("ct_chunk", 1, t)) return -1;
     if (!t) return -1;
     int d = wrap_split_dim("ct_chunk", "chunk", t, dim);
     if (d < 0) return -1;
@@ -413,6 +417,7 @@ int ct_chunk(ct_tensor *t, int64_t chunks, int64_t dim, ct_tensor **out, int max
 }
 
 int ct_unbind(ct_tensor *t, int64_t dim, ct_tensor **out, int max_out) {
+    if (!ct_alive("ct_unbind", 1, t)) return -1;
     if (!t) return -1;
     if (t->ndim == 0) {
         ct_error("ct_unbind: Dimension specified as %lld but tensor has no dimensions",

@@ -121,6 +121,7 @@ static void record(ct_op_id op, ct_tensor *out, int n_in, ct_tensor *const *in, 
 static const mat_dims MAT = {-1, 0, 1}, BATCH = {0, 1, 2};
 
 ct_tensor *ct_mm(ct_tensor *a, ct_tensor *b) {
+    if (!ct_alive("ct_mm", 1, a) || !ct_alive("ct_mm", 2, b)) return NULL;
     if (!check_pair("ct_mm", a, b) || !check_dim("ct_mm", "self", a, 2) ||
         !check_dim("ct_mm", "mat2", b, 2))
         return NULL;
@@ -149,6 +150,7 @@ static bool check_bmm(const char *op, const ct_tensor *a, const ct_tensor *b) {
 }
 
 ct_tensor *ct_bmm(ct_tensor *a, ct_tensor *b) {
+    if (!ct_alive("ct_bmm", 1, a) || !ct_alive("ct_bmm", 2, b)) return NULL;
     if (!check_bmm("ct_bmm", a, b)) return NULL;
     ct_tensor *out = gemm(CT_OP_bmm, a, BATCH, b, BATCH, NULL, 0, 1,
                           CT_SHAPE(a->sizes[0], a->sizes[1], b->sizes[2]));
@@ -183,6 +185,9 @@ static ct_tensor *add_product(ct_op_id op, const char *name, ct_tensor *input, c
 }
 
 ct_tensor *ct_addmm_with(ct_tensor *input, ct_tensor *m1, ct_tensor *m2, ct_addmm_options o) {
+    if (!ct_alive("ct_addmm", 1, input) || !ct_alive("ct_addmm", 2, m1) ||
+        !ct_alive("ct_addmm", 3, m2))
+        return NULL;
     if (!check_pair("ct_addmm", m1, m2) || !check_dim("ct_addmm", "mat1", m1, 2) ||
         !check_dim("ct_addmm", "mat2", m2, 2))
         return NULL;
@@ -195,12 +200,16 @@ ct_tensor *ct_addmm_with(ct_tensor *input, ct_tensor *m1, ct_tensor *m2, ct_addm
 }
 
 ct_tensor *ct_baddbmm_with(ct_tensor *input, ct_tensor *b1, ct_tensor *b2, ct_addmm_options o) {
+    if (!ct_alive("ct_baddbmm", 1, input) || !ct_alive("ct_baddbmm", 2, b1) ||
+        !ct_alive("ct_baddbmm", 3, b2))
+        return NULL;
     if (!check_bmm("ct_baddbmm", b1, b2)) return NULL;
     return add_product(CT_OP_baddbmm, "ct_baddbmm", input, b1, b2, o,
                        CT_SHAPE(b1->sizes[0], b1->sizes[1], b2->sizes[2]), BATCH);
 }
 
 ct_tensor *ct_mv(ct_tensor *a, ct_tensor *v) {
+    if (!ct_alive("ct_mv", 1, a) || !ct_alive("ct_mv", 2, v)) return NULL;
     if (!check_pair("ct_mv", a, v) || !check_dim("ct_mv", "self", a, 2) ||
         !check_dim("ct_mv", "vec", v, 1))
         return NULL;
@@ -217,6 +226,7 @@ ct_tensor *ct_mv(ct_tensor *a, ct_tensor *v) {
 }
 
 ct_tensor *ct_dot(ct_tensor *a, ct_tensor *b) {
+    if (!ct_alive("ct_dot", 1, a) || !ct_alive("ct_dot", 2, b)) return NULL;
     if (!a || !b || !ct_check_same_device("ct_dot", a, b)) return NULL;
     if (a->ndim != 1 || b->ndim != 1) {
         ct_error("ct_dot: 1D tensors expected, but got %dD and %dD tensors", a->ndim, b->ndim);
@@ -240,6 +250,7 @@ ct_tensor *ct_dot(ct_tensor *a, ct_tensor *b) {
 }
 
 ct_tensor *ct_outer(ct_tensor *a, ct_tensor *b) {
+    if (!ct_alive("ct_outer", 1, a) || !ct_alive("ct_outer", 2, b)) return NULL;
     if (!a || !b) return NULL;
     if (a->ndim != 1 || b->ndim != 1) {
         ct_error("ct_outer: Expected 1-D argument %s, but got %d-D", a->ndim != 1 ? "self" : "vec2",
@@ -323,6 +334,7 @@ static ct_tensor *matmul(ct_tensor *a, ct_tensor *b) {
 }
 
 ct_tensor *ct_matmul(ct_tensor *a, ct_tensor *b) {
+    if (!ct_alive("ct_matmul", 1, a) || !ct_alive("ct_matmul", 2, b)) return NULL;
     if (!a || !b) return NULL;
     if (a->ndim == 0 || b->ndim == 0) {
         ct_error("ct_matmul: both arguments to matmul need to be at least 1D, but they are %dD "

@@ -338,6 +338,9 @@ ct_tensor *ct_nll_loss_op(const char *op, ct_tensor *x, ct_tensor *t, ct_tensor 
 }
 
 ct_tensor *(ct_nll_loss_with)(ct_tensor *input, ct_tensor *target, ct_nll_loss_options o) {
+    if (!ct_alive("ct_nll_loss", 1, input) || !ct_alive("ct_nll_loss", 2, target) ||
+        !ct_option_alive("ct_nll_loss", "weight", o.weight))
+        return NULL;
     int64_t ignore_index;
     if (!ct_opt_int("ct_nll_loss", "ignore_index", o.ignore_index, -100, &ignore_index)) return NULL;
     return ct_nll_loss_op("ct_nll_loss", input, target, o.weight, o.reduction, ignore_index);

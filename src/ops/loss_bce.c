@@ -53,6 +53,9 @@ static bool bce_check(const char *op, ct_tensor *x, ct_tensor *y) {
 }
 
 ct_tensor *(ct_binary_cross_entropy_with)(ct_tensor *x, ct_tensor *y, ct_bce_options o) {
+    if (!ct_alive("ct_binary_cross_entropy", 1, x) || !ct_alive("ct_binary_cross_entropy", 2, y) ||
+        !ct_option_alive("ct_binary_cross_entropy", "weight", o.weight))
+        return NULL;
     static const char *op = "ct_binary_cross_entropy";
     if (!x || !y || !ct_loss_check_reduction(op, o.reduction) || !bce_check(op, x, y))
         return NULL;
@@ -115,6 +118,9 @@ static const ct_pw_spec BCEL = {CT_OP_binary_cross_entropy_with_logits, CT_PW_PR
 ct_tensor *(ct_binary_cross_entropy_with_logits_with)(ct_tensor *x, ct_tensor *y,
                                                       ct_bce_with_logits_options o) {
     static const char *op = "ct_binary_cross_entropy_with_logits";
+    if (!ct_alive(op, 1, x) || !ct_alive(op, 2, y) || !ct_option_alive(op, "weight", o.weight) ||
+        !ct_option_alive(op, "pos_weight", o.pos_weight))
+        return NULL;
     static const char *fn = "binary_cross_entropy_with_logits";
     if (!x || !y || !ct_loss_check_reduction(op, o.reduction)) return NULL;
     if (x->ndim != y->ndim || memcmp(x->sizes, y->sizes, sizeof(int64_t) * (size_t)x->ndim)) {

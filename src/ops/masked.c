@@ -99,16 +99,24 @@ static ct_tensor *masked_fill_impl(const char *op, ct_tensor *t, ct_tensor *mask
 }
 
 ct_tensor *ct_masked_fill(ct_tensor *t, ct_tensor *mask, double value) {
+    if (!ct_alive("ct_masked_fill", 1, t) || !ct_alive("ct_masked_fill", 2, mask)) return NULL;
     return masked_fill_impl("ct_masked_fill", t, mask, NULL, value, false);
 }
 ct_tensor *ct_masked_fill_tensor(ct_tensor *t, ct_tensor *mask, ct_tensor *value) {
+    if (!ct_alive("ct_masked_fill_tensor", 1, t) || !ct_alive("ct_masked_fill_tensor", 2, mask) ||
+        !ct_alive("ct_masked_fill_tensor", 3, value))
+        return NULL;
     if (!value) return NULL;
     return masked_fill_impl("ct_masked_fill_tensor", t, mask, value, 0, false);
 }
 ct_tensor *ct_masked_fill_(ct_tensor *t, ct_tensor *mask, double value) {
+    if (!ct_alive("ct_masked_fill_", 1, t) || !ct_alive("ct_masked_fill_", 2, mask)) return NULL;
     return masked_fill_impl("ct_masked_fill_", t, mask, NULL, value, true);
 }
 ct_tensor *ct_masked_fill_tensor_(ct_tensor *t, ct_tensor *mask, ct_tensor *value) {
+    if (!ct_alive("ct_masked_fill_tensor_", 1, t) || !ct_alive("ct_masked_fill_tensor_", 2, mask) ||
+        !ct_alive("ct_masked_fill_tensor_", 3, value))
+        return NULL;
     if (!value) return NULL;
     return masked_fill_impl("ct_masked_fill_tensor_", t, mask, value, 0, true);
 }
@@ -130,6 +138,7 @@ bool masked_fill_tensor_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 }
 
 ct_tensor *ct_masked_select(ct_tensor *t, ct_tensor *mask) {
+    if (!ct_alive("ct_masked_select", 1, t) || !ct_alive("ct_masked_select", 2, mask)) return NULL;
     static const char *op = "ct_masked_select";
     if (!t || !mask) return NULL;
     int nd;

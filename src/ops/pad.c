@@ -286,6 +286,7 @@ bool pad_backward_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 /* ---- entry point ------------------------------------------------------------------ */
 
 ct_tensor *ct_pad_with(ct_tensor *t, ct_dims pad, ct_pad_options o) {
+    if (!ct_alive("ct_pad", 1, t)) return NULL;
     if (!t) return NULL;
     if (pad.n < 0 || pad.n > CT_MAX_DIMS || pad.n % 2) {
         ct_error("ct_pad: Padding length must be divisible by 2 (got %d values)", pad.n);

@@ -320,10 +320,12 @@ static ct_tensor *max_pool(ct_tensor *x, ct_tensor **indices, ct_max_pool2d_opti
 
 ct_tensor *ct_max_pool2d_with_indices_with(ct_tensor *x, ct_tensor **indices,
                                            ct_max_pool2d_options o) {
+    if (!ct_alive("ct_max_pool2d_with_indices", 1, x)) return NULL;
     return max_pool(x, indices, o);
 }
 
 ct_tensor *ct_max_pool2d_with(ct_tensor *x, ct_max_pool2d_options o) {
+    if (!ct_alive("ct_max_pool2d", 1, x)) return NULL;
     if (o.return_indices) {
         ct_error("ct_max_pool2d: return_indices=True gives two results: call "
                  "ct_max_pool2d_with_indices");
@@ -333,6 +335,7 @@ ct_tensor *ct_max_pool2d_with(ct_tensor *x, ct_max_pool2d_options o) {
 }
 
 ct_tensor *ct_avg_pool2d_with(ct_tensor *x, ct_avg_pool2d_options o) {
+    if (!ct_alive("ct_avg_pool2d", 1, x)) return NULL;
     pool_params p = {.ceil_mode = o.ceil_mode, .count_include_pad = o.count_include_pad,
                      .divisor = o.divisor_override};
     if (!x || !pool_params_of("ct_avg_pool2d", o.kernel_size, o.stride, o.padding, CT_DIMS(), &p))
@@ -351,6 +354,7 @@ static bool adaptive_size(const char *op, ct_dims size, const ct_tensor *x, int6
 }
 
 ct_tensor *ct_adaptive_avg_pool2d(ct_tensor *x, ct_dims output_size) {
+    if (!ct_alive("ct_adaptive_avg_pool2d", 1, x)) return NULL;
     int64_t os[2];
     if (!x || !adaptive_size("ct_adaptive_avg_pool2d", output_size, x, os)) return NULL;
     return pool(CT_OP_adaptive_avg_pool2d, "ct_adaptive_avg_pool2d", x, NULL, os, NULL);
@@ -358,6 +362,7 @@ ct_tensor *ct_adaptive_avg_pool2d(ct_tensor *x, ct_dims output_size) {
 
 ct_tensor *ct_adaptive_max_pool2d_with_indices(ct_tensor *x, ct_dims output_size,
                                                ct_tensor **indices) {
+    if (!ct_alive("ct_adaptive_max_pool2d_with_indices", 1, x)) return NULL;
     int64_t os[2];
     if (indices) *indices = NULL;
     if (!x || !adaptive_size("ct_adaptive_max_pool2d", output_size, x, os)) return NULL;
@@ -365,6 +370,7 @@ ct_tensor *ct_adaptive_max_pool2d_with_indices(ct_tensor *x, ct_dims output_size
 }
 
 ct_tensor *ct_adaptive_max_pool2d(ct_tensor *x, ct_dims output_size) {
+    if (!ct_alive("ct_adaptive_max_pool2d", 1, x)) return NULL;
     return ct_adaptive_max_pool2d_with_indices(x, output_size, NULL);
 }
 

@@ -12,6 +12,7 @@ enum { SV_BASE, SV_EXPONENT, SV_RESULT };
 enum { SV_SCALAR_POW_RESULT = 0 };
 
 ct_tensor *ct_pow(ct_tensor *x, ct_tensor *e) {
+    if (!ct_alive("ct_pow", 1, x) || !ct_alive("ct_pow", 2, e)) return NULL;
     if (!x || !e) return NULL;
     ct_pw_spec spec = {CT_OP_pow, CT_PW_PROMOTE, 0};
     ct_tensor *in[2] = {x, e};
@@ -45,6 +46,7 @@ static const ct_unary_spec POW_SCALAR = {CT_OP_pow_scalar, CT_PW_PROMOTE, CT_SAV
 static const ct_unary_spec RPOW_SCALAR = {CT_OP_rpow_scalar, CT_PW_PROMOTE, CT_SAVE_OUTPUT};
 
 ct_tensor *ct_pow_scalar(ct_tensor *x, double e) {
+    if (!ct_alive("ct_pow_scalar", 1, x)) return NULL;
     if (!x) return NULL;
     ct_dtype rt;
     ct_tensor *xc = promote_with_number("ct_pow", x, e, &rt);
@@ -60,6 +62,7 @@ ct_tensor *ct_pow_scalar(ct_tensor *x, double e) {
 }
 
 ct_tensor *ct_rpow_scalar(ct_tensor *x, double base) {
+    if (!ct_alive("ct_rpow_scalar", 1, x)) return NULL;
     if (!x) return NULL;
     ct_dtype rt;
     ct_tensor *xc = promote_with_number("ct_pow", x, base, &rt);

@@ -162,13 +162,16 @@ ct_tensor *ct_randperm_with(int64_t n, ct_tensor_options o) {
 }
 
 ct_tensor *ct_rand_like_with(const ct_tensor *t, ct_tensor_options o) {
+    if (!ct_alive("ct_rand_like", 1, t)) return NULL;
     return t ? ct_rand_with(ct_shape_of(t), ct_like_options(t, o)) : NULL;
 }
 ct_tensor *ct_randn_like_with(const ct_tensor *t, ct_tensor_options o) {
+    if (!ct_alive("ct_randn_like", 1, t)) return NULL;
     return t ? ct_randn_with(ct_shape_of(t), ct_like_options(t, o)) : NULL;
 }
 ct_tensor *ct_randint_like_with(const ct_tensor *t, int64_t low, int64_t high,
                                 ct_tensor_options o) {
+    if (!ct_alive("ct_randint_like", 1, t)) return NULL;
     return t ? ct_randint_with(low, high, ct_shape_of(t), ct_like_options(t, o)) : NULL;
 }
 
@@ -191,6 +194,7 @@ static bool probabilities_in_range(const ct_tensor *pd) {
 }
 
 ct_tensor *ct_bernoulli_with(ct_tensor *p, ct_random_options o) {
+    if (!ct_alive("ct_bernoulli", 1, p)) return NULL;
     if (!p) return NULL;
     if (!check_floating("ct_bernoulli", "tensor of probabilities", p->dtype)) return NULL;
     ct_tensor *pd = ct_cast_new("ct_bernoulli", p, CT_F64); /* contiguous doubles for the kernel */
@@ -219,6 +223,7 @@ static bool check_p(const char *op, double p) {
 }
 
 ct_tensor *ct_bernoulli_p_with(ct_tensor *t, double p, ct_random_options o) {
+    if (!ct_alive("ct_bernoulli_p", 1, t)) return NULL;
     if (!t || !check_p("ct_bernoulli_p", p)) return NULL;
     ct_tensor *out = ct_tensor_new("ct_bernoulli", ct_shape_of(t), t->dtype, t->storage->device);
     if (!out || !ct_draw_random(CT_OP_bernoulli_scalar, out, &(ct_rng_args){.a = p, .b = 1}, o.generator)) {
@@ -257,6 +262,7 @@ static bool check_multinomial(const double *v, int64_t rows, int64_t ncat, int64
 }
 
 ct_tensor *ct_multinomial_with(ct_tensor *probs, int64_t n, ct_multinomial_options o) {
+    if (!ct_alive("ct_multinomial", 1, probs)) return NULL;
     if (!probs) return NULL;
     if (probs->ndim < 1 || probs->ndim > 2) {
         ct_error("ct_multinomial: prob_dist must be 1 or 2 dim (got %d dims)", probs->ndim);
@@ -336,12 +342,14 @@ static ct_tensor *sample_inplace(const char *name, ct_op_id kernel, ct_op_id op,
 }
 
 ct_tensor *ct_bernoulli__with(ct_tensor *t, double p, ct_random_options o) {
+    if (!ct_alive("ct_bernoulli_", 1, t)) return NULL;
     if (!t || !check_p("ct_bernoulli_", p)) return NULL;
     return sample_inplace("ct_bernoulli_", CT_OP_bernoulli_scalar, CT_OP_bernoulli_scalar, t,
                           (ct_rng_args){.a = p, .b = 1}, o.generator);
 }
 
 ct_tensor *ct_normal__with(ct_tensor *t, double mean, double std, ct_random_options o) {
+    if (!ct_alive("ct_normal_", 1, t)) return NULL;
     if (!t || !check_floating("ct_normal_", "tensor", t->dtype)) return NULL;
     if (!(std >= 0)) {
         ct_error("ct_normal_: normal expects std >= 0.0, but found std %g", std);
@@ -352,6 +360,7 @@ ct_tensor *ct_normal__with(ct_tensor *t, double mean, double std, ct_random_opti
 }
 
 ct_tensor *ct_uniform__with(ct_tensor *t, double from, double to, ct_random_options o) {
+    if (!ct_alive("ct_uniform_", 1, t)) return NULL;
     if (!t || !check_floating("ct_uniform_", "tensor", t->dtype)) return NULL;
     if (!(from <= to)) {
         ct_error("ct_uniform_: uniform_ expects to return a [from, to) range, but found "
@@ -363,12 +372,14 @@ ct_tensor *ct_uniform__with(ct_tensor *t, double from, double to, ct_random_opti
 }
 
 ct_tensor *ct_random__with(ct_tensor *t, int64_t low, int64_t high, ct_random_options o) {
+    if (!ct_alive("ct_random_", 1, t)) return NULL;
     if (!t || !check_int_range("ct_random_", low, high, t->dtype)) return NULL;
     ct_rng_args a = {.low = low, .range = (uint64_t)high - (uint64_t)low};
     return sample_inplace("ct_random_", CT_OP_randint, CT_OP_random, t, a, o.generator);
 }
 
 ct_tensor *ct_exponential__with(ct_tensor *t, double lambd, ct_random_options o) {
+    if (!ct_alive("ct_exponential_", 1, t)) return NULL;
     if (!t || !check_floating("ct_exponential_", "tensor", t->dtype)) return NULL;
     if (!(lambd >= 0)) {
         ct_error("ct_exponential_: exponential_ expects lambda >= 0.0, but found lambda=%g", lambd);

@@ -50,6 +50,7 @@ static int repeat_split(int nr, const int64_t *r, int ndim, const int64_t *sizes
 }
 
 ct_tensor *ct_repeat(ct_tensor *t, ct_shape repeats) {
+    if (!ct_alive("ct_repeat", 1, t)) return NULL;
     if (!t) return NULL;
     if (repeats.ndim < t->ndim) {
         ct_error("ct_repeat: Number of dimensions of repeat dims can not be smaller than number "
@@ -121,6 +122,7 @@ bool repeat_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 }
 
 ct_tensor *ct_tile(ct_tensor *t, ct_shape dims) {
+    if (!ct_alive("ct_tile", 1, t)) return NULL;
     if (!t) return NULL;
     if (dims.ndim < t->ndim) { /* missing leading repeats are 1 */
         int lead = t->ndim - dims.ndim;
@@ -150,6 +152,7 @@ static bool wrap_unique_dims(const char *op, ct_dims dims, int ndim, int *out) {
 }
 
 ct_tensor *ct_flip(ct_tensor *t, ct_dims dims) {
+    if (!ct_alive("ct_flip", 1, t)) return NULL;
     if (!t) return NULL;
     int ds[CT_MAX_DIMS];
     if (dims.n < 0 || dims.n > CT_MAX_DIMS) {
@@ -209,6 +212,7 @@ static void roll_copy(ct_copy_kernel k, ct_tensor *dst, ct_tensor *src, int nd, 
 static int64_t wrap_shift(int64_t s, int64_t n) { return n ? ((s % n) + n) % n : 0; }
 
 ct_tensor *ct_roll(ct_tensor *t, ct_dims shifts, ct_dims dims) {
+    if (!ct_alive("ct_roll", 1, t)) return NULL;
     if (!t) return NULL;
     if (shifts.n <= 0) {
         ct_error("ct_roll: `shifts` required");
@@ -302,9 +306,11 @@ static ct_tensor *band(ct_op_id op, const char *name, ct_tensor *t, int64_t k, b
 }
 
 ct_tensor *ct_tril(ct_tensor *t, int64_t diagonal) {
+    if (!ct_alive("ct_tril", 1, t)) return NULL;
     return band(CT_OP_tril, "ct_tril", t, diagonal, false);
 }
 ct_tensor *ct_triu(ct_tensor *t, int64_t diagonal) {
+    if (!ct_alive("ct_triu", 1, t)) return NULL;
     return band(CT_OP_triu, "ct_triu", t, diagonal, true);
 }
 bool tril_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {

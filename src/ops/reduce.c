@@ -30,6 +30,7 @@ static ct_tensor *arith_reduce(ct_op_id op, const char *name, ct_tensor *t, ct_r
 }
 
 ct_tensor *ct_sum_with(ct_tensor *t, ct_reduce_options o) {
+    if (!ct_alive("ct_sum", 1, t)) return NULL;
     ct_reduce_plan p;
     ct_dtype out_dt;
     ct_tensor *out = arith_reduce(CT_OP_sum, "ct_sum", t, o, &p, &out_dt);
@@ -46,6 +47,7 @@ bool sum_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 }
 
 ct_tensor *ct_mean_with(ct_tensor *t, ct_reduce_options o) {
+    if (!ct_alive("ct_mean", 1, t)) return NULL;
     if (!t) return NULL;
     ct_dtype out_dt = o.dtype ? o.dtype : t->dtype;
     if (!ct_dtype_is_floating(out_dt)) {
@@ -75,6 +77,7 @@ bool mean_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 }
 
 ct_tensor *ct_prod_with(ct_tensor *t, ct_reduce_options o) {
+    if (!ct_alive("ct_prod", 1, t)) return NULL;
     ct_reduce_plan p;
     ct_dtype out_dt;
     ct_tensor *out = arith_reduce(CT_OP_prod, "ct_prod", t, o, &p, &out_dt);
@@ -139,8 +142,14 @@ static ct_tensor *logical(ct_op_id op, const char *name, ct_tensor *t, ct_reduce
         ct_reduce_trace(op, t, out, o.dims, o.keepdim, CT_DTYPE_UNSET);
     return ct_ret(out);
 }
-ct_tensor *ct_all_with(ct_tensor *t, ct_reduce_options o) { return logical(CT_OP_all, "ct_all", t, o); }
-ct_tensor *ct_any_with(ct_tensor *t, ct_reduce_options o) { return logical(CT_OP_any, "ct_any", t, o); }
+ct_tensor *ct_all_with(ct_tensor *t, ct_reduce_options o) {
+    if (!ct_alive("ct_all", 1, t)) return NULL;
+    return logical(CT_OP_all, "ct_all", t, o);
+}
+ct_tensor *ct_any_with(ct_tensor *t, ct_reduce_options o) {
+    if (!ct_alive("ct_any", 1, t)) return NULL;
+    return logical(CT_OP_any, "ct_any", t, o);
+}
 
 ct_tensor *ct_sum_to_size(ct_tensor *g, int ndim, const int64_t *sizes) {
     /* Leading dims that broadcasting added are summed away; dims of size 1 that were

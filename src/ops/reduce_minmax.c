@@ -53,15 +53,19 @@ static ct_tensor *extreme(ct_op_id op, ct_op_id kop, const char *name, const cha
 }
 
 ct_tensor *ct_amax_with(ct_tensor *t, ct_reduce_options o) {
+    if (!ct_alive("ct_amax", 1, t)) return NULL;
     return extreme(CT_OP_amax, CT_OP_amax, "ct_amax", "amax", t, o);
 }
 ct_tensor *ct_amin_with(ct_tensor *t, ct_reduce_options o) {
+    if (!ct_alive("ct_amin", 1, t)) return NULL;
     return extreme(CT_OP_amin, CT_OP_amin, "ct_amin", "amin", t, o);
 }
 ct_tensor *(ct_max)(ct_tensor *t) {
+    if (!ct_alive("ct_max", 1, t)) return NULL;
     return extreme(CT_OP_max, CT_OP_amax, "ct_max", "max", t, (ct_reduce_options){0});
 }
 ct_tensor *(ct_min)(ct_tensor *t) {
+    if (!ct_alive("ct_min", 1, t)) return NULL;
     return extreme(CT_OP_min, CT_OP_amin, "ct_min", "min", t, (ct_reduce_options){0});
 }
 
@@ -131,9 +135,11 @@ static ct_values_indices extreme_dim(ct_op_id op, ct_op_id kop, const char *name
 }
 
 ct_values_indices (ct_max_dim)(ct_tensor *t, int64_t dim, bool keepdim) {
+    if (!ct_alive("ct_max_dim", 1, t)) return (ct_values_indices){0};
     return extreme_dim(CT_OP_max_dim, CT_OP_max_dim, "ct_max_dim", "max", t, dim, keepdim);
 }
 ct_values_indices (ct_min_dim)(ct_tensor *t, int64_t dim, bool keepdim) {
+    if (!ct_alive("ct_min_dim", 1, t)) return (ct_values_indices){0};
     return extreme_dim(CT_OP_min_dim, CT_OP_min_dim, "ct_min_dim", "min", t, dim, keepdim);
 }
 
@@ -175,8 +181,10 @@ static ct_tensor *argext(ct_op_id kop, const char *name, const char *torch, ct_t
 }
 
 ct_tensor *ct_argmax_with(ct_tensor *t, ct_reduce_options o) {
+    if (!ct_alive("ct_argmax", 1, t)) return NULL;
     return argext(CT_OP_max_dim, "ct_argmax", "argmax", t, o);
 }
 ct_tensor *ct_argmin_with(ct_tensor *t, ct_reduce_options o) {
+    if (!ct_alive("ct_argmin", 1, t)) return NULL;
     return argext(CT_OP_min_dim, "ct_argmin", "argmin", t, o);
 }

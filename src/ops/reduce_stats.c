@@ -57,8 +57,14 @@ static ct_tensor *var_std(ct_op_id op, const char *name, ct_tensor *t, ct_var_op
     return ct_ret(out);
 }
 
-ct_tensor *ct_var_with(ct_tensor *t, ct_var_options o) { return var_std(CT_OP_var, "ct_var", t, o); }
-ct_tensor *ct_std_with(ct_tensor *t, ct_var_options o) { return var_std(CT_OP_std, "ct_std", t, o); }
+ct_tensor *ct_var_with(ct_tensor *t, ct_var_options o) {
+    if (!ct_alive("ct_var", 1, t)) return NULL;
+    return var_std(CT_OP_var, "ct_var", t, o);
+}
+ct_tensor *ct_std_with(ct_tensor *t, ct_var_options o) {
+    if (!ct_alive("ct_std", 1, t)) return NULL;
+    return var_std(CT_OP_std, "ct_std", t, o);
+}
 
 /* d var / dx = 2 (x - mean) / (N - correction). */
 static ct_tensor *centered(ct_tensor *x, const ct_node *n) {
@@ -85,6 +91,7 @@ bool std_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 /* ---- vector norms ----------------------------------------------------- */
 
 ct_tensor *ct_norm_with(ct_tensor *t, ct_norm_options o) {
+    if (!ct_alive("ct_norm", 1, t)) return NULL;
     if (!t) return NULL;
     if (!ct_dtype_is_floating(t->dtype)) {
         ct_error("ct_norm: linalg.vector_norm: Expected a floating point or complex tensor "
@@ -155,6 +162,7 @@ bool norm_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 /* max + log(sum(exp(x - max))) by the fused softmax kernel; integers compute in the
  * default float dtype. */
 ct_tensor *ct_logsumexp_with(ct_tensor *t, ct_reduce_options o) {
+    if (!ct_alive("ct_logsumexp", 1, t)) return NULL;
     if (!t) return NULL;
     ct_reduce_plan p;
     if (!ct_reduce_plan_make("ct_logsumexp", t, o.dims, o.keepdim, &p)) return NULL;

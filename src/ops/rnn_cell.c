@@ -151,6 +151,12 @@ static bool forward(const cell_kind *k, ct_tensor *const *in, ct_tensor **out, i
 
 ct_lstm_cell_result (ct_thnn_fused_lstm_cell)(ct_tensor *ig, ct_tensor *hg, ct_tensor *cx,
                                               ct_tensor *b_ih, ct_tensor *b_hh) {
+    if (!ct_alive("ct_thnn_fused_lstm_cell", 1, ig) ||
+        !ct_alive("ct_thnn_fused_lstm_cell", 2, hg) ||
+        !ct_alive("ct_thnn_fused_lstm_cell", 3, cx) ||
+        !ct_alive("ct_thnn_fused_lstm_cell", 4, b_ih) ||
+        !ct_alive("ct_thnn_fused_lstm_cell", 5, b_hh))
+        return (ct_lstm_cell_result){0};
     ct_tensor *in[5] = {ig, hg, cx, b_ih, b_hh}, *out[3] = {0};
     if (!forward(&LSTM, in, out, 3)) return (ct_lstm_cell_result){0};
     return (ct_lstm_cell_result){out[0], out[1], out[2]};
@@ -158,6 +164,11 @@ ct_lstm_cell_result (ct_thnn_fused_lstm_cell)(ct_tensor *ig, ct_tensor *hg, ct_t
 
 ct_gru_cell_result (ct_thnn_fused_gru_cell)(ct_tensor *ig, ct_tensor *hg, ct_tensor *hx,
                                             ct_tensor *b_ih, ct_tensor *b_hh) {
+    if (!ct_alive("ct_thnn_fused_gru_cell", 1, ig) || !ct_alive("ct_thnn_fused_gru_cell", 2, hg) ||
+        !ct_alive("ct_thnn_fused_gru_cell", 3, hx) ||
+        !ct_alive("ct_thnn_fused_gru_cell", 4, b_ih) ||
+        !ct_alive("ct_thnn_fused_gru_cell", 5, b_hh))
+        return (ct_gru_cell_result){0};
     ct_tensor *in[5] = {ig, hg, hx, b_ih, b_hh}, *out[2] = {0};
     if (!forward(&GRU, in, out, 2)) return (ct_gru_cell_result){0};
     return (ct_gru_cell_result){out[0], out[1]};

@@ -60,9 +60,11 @@ ct_tensor *ct_scan(ct_op_id op, ct_tensor *t, int64_t dim, bool reverse, bool ex
 }
 
 ct_tensor *ct_cumsum_with(ct_tensor *t, int64_t dim, ct_scan_options o) {
+    if (!ct_alive("ct_cumsum", 1, t)) return NULL;
     return ct_scan(CT_OP_cumsum, t, dim, false, false, o.dtype);
 }
 ct_tensor *ct_cumprod_with(ct_tensor *t, int64_t dim, ct_scan_options o) {
+    if (!ct_alive("ct_cumprod", 1, t)) return NULL;
     return ct_scan(CT_OP_cumprod, t, dim, false, false, o.dtype);
 }
 

@@ -62,9 +62,11 @@ static ct_tensor *forward(ct_op_id op, const char *name, ct_tensor *t, int64_t d
 }
 
 ct_tensor *(ct_softmax)(ct_tensor *t, int64_t dim) {
+    if (!ct_alive("ct_softmax", 1, t)) return NULL;
     return forward(CT_OP_softmax, "ct_softmax", t, dim);
 }
 ct_tensor *(ct_log_softmax)(ct_tensor *t, int64_t dim) {
+    if (!ct_alive("ct_log_softmax", 1, t)) return NULL;
     return forward(CT_OP_log_softmax, "ct_log_softmax", t, dim);
 }
 

@@ -57,6 +57,7 @@ static ct_values_indices sort_rows(ct_op_id opid, const char *op, ct_tensor *t, 
 }
 
 ct_values_indices ct_sort_with(ct_tensor *t, int64_t dim, ct_sort_options o) {
+    if (!ct_alive("ct_sort", 1, t)) return (ct_values_indices){0};
     if (!t) return NONE;
     int d = ct_wrap_dim("ct_sort", dim, t->ndim);
     if (d < 0) return NONE;
@@ -64,6 +65,7 @@ ct_values_indices ct_sort_with(ct_tensor *t, int64_t dim, ct_sort_options o) {
 }
 
 ct_values_indices ct_topk_with(ct_tensor *t, int64_t k, int64_t dim, ct_topk_options o) {
+    if (!ct_alive("ct_topk", 1, t)) return (ct_values_indices){0};
     if (!t) return NONE;
     return sort_rows(CT_OP_topk, "ct_topk", t, dim, k, !o.smallest);
 }

@@ -7,6 +7,9 @@ enum { SV_CONDITION = 0 };
 enum { SV_START, SV_END, SV_WEIGHT };
 
 ct_tensor *ct_where(ct_tensor *cond, ct_tensor *a, ct_tensor *b) {
+    if (!ct_alive("ct_where", 1, cond) || !ct_alive("ct_where", 2, a) ||
+        !ct_alive("ct_where", 3, b))
+        return NULL;
     if (!cond || !a || !b) return NULL;
     if (cond->dtype != CT_BOOL) {
         ct_error("ct_where: expected condition to be a boolean tensor, but got a tensor with "
@@ -28,6 +31,7 @@ ct_tensor *ct_where(ct_tensor *cond, ct_tensor *a, ct_tensor *b) {
 }
 
 ct_tensor *ct_where_scalar(ct_tensor *cond, ct_tensor *a, double b) {
+    if (!ct_alive("ct_where_scalar", 1, cond) || !ct_alive("ct_where_scalar", 2, a)) return NULL;
     if (!cond || !a) return NULL;
     ct_tensor *w = ct_wrap_scalar(b, a);
     if (!w) return NULL;
@@ -53,6 +57,7 @@ static bool same_dtype(const ct_tensor *start, const ct_tensor *t, const char *w
 }
 
 ct_tensor *ct_lerp(ct_tensor *start, ct_tensor *end, double weight) {
+    if (!ct_alive("ct_lerp", 1, start) || !ct_alive("ct_lerp", 2, end)) return NULL;
     if (!start || !end) return NULL;
     if (!same_dtype(start, end, "end")) return NULL;
     ct_pw_spec spec = {CT_OP_lerp, CT_PW_PROMOTE, 0};
@@ -70,6 +75,9 @@ ct_tensor *ct_lerp(ct_tensor *start, ct_tensor *end, double weight) {
 }
 
 ct_tensor *ct_lerp_tensor(ct_tensor *start, ct_tensor *end, ct_tensor *weight) {
+    if (!ct_alive("ct_lerp_tensor", 1, start) || !ct_alive("ct_lerp_tensor", 2, end) ||
+        !ct_alive("ct_lerp_tensor", 3, weight))
+        return NULL;
     if (!start || !end || !weight) return NULL;
     if (!same_dtype(start, end, "end") || !same_dtype(start, weight, "weight")) return NULL;
     ct_pw_spec spec = {CT_OP_lerp_tensor, CT_PW_PROMOTE, 0};

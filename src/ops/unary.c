@@ -67,7 +67,10 @@ ct_tensor *ct_mask_grad(ct_tensor *mask, ct_tensor *g) {
 
 #define FLOAT_OP(NAME, SAVE) \
     static const ct_unary_spec NAME##_SPEC = {CT_OP_##NAME, CT_PW_PROMOTE_FLOAT, SAVE}; \
-    ct_tensor *ct_##NAME(ct_tensor *x) { return ct_unary_op(&NAME##_SPEC, x, NULL, false); }
+    ct_tensor *ct_##NAME(ct_tensor *x) {                                               \
+        if (!ct_alive("ct_" #NAME, 1, x)) return NULL;                                \
+        return ct_unary_op(&NAME##_SPEC, x, NULL, false);                              \
+    }
 FLOAT_OP(exp, CT_SAVE_OUTPUT)
 FLOAT_OP(log, CT_SAVE_INPUT)
 FLOAT_OP(reciprocal, CT_SAVE_OUTPUT)
@@ -87,6 +90,7 @@ static const ct_unary_spec ABS = {CT_OP_abs, CT_PW_PROMOTE, CT_SAVE_INPUT};
 static const ct_unary_spec SIGN = {CT_OP_sign, CT_PW_PROMOTE, CT_SAVE_NONE};
 
 ct_tensor *ct_neg(ct_tensor *x) {
+    if (!ct_alive("ct_neg", 1, x)) return NULL;
     if (x && x->dtype == CT_BOOL) {
         ct_error("ct_neg: Negation, the `-` operator, on a bool tensor is not supported. If you "
                  "are trying to invert a mask, use the `~` or `logical_not()` operator instead.");
@@ -94,8 +98,14 @@ ct_tensor *ct_neg(ct_tensor *x) {
     }
     return ct_unary_op(&NEG, x, NULL, false);
 }
-ct_tensor *ct_abs(ct_tensor *x) { return ct_unary_op(&ABS, x, NULL, false); }
-ct_tensor *ct_sign(ct_tensor *x) { return ct_unary_op(&SIGN, x, NULL, false); }
+ct_tensor *ct_abs(ct_tensor *x) {
+    if (!ct_alive("ct_abs", 1, x)) return NULL;
+    return ct_unary_op(&ABS, x, NULL, false);
+}
+ct_tensor *ct_sign(ct_tensor *x) {
+    if (!ct_alive("ct_sign", 1, x)) return NULL;
+    return ct_unary_op(&SIGN, x, NULL, false);
+}
 
 /* ---- backward formulas (derivatives.yaml) ---- */
 

@@ -89,6 +89,7 @@ static bool view_strides(const ct_tensor *t, const ct_shape *shape, int64_t *str
 }
 
 ct_tensor *ct_view(ct_tensor *t, ct_shape shape) {
+    if (!ct_alive("ct_view", 1, t)) return NULL;
     if (!t || !infer_shape("ct_view", &shape, t->numel)) return NULL;
     int64_t strides[CT_MAX_DIMS];
     if (!view_strides(t, &shape, strides)) {
@@ -101,6 +102,7 @@ ct_tensor *ct_view(ct_tensor *t, ct_shape shape) {
 }
 
 ct_tensor *ct_reshape(ct_tensor *t, ct_shape shape) {
+    if (!ct_alive("ct_reshape", 1, t)) return NULL;
     if (!t || !infer_shape("ct_reshape", &shape, t->numel)) return NULL;
     int64_t strides[CT_MAX_DIMS];
     if (view_strides(t, &shape, strides))
@@ -117,6 +119,7 @@ bool view_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 }
 
 ct_tensor *ct_expand(ct_tensor *t, ct_shape shape) {
+    if (!ct_alive("ct_expand", 1, t)) return NULL;
     if (!t) return NULL;
     char a[CT_SHAPE_STR_MAX], b[CT_SHAPE_STR_MAX];
     if (shape.ndim < t->ndim) {
@@ -157,6 +160,7 @@ ct_tensor *ct_expand(ct_tensor *t, ct_shape shape) {
 }
 
 ct_tensor *ct_expand_as(ct_tensor *t, ct_tensor *other) {
+    if (!ct_alive("ct_expand_as", 1, t) || !ct_alive("ct_expand_as", 2, other)) return NULL;
     if (!t || !other) return NULL;
     return ct_expand(t, ct_shape_of(other));
 }
@@ -169,6 +173,7 @@ bool expand_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 }
 
 ct_tensor *ct_transpose(ct_tensor *t, int64_t dim0, int64_t dim1) {
+    if (!ct_alive("ct_transpose", 1, t)) return NULL;
     if (!t) return NULL;
     int d0 = ct_wrap_dim("ct_transpose", dim0, t->ndim);
     int d1 = d0 < 0 ? -1 : ct_wrap_dim("ct_transpose", dim1, t->ndim);
@@ -191,6 +196,7 @@ ct_tensor *ct_transpose(ct_tensor *t, int64_t dim0, int64_t dim1) {
 }
 
 ct_tensor *ct_t(ct_tensor *t) {
+    if (!ct_alive("ct_t", 1, t)) return NULL;
     if (!t) return NULL;
     if (t->ndim > 2) {
         ct_error("ct_t: expects a tensor with <= 2 dimensions, but self is %dD", t->ndim);
@@ -204,6 +210,7 @@ bool transpose_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 }
 
 ct_tensor *ct_permute(ct_tensor *t, ct_dims dims) {
+    if (!ct_alive("ct_permute", 1, t)) return NULL;
     if (!t) return NULL;
     if (dims.n != t->ndim) {
         ct_error("ct_permute: number of dims don't match in permute (got %d dims for a %dD "

@@ -92,6 +92,7 @@ static int64_t clamp_bound(int64_t v, int64_t size) {
 }
 
 ct_tensor *ct_slice(ct_tensor *t, int64_t dim, int64_t start, int64_t end, int64_t step) {
+    if (!ct_alive("ct_slice", 1, t)) return NULL;
     if (!t) return NULL;
     int d = wrap_dim_of_nonscalar("ct_slice", "slice()", t, dim);
     if (d < 0) return NULL;
@@ -106,6 +107,7 @@ ct_tensor *ct_slice(ct_tensor *t, int64_t dim, int64_t start, int64_t end, int64
 }
 
 ct_tensor *ct_narrow(ct_tensor *t, int64_t dim, int64_t start, int64_t length) {
+    if (!ct_alive("ct_narrow", 1, t)) return NULL;
     if (!t) return NULL;
     int d = wrap_dim_of_nonscalar("ct_narrow", "narrow()", t, dim);
     if (d < 0) return NULL;
@@ -142,6 +144,7 @@ bool slice_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 /* ---- select ---------------------------------------------------------------- */
 
 ct_tensor *ct_select(ct_tensor *t, int64_t dim, int64_t index) {
+    if (!ct_alive("ct_select", 1, t)) return NULL;
     if (!t) return NULL;
     int d = wrap_dim_of_nonscalar("ct_select", "select()", t, dim);
     if (d < 0) return NULL;
@@ -175,6 +178,7 @@ bool select_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 /* ---- squeeze, unsqueeze ------------------------------------------------------ */
 
 ct_tensor *ct_squeeze(ct_tensor *t) {
+    if (!ct_alive("ct_squeeze", 1, t)) return NULL;
     if (!t) return NULL;
     ct_geom g = geom_of(t);
     for (int d = g.ndim - 1; d >= 0; d--)
@@ -185,6 +189,7 @@ ct_tensor *ct_squeeze(ct_tensor *t) {
 }
 
 ct_tensor *ct_squeeze_dim(ct_tensor *t, int64_t dim) {
+    if (!ct_alive("ct_squeeze_dim", 1, t)) return NULL;
     if (!t) return NULL;
     int d = ct_wrap_dim("ct_squeeze_dim", dim, t->ndim);
     if (d < 0) return NULL;
@@ -196,6 +201,7 @@ ct_tensor *ct_squeeze_dim(ct_tensor *t, int64_t dim) {
 }
 
 ct_tensor *ct_unsqueeze(ct_tensor *t, int64_t dim) {
+    if (!ct_alive("ct_unsqueeze", 1, t)) return NULL;
     if (!t) return NULL;
     int d = ct_wrap_dim("ct_unsqueeze", dim, t->ndim + 1);
     if (d < 0) return NULL;
@@ -227,6 +233,7 @@ bool unsqueeze_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) { return res
 /* ---- flatten, unflatten ------------------------------------------------------ */
 
 ct_tensor *ct_flatten(ct_tensor *t, int64_t start_dim, int64_t end_dim) {
+    if (!ct_alive("ct_flatten", 1, t)) return NULL;
     if (!t) return NULL;
     int s = ct_wrap_dim("ct_flatten", start_dim, t->ndim);
     int e = s < 0 ? -1 : ct_wrap_dim("ct_flatten", end_dim, t->ndim);
@@ -246,6 +253,7 @@ ct_tensor *ct_flatten(ct_tensor *t, int64_t start_dim, int64_t end_dim) {
 }
 
 ct_tensor *ct_unflatten(ct_tensor *t, int64_t dim, ct_shape sizes) {
+    if (!ct_alive("ct_unflatten", 1, t)) return NULL;
     if (!t) return NULL;
     int d = ct_wrap_dim("ct_unflatten", dim, t->ndim);
     if (d < 0) return NULL;
@@ -303,6 +311,7 @@ static int64_t geom_end(const ct_geom *g) {
 }
 
 ct_tensor *ct_as_strided(ct_tensor *t, ct_shape size, ct_shape stride, int64_t storage_offset) {
+    if (!ct_alive("ct_as_strided", 1, t)) return NULL;
     if (!t) return NULL;
     char a[CT_SHAPE_STR_MAX], b[CT_SHAPE_STR_MAX];
     if (size.ndim != stride.ndim) {

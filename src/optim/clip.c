@@ -3,9 +3,11 @@
 
 #include "ctorch.h"
 #include "core/error.h"
+#include "core/object.h"
 #include "ops/options.h"
 
 double ct_clip_grad_norm_with(ct_tensor *const *params, int n, double max_norm, ct_clip_options o) {
+    if (!ct_all_alive("ct_clip_grad_norm_", 1, params, n)) return NAN;
     if (!params && n > 0) return NAN;
     /* Order 0 is a real order (the count of nonzero entries), so only "not given" is 2. */
     ct_opt_f64 p = CT_SOME(ct_opt_or(o.norm_type, 2));
@@ -49,6 +51,7 @@ double ct_clip_grad_norm_with(ct_tensor *const *params, int n, double max_norm, 
     return ok ? total : NAN;
 }
 int ct_clip_grad_value_(ct_tensor *const *params, int n, double clip_value) {
+    if (!ct_all_alive("ct_clip_grad_value_", 1, params, n)) return -1;
     int rc = 0;
     CT_SCOPE {
         CT_NO_GRAD {

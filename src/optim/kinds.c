@@ -52,6 +52,7 @@ static const ct_optim_kind SGD = {"SGD", CT_OP_sgd_step, {"momentum_buffer"}, sg
                                   sgd_trace};
 
 ct_optim *ct_sgd_with(ct_tensor *const *params, int n, ct_sgd_options o) {
+    if (!ct_all_alive("ct_sgd", 1, params, n)) return NULL;
     if (!o.lr.set || o.lr.none) {
         ct_error("ct_sgd: required argument lr is missing (give .lr = CT_SOME(...))");
         return NULL;
@@ -135,9 +136,11 @@ static ct_optim *adam_like(const ct_optim_kind *kind, ct_tensor *const *params, 
     return ct_optim_create(kind, params, n, h);
 }
 ct_optim *ct_adam_with(ct_tensor *const *params, int n, ct_adam_options o) {
+    if (!ct_all_alive("ct_adam", 1, params, n)) return NULL;
     return adam_like(&ADAM, params, n, o);
 }
 ct_optim *ct_adamw_with(ct_tensor *const *params, int n, ct_adam_options o) {
+    if (!ct_all_alive("ct_adamw", 1, params, n)) return NULL;
     return adam_like(&ADAMW, params, n, o);
 }
 
@@ -165,6 +168,7 @@ static const ct_optim_kind RMSPROP = {"RMSprop", CT_OP_rmsprop_step,
                                       rmsprop_bufs, NULL, rmsprop_args, rmsprop_trace};
 
 ct_optim *ct_rmsprop_with(ct_tensor *const *params, int n, ct_rmsprop_options o) {
+    if (!ct_all_alive("ct_rmsprop", 1, params, n)) return NULL;
     o.lr = ct_zero_or(o.lr, 1e-2);
     o.eps = ct_zero_or(o.eps, 1e-8);
     double alpha = ct_opt_or(o.alpha, 0.99);
@@ -208,6 +212,7 @@ static const ct_optim_kind ADAGRAD = {"Adagrad", CT_OP_adagrad_step, {"sum"}, ad
                                       adagrad_init, adagrad_args, adagrad_trace};
 
 ct_optim *ct_adagrad_with(ct_tensor *const *params, int n, ct_adagrad_options o) {
+    if (!ct_all_alive("ct_adagrad", 1, params, n)) return NULL;
     o.lr = ct_zero_or(o.lr, 1e-2);
     o.eps = ct_zero_or(o.eps, 1e-10);
     if (!valid("adagrad", o.lr, "learning rate", false) || !valid("adagrad", o.lr_decay, "lr_decay", false) ||

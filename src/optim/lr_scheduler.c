@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ctorch/lr_scheduler.h"
+#include "core/lifetime.h"
 #include "ops/options.h"
 #include "optim/optim_impl.h"
 #include "core/mem.h"
@@ -44,7 +45,7 @@ static void sched_destroy(ct_object *o) {
     ct_scheduler *s = (ct_scheduler *)o;
     for (int i = 0; i < s->n_children; i++) ct_release(s->children[i]);
     ct_release(s->opt);
-    free(s);
+    ct_lifetime_free(s);
 }
 
 static int ngroups(const ct_scheduler *s) { return ct_optim_num_groups(s->opt); }
@@ -196,6 +197,7 @@ static bool positive(const char *op, int64_t v, const char *what) {
 }
 
 ct_scheduler *ct_step_lr(ct_optim *opt, int64_t step_size, double gamma) {
+    if (!ct_alive("ct_step_lr", 1, opt)) return NULL;
     if (!opt || !positive("ct_step_lr", step_size, "step_size")) return NULL;
     ct_scheduler *s = create(opt, STEP);
     if (s) {
@@ -206,6 +208,7 @@ ct_scheduler *ct_step_lr(ct_optim *opt, int64_t step_size, double gamma) {
 }
 
 ct_scheduler *ct_multistep_lr(ct_optim *opt, const int64_t *milestones, int n, double gamma) {
+    if (!ct_alive("ct_multistep_lr", 1, opt)) return NULL;
     if (!opt) return NULL;
     if (n < 0 || n > MAX_MILESTONES || (n && !milestones)) {
         ct_error("ct_multistep_lr: between 0 and %d milestones are supported (got %d)", MAX_MILESTONES, n);
@@ -221,12 +224,14 @@ ct_scheduler *ct_multistep_lr(ct_optim *opt, const int64_t *milestones, int n, d
 }
 
 ct_scheduler *ct_exponential_lr(ct_optim *opt, double gamma) {
+    if (!ct_alive("ct_exponential_lr", 1, opt)) return NULL;
     ct_scheduler *s = create(opt, EXPONENTIAL);
     if (s) s->gamma = gamma;
     return start(s);
 }
 
 ct_scheduler *ct_cosine_annealing_lr(ct_optim *opt, int64_t t_max, double eta_min) {
+    if (!ct_alive("ct_cosine_annealing_lr", 1, opt)) return NULL;
     if (!opt || !positive("ct_cosine_annealing_lr", t_max, "T_max")) return NULL;
     ct_scheduler *s = create(opt, COSINE);
     if (s) {
@@ -237,6 +242,7 @@ ct_scheduler *ct_cosine_annealing_lr(ct_optim *opt, int64_t t_max, double eta_mi
 }
 
 ct_scheduler *ct_cosine_annealing_warm_restarts(ct_optim *opt, int64_t t_0, int64_t t_mult, double eta_min) {
+    if (!ct_alive("ct_cosine_annealing_warm_restarts", 1, opt)) return NULL;
     if (!opt || !positive("ct_cosine_annealing_warm_restarts", t_0, "T_0") ||
         !positive("ct_cosine_annealing_warm_restarts", t_mult, "T_mult"))
         return NULL;
@@ -251,6 +257,7 @@ ct_scheduler *ct_cosine_annealing_warm_restarts(ct_optim *opt, int64_t t_0, int6
 }
 
 ct_scheduler *ct_linear_lr(ct_optim *opt, double start_factor, double end_factor, int64_t total_iters) {
+    if (!ct_alive("ct_linear_lr", 1, opt)) return NULL;
     if (!opt) return NULL;
     if (!(start_factor > 0 && start_factor <= 1) || !(end_factor >= 0 && end_factor <= 1)) {
         ct_error("ct_linear_lr: Starting multiplicative factor expected to be greater than 0 and less "
@@ -267,6 +274,7 @@ ct_scheduler *ct_linear_lr(ct_optim *opt, double start_factor, double end_factor
 }
 
 ct_scheduler *ct_lambda_lr(ct_optim *opt, double (*fn)(int64_t, void *), void *ctx) {
+    if (!ct_alive("ct_lambda_lr", 1, opt)) return NULL;
     if (!opt) return NULL;
     if (!fn) {
         ct_error("ct_lambda_lr: lr_lambda is NULL");
@@ -282,6 +290,7 @@ ct_scheduler *ct_lambda_lr(ct_optim *opt, double (*fn)(int64_t, void *), void *c
 
 ct_scheduler *ct_sequential_lr(ct_optim *opt, ct_scheduler *const *schedulers, int n,
                                const int64_t *milestones) {
+    if (!ct_alive("ct_sequential_lr", 1, opt)) return NULL;
     if (!opt || !schedulers) return NULL;
     if (n < 1 || n > MAX_CHILDREN) {
         ct_error("ct_sequential_lr: expects between 1 and %d schedulers (got %d)", MAX_CHILDREN, n);
@@ -370,6 +379,7 @@ static int one_cycle_update(ct_scheduler *s) {
 }
 
 ct_scheduler *ct_one_cycle_lr_with(ct_optim *opt, ct_one_cycle_options o) {
+    if (!ct_alive("ct_one_cycle_lr", 1, opt)) return NULL;
     if (!opt) return NULL;
     int64_t total = o.total_steps;
     if (total <= 0) {
@@ -419,6 +429,7 @@ ct_scheduler *ct_one_cycle_lr_with(ct_optim *opt, ct_one_cycle_options o) {
 /* ---- ReduceLROnPlateau -------------------------------------------------------------- */
 
 ct_scheduler *ct_reduce_lr_on_plateau_with(ct_optim *opt, ct_plateau_options o) {
+    if (!ct_alive("ct_reduce_lr_on_plateau", 1, opt)) return NULL;
     if (!opt) return NULL;
     int64_t patience;
     if (!ct_opt_int("ct_reduce_lr_on_plateau", "patience", o.patience, 10, &patience)) return NULL;
@@ -446,6 +457,7 @@ static bool is_better(const ct_scheduler *s, double a) {
 }
 
 int ct_sched_step_metric(ct_scheduler *s, double metric) {
+    if (!ct_alive("ct_sched_step_metric", 1, s)) return -1;
     if (!s) return -1;
     if (s->kind != PLATEAU) {
         ct_error("ct_sched_step_metric: only ReduceLROnPlateau steps with a metric; use ct_sched_step");
@@ -477,6 +489,7 @@ int ct_sched_step_metric(ct_scheduler *s, double metric) {
 /* ---- stepping and state ---------------------------------------------------------- */
 
 int ct_sched_step(ct_scheduler *s) {
+    if (!ct_alive("ct_sched_step", 1, s)) return -1;
     if (!s) return -1;
     if (s->kind == PLATEAU) {
         ct_error("ct_sched_step: ReduceLROnPlateau needs the metric: use ct_sched_step_metric");
@@ -493,17 +506,22 @@ int ct_sched_step(ct_scheduler *s) {
 }
 
 double ct_sched_get_last_lr(const ct_scheduler *s, int group) {
+    if (!ct_alive("ct_sched_get_last_lr", 1, s)) return NAN;
     if (!s || group < 0 || group >= ngroups(s)) return NAN;
     return s->last_lrs[group];
 }
 
-int64_t ct_sched_last_epoch(const ct_scheduler *s) { return s ? s->last_epoch : -1; }
+int64_t ct_sched_last_epoch(const ct_scheduler *s) {
+    if (!ct_alive("ct_sched_last_epoch", 1, s)) return -1;
+    return s ? s->last_epoch : -1;
+}
 
 /* Scalar fields saved by state dicts, by name. */
 #define SCHED_FIELDS(X) \
     X(last_epoch) X(t_i) X(t_cur) X(num_bad_epochs) X(cooldown_counter)
 
 ct_state_dict *ct_sched_state_dict(ct_scheduler *s) {
+    if (!ct_alive("ct_sched_state_dict", 1, s)) return NULL;
     if (!s) return NULL;
     ct_state_dict *sd = NULL;
     CT_SCOPE {
@@ -596,6 +614,8 @@ int ct_sched_check_state_dict(ct_scheduler *s, const ct_state_dict *sd) {
 }
 
 int ct_sched_load_state_dict(ct_scheduler *s, const ct_state_dict *sd) {
+    if (!ct_alive("ct_sched_load_state_dict", 1, s) || !ct_alive("ct_sched_load_state_dict", 2, sd))
+        return -1;
     /* Everything is checked first, so that a failed load changes nothing. */
     if (ct_sched_check_state_dict(s, sd) != 0) return -1;
     return sched_load(s, sd, "", true);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/lifetime.h"
 #include "core/tensor_impl.h"
 #include "ops/trace.h"
 #include "optim/optim_impl.h"
@@ -25,7 +26,7 @@ static void optim_destroy(ct_object *o) {
         for (int b = 0; b < CT_OPTIM_MAX_BUFS; b++) ct_release(opt->states[i].buf[b]);
     free(opt->groups);
     free(opt->states);
-    free(opt);
+    ct_lifetime_free(opt);
 }
 
 static bool contains(const ct_optim *opt, const ct_tensor *p) {
@@ -94,6 +95,9 @@ ct_optim *ct_optim_create(const ct_optim_kind *kind, ct_tensor *const *params, i
 }
 
 int ct_optim_add_param_group_with(ct_optim *opt, ct_tensor *const *params, int n, ct_group_options o) {
+    if (!ct_alive("ct_optim_add_param_group", 1, opt) ||
+        !ct_all_alive("ct_optim_add_param_group", 2, params, n))
+        return -1;
     if (!opt) return -1;
     double h[H_COUNT];
     memcpy(h, opt->groups[0].h, sizeof h);
@@ -155,6 +159,7 @@ static int step_param(ct_optim *opt, const ct_param_group *g, ct_param_state *st
 }
 
 int ct_step(ct_optim *opt) {
+    if (!ct_alive("ct_step", 1, opt)) return -1;
     if (!opt) return -1;
     int rc = 0;
     int s = 0;
@@ -171,6 +176,7 @@ int ct_step(ct_optim *opt) {
 }
 
 void ct_zero_grad_with(ct_optim *opt, ct_zero_grad_options o) {
+    if (!ct_alive("ct_zero_grad", 1, opt)) return;
     if (!opt) return;
     CT_SCOPE {
         for (int gi = 0; gi < opt->n_groups; gi++)
@@ -185,8 +191,14 @@ void ct_zero_grad_with(ct_optim *opt, ct_zero_grad_options o) {
     }
 }
 
-int ct_optim_num_groups(const ct_optim *opt) { return opt ? opt->n_groups : -1; }
-const char *ct_optim_type(const ct_optim *opt) { return opt ? opt->kind->name : NULL; }
+int ct_optim_num_groups(const ct_optim *opt) {
+    if (!ct_alive("ct_optim_num_groups", 1, opt)) return -1;
+    return opt ? opt->n_groups : -1;
+}
+const char *ct_optim_type(const ct_optim *opt) {
+    if (!ct_alive("ct_optim_type", 1, opt)) return NULL;
+    return opt ? opt->kind->name : NULL;
+}
 
 static int key_index(const char *key) {
     for (int k = 0; k < H_COUNT; k++)
@@ -202,12 +214,14 @@ static const ct_param_group *group_at(const char *op, const ct_optim *opt, int g
 }
 
 double ct_optim_get(const ct_optim *opt, int group, const char *key) {
+    if (!ct_alive("ct_optim_get", 1, opt)) return NAN;
     if (!opt || !key || !group_at("ct_optim_get", opt, group)) return NAN;
     int k = key_index(key);
     return k < 0 ? NAN : opt->groups[group].h[k];
 }
 
 int ct_optim_set(ct_optim *opt, int group, const char *key, double value) {
+    if (!ct_alive("ct_optim_set", 1, opt)) return -1;
     if (!opt || !key || !group_at("ct_optim_set", opt, group)) return -1;
     int k = key_index(key);
     if (k < 0 || (isnan(opt->groups[group].h[k]) && k != H_INITIAL_LR)) {
@@ -218,11 +232,19 @@ int ct_optim_set(ct_optim *opt, int group, const char *key, double value) {
     return 0;
 }
 
-double ct_optim_get_lr(const ct_optim *opt, int group) { return ct_optim_get(opt, group, "lr"); }
-int ct_optim_set_lr(ct_optim *opt, int group, double lr) { return ct_optim_set(opt, group, "lr", lr); }
+double ct_optim_get_lr(const ct_optim *opt, int group) {
+    if (!ct_alive("ct_optim_get_lr", 1, opt)) return NAN;
+    return ct_optim_get(opt, group, "lr");
+}
+int ct_optim_set_lr(ct_optim *opt, int group, double lr) {
+    if (!ct_alive("ct_optim_set_lr", 1, opt)) return -1;
+    return ct_optim_set(opt, group, "lr", lr);
+}
 
 ct_param_group_info ct_optim_param_group(const ct_optim *opt, int group) {
-    const ct_param_group *g = opt ? group_at("ct_optim_param_group", opt, group) : NULL;
+    const ct_param_group *g = opt && ct_alive("ct_optim_param_group", 1, opt)
+                                  ? group_at("ct_optim_param_group", opt, group)
+                                  : NULL;
     if (!g) {
         if (!opt && !ct_last_error()) ct_error("ct_optim_param_group: the optimizer is NULL");
         return (ct_param_group_info){.num_params = -1, .lr = NAN, .momentum = NAN, .dampening = NAN,
@@ -244,6 +266,7 @@ ct_param_group_info ct_optim_param_group(const ct_optim *opt, int group) {
 /* ---- state dicts ------------------------------------------------------------- */
 
 ct_state_dict *ct_optim_state_dict(ct_optim *opt) {
+    if (!ct_alive("ct_optim_state_dict", 1, opt)) return NULL;
     if (!opt) return NULL;
     ct_state_dict *sd = NULL;
     CT_SCOPE {
@@ -330,6 +353,9 @@ int ct_optim_check_state_dict(ct_optim *opt, const ct_state_dict *sd) {
 }
 
 int ct_optim_load_state_dict(ct_optim *opt, const ct_state_dict *sd) {
+    if (!ct_alive("ct_optim_load_state_dict", 1, opt) ||
+        !ct_alive("ct_optim_load_state_dict", 2, sd))
+        return -1;
     /* Check everything first, so that a failed load changes nothing. */
     if (ct_optim_check_state_dict(opt, sd) != 0) return -1;
     int rc = 0;

@@ -4,6 +4,7 @@
 
 #include "gc.h"
 #include "core/error.h"
+#include "core/lifetime.h"
 
 #define MAX_ROWS 512
 #define MAX_IN 16
@@ -310,6 +311,28 @@ static void lowp_check(const char *file, int line, const oi_row *r, ct_gradcheck
     }
 }
 
+/* In the debug lifetime mode (core/lifetime.h): the sample given a released copy of
+ * each input in turn reports the use after free (a sample may go on past an in-place
+ * op's failure, so the message is what counts). */
+static void released_check(const char *file, int line, const char *op, ct_gradcheck_fn f,
+                           int n, ct_tensor *const *inputs, void *ctx) {
+    for (int k = 0; k < n; k++) {
+        if (!inputs[k]) continue;
+        ct_tensor *a[MAX_IN], *dead = NULL;
+        CT_SCOPE { dead = ct_clone(inputs[k]); } /* released when the scope closes */
+        for (int i = 0; i < n; i++) a[i] = i == k ? dead : inputs[i];
+        ct_clear_error();
+        CT_SCOPE {
+            ct_tensor *got = evaluate(f, a, ctx);
+            const char *e = ct_last_error();
+            if (!e || !strstr(e, "was released (use after free)"))
+                ct_test_fail(file, line, "%s given a released input %d: %s", op, k,
+                             e ? e : got ? "returned a tensor, no error" : "no error");
+        }
+    }
+    ct_clear_error();
+}
+
 void gc_run(const char *file, int line, const char *op, ct_gradcheck_fn f, int n,
             ct_tensor *const *inputs, void *ctx, bool second_order) {
     const oi_row *r = row_for(file, line, op);
@@ -321,6 +344,7 @@ void gc_run(const char *file, int line, const char *op, ct_gradcheck_fn f, int n
     n_samples[r - oi_rows]++;
     n_second[r - oi_rows] += second_order;
     unsigned fl = r->flags;
+    if (ct_lifetime_debug) released_check(file, line, op, f, n, inputs, ctx);
     ct_clear_error();
     if (!(fl & OI_NO_META)) meta_check(file, line, r, f, n, inputs, ctx);
     ct_clear_error();
