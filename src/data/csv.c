@@ -214,8 +214,8 @@ static int push_row(const char *op, csv_reader *r, csv_data *d, int cols, int la
                      r->field[i]);
             return -1;
         } else if (ct_dtype_is_integral(o->label_dtype) && !ct_fits_integer(v, o->label_dtype)) {
-            ct_error("%s: %s:%d: label %s is out of range for %s", op, r->path, r->line,
-                     r->field[i], ct_dtype_name(o->label_dtype));
+            ct_error("%s: %s:%ld:%ld: label %s is out of range for %s", op, r->path,
+                     r->field_line[i], r->field_col[i], r->field[i], ct_dtype_name(o->label_dtype));
             return -1;
         } else {
             d->y[d->rows] = v;
