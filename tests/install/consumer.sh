@@ -5,9 +5,10 @@
 # MODE: package (installs BUILD_DIR into a temporary prefix, then find_package; asking
 # for an incompatible version must fail), subdirectory (builds the library again in
 # the consumer's tree) or fetchcontent (configures only).  LAUNCHER: a compiler
-# launcher such as ccache, or ''.  FLAGS: sanitizer flags of that build.
+# launcher such as ccache, or none.  FLAGS: sanitizer flags of that build.
 set -eu
 mode=$1; build=$2; source=$3; version=$4; cc=$5; launcher=$6; shift 6
+[ "$launcher" = none ] && launcher=
 flags="$*"
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ctorch-consumer.XXXXXX")
