@@ -86,7 +86,6 @@ TEST(uniform_init_with_a_negative_bound) {
     CHECK(ct_item(ct_max(w)) <= bound && ct_item(ct_min(w)) >= -bound);
     ct_tensor *u = ct_uniform_(ct_empty(CT_SHAPE(1000)), -2, -1);
     CHECK(ct_item(ct_max(u)) <= -1 && ct_item(ct_min(u)) >= -2);
-    ct_release(lin);
 }
 
 TEST(integer_pow_with_negative_exponents_as_pytorch) {

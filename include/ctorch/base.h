@@ -210,11 +210,11 @@ typedef struct {
  * PyTorch's promotion rules for Python numbers. */
 typedef struct {
     double f;      /* the value as a double */
-    int64_t i;     /* the value as an integer (when is_int) */
+    int64_t i;     /* the value as an integer when is_int, else 0 */
     int8_t is_int; /* an int (Python's 2) rather than a float (2.0) */
 } ct_scalar;
 #define CT_INT(v) ((ct_scalar){.f = (double)(v), .i = (int64_t)(v), .is_int = 1})   /* an integer scalar */
-#define CT_FLOAT(v) ((ct_scalar){.f = (double)(v), .i = (int64_t)(v), .is_int = 0}) /* a float scalar */
+#define CT_FLOAT(v) ((ct_scalar){.f = (double)(v), .i = 0, .is_int = 0}) /* a float scalar (NaN and inf too) */
 
 /* ---- the options convention ------------------------------------------ */
 

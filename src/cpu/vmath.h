@@ -60,7 +60,8 @@ CT_VINLINE float ct_polyf(float x, const float *c, int n) {
 
 /* exp(x) = 2^n e^r, n = round(x / ln 2), |r| <= ln 2 / 2. */
 CT_VINLINE float ct_vexpf(float x) {
-    float xc = x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : x);
+    /* NaN fails the first test: a clamped value, so that n converts (the result is x) */
+    float xc = x > -104.0f ? (x < 89.0f ? x : 89.0f) : -104.0f;
     const float shifter = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
     float n = CT_FMAF(xc, 1.44269504088896341f, shifter) - shifter;
     float r = CT_FMAF(n, -0.693359375f, xc); /* n ln2_hi is exact */
