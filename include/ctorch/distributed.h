@@ -156,6 +156,7 @@ int ct_dist_barrier_with(ct_dist_options o);
  * error on both sides. */
 int ct_dist_send_with(ct_tensor *t, int dst, ct_dist_options o);
 #define ct_dist_send(t, dst, ...) CT_AT(ct_dist_send_with(t, dst, CT_OPTIONS(ct_dist_options, __VA_ARGS__)))
+/* recv(t, src): fills t from rank src's matching send; returns the sender's rank. */
 int ct_dist_recv_with(ct_tensor *t, int src, ct_dist_options o);
 #define ct_dist_recv(t, src, ...) CT_AT(ct_dist_recv_with(t, src, CT_OPTIONS(ct_dist_options, __VA_ARGS__)))
 
@@ -186,7 +187,7 @@ ct_module *ct_ddp_module(ct_module *ddp);
 
 /* What CT_DDP_NO_SYNC keeps on the stack. */
 typedef struct {
-    ct_module *ddp;
+    ct_module *ddp; /* the DDP module */
     bool prev; /* the state to restore */
     int once;  /* the block runs once */
 } ct_ddp_no_sync_guard;
