@@ -2,26 +2,18 @@
  * ct_batch_norm, ct_layer_norm and ct_group_norm (src/ops/norm.c). */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
+#include "nn/batch_norm.h"
 #include "nn/layer_util.h"
+#include "nn/module_impl.h"
 #include "ops/options.h"
 
 /* ---- BatchNorm1d / BatchNorm2d ------------------------------------------------------ */
 
-typedef struct {
-    int64_t num_features;
-    double eps, momentum;
-    bool affine, track, is2d;
-} bn_state;
+typedef ct_bn_state bn_state;
 
-static ct_tensor *bn_forward(ct_module *m, ct_tensor *x) {
-    const bn_state *s = ct_module_state(m);
-    int nd = ct_ndim(x);
-    if (s->is2d ? nd != 4 : (nd != 2 && nd != 3)) {
-        ct_error("%s: expected %s input (got %dD input)", ct_module_type(m),
-                 s->is2d ? "4D" : "2D or 3D", nd);
-        return NULL;
-    }
+ct_bn_plan ct_nn_batch_norm_plan(ct_module *m, const ct_bn_state *s) {
     bool training = ct_module_is_training(m);
     double factor = isnan(s->momentum) ? 0 : s->momentum;
     ct_tensor *rm = ct_layer_tensor(m, "running_mean"), *rv = ct_layer_tensor(m, "running_var");
@@ -32,21 +24,36 @@ static ct_tensor *bn_forward(ct_module *m, ct_tensor *x) {
         }
         if (isnan(s->momentum)) factor = 1.0 / (double)ct_item_int(nbt);
     }
-    bool use_batch = training || (!rm && !rv);
     bool pass_running = !training || s->track;
-    return ct_batch_norm(x, pass_running ? rm : NULL, pass_running ? rv : NULL,
-                         .weight = ct_layer_tensor(m, "weight"), .bias = ct_layer_tensor(m, "bias"),
-                         .training = use_batch, .momentum = CT_SOME(factor), .eps = s->eps);
+    return (ct_bn_plan){.use_batch = training || (!rm && !rv), .factor = factor,
+                        .rm = pass_running ? rm : NULL, .rv = pass_running ? rv : NULL};
 }
 
-static void bn_repr(const ct_module *m, char *buf, size_t size) {
+static ct_tensor *bn_forward(ct_module *m, ct_tensor *x) {
     const bn_state *s = ct_module_state(m);
+    int nd = ct_ndim(x);
+    if (s->is2d ? nd != 4 : (nd != 2 && nd != 3)) {
+        ct_error("%s: expected %s input (got %dD input)", ct_module_type(m),
+                 s->is2d ? "4D" : "2D or 3D", nd);
+        return NULL;
+    }
+    ct_bn_plan p = ct_nn_batch_norm_plan(m, s);
+    return ct_batch_norm(x, p.rm, p.rv, .weight = ct_layer_tensor(m, "weight"),
+                         .bias = ct_layer_tensor(m, "bias"), .training = p.use_batch,
+                         .momentum = CT_SOME(p.factor), .eps = s->eps);
+}
+
+void ct_nn_batch_norm_repr(const ct_bn_state *s, char *buf, size_t size) {
     char eps[32], mom[32];
     ct_layer_fmt_float(eps, sizeof eps, s->eps, false);
     ct_layer_fmt_float(mom, sizeof mom, s->momentum, true);
     snprintf(buf, size, "%lld, eps=%s, momentum=%s, affine=%s, track_running_stats=%s",
              (long long)s->num_features, eps, mom, s->affine ? "True" : "False",
              s->track ? "True" : "False");
+}
+
+static void bn_repr(const ct_module *m, char *buf, size_t size) {
+    ct_nn_batch_norm_repr(ct_module_state(m), buf, size);
 }
 
 static const ct_module_class BN1D = {.name = "BatchNorm1d", .forward = bn_forward,
@@ -79,6 +86,39 @@ static ct_module *bn_new(bool is2d, int64_t c, ct_batch_norm_layer_options o) {
     }
     return m;
 }
+
+const ct_bn_state *ct_nn_batch_norm_state(const ct_module *m) {
+    bool bn = m && (m->cls == &BN1D || m->cls == &BN2D);
+    return bn ? ct_module_state(m) : NULL;
+}
+
+ct_module *ct_nn_batch_norm_like(const ct_module *bn, const ct_module_class *cls, size_t state_size) {
+    ct_module *m = ct_module_new(cls, state_size);
+    if (!m) return NULL;
+    memcpy(ct_module_state(m), bn->state, sizeof(ct_bn_state));
+    m->training = bn->training;
+    bool ok = true;
+    /* An inner scope: registration adopts the references taken here, never one that
+     * the caller's scope holds on the same tensor. */
+    CT_SCOPE {
+        for (int i = 0; ok && i < bn->params.len; i++) {
+            ct_tensor *p = bn->params.items[i].obj;
+            bool rg = ct_requires_grad(p);
+            ok = ct_module_add_parameter(m, bn->params.items[i].name, ct_retain(p)) &&
+                 ct_set_requires_grad(p, rg) == 0;
+        }
+        for (int i = 0; ok && i < bn->buffers.len; i++) {
+            const slot *b = &bn->buffers.items[i];
+            ok = ct_module_add_buffer(m, b->name, ct_retain(b->obj), b->persistent) != NULL;
+        }
+    }
+    if (!ok) {
+        ct_layer_discard(m);
+        return NULL;
+    }
+    return m;
+}
+
 ct_module *ct_nn_batch_norm1d_with(int64_t c, ct_batch_norm_layer_options o) { return bn_new(false, c, o); }
 ct_module *ct_nn_batch_norm2d_with(int64_t c, ct_batch_norm_layer_options o) { return bn_new(true, c, o); }
 
