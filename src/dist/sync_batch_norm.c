@@ -123,6 +123,7 @@ static ct_tensor *sync_forward(ct_function_ctx *ctx, int n, ct_tensor *const *in
     int64_t c = ct_size(x, 1), local = c ? ct_numel(x) / c : 0;
     ct_dims dims = reduce_dims(nd);
     ct_dtype cd = compute_dtype(ct_dtype_of(x));
+    ct_device dev = ct_device_of(x);
     /* mean, m2 (then rstd), scratch: c each; the gathered rows */
     double *buf = ct_malloc(sizeof(double) * (size_t)(3 * c + (int64_t)world * (2 * c + 1)));
     if (!buf) {
@@ -136,12 +137,12 @@ static ct_tensor *sync_forward(ct_function_ctx *ctx, int n, ct_tensor *const *in
     if (local > 0) {
         ct_tensor *m = ct_mean(xs, .dims = dims, .dtype = CT_F64);
         ct_tensor *v = ct_to(ct_var(xs, .dims = dims, .correction = CT_SOME(0)), .dtype = CT_F64);
-        ct_tensor *cnt = ct_full(CT_SHAPE(1), (double)local, .dtype = CT_F64, .device = ct_device_of(x));
+        ct_tensor *cnt = ct_full(CT_SHAPE(1), (double)local, .dtype = CT_F64, .device = dev);
         mine = ct_cat(3, ((ct_tensor *[]){m, ct_mul_scalar(v, (double)local), cnt}), 0);
     } else {
-        mine = ct_zeros(CT_SHAPE(2 * c + 1), .dtype = CT_F64, .device = ct_device_of(x));
+        mine = ct_zeros(CT_SHAPE(2 * c + 1), .dtype = CT_F64, .device = dev);
     }
-    ct_tensor *all = ct_empty(CT_SHAPE(world, 2 * c + 1), .dtype = CT_F64, .device = ct_device_of(x));
+    ct_tensor *all = ct_empty(CT_SHAPE(world, 2 * c + 1), .dtype = CT_F64, .device = dev);
     if (!mine || !all || ct_dist_all_gather_into_tensor(all, mine, .group = a->group) ||
         read_channels(all, rows, (int64_t)world * (2 * c + 1)))
         goto done;
@@ -155,22 +156,16 @@ static ct_tensor *sync_forward(ct_function_ctx *ctx, int n, ct_tensor *const *in
     if (update_running(a->rm, mean, c, a->momentum, rows, x) ||
         update_running(a->rv, tmp, c, a->momentum, rows, x))
         goto done;
+    /* y: BatchNorm's fused kernel in eval mode, with the group's statistics as the
+     * running ones (batch_norm_elemt) */
+    for (int64_t k = 0; k < c; k++) tmp[k] = m2[k] / (double)count;
+    ct_tensor *mean_t = ct_tensor_from(mean, CT_F64, CT_SHAPE(c), .dtype = cd, .device = dev);
+    ct_tensor *var_t = ct_tensor_from(tmp, CT_F64, CT_SHAPE(c), .dtype = cd, .device = dev);
     double *rstd = m2;
-    for (int64_t k = 0; k < c; k++) rstd[k] = 1.0 / sqrt(m2[k] / (double)count + a->eps);
-    ct_tensor *mean_t = ct_tensor_from(mean, CT_F64, CT_SHAPE(c), .dtype = cd, .device = ct_device_of(x));
-    ct_tensor *rstd_t = ct_tensor_from(rstd, CT_F64, CT_SHAPE(c), .dtype = cd, .device = ct_device_of(x));
-    /* y = x * alpha + beta, alpha = rstd * w, beta = b - mean * alpha (per channel) */
-    double *wv = tmp, *bv = rows;
-    if (w ? read_channels(w, wv, c) : 0) goto done;
-    if (b ? read_channels(b, bv, c) : 0) goto done;
-    for (int64_t k = 0; k < c; k++) {
-        double alpha = rstd[k] * (w ? wv[k] : 1.0);
-        wv[k] = alpha;
-        bv[k] = (b ? bv[k] : 0.0) - mean[k] * alpha;
-    }
-    y = local > 0 ? ct_add(ct_mul(xs, per_channel(wv, c, cd, x)), per_channel(bv, c, cd, x))
-                  : ct_empty_like(xs);
-    y = ct_to(y, .dtype = ct_dtype_of(x));
+    for (int64_t k = 0; k < c; k++) rstd[k] = 1.0 / sqrt(tmp[k] + a->eps);
+    ct_tensor *rstd_t = ct_tensor_from(rstd, CT_F64, CT_SHAPE(c), .dtype = cd, .device = dev);
+    y = local > 0 ? ct_batch_norm(x, mean_t, var_t, .weight = w, .bias = b, .eps = a->eps)
+                  : ct_empty_like(x);
     sync_ctx *s = y ? ct_malloc(sizeof *s) : NULL;
     ct_tensor *save[4] = {x, mean_t, rstd_t, w};
     if (!s || !mean_t || !rstd_t || ct_ctx_save_for_backward(ctx, n == 3 ? 4 : 3, save)) {
@@ -191,6 +186,10 @@ static int sync_backward(ct_function_ctx *ctx, ct_tensor *gy, ct_tensor **gi) {
     ct_tensor *x = ct_ctx_saved(ctx, SV_X), *mean = ct_ctx_saved(ctx, SV_MEAN),
               *rstd = ct_ctx_saved(ctx, SV_RSTD), *w = s->affine ? ct_ctx_saved(ctx, SV_W) : NULL;
     if (!x || !mean || !rstd || (s->affine && !w)) return -1;
+    if (ct_is_grad_enabled()) { /* the all-reduce is not an op of the graph */
+        ct_error("SyncBatchNormBackward: double backward (create_graph) is not supported");
+        return -1;
+    }
     int nd = ct_ndim(x);
     int64_t c = ct_size(x, 1);
     ct_dims dims = reduce_dims(nd);
@@ -198,6 +197,7 @@ static int sync_backward(ct_function_ctx *ctx, ct_tensor *gy, ct_tensor **gi) {
     ct_dtype cd = ct_dtype_of(mean);
     ct_tensor *xs = ct_to(x, .dtype = cd), *gs = ct_to(gy, .dtype = cd);
     ct_tensor *xmu = ct_sub(xs, ct_reshape(mean, cs));
+    /* summed in float64 (a float32 sum over strided dims may add in float32) */
     ct_tensor *sum_dy = ct_sum(gs, .dims = dims, .dtype = CT_F64);
     ct_tensor *sum_dy_xmu = ct_sum(ct_mul(gs, xmu), .dims = dims, .dtype = CT_F64);
     if (!sum_dy || !sum_dy_xmu) return -1;
@@ -209,7 +209,7 @@ static int sync_backward(ct_function_ctx *ctx, ct_tensor *gy, ct_tensor **gi) {
         !(gi[2] = ct_to(sum_dy, .dtype = ct_dtype_of(w)))) /* bias: weight's dtype */
         return -1;
     if (!ct_ctx_needs_input_grad(ctx, 0)) return 0;
-    /* the input gradient, from the group's sums:
+    /* the input gradient, from the group's sums (n: the group's count):
      * dx = (dy - sum_dy / n - (x - mean) * rstd^2 * sum_dy_xmu / n) * rstd * w */
     ct_tensor *sums = ct_cat(2, ((ct_tensor *[]){sum_dy, sum_dy_xmu}), 0);
     if (!sums || ct_dist_all_reduce(sums, .group = s->group)) return -1;
@@ -218,19 +218,23 @@ static int sync_backward(ct_function_ctx *ctx, ct_tensor *gy, ct_tensor **gi) {
         ct_error("SyncBatchNorm: out of memory");
         return -1;
     }
-    double *sd = buf, *sdx = buf + c, *r = buf + 2 * c, *wv = buf + 3 * c, *k = buf + 4 * c,
-           *g = buf + 5 * c;
+    /* dx = dy * a + (x - mean) * b + d per channel, with a = rstd * w,
+     * b = -a * rstd^2 * sum_dy_xmu / n and d = -a * sum_dy / n (in place on x - mean) */
+    double *sd = buf, *sdx = buf + c, *r = buf + 2 * c, *a = buf + 3 * c, *bc = buf + 4 * c,
+           *dc = buf + 5 * c;
     int rc = -1;
-    if (read_channels(sums, sd, 2 * c) || read_channels(rstd, r, c) || (w && read_channels(w, wv, c)))
+    if (read_channels(sums, sd, 2 * c) || read_channels(rstd, r, c) || (w && read_channels(w, a, c)))
         goto done;
     double n = (double)s->count;
     for (int64_t i = 0; i < c; i++) {
-        k[i] = sdx[i] / n * r[i] * r[i];
-        g[i] = sd[i] / n;
-        wv[i] = r[i] * (w ? wv[i] : 1.0);
+        a[i] = r[i] * (w ? a[i] : 1.0);
+        bc[i] = -a[i] * r[i] * r[i] * (sdx[i] / n);
+        dc[i] = -a[i] * (sd[i] / n);
     }
-    ct_tensor *gx = ct_mul(ct_sub(ct_sub(gs, per_channel(g, c, cd, x)), ct_mul(xmu, per_channel(k, c, cd, x))),
-                           per_channel(wv, c, cd, x));
+    ct_tensor *gx = ct_mul(gs, per_channel(a, c, cd, x));
+    if (!ct_mul_(xmu, per_channel(bc, c, cd, x)) || !ct_add_(xmu, per_channel(dc, c, cd, x)) ||
+        !ct_add_(gx, xmu))
+        goto done;
     if ((gi[0] = ct_to(gx, .dtype = ct_dtype_of(x)))) rc = 0;
 done:
     free(buf);
