@@ -303,3 +303,42 @@ TEST(input_errors) {
     CHECK_ERROR(ct_forward(sync, one), "Expected more than 1 value per channel when training");
     CHECK_ERROR(ct_forward(sync, ct_zeros(CT_SHAPE(4, 2))), "running_mean should contain 2 elements not 3");
 }
+
+/* A non-contiguous input (a channels-last view), with frozen affine parameters: the
+ * input gradient is still the whole batch's. */
+TEST(non_contiguous_input_and_frozen_affine) {
+    dist_up();
+    int64_t off, len;
+    int64_t total = my_slice(UNEQUAL, &off, &len);
+    ct_tensor *x = ct_permute(batch(CT_SHAPE(total, 4, 3, 2), 31, CT_F64), CT_DIMS(0, 3, 1, 2)); /* [N, 2, 4, 3] */
+    ct_module *ref = ct_nn_batch_norm2d(2, .dtype = CT_F64);
+    ct_module *sync = ct_nn_sync_batch_norm_convert(ct_nn_batch_norm2d(2, .dtype = CT_F64), NULL);
+    set_affine(ref, 2);
+    set_affine(sync, 2);
+    ct_module_requires_grad_(ref, false);
+    ct_module_requires_grad_(sync, false);
+    ct_tensor *xa = ct_detach(x), *xb = ct_detach(ct_narrow(x, 0, off, len));
+    CHECK(!ct_is_contiguous(xb));
+    ct_set_requires_grad(xa, true);
+    ct_set_requires_grad(xb, true);
+    ct_tensor *ya = ct_forward(ref, xa), *yb = ct_forward(sync, xb);
+    ct_tensor *g = ct_sin(ct_arange(ct_numel(ya), .dtype = CT_F64));
+    g = ct_reshape(g, ct_shape_of(ya));
+    CHECK(ct_backward(ct_sum(ct_mul(ya, g))) == 0);
+    CHECK(ct_backward(ct_sum(ct_mul(yb, ct_narrow(g, 0, off, len)))) == 0);
+    CHECK(CHECK_TENSOR_CLOSE("output", yb, ct_narrow(ya, 0, off, len), .rtol = 1e-12, .atol = 1e-12));
+    CHECK(CHECK_TENSOR_CLOSE("input gradient", ct_grad(xb), ct_narrow(ct_grad(xa), 0, off, len),
+                             .rtol = 1e-12, .atol = 1e-12));
+    CHECK(!ct_grad(ct_module_get_parameter(sync, "weight")));
+}
+
+TEST(double_backward_is_refused) {
+    dist_up();
+    if (ct_dist_world_size() == 1) return; /* BatchNorm itself: differentiable twice */
+    ct_module *sync = ct_nn_sync_batch_norm_convert(ct_nn_batch_norm1d(2), NULL);
+    ct_tensor *x = ct_randn(CT_SHAPE(3, 2), .requires_grad = true);
+    ct_tensor *y = ct_forward(sync, x);
+    ct_tensor *gx, *go = ct_ones_like(y);
+    CHECK_ERROR(ct_autograd_grad(1, &y, 1, &x, &gx, .grad_outputs = &go, .create_graph = true),
+                "double backward");
+}
