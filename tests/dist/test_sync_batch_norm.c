@@ -8,18 +8,7 @@
  * float32 roundings of the reordered sums (rtol 4e-6, atol 1e-6 of the largest
  * value); bfloat16 input within two bfloat16 roundings.  Eval mode and a group of one
  * rank are BatchNorm itself: bitwise equal.  Runs with 1, 2 and 3 ranks. */
-#include <stdlib.h>
-
-#include "ct_test.h"
-#include "ctorch/distributed.h"
-
-static void dist_down(void) { ct_dist_destroy(); }
-
-/* Joins the world once (every rank runs the tests in the same order). */
-static void dist_up(void) {
-    if (ct_dist_is_initialized()) return;
-    if (ct_dist_init() == 0) atexit(dist_down);
-}
+#include "dist_test.h"
 
 /* Slice sizes of a batch for a world of 1, 2 or 3 ranks (unequal, one rank empty). */
 static const int64_t UNEQUAL[4][3] = {{0}, {7}, {3, 5}, {2, 0, 6}};
@@ -88,7 +77,6 @@ static ct_module *make_bn(const bn_case *k) {
 /* steps forward/backward passes of the synchronised module on this rank's slice and
  * of BatchNorm on the whole batch. */
 static void run_case(const bn_case *k) {
-    dist_up();
     int64_t off, len;
     ct_shape whole = k->shape;
     whole.d[0] = my_slice(k->sizes, &off, &len);
@@ -131,38 +119,38 @@ static void run_case(const bn_case *k) {
 static const ct_test_tol F64_TOL = {.rtol = 1e-12, .atol = 1e-12};
 static const ct_test_tol F32_TOL = {.rtol = 4e-6, .atol = 1e-6};
 
-TEST(sync_bn2d_float32_unequal_slices) {
+DIST_TEST(sync_bn2d_float32_unequal_slices) {
     run_case(&(bn_case){.shape = CT_SHAPE(0, 3, 4, 5), .dtype = CT_F32, .is2d = true, .affine = true,
                         .track = true, .sizes = UNEQUAL, .tol = F32_TOL, .steps = 2});
 }
 
-TEST(sync_bn2d_float32_equal_slices) {
+DIST_TEST(sync_bn2d_float32_equal_slices) {
     run_case(&(bn_case){.shape = CT_SHAPE(0, 5, 3, 3), .dtype = CT_F32, .is2d = true, .affine = true,
                         .track = true, .sizes = EQUAL, .tol = F32_TOL, .steps = 2});
 }
 
-TEST(sync_bn2d_float64) {
+DIST_TEST(sync_bn2d_float64) {
     run_case(&(bn_case){.shape = CT_SHAPE(0, 3, 2, 5), .dtype = CT_F64, .mdtype = CT_F64, .is2d = true,
                         .affine = true, .track = true, .sizes = UNEQUAL, .tol = F64_TOL, .steps = 2});
 }
 
-TEST(sync_bn1d_2d_input_cumulative_momentum) {
+DIST_TEST(sync_bn1d_2d_input_cumulative_momentum) {
     run_case(&(bn_case){.shape = CT_SHAPE(0, 6), .dtype = CT_F32, .affine = true, .track = true,
                         .momentum_none = true, .sizes = UNEQUAL, .tol = F32_TOL, .steps = 3});
 }
 
-TEST(sync_bn1d_3d_input_without_affine) {
+DIST_TEST(sync_bn1d_3d_input_without_affine) {
     run_case(&(bn_case){.shape = CT_SHAPE(0, 4, 9), .dtype = CT_F64, .mdtype = CT_F64,
                         .track = true, .sizes = UNEQUAL, .tol = F64_TOL, .steps = 2});
 }
 
-TEST(sync_bn_without_running_stats) {
+DIST_TEST(sync_bn_without_running_stats) {
     run_case(&(bn_case){.shape = CT_SHAPE(0, 3, 4, 4), .dtype = CT_F32, .is2d = true, .affine = true,
                         .sizes = UNEQUAL, .tol = F32_TOL, .steps = 1});
 }
 
 /* bfloat16 input, float32 module: statistics in float32, output in bfloat16. */
-TEST(sync_bn2d_bfloat16_input) {
+DIST_TEST(sync_bn2d_bfloat16_input) {
     run_case(&(bn_case){.shape = CT_SHAPE(0, 3, 4, 4), .dtype = CT_BF16, .is2d = true, .affine = true,
                         .track = true, .sizes = EQUAL, .tol = {.rtol = 1.6e-2, .atol = 1.6e-2}, .steps = 1});
 }
@@ -178,7 +166,7 @@ static ct_module *nested_model(void) {
                                  ct_nn_linear(12, 2)))));
 }
 
-TEST(convert_replaces_every_batch_norm_keeping_tensors_and_keys) {
+DIST_TEST(convert_replaces_every_batch_norm_keeping_tensors_and_keys) {
     ct_module *model = nested_model();
     ct_module_requires_grad_(ct_module_get_submodule(model, "1"), false); /* frozen stays frozen */
     ct_state_dict *before = ct_module_state_dict(model);
@@ -208,7 +196,7 @@ TEST(convert_replaces_every_batch_norm_keeping_tensors_and_keys) {
     free(s);
 }
 
-TEST(convert_of_a_batch_norm_returns_a_new_module) {
+DIST_TEST(convert_of_a_batch_norm_returns_a_new_module) {
     ct_module *bn = ct_nn_batch_norm1d(4, .eps = 1e-3, .momentum = CT_SOME(0.3), .track_running_stats = false);
     ct_module *sync = ct_nn_sync_batch_norm_convert(bn, NULL);
     CHECK(sync && sync != bn);
@@ -223,7 +211,7 @@ TEST(convert_of_a_batch_norm_returns_a_new_module) {
 }
 
 /* A model without BatchNorm comes back unchanged. */
-TEST(convert_without_batch_norm) {
+DIST_TEST(convert_without_batch_norm) {
     ct_module *m = ct_sequential(CT_MODULES(ct_nn_linear(3, 4), ct_nn_relu()));
     CHECK(ct_nn_sync_batch_norm_convert(m, NULL) == m);
     CHECK_STR_EQ(ct_module_type(ct_module_get_submodule(m, "0")), "Linear");
@@ -233,8 +221,7 @@ TEST(convert_without_batch_norm) {
 
 /* Eval mode is BatchNorm's eval with the same running statistics, bitwise, without
  * communication (the ranks' inputs differ). */
-TEST(eval_mode_is_batch_norm) {
-    dist_up();
+DIST_TEST(eval_mode_is_batch_norm) {
     ct_module *bn = ct_nn_batch_norm2d(3);
     set_affine(bn, 3);
     CT_NO_GRAD {
@@ -252,8 +239,7 @@ TEST(eval_mode_is_batch_norm) {
 
 /* A group of one rank (and the ranks outside it) normalize their own slice: BatchNorm
  * itself, bitwise. */
-TEST(group_of_one_is_batch_norm) {
-    dist_up();
+DIST_TEST(group_of_one_is_batch_norm) {
     int zero = 0;
     ct_process_group *g = ct_dist_new_group(&zero, 1);
     CHECK(g != NULL);
@@ -276,8 +262,7 @@ TEST(group_of_one_is_batch_norm) {
 }
 
 /* With 3 ranks, group {0, 2}: ranks 0 and 2 share statistics, rank 1 is on its own. */
-TEST(sub_group_synchronises_its_ranks_only) {
-    dist_up();
+DIST_TEST(sub_group_synchronises_its_ranks_only) {
     if (ct_dist_world_size() < 3) return;
     int ranks[2] = {0, 2}, r = ct_dist_rank();
     ct_process_group *g = ct_dist_new_group(ranks, 2);
@@ -293,8 +278,7 @@ TEST(sub_group_synchronises_its_ranks_only) {
                              ct_module_get_buffer(ref, "running_var"), .rtol = 1e-12, .atol = 1e-12));
 }
 
-TEST(input_errors) {
-    dist_up();
+DIST_TEST(input_errors) {
     ct_module *sync = ct_nn_sync_batch_norm_convert(ct_nn_batch_norm1d(3), NULL);
     CHECK_ERROR(ct_forward(sync, ct_zeros(CT_SHAPE(3))), "expected at least 2D input (got 1D input)");
     CHECK_ERROR(ct_forward(sync, ct_zeros(CT_SHAPE(4, 0))), "number of input channels should be non-zero");
@@ -306,8 +290,7 @@ TEST(input_errors) {
 
 /* A non-contiguous input (a channels-last view), with frozen affine parameters: the
  * input gradient is still the whole batch's. */
-TEST(non_contiguous_input_and_frozen_affine) {
-    dist_up();
+DIST_TEST(non_contiguous_input_and_frozen_affine) {
     int64_t off, len;
     int64_t total = my_slice(UNEQUAL, &off, &len);
     ct_tensor *x = ct_permute(batch(CT_SHAPE(total, 4, 3, 2), 31, CT_F64), CT_DIMS(0, 3, 1, 2)); /* [N, 2, 4, 3] */
@@ -332,8 +315,7 @@ TEST(non_contiguous_input_and_frozen_affine) {
     CHECK(!ct_grad(ct_module_get_parameter(sync, "weight")));
 }
 
-TEST(double_backward_is_refused) {
-    dist_up();
+DIST_TEST(double_backward_is_refused) {
     if (ct_dist_world_size() == 1) return; /* BatchNorm itself: differentiable twice */
     ct_module *sync = ct_nn_sync_batch_norm_convert(ct_nn_batch_norm1d(2), NULL);
     ct_tensor *x = ct_randn(CT_SHAPE(3, 2), .requires_grad = true);
