@@ -17,6 +17,8 @@
  * the group) the module runs ct_batch_norm itself, as PyTorch falls back to
  * F.batch_norm. */
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,6 +83,17 @@ static int read_channels(const ct_tensor *t, double *v, int64_t c) {
     return ct_copy_to_buffer(t, v, CT_F64, sizeof(double) * (size_t)c);
 }
 
+/* Puts a head (printf-formatted) in front of a failed collective's error. */
+__attribute__((format(printf, 1, 2))) static void collective_failed(const char *fmt, ...) {
+    char cause[512], head[256];
+    snprintf(cause, sizeof cause, "%s", ct_last_error() ? ct_last_error() : "failed");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(head, sizeof head, fmt, ap);
+    va_end(ap);
+    ct_error("%s: %s", head, cause);
+}
+
 /* ---- the autograd function ------------------------------------------------------ */
 
 enum { SV_X, SV_MEAN, SV_RSTD, SV_W };
@@ -143,9 +156,13 @@ static ct_tensor *sync_forward(ct_function_ctx *ctx, int n, ct_tensor *const *in
         mine = ct_zeros(CT_SHAPE(2 * c + 1), .dtype = CT_F64, .device = dev);
     }
     ct_tensor *all = ct_empty(CT_SHAPE(world, 2 * c + 1), .dtype = CT_F64, .device = dev);
-    if (!mine || !all || ct_dist_all_gather_into_tensor(all, mine, .group = a->group) ||
-        read_channels(all, rows, (int64_t)world * (2 * c + 1)))
+    if (!mine || !all) goto done;
+    if (ct_dist_all_gather_into_tensor(all, mine, .group = a->group)) {
+        collective_failed("SyncBatchNorm: gathering the statistics of %lld channels (every rank's "
+                          "input needs as many)", (long long)c);
         goto done;
+    }
+    if (read_channels(all, rows, (int64_t)world * (2 * c + 1))) goto done;
     int64_t count = merge_stats(rows, world, c, mean, m2);
     if (count <= 1) {
         ct_error("SyncBatchNorm: Expected more than 1 value per channel when training, got %lld "
@@ -212,7 +229,12 @@ static int sync_backward(ct_function_ctx *ctx, ct_tensor *gy, ct_tensor **gi) {
     /* the input gradient, from the group's sums (n: the group's count):
      * dx = (dy - sum_dy / n - (x - mean) * rstd^2 * sum_dy_xmu / n) * rstd * w */
     ct_tensor *sums = ct_cat(2, ((ct_tensor *[]){sum_dy, sum_dy_xmu}), 0);
-    if (!sums || ct_dist_all_reduce(sums, .group = s->group)) return -1;
+    if (!sums) return -1;
+    if (ct_dist_all_reduce(sums, .group = s->group)) {
+        collective_failed("SyncBatchNormBackward: all-reducing the gradient sums of %lld channels",
+                          (long long)c);
+        return -1;
+    }
     double *buf = ct_malloc(sizeof(double) * (size_t)(6 * c));
     if (!buf) {
         ct_error("SyncBatchNorm: out of memory");

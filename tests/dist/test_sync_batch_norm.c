@@ -324,3 +324,14 @@ DIST_TEST(double_backward_is_refused) {
     CHECK_ERROR(ct_autograd_grad(1, &y, 1, &x, &gx, .grad_outputs = &go, .create_graph = true),
                 "double backward");
 }
+
+/* Ranks whose inputs disagree in channels fail together, with the collective's error,
+ * instead of hanging. */
+DIST_TEST(channel_mismatch_across_ranks_fails_on_every_rank) {
+    if (ct_dist_world_size() == 1) return;
+    int64_t c = ct_dist_rank() == 0 ? 3 : 2;
+    ct_module *sync = ct_nn_sync_batch_norm_convert(ct_nn_batch_norm1d(c), NULL);
+    CHECK_ERROR(ct_forward(sync, ct_randn(CT_SHAPE(4, c))),
+                "SyncBatchNorm: gathering the statistics of");
+    CHECK_ERROR(ct_forward(sync, ct_randn(CT_SHAPE(4, c))), "has shape");
+}
