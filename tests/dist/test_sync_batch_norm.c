@@ -6,8 +6,9 @@
  *
  * Bounds: float64 within 1e-12 (relative to the largest value); float32 within a few
  * float32 roundings of the reordered sums (rtol 4e-6, atol 1e-6 of the largest
- * value); bfloat16 input within two bfloat16 roundings.  Eval mode and a group of one
- * rank are BatchNorm itself: bitwise equal.  Runs with 1, 2 and 3 ranks. */
+ * value); bfloat16 input within two bfloat16 roundings.  The running statistics
+ * are bitwise equal across ranks.  Eval mode and a group of one rank are BatchNorm
+ * itself: bitwise equal.  Runs with 1, 2 and 3 ranks. */
 #include "dist_test.h"
 
 /* Slice sizes of a batch for a world of 1, 2 or 3 ranks (unequal, one rank empty). */
@@ -114,6 +115,15 @@ static void run_case(const bn_case *k) {
     }
     ct_tensor *nbt = ct_module_get_buffer(sync, "num_batches_tracked");
     if (nbt) CHECK_INT_EQ(ct_item_int(nbt), k->steps);
+    /* every rank merged the same gathered statistics in the same order: its running
+     * statistics are bitwise rank 0's */
+    for (int i = 0; i < 2; i++) {
+        ct_tensor *mine = ct_module_get_buffer(sync, i ? "running_var" : "running_mean");
+        if (!mine) continue;
+        ct_tensor *r0 = ct_clone(mine);
+        CHECK(ct_dist_broadcast(r0) == 0);
+        CHECK(ct_test_max_diff(r0, mine) == 0);
+    }
 }
 
 static const ct_test_tol F64_TOL = {.rtol = 1e-12, .atol = 1e-12};
