@@ -227,7 +227,11 @@ ct_ddp_stats ct_ddp_get_stats(ct_module *ddp, bool reset);
  * and BatchNorm2d in model (in place, keeping parameters, buffers and options) by a
  * SyncBatchNorm whose training-mode statistics (and their gradients) are reduced over
  * the group, so they equal BatchNorm's on the ranks' concatenated batch.  Returns
- * model (or the replacement when model itself is a BatchNorm), NULL with an error. */
+ * model (or the replacement when model itself is a BatchNorm), NULL with an error.
+ * The replacement shares the BatchNorm's tensors (same state-dict keys) and keeps its
+ * train/eval mode; in eval mode, in a world of one and outside the group it is
+ * BatchNorm itself.  As in PyTorch, weight and bias gradients stay each rank's own
+ * partial sums, for DDP to average (docs/distributed.md). */
 ct_module *ct_nn_sync_batch_norm_convert(ct_module *model, ct_process_group *group);
 #define ct_nn_sync_batch_norm_convert(model, group) CT_AT(ct_nn_sync_batch_norm_convert(model, group))
 

@@ -277,7 +277,7 @@ static ct_tensor *sbn_forward(ct_module *m, ct_tensor *x) {
         return NULL;
     }
     if (ct_size(x, 1) == 0) {
-        ct_error("SyncBatchNorm: SyncBatchNorm number of input channels should be non-zero");
+        ct_error("SyncBatchNorm number of input channels should be non-zero"); /* PyTorch's words */
         return NULL;
     }
     ct_tensor *w = ct_module_get_parameter(m, "weight"), *b = ct_module_get_parameter(m, "bias");
