@@ -6,7 +6,7 @@
  *
  * Bounds: float64 within 1e-12 (relative to the largest value); float32 within a few
  * float32 roundings of the reordered sums (rtol 4e-6, atol 1e-6 of the largest
- * value); bfloat16 input within two bfloat16 roundings.  The running statistics
+ * value); bfloat16 and float16 inputs within two roundings of their dtype.  The running statistics
  * are bitwise equal across ranks.  Eval mode and a group of one rank are BatchNorm
  * itself: bitwise equal.  Runs with 1, 2 and 3 ranks. */
 #include "dist_test.h"
@@ -163,6 +163,12 @@ DIST_TEST(sync_bn_without_running_stats) {
 DIST_TEST(sync_bn2d_bfloat16_input) {
     run_case(&(bn_case){.shape = CT_SHAPE(0, 3, 4, 4), .dtype = CT_BF16, .is2d = true, .affine = true,
                         .track = true, .sizes = EQUAL, .tol = {.rtol = 1.6e-2, .atol = 1.6e-2}, .steps = 1});
+}
+
+/* float16 input and module (float16 parameters and running statistics). */
+DIST_TEST(sync_bn1d_float16_module) {
+    run_case(&(bn_case){.shape = CT_SHAPE(0, 3, 5), .dtype = CT_F16, .mdtype = CT_F16, .affine = true,
+                        .track = true, .sizes = UNEQUAL, .tol = {.rtol = 2e-3, .atol = 2e-3}, .steps = 2});
 }
 
 /* ---- convert ---------------------------------------------------------------------- */
