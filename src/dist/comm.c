@@ -1,6 +1,7 @@
 /* The communication thread (Note [The communication thread], dist/dist_impl.h): the
  * queue the callers fill, and the loop that starts and polls the work on it. */
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 #include "dist/dist_impl.h"
@@ -13,6 +14,7 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static ct_work *head, *tail; /* queued, not yet taken by the thread */
 static bool running;
+atomic_int ct_dist_waiters;
 
 static bool is_p2p(const ct_work *w) { return w->kind == CT_WORK_SEND || w->kind == CT_WORK_RECV; }
 
@@ -47,6 +49,8 @@ static bool advance(ct_work *w) {
 
 static void *comm_main(void *arg) {
     (void)arg;
+    prctl(PR_SET_TIMERSLACK, 1000UL);
+    long max_sleep_ns = getenv("CT_DIST_SLEEP_US") ? atol(getenv("CT_DIST_SLEEP_US")) * 1000 : 64000;
     ct_work *current = NULL;      /* the collective in progress */
     ct_work **p2p = NULL;         /* point-to-point operations in progress */
     int np = 0, cap = 0;
@@ -112,12 +116,15 @@ static void *comm_main(void *arg) {
                 i++;
             }
         }
-        /* Backoff: poll again at once after progress, else sleep a little longer
-         * each time, up to 64 us. */
-        if (progressed) {
+        /* Note [Polling]: Open MPI moves a non-blocking collective on only inside
+         * MPI_Test, so the thread polls without pause while a caller waits for work
+         * (its core is idle then); otherwise (work overlapping computation) it
+         * sleeps a little longer each time, up to 64 us, to leave the core to the
+         * computation. */
+        if (progressed || atomic_load_explicit(&ct_dist_waiters, memory_order_relaxed) > 0) {
             idle_ns = 0;
         } else if (current || np) {
-            idle_ns = idle_ns ? (idle_ns * 2 > 64000 ? 64000 : idle_ns * 2) : 1000;
+            idle_ns = idle_ns ? (idle_ns * 2 > max_sleep_ns ? max_sleep_ns : idle_ns * 2) : 1000;
             struct timespec ts = {0, idle_ns};
             nanosleep(&ts, NULL);
         }
