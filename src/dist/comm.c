@@ -50,7 +50,7 @@ static bool advance(ct_work *w) {
 static void *comm_main(void *arg) {
     (void)arg;
     prctl(PR_SET_TIMERSLACK, 1000UL);
-    long max_sleep_ns = getenv("CT_DIST_SLEEP_US") ? atol(getenv("CT_DIST_SLEEP_US")) * 1000 : 64000;
+    long max_sleep_ns = getenv("CTORCH_DIST_MAX_SLEEP_US") ? atol(getenv("CTORCH_DIST_MAX_SLEEP_US")) * 1000 : 64000;
     ct_work *current = NULL;      /* the collective in progress */
     ct_work **p2p = NULL;         /* point-to-point operations in progress */
     int np = 0, cap = 0;
