@@ -59,7 +59,6 @@ static bool begin(call *c, ct_work_kind kind, const char *fn, const ct_dist_opti
     if (!g) return false;
     ct_work *w = c->w = ct_work_new(kind, fn, g);
     if (!w) return false;
-    w->desc.seq = kind == CT_WORK_SEND || kind == CT_WORK_RECV ? 0 : g->seq++;
     if (kind != CT_WORK_BARRIER && usable(c, "the tensor", t)) {
         w->desc.dtype = t->dtype;
         w->desc.ndim = t->ndim;
@@ -294,10 +293,6 @@ static bool p2p_begin(call *c, ct_work_kind kind, const char *fn, ct_tensor *t, 
     ct_work *w = c->w;
     w->peer = peer;
     w->desc.tag = o->tag;
-    if (kind == CT_WORK_SEND) {
-        w->p2p_tag = g->p2p_seq++ % (g->tag_ub / 2);
-        w->desc.seq = w->p2p_tag;
-    }
     return true;
 }
 
