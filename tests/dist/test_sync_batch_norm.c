@@ -353,3 +353,38 @@ DIST_TEST(channel_mismatch_across_ranks_fails_on_every_rank) {
                 "SyncBatchNorm: gathering the statistics of");
     CHECK_ERROR(ct_forward(sync, ct_randn(CT_SHAPE(4, c))), "has shape");
 }
+
+/* A data-parallel step as DDP takes it: each rank's loss is the mean over its slice
+ * (equal slices), and every gradient is averaged over the ranks.  The gradients of
+ * the convolution before the SyncBatchNorm (reached through the synchronised input
+ * gradient), of SyncBatchNorm's affine parameters and of the linear layer after it
+ * all equal those of the mean loss over the whole batch on one process. */
+static ct_module *bn_net(void) {
+    ct_manual_seed(42);
+    return ct_sequential(CT_MODULES(ct_nn_conv2d(2, 4, CT_DIMS(3), .padding = CT_DIMS(1)),
+                                    ct_nn_batch_norm2d(4), ct_nn_relu(), ct_nn_flatten(),
+                                    ct_nn_linear(4 * 5 * 5, 3)));
+}
+
+DIST_TEST(data_parallel_gradients_equal_the_whole_batch) {
+    int64_t off, len;
+    int64_t total = my_slice(EQUAL, &off, &len);
+    ct_module *ref = bn_net(), *net = ct_nn_sync_batch_norm_convert(bn_net(), NULL);
+    CHECK_STR_EQ(ct_module_type(ct_module_get_submodule(net, "1")), "SyncBatchNorm");
+    ct_tensor *x = batch(CT_SHAPE(total, 2, 5, 5), 77, CT_F64);
+    ct_tensor *target = ct_to(batch(CT_SHAPE(total, 3), 78, CT_F64), .dtype = CT_F32);
+    x = ct_to(x, .dtype = CT_F32);
+    CHECK(ct_backward(ct_mse_loss(ct_forward(ref, x), target)) == 0);
+    CHECK(ct_backward(ct_mse_loss(ct_forward(net, ct_narrow(x, 0, off, len)),
+                                  ct_narrow(target, 0, off, len))) == 0);
+    const char *names[16];
+    ct_tensor *pa[16], *pb[16];
+    int n = ct_named_parameters(ref, names, pa, 16);
+    CHECK_INT_EQ(ct_named_parameters(net, NULL, pb, 16), n);
+    for (int i = 0; i < n; i++) {
+        ct_tensor *g = ct_clone(ct_grad(pb[i]));
+        CHECK(ct_dist_all_reduce(g, .op = CT_DIST_AVG) == 0);
+        CHECK(CHECK_TENSOR_CLOSE(names[i], g, ct_grad(pa[i]), .rtol = 1e-5, .atol = 1e-6,
+                                 .atol_of_max = true));
+    }
+}
