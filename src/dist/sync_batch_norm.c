@@ -45,7 +45,7 @@ typedef struct {
 typedef struct {
     ct_process_group *group;
     int64_t count; /* elements per channel over the group */
-    bool affine; /* inputs x, weight, bias (else x alone) */
+    bool affine;   /* inputs x, weight, bias (else x alone) */
 } sync_ctx;
 
 /* The ranks that share statistics with this one: 1 without a process group, -1 for a
@@ -159,14 +159,16 @@ static ct_tensor *sync_forward(ct_function_ctx *ctx, int n, ct_tensor *const *in
     if (!mine || !all) goto done;
     if (ct_dist_all_gather_into_tensor(all, mine, .group = a->group)) {
         collective_failed("SyncBatchNorm: gathering the statistics of %lld channels (every rank's "
-                          "input needs as many)", (long long)c);
+                          "input needs as many)",
+                          (long long)c);
         goto done;
     }
     if (read_channels(all, rows, (int64_t)world * (2 * c + 1))) goto done;
     int64_t count = merge_stats(rows, world, c, mean, m2);
     if (count <= 1) {
         ct_error("SyncBatchNorm: Expected more than 1 value per channel when training, got %lld "
-                 "over the process group", (long long)count);
+                 "over the process group",
+                 (long long)count);
         goto done;
     }
     for (int64_t k = 0; k < c; k++) tmp[k] = m2[k] / (double)(count - 1);
@@ -245,7 +247,8 @@ static int sync_backward(ct_function_ctx *ctx, ct_tensor *gy, ct_tensor **gi) {
     double *sd = buf, *sdx = buf + c, *r = buf + 2 * c, *a = buf + 3 * c, *bc = buf + 4 * c,
            *dc = buf + 5 * c;
     int rc = -1;
-    if (read_channels(sums, sd, 2 * c) || read_channels(rstd, r, c) || (w && read_channels(w, a, c)))
+    if (read_channels(sums, sd, 2 * c) || read_channels(rstd, r, c) ||
+        (w && read_channels(w, a, c)))
         goto done;
     double n = (double)s->count;
     for (int64_t i = 0; i < c; i++) {
@@ -263,8 +266,8 @@ done:
     return rc;
 }
 
-static const ct_function SYNC_BN_FN = {.name = "SyncBatchNorm", .forward = sync_forward,
-                                       .backward = sync_backward};
+static const ct_function SYNC_BN_FN = {
+    .name = "SyncBatchNorm", .forward = sync_forward, .backward = sync_backward};
 
 /* ---- the module ------------------------------------------------------------------- */
 
@@ -298,7 +301,8 @@ static ct_tensor *sbn_forward(ct_module *m, ct_tensor *x) {
                      (long long)ct_size(x, 1), (long long)ct_numel(checked[i]));
             return NULL;
         }
-    sync_args a = {.group = s->group, .rm = p.rm, .rv = p.rv, .eps = s->bn.eps, .momentum = p.factor};
+    sync_args a = {
+        .group = s->group, .rm = p.rm, .rv = p.rv, .eps = s->bn.eps, .momentum = p.factor};
     ct_function fn = SYNC_BN_FN;
     fn.data = &a;
     ct_tensor *in[3] = {x, w, b};
@@ -310,8 +314,8 @@ static void sbn_repr(const ct_module *m, char *buf, size_t size) {
     ct_nn_batch_norm_repr(&s->bn, buf, size);
 }
 
-static const ct_module_class SYNC_BN = {.name = "SyncBatchNorm", .forward = sbn_forward,
-                                        .extra_repr = sbn_repr};
+static const ct_module_class SYNC_BN = {
+    .name = "SyncBatchNorm", .forward = sbn_forward, .extra_repr = sbn_repr};
 
 /* Replaces every BatchNorm below m by a SyncBatchNorm; 0 or -1. */
 static int convert_children(ct_module *m, ct_process_group *group) {

@@ -24,13 +24,14 @@ const ct_bn_state *ct_nn_batch_norm_state(const ct_module *m);
  * ct_bn_state) in bn's training mode, sharing bn's parameters and buffers: the same
  * tensors under the same names, in the same order, with their requires_grad and
  * persistence.  bn is a BatchNorm (ct_nn_batch_norm_state); NULL with an error. */
-ct_module *ct_nn_batch_norm_like(const ct_module *bn, const ct_module_class *cls, size_t state_size);
+ct_module *ct_nn_batch_norm_like(const ct_module *bn, const ct_module_class *cls,
+                                 size_t state_size);
 
 /* What one forward of a BatchNorm-like module m (options s) normalizes with. */
 typedef struct {
-    bool use_batch;        /* batch statistics (training, or no running statistics) */
-    double factor;         /* exponential_average_factor: the momentum of the update */
-    ct_tensor *rm, *rv;    /* the running statistics to read or update, or NULL */
+    bool use_batch;     /* batch statistics (training, or no running statistics) */
+    double factor;      /* exponential_average_factor: the momentum of the update */
+    ct_tensor *rm, *rv; /* the running statistics to read or update, or NULL */
 } ct_bn_plan;
 /* _BatchNorm.forward before F.batch_norm: counts the batch in num_batches_tracked
  * when training with tracked statistics, and decides the rest. */

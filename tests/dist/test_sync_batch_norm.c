@@ -52,9 +52,9 @@ static ct_tensor *summed(ct_tensor *g) {
 }
 
 typedef struct {
-    ct_shape shape;    /* the whole batch's */
-    ct_dtype dtype;    /* input */
-    ct_dtype mdtype;   /* module */
+    ct_shape shape;  /* the whole batch's */
+    ct_dtype dtype;  /* input */
+    ct_dtype mdtype; /* module */
     bool is2d, affine, track;
     bool momentum_none;
     const int64_t (*sizes)[3];
@@ -64,16 +64,17 @@ typedef struct {
 
 static ct_module *make_bn(const bn_case *k) {
     int64_t c = k->shape.d[1];
-    ct_batch_norm_layer_options o = {.affine = k->affine, .track_running_stats = k->track,
-                                     .dtype = k->mdtype};
+    ct_batch_norm_layer_options o = {
+        .affine = k->affine, .track_running_stats = k->track, .dtype = k->mdtype};
     if (k->momentum_none) o.momentum = CT_NONE;
     ct_module *m = k->is2d ? ct_nn_batch_norm2d_with(c, o) : ct_nn_batch_norm1d_with(c, o);
     set_affine(m, c);
     return m;
 }
 
-#define CLOSE(what, got, want) CHECK(CHECK_TENSOR_CLOSE(what, got, want, .rtol = k->tol.rtol, \
-                                                       .atol = k->tol.atol, .atol_of_max = true))
+#define CLOSE(what, got, want)                                                                     \
+    CHECK(CHECK_TENSOR_CLOSE(what, got, want, .rtol = k->tol.rtol, .atol = k->tol.atol,            \
+                             .atol_of_max = true))
 
 /* steps forward/backward passes of the synchronised module on this rank's slice and
  * of BatchNorm on the whole batch. */
@@ -88,14 +89,16 @@ static void run_case(const bn_case *k) {
     for (int step = 0; step < k->steps; step++) {
         ct_tensor *x = batch(whole, 100 + (uint64_t)step, k->dtype);
         ct_tensor *g = batch(whole, 200 + (uint64_t)step, k->dtype);
-        ct_tensor *xa = ct_detach(ct_clone(x)), *xr = ct_detach(ct_clone(ct_narrow(x, 0, off, len)));
+        ct_tensor *xa = ct_detach(ct_clone(x)),
+                  *xr = ct_detach(ct_clone(ct_narrow(x, 0, off, len)));
         ct_set_requires_grad(xa, true);
         ct_set_requires_grad(xr, true);
         ct_tensor *ya = ct_forward(ref, xa), *yr = ct_forward(sync, xr);
         CHECK(ya && yr);
         if (!ya || !yr) return;
         CHECK_INT_EQ(ct_dtype_of(yr), k->dtype);
-        CHECK(ct_dist_world_size() == 1 || !strcmp(ct_node_name(ct_grad_fn(yr)), "SyncBatchNormBackward"));
+        CHECK(ct_dist_world_size() == 1 ||
+              !strcmp(ct_node_name(ct_grad_fn(yr)), "SyncBatchNormBackward"));
         CHECK(ct_backward(ct_sum(ct_mul(ya, g))) == 0);
         CHECK(ct_backward(ct_sum(ct_mul(yr, ct_narrow(g, 0, off, len)))) == 0);
         CLOSE("output", yr, ct_narrow(ya, 0, off, len));
@@ -106,13 +109,15 @@ static void run_case(const bn_case *k) {
         }
         const char *names[] = {"running_mean", "running_var", "num_batches_tracked"};
         for (int i = 0; i < 3; i++) {
-            ct_tensor *a = ct_module_get_buffer(ref, names[i]), *b = ct_module_get_buffer(sync, names[i]);
+            ct_tensor *a = ct_module_get_buffer(ref, names[i]),
+                      *b = ct_module_get_buffer(sync, names[i]);
             CHECK(!a == !b);
             if (a && b) CLOSE(names[i], b, a);
         }
         const char *params[] = {"weight", "bias"};
         for (int i = 0; i < 2; i++) {
-            ct_tensor *a = ct_module_get_parameter(ref, params[i]), *b = ct_module_get_parameter(sync, params[i]);
+            ct_tensor *a = ct_module_get_parameter(ref, params[i]),
+                      *b = ct_module_get_parameter(sync, params[i]);
             CHECK(!a == !b);
             if (a && b) CLOSE(params[i], summed(ct_grad(b)), ct_to(ct_grad(a), .dtype = CT_F64));
         }
@@ -134,45 +139,92 @@ static const ct_test_tol F64_TOL = {.rtol = 1e-12, .atol = 1e-12};
 static const ct_test_tol F32_TOL = {.rtol = 4e-6, .atol = 1e-6};
 
 DIST_TEST(sync_bn2d_float32_unequal_slices) {
-    run_case(&(bn_case){.shape = CT_SHAPE(0, 3, 4, 5), .dtype = CT_F32, .is2d = true, .affine = true,
-                        .track = true, .sizes = UNEQUAL, .tol = F32_TOL, .steps = 2});
+    run_case(&(bn_case){.shape = CT_SHAPE(0, 3, 4, 5),
+                        .dtype = CT_F32,
+                        .is2d = true,
+                        .affine = true,
+                        .track = true,
+                        .sizes = UNEQUAL,
+                        .tol = F32_TOL,
+                        .steps = 2});
 }
 
 DIST_TEST(sync_bn2d_float32_equal_slices) {
-    run_case(&(bn_case){.shape = CT_SHAPE(0, 5, 3, 3), .dtype = CT_F32, .is2d = true, .affine = true,
-                        .track = true, .sizes = EQUAL, .tol = F32_TOL, .steps = 2});
+    run_case(&(bn_case){.shape = CT_SHAPE(0, 5, 3, 3),
+                        .dtype = CT_F32,
+                        .is2d = true,
+                        .affine = true,
+                        .track = true,
+                        .sizes = EQUAL,
+                        .tol = F32_TOL,
+                        .steps = 2});
 }
 
 DIST_TEST(sync_bn2d_float64) {
-    run_case(&(bn_case){.shape = CT_SHAPE(0, 3, 2, 5), .dtype = CT_F64, .mdtype = CT_F64, .is2d = true,
-                        .affine = true, .track = true, .sizes = UNEQUAL, .tol = F64_TOL, .steps = 2});
+    run_case(&(bn_case){.shape = CT_SHAPE(0, 3, 2, 5),
+                        .dtype = CT_F64,
+                        .mdtype = CT_F64,
+                        .is2d = true,
+                        .affine = true,
+                        .track = true,
+                        .sizes = UNEQUAL,
+                        .tol = F64_TOL,
+                        .steps = 2});
 }
 
 DIST_TEST(sync_bn1d_2d_input_cumulative_momentum) {
-    run_case(&(bn_case){.shape = CT_SHAPE(0, 6), .dtype = CT_F32, .affine = true, .track = true,
-                        .momentum_none = true, .sizes = UNEQUAL, .tol = F32_TOL, .steps = 3});
+    run_case(&(bn_case){.shape = CT_SHAPE(0, 6),
+                        .dtype = CT_F32,
+                        .affine = true,
+                        .track = true,
+                        .momentum_none = true,
+                        .sizes = UNEQUAL,
+                        .tol = F32_TOL,
+                        .steps = 3});
 }
 
 DIST_TEST(sync_bn1d_3d_input_without_affine) {
-    run_case(&(bn_case){.shape = CT_SHAPE(0, 4, 9), .dtype = CT_F64, .mdtype = CT_F64,
-                        .track = true, .sizes = UNEQUAL, .tol = F64_TOL, .steps = 2});
+    run_case(&(bn_case){.shape = CT_SHAPE(0, 4, 9),
+                        .dtype = CT_F64,
+                        .mdtype = CT_F64,
+                        .track = true,
+                        .sizes = UNEQUAL,
+                        .tol = F64_TOL,
+                        .steps = 2});
 }
 
 DIST_TEST(sync_bn_without_running_stats) {
-    run_case(&(bn_case){.shape = CT_SHAPE(0, 3, 4, 4), .dtype = CT_F32, .is2d = true, .affine = true,
-                        .sizes = UNEQUAL, .tol = F32_TOL, .steps = 1});
+    run_case(&(bn_case){.shape = CT_SHAPE(0, 3, 4, 4),
+                        .dtype = CT_F32,
+                        .is2d = true,
+                        .affine = true,
+                        .sizes = UNEQUAL,
+                        .tol = F32_TOL,
+                        .steps = 1});
 }
 
 /* bfloat16 input, float32 module: statistics in float32, output in bfloat16. */
 DIST_TEST(sync_bn2d_bfloat16_input) {
-    run_case(&(bn_case){.shape = CT_SHAPE(0, 3, 4, 4), .dtype = CT_BF16, .is2d = true, .affine = true,
-                        .track = true, .sizes = EQUAL, .tol = {.rtol = 1.6e-2, .atol = 1.6e-2}, .steps = 1});
+    run_case(&(bn_case){.shape = CT_SHAPE(0, 3, 4, 4),
+                        .dtype = CT_BF16,
+                        .is2d = true,
+                        .affine = true,
+                        .track = true,
+                        .sizes = EQUAL,
+                        .tol = {.rtol = 1.6e-2, .atol = 1.6e-2},
+                        .steps = 1});
 }
 
 /* float16 input and module (float16 parameters and running statistics). */
 DIST_TEST(sync_bn1d_float16_module) {
-    run_case(&(bn_case){.shape = CT_SHAPE(0, 3, 5), .dtype = CT_F16, .mdtype = CT_F16, .affine = true,
-                        .track = true, .sizes = UNEQUAL, .tol = {.rtol = 2e-3, .atol = 2e-3}, .steps = 2});
+    run_case(&(bn_case){.shape = CT_SHAPE(0, 3, 5),
+                        .dtype = CT_F16,
+                        .mdtype = CT_F16,
+                        .affine = true,
+                        .track = true,
+                        .sizes = UNEQUAL,
+                        .tol = {.rtol = 2e-3, .atol = 2e-3},
+                        .steps = 2});
 }
 
 /* ---- convert ---------------------------------------------------------------------- */
@@ -182,7 +234,8 @@ DIST_TEST(sync_bn1d_float16_module) {
 static ct_module *nested_model(void) {
     return ct_sequential(CT_MODULES(
         ct_nn_conv2d(2, 3, CT_DIMS(3)), ct_nn_batch_norm2d(3), ct_nn_relu(),
-        ct_sequential(CT_MODULES(ct_nn_flatten(), ct_nn_batch_norm1d(12, .affine = false, .momentum = CT_NONE),
+        ct_sequential(CT_MODULES(ct_nn_flatten(),
+                                 ct_nn_batch_norm1d(12, .affine = false, .momentum = CT_NONE),
                                  ct_nn_linear(12, 2)))));
 }
 
@@ -191,7 +244,8 @@ DIST_TEST(convert_replaces_every_batch_norm_keeping_tensors_and_keys) {
     ct_module_requires_grad_(ct_module_get_submodule(model, "1"), false); /* frozen stays frozen */
     ct_state_dict *before = ct_module_state_dict(model);
     int n = ct_state_dict_len(before);
-    ct_tensor *bn_w = ct_module_get_parameter(model, "1.weight"), *rv = ct_module_get_buffer(model, "3.1.running_var");
+    ct_tensor *bn_w = ct_module_get_parameter(model, "1.weight"),
+              *rv = ct_module_get_buffer(model, "3.1.running_var");
     ct_module_eval(model);
     CHECK(ct_nn_sync_batch_norm_convert(model, NULL) == model);
     CHECK_STR_EQ(ct_module_type(ct_module_get_submodule(model, "1")), "SyncBatchNorm");
@@ -206,16 +260,20 @@ DIST_TEST(convert_replaces_every_batch_norm_keeping_tensors_and_keys) {
     CHECK_INT_EQ(ct_state_dict_len(after), n);
     for (int i = 0; i < n && i < ct_state_dict_len(after); i++) {
         CHECK_STR_EQ(ct_state_dict_key(after, i), ct_state_dict_key(before, i));
-        CHECK(ct_data_ptr(ct_state_dict_value(after, i)) == ct_data_ptr(ct_state_dict_value(before, i)));
+        CHECK(ct_data_ptr(ct_state_dict_value(after, i)) ==
+              ct_data_ptr(ct_state_dict_value(before, i)));
     }
     char *s = ct_module_to_string(model);
-    CHECK(s && strstr(s, "(1): SyncBatchNorm(3, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)"));
-    CHECK(s && strstr(s, "(1): SyncBatchNorm(12, eps=1e-05, momentum=None, affine=False, track_running_stats=True)"));
+    CHECK(s && strstr(s, "(1): SyncBatchNorm(3, eps=1e-05, momentum=0.1, affine=True, "
+                         "track_running_stats=True)"));
+    CHECK(s && strstr(s, "(1): SyncBatchNorm(12, eps=1e-05, momentum=None, affine=False, "
+                         "track_running_stats=True)"));
     free(s);
 }
 
 DIST_TEST(convert_of_a_batch_norm_returns_a_new_module) {
-    ct_module *bn = ct_nn_batch_norm1d(4, .eps = 1e-3, .momentum = CT_SOME(0.3), .track_running_stats = false);
+    ct_module *bn =
+        ct_nn_batch_norm1d(4, .eps = 1e-3, .momentum = CT_SOME(0.3), .track_running_stats = false);
     ct_module *sync = ct_nn_sync_batch_norm_convert(bn, NULL);
     CHECK(sync && sync != bn);
     CHECK_STR_EQ(ct_module_type(bn), "BatchNorm1d");
@@ -223,7 +281,8 @@ DIST_TEST(convert_of_a_batch_norm_returns_a_new_module) {
     CHECK(ct_module_get_parameter(sync, "bias") == ct_module_get_parameter(bn, "bias"));
     CHECK(!ct_module_get_buffer(sync, "running_mean"));
     char *s = ct_module_to_string(sync);
-    CHECK_STR_EQ(s, "SyncBatchNorm(4, eps=0.001, momentum=0.3, affine=True, track_running_stats=False)");
+    CHECK_STR_EQ(
+        s, "SyncBatchNorm(4, eps=0.001, momentum=0.3, affine=True, track_running_stats=False)");
     free(s);
     CHECK_ERROR(ct_nn_sync_batch_norm_convert(NULL, NULL), "NULL");
 }
@@ -243,14 +302,17 @@ DIST_TEST(eval_mode_is_batch_norm) {
     ct_module *bn = ct_nn_batch_norm2d(3);
     set_affine(bn, 3);
     CT_NO_GRAD {
-        ct_copy_(ct_module_get_buffer(bn, "running_mean"), ct_tensor_f32(((float[]){0.5f, -1, 2}), CT_SHAPE(3)));
-        ct_copy_(ct_module_get_buffer(bn, "running_var"), ct_tensor_f32(((float[]){0.25f, 4, 1.5f}), CT_SHAPE(3)));
+        ct_copy_(ct_module_get_buffer(bn, "running_mean"),
+                 ct_tensor_f32(((float[]){0.5f, -1, 2}), CT_SHAPE(3)));
+        ct_copy_(ct_module_get_buffer(bn, "running_var"),
+                 ct_tensor_f32(((float[]){0.25f, 4, 1.5f}), CT_SHAPE(3)));
     }
     ct_module *sync = ct_nn_sync_batch_norm_convert(ct_nn_batch_norm2d(3), NULL);
     CHECK(ct_load_state_dict(sync, ct_module_state_dict(bn)) == 0);
     ct_module_eval(bn);
     ct_module_eval(sync);
-    ct_tensor *x = batch(CT_SHAPE(1 + ct_dist_rank(), 3, 2, 2), 7 + (uint64_t)ct_dist_rank(), CT_F32);
+    ct_tensor *x =
+        batch(CT_SHAPE(1 + ct_dist_rank(), 3, 2, 2), 7 + (uint64_t)ct_dist_rank(), CT_F32);
     CHECK_INT_EQ(ct_test_max_diff(ct_forward(sync, x), ct_forward(bn, x)) == 0, 1);
     CHECK_INT_EQ(ct_item_int(ct_module_get_buffer(sync, "num_batches_tracked")), 0);
 }
@@ -265,7 +327,8 @@ DIST_TEST(group_of_one_is_batch_norm) {
     set_affine(bn, 3);
     set_affine(ref, 3);
     ct_module *sync = ct_nn_sync_batch_norm_convert(bn, g);
-    ct_tensor *x = batch(CT_SHAPE(2 + ct_dist_rank(), 3, 3, 2), 11 + (uint64_t)ct_dist_rank(), CT_F32);
+    ct_tensor *x =
+        batch(CT_SHAPE(2 + ct_dist_rank(), 3, 3, 2), 11 + (uint64_t)ct_dist_rank(), CT_F32);
     ct_tensor *xa = ct_detach(ct_clone(x)), *xb = ct_detach(ct_clone(x));
     ct_set_requires_grad(xa, true);
     ct_set_requires_grad(xb, true);
@@ -291,19 +354,24 @@ DIST_TEST(sub_group_synchronises_its_ranks_only) {
     ct_module *ref = ct_nn_batch_norm1d(2, .dtype = CT_F64);
     ct_module *sync = ct_nn_sync_batch_norm_convert(ct_nn_batch_norm1d(2, .dtype = CT_F64), g);
     ct_tensor *ya = ct_forward(ref, x), *yb = ct_forward(sync, ct_narrow(x, 0, off, len));
-    CHECK(CHECK_TENSOR_CLOSE("output", yb, ct_narrow(ya, 0, off, len), .rtol = 1e-12, .atol = 1e-12));
+    CHECK(
+        CHECK_TENSOR_CLOSE("output", yb, ct_narrow(ya, 0, off, len), .rtol = 1e-12, .atol = 1e-12));
     CHECK(CHECK_TENSOR_CLOSE("running_var", ct_module_get_buffer(sync, "running_var"),
-                             ct_module_get_buffer(ref, "running_var"), .rtol = 1e-12, .atol = 1e-12));
+                             ct_module_get_buffer(ref, "running_var"), .rtol = 1e-12,
+                             .atol = 1e-12));
 }
 
 DIST_TEST(input_errors) {
     ct_module *sync = ct_nn_sync_batch_norm_convert(ct_nn_batch_norm1d(3), NULL);
-    CHECK_ERROR(ct_forward(sync, ct_zeros(CT_SHAPE(3))), "expected at least 2D input (got 1D input)");
-    CHECK_ERROR(ct_forward(sync, ct_zeros(CT_SHAPE(4, 0))), "SyncBatchNorm number of input channels should be non-zero");
+    CHECK_ERROR(ct_forward(sync, ct_zeros(CT_SHAPE(3))),
+                "expected at least 2D input (got 1D input)");
+    CHECK_ERROR(ct_forward(sync, ct_zeros(CT_SHAPE(4, 0))),
+                "SyncBatchNorm number of input channels should be non-zero");
     /* one value per channel over the whole group: an error on every rank */
     ct_tensor *one = ct_zeros(CT_SHAPE(ct_dist_rank() == 0 ? 1 : 0, 3));
     CHECK_ERROR(ct_forward(sync, one), "Expected more than 1 value per channel when training");
-    CHECK_ERROR(ct_forward(sync, ct_zeros(CT_SHAPE(4, 2))), "running_mean should contain 2 elements not 3");
+    CHECK_ERROR(ct_forward(sync, ct_zeros(CT_SHAPE(4, 2))),
+                "running_mean should contain 2 elements not 3");
 }
 
 /* A non-contiguous input (a channels-last view), with frozen affine parameters: the
@@ -311,7 +379,8 @@ DIST_TEST(input_errors) {
 DIST_TEST(non_contiguous_input_and_frozen_affine) {
     int64_t off, len;
     int64_t total = my_slice(UNEQUAL, &off, &len);
-    ct_tensor *x = ct_permute(batch(CT_SHAPE(total, 4, 3, 2), 31, CT_F64), CT_DIMS(0, 3, 1, 2)); /* [N, 2, 4, 3] */
+    ct_tensor *x = ct_permute(batch(CT_SHAPE(total, 4, 3, 2), 31, CT_F64),
+                              CT_DIMS(0, 3, 1, 2)); /* [N, 2, 4, 3] */
     ct_module *ref = ct_nn_batch_norm2d(2, .dtype = CT_F64);
     ct_module *sync = ct_nn_sync_batch_norm_convert(ct_nn_batch_norm2d(2, .dtype = CT_F64), NULL);
     set_affine(ref, 2);
@@ -327,7 +396,8 @@ DIST_TEST(non_contiguous_input_and_frozen_affine) {
     g = ct_reshape(g, ct_shape_of(ya));
     CHECK(ct_backward(ct_sum(ct_mul(ya, g))) == 0);
     CHECK(ct_backward(ct_sum(ct_mul(yb, ct_narrow(g, 0, off, len)))) == 0);
-    CHECK(CHECK_TENSOR_CLOSE("output", yb, ct_narrow(ya, 0, off, len), .rtol = 1e-12, .atol = 1e-12));
+    CHECK(
+        CHECK_TENSOR_CLOSE("output", yb, ct_narrow(ya, 0, off, len), .rtol = 1e-12, .atol = 1e-12));
     CHECK(CHECK_TENSOR_CLOSE("input gradient", ct_grad(xb), ct_narrow(ct_grad(xa), 0, off, len),
                              .rtol = 1e-12, .atol = 1e-12));
     CHECK(!ct_grad(ct_module_get_parameter(sync, "weight")));
