@@ -2,7 +2,7 @@
  *
  * Where: $CTORCH_DIST_PLUGIN (a path) when set; else libctorch_mpi.so beside the
  * loaded libctorch (or the program, for the static library); else the install's
- * libdir; else the dynamic linker's own search.  RTLD_GLOBAL: Open MPI dlopen()s
+ * libdir; else the build tree's; else the dynamic linker's own search.  RTLD_GLOBAL: Open MPI dlopen()s
  * its own components, which need libmpi's symbols global. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -39,11 +39,14 @@ static void *open_plugin(char *why, size_t n) {
             if (h) return h;
         }
     }
-#ifdef CTORCH_INSTALL_LIBDIR
-    snprintf(path, sizeof path, "%s/%s", CTORCH_INSTALL_LIBDIR, PLUGIN_NAME);
-    void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
-    if (h) return h;
-#endif
+    /* Compiled in: the install's libdir, then the build tree's (programs of the
+     * build tree linked with the static library live in other directories). */
+    const char *dirs[] = {CTORCH_INSTALL_LIBDIR, CTORCH_BUILD_LIBDIR};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%s", dirs[i], PLUGIN_NAME);
+        void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+        if (h) return h;
+    }
     return try_open(PLUGIN_NAME, why, n);
 }
 
