@@ -25,8 +25,10 @@ void ct_dist_enqueue(ct_work *w) {
     if (w->g && !is_p2p(w) && w->kind != CT_WORK_NEW_GROUP) w->desc.seq = w->g->seq++;
     if (w->kind == CT_WORK_SEND) w->desc.seq = w->p2p_tag = w->g->p2p_seq++ % (w->g->tag_ub / 2);
     w->next = NULL;
-    if (tail) tail->next = w;
-    else head = w;
+    if (tail)
+        tail->next = w;
+    else
+        head = w;
     tail = w;
     pthread_cond_signal(&cv);
     pthread_mutex_unlock(&mu);
@@ -57,9 +59,11 @@ static void *comm_main(void *arg) {
     (void)arg;
     long last_progress = now_ns();
     prctl(PR_SET_TIMERSLACK, 1000UL);
-    long max_sleep_ns = getenv("CTORCH_DIST_MAX_SLEEP_US") ? atol(getenv("CTORCH_DIST_MAX_SLEEP_US")) * 1000 : 64000;
-    ct_work *current = NULL;      /* the collective in progress */
-    ct_work **p2p = NULL;         /* point-to-point operations in progress */
+    long max_sleep_ns = getenv("CTORCH_DIST_MAX_SLEEP_US")
+                            ? atol(getenv("CTORCH_DIST_MAX_SLEEP_US")) * 1000
+                            : 64000;
+    ct_work *current = NULL; /* the collective in progress */
+    ct_work **p2p = NULL;    /* point-to-point operations in progress */
     int np = 0, cap = 0;
     ct_work *later = NULL, **later_end = &later; /* taken, waiting for the collective before */
     long idle_ns = 0;

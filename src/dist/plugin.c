@@ -2,8 +2,8 @@
  *
  * Where: $CTORCH_DIST_PLUGIN (a path) when set; else libctorch_mpi.so beside the
  * loaded libctorch (or the program, for the static library); else the install's
- * libdir; else the build tree's; else the dynamic linker's own search.  RTLD_GLOBAL: Open MPI dlopen()s
- * its own components, which need libmpi's symbols global. */
+ * libdir; else the build tree's; else the dynamic linker's own search.  RTLD_GLOBAL: Open MPI
+ * dlopen()s its own components, which need libmpi's symbols global. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
@@ -57,16 +57,17 @@ const ct_dist_engine *ct_dist_load_plugin(const char *fn) {
     char why[1024] = "";
     if (!handle) handle = open_plugin(why, sizeof why);
     if (!handle) {
-        ct_error("%s: the MPI backend (%s) cannot be loaded: %s; ctorch was built without MPI or the "
-                 "plugin is not installed (set CTORCH_DIST_PLUGIN to its path)",
-                 fn, PLUGIN_NAME, why);
+        ct_error(
+            "%s: the MPI backend (%s) cannot be loaded: %s; ctorch was built without MPI or the "
+            "plugin is not installed (set CTORCH_DIST_PLUGIN to its path)",
+            fn, PLUGIN_NAME, why);
         return NULL;
     }
     ct_dist_plugin_entry_fn entry = (ct_dist_plugin_entry_fn)dlsym(handle, CT_DIST_PLUGIN_ENTRY);
     const ct_dist_engine *b = entry ? entry() : NULL;
     if (!b || b->abi != CT_DIST_BACKEND_ABI) {
-        ct_error("%s: %s is not a ctorch %s plugin of this version (ABI %d, expected %d)", fn, PLUGIN_NAME,
-                 b ? b->name : "distributed", b ? b->abi : -1, CT_DIST_BACKEND_ABI);
+        ct_error("%s: %s is not a ctorch %s plugin of this version (ABI %d, expected %d)", fn,
+                 PLUGIN_NAME, b ? b->name : "distributed", b ? b->abi : -1, CT_DIST_BACKEND_ABI);
         return NULL;
     }
     return be = b;
