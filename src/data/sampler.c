@@ -118,6 +118,7 @@ static const ct_sampler_class RANDOM = {
     .name = "RandomSampler", .len = random_len, .indices = random_indices};
 
 ct_sampler *ct_random_sampler_with(int64_t n, ct_random_sampler_options o) {
+    if (!ct_option_alive("ct_random_sampler", "generator", o.generator)) return NULL;
     int64_t num = o.num_samples ? o.num_samples : n;
     if (num <= 0 || n <= 0) {
         ct_error("ct_random_sampler: num_samples should be a positive integer value, but got "
@@ -194,7 +195,9 @@ static int check_weights(const double *w, int64_t n, int64_t num, bool replaceme
 
 ct_sampler *ct_weighted_random_sampler_with(ct_tensor *weights, int64_t num_samples,
                                             ct_weighted_sampler_options o) {
-    if (!ct_alive("ct_weighted_random_sampler", 1, weights)) return NULL;
+    if (!ct_alive("ct_weighted_random_sampler", 1, weights) ||
+        !ct_option_alive("ct_weighted_random_sampler", "generator", o.generator))
+        return NULL;
     if (!weights) return NULL;
     if (ct_ndim(weights) != 1) {
         ct_error("ct_weighted_random_sampler: weights should be a 1d sequence but given weights "
