@@ -137,8 +137,10 @@ enum { PAD_TILE = 256 };
                         const T *src = gout + ((b * Do + g->inv[0][i]) * Ho + g->inv[1][j]) * Wo; \
                         for (int64_t x = 0; x < x_lo; x++)                               \
                             if (mx[x] >= w0 && mx[x] < w1) acc[mx[x] - w0] += LOAD(src[x]); \
-                        if (m1 > m0) /* else acc + m0 - l - w0 may be past acc's end */  \
-                            ADD_RUN(acc + m0 - l - w0, src + m0, m1 - m0, LOAD);         \
+                        /* the offset first (acc + m0 alone may lie past acc), and no  \
+                         * run when empty (its start may lie past acc too) */            \
+                        if (m1 > m0)                                                     \
+                            ADD_RUN(acc + (m0 - l - w0), src + m0, m1 - m0, LOAD);       \
                         for (int64_t x = x_hi; x < Wo; x++)                              \
                             if (mx[x] >= w0 && mx[x] < w1) acc[mx[x] - w0] += LOAD(src[x]); \
                     }                                                                    \
