@@ -5,13 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/lifetime.h"
 #include "data/data_impl.h"
 #include "core/mem.h"
 
 static void sampler_destroy(ct_object *o) {
     ct_sampler *s = (ct_sampler *)o;
     if (s->cls->destroy) s->cls->destroy(s);
-    free(s);
+    ct_lifetime_free(s); /* the debug lifetime mode keeps it in quarantine */
 }
 
 ct_sampler *ct_sampler_new(const ct_sampler_class *cls, size_t state_size) {
