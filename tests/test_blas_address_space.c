@@ -150,6 +150,7 @@ static int run_limited(int mib, char *out, size_t n) {
         snprintf(value, sizeof value, "%d", mib);
         setenv("CT_TEST_ADDRESS_SPACE_MIB", value, 1);
         setenv("OPENBLAS_NUM_THREADS", "1", 1);
+        setenv("OMP_NUM_THREADS", "2", 1); /* the sizes below count two threads */
         rlim_t bytes = (rlim_t)mib << 20;
         struct rlimit r = {bytes, bytes};
         dup2(fd[1], 1);
@@ -180,8 +181,11 @@ static int run_limited(int mib, char *out, size_t n) {
 }
 
 /* Each limit's run passes: its ops work with the right values or run out of memory.
- * The smallest limit leaves OpenBLAS no buffer at all, the largest two (one per
- * thread of the suite's OMP_NUM_THREADS=2), so the sweep sees both ends. */
+ * The process needs about 50 MiB, and each of its two threads 129 MiB for OpenBLAS's
+ * buffer, 8 MiB of stack and glibc's 64 MiB malloc arena: the smallest limit leaves
+ * OpenBLAS no buffer at all, 250 MiB one (products run on one thread), the largest,
+ * 600 MiB, room for everything (whether a second buffer is mapped at 400 depends on
+ * the threads' timing), so the sweep sees both ends. */
 TEST(sweep_of_address_space_limits) {
     if (getenv("CT_TEST_ADDRESS_SPACE_MIB")) return;
     if (CT_ASAN) { /* its shadow memory needs terabytes of address space */
@@ -193,7 +197,7 @@ TEST(sweep_of_address_space_limits) {
     char step[128];
     snprintf(step, sizeof step, "%a %a %a %a", cnn[0], cnn[1], cnn[2], cnn[3]);
     setenv("CT_TEST_CNN_STEP", step, 1);
-    const int limits[] = {60, 80, 100, 120, 140, 160, 180, 200, 250, 300, 400};
+    const int limits[] = {60, 80, 100, 120, 140, 160, 180, 200, 250, 300, 400, 600};
     enum { NL = sizeof limits / sizeof *limits };
     int ok[NL], oom[NL];
     for (int i = 0; i < NL; i++) {
