@@ -187,6 +187,25 @@ TEST(idx_damaged_gzip_is_an_error) {
     remove_files();
 }
 
+/* A gzip bomb: an IDX header for 10 bytes followed by 64 MiB of zeros (64 KiB
+ * compressed) is refused once the read passes the header's size, holding a buffer of
+ * about a MiB, instead of decompressing it all. */
+TEST(idx_gzip_bomb_is_refused_early) {
+    temp_dir();
+    gzFile f = gzopen(path_in("bomb.gz"), "wb9");
+    CHECK(f != NULL);
+    if (!f) return;
+    const unsigned char header[] = {0, 0, 0x08, 1, 0, 0, 0, 10};
+    gzwrite(f, header, sizeof header);
+    static unsigned char zeros[1 << 20];
+    for (int i = 0; i < 64; i++) gzwrite(f, zeros, sizeof zeros);
+    gzclose(f);
+    CHECK_ERROR(ct_read_idx(path_in("bomb.gz")),
+                "holds more than the 18 bytes its header gives (a damaged file or a "
+                "decompression bomb)");
+    remove_files();
+}
+
 TEST(idx_fuzz_random_byte_flips) {
     temp_dir();
     unsigned char b[256];

@@ -115,3 +115,79 @@ TEST(released_blocks_are_not_reused_at_once) {
     ct_release(a);
     for (int i = 0; i < 100; i++) CHECK((const void *)ct_zeros(CT_SHAPE(2)) != was);
 }
+
+#define RELEASED_OPTION(fn, name) fn ": option ." name " was released (use after free)"
+
+/* Objects given inside options structs are checked as arguments are: tensors (norm
+ * weights, attention masks), generators, samplers, a training state's module. */
+TEST(objects_in_options_are_checked_too) {
+    NEEDS_THE_MODE();
+    ct_tensor *x = ct_randn(CT_SHAPE(2, 4, 3)), *dead = released_tensor();
+    ct_generator *dead_gen = NULL;
+    ct_sampler *dead_sampler = NULL;
+    ct_module *dead_net = NULL;
+    CT_SCOPE {
+        dead_gen = ct_generator_new(5);
+        dead_sampler = ct_sequential_sampler(4);
+        dead_net = ct_nn_linear(3, 2);
+    }
+    CHECK(ct_layer_norm(x, CT_SHAPE(3), .weight = dead) == NULL);
+    CHECK_STR_EQ(ct_last_error(), RELEASED_OPTION("ct_layer_norm", "weight"));
+    CHECK(ct_group_norm(x, 2, .bias = dead) == NULL);
+    CHECK_STR_EQ(ct_last_error(), RELEASED_OPTION("ct_group_norm", "bias"));
+    CHECK(ct_batch_norm(x, NULL, NULL, .weight = dead, .training = true) == NULL);
+    CHECK_STR_EQ(ct_last_error(), RELEASED_OPTION("ct_batch_norm", "weight"));
+
+    CHECK(ct_randn(CT_SHAPE(3), .generator = dead_gen) == NULL);
+    CHECK_STR_EQ(ct_last_error(), RELEASED_OPTION("ct_randn", "generator"));
+    CHECK(ct_randperm(5, .generator = dead_gen) == NULL);
+    CHECK_STR_EQ(ct_last_error(), RELEASED_OPTION("ct_randperm", "generator"));
+    CHECK(ct_normal_(x, 0, 1, .generator = dead_gen) == NULL);
+    CHECK_STR_EQ(ct_last_error(), RELEASED_OPTION("ct_normal_", "generator"));
+    CHECK(ct_bernoulli(ct_full(CT_SHAPE(3), 0.5), .generator = dead_gen) == NULL);
+    CHECK_STR_EQ(ct_last_error(), RELEASED_OPTION("ct_bernoulli", "generator"));
+    CHECK(ct_multinomial(ct_ones(CT_SHAPE(4)), 2, .generator = dead_gen) == NULL);
+    CHECK_STR_EQ(ct_last_error(), RELEASED_OPTION("ct_multinomial", "generator"));
+    CHECK(ct_dropout(x, 0.5, true, .generator = dead_gen) == NULL);
+    CHECK_STR_EQ(ct_last_error(), RELEASED_OPTION("ct_dropout", "generator"));
+    CHECK(ct_nn_dropout(0.5, .generator = dead_gen) == NULL);
+    CHECK_STR_EQ(ct_last_error(), RELEASED_OPTION("ct_nn_dropout", "generator"));
+    CHECK(ct_init_kaiming_uniform_(ct_empty(CT_SHAPE(2, 3)), .generator = dead_gen) == NULL);
+    CHECK_STR_EQ(ct_last_error(), RELEASED_OPTION("ct_init_kaiming_uniform_", "generator"));
+    CHECK(ct_random_sampler(4, .generator = dead_gen) == NULL);
+    CHECK_STR_EQ(ct_last_error(), RELEASED_OPTION("ct_random_sampler", "generator"));
+
+    ct_tensor *w_in = ct_randn(CT_SHAPE(12, 4)), *w_out = ct_randn(CT_SHAPE(4, 4));
+    ct_tensor *q = ct_randn(CT_SHAPE(5, 2, 4));
+    ct_attention_result r = ct_multi_head_attention_forward(q, q, q, 4, 2, w_in, NULL, w_out, NULL,
+                                                            .attn_mask = dead);
+    CHECK(r.output == NULL);
+    CHECK_STR_EQ(ct_last_error(), RELEASED_OPTION("ct_multi_head_attention_forward", "attn_mask"));
+    ct_module *mha = ct_nn_multihead_attention(4, 2);
+    r = ct_attention(mha, q, q, q, .key_padding_mask = dead);
+    CHECK(r.output == NULL);
+    CHECK_STR_EQ(ct_last_error(), RELEASED_OPTION("ct_attention", "key_padding_mask"));
+
+    ct_tensor *data[1] = {x};
+    ct_dataset *ds = ct_tensor_dataset(1, data);
+    CHECK(ct_dataloader(ds, .batch_size = 1, .sampler = dead_sampler) == NULL);
+    CHECK_STR_EQ(ct_last_error(), RELEASED_OPTION("ct_dataloader", "sampler"));
+    CHECK_INT_EQ(ct_checkpoint_save("/nonexistent/ckpt.safetensors",
+                                    &(ct_training_state){.model = dead_net}), -1);
+    CHECK_STR_EQ(ct_last_error(), RELEASED_OPTION("ct_checkpoint_save", "model"));
+    ct_clear_error();
+}
+
+TEST(released_schedulers_in_an_array_are_named) {
+    NEEDS_THE_MODE();
+    ct_module *fc = ct_nn_linear(3, 2);
+    ct_tensor *params[2];
+    int n = ct_parameters(fc, params, 2);
+    ct_optim *opt = ct_sgd(params, n, .lr = CT_SOME(0.1));
+    ct_scheduler *live = ct_step_lr(opt, 1, 0.5), *dead = NULL;
+    CT_SCOPE { dead = ct_step_lr(opt, 1, 0.5); }
+    ct_scheduler *scheds[] = {live, dead};
+    CHECK(ct_sequential_lr(opt, scheds, 2, ((int64_t[]){2})) == NULL);
+    CHECK_STR_EQ(ct_last_error(), RELEASED("ct_sequential_lr", 2));
+    ct_clear_error();
+}

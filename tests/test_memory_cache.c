@@ -2,11 +2,12 @@
  * and ct_empty_cache / ct_set_cache_limit give the memory back. */
 #include <stdlib.h>
 
+#include "core/sanitize.h"
 #include "ct_test.h"
 
 #define BIG CT_SHAPE(512, 512) /* 1 MiB of float32: well above the cache's minimum */
 
-#if !defined(__SANITIZE_ADDRESS__) /* the cache is off under AddressSanitizer */
+#if !CT_ASAN /* the cache is off under AddressSanitizer */
 TEST(freed_large_storage_is_reused) {
     ct_empty_cache(CT_CPU);
     int64_t before = ct_memory_allocated(CT_CPU);

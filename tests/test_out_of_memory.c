@@ -14,16 +14,13 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "core/sanitize.h"
 #include "ct_test.h"
 
 enum { SAMPLES = 16, SIDE = 8, CLASSES = 10, BATCH = 4 };
 
 /* Every allocation under AddressSanitizer (make test-sanitize), a sample otherwise. */
-#if defined(__SANITIZE_ADDRESS__)
-enum { DEFAULT_STRIDE = 1 };
-#else
-enum { DEFAULT_STRIDE = 10 };
-#endif
+enum { DEFAULT_STRIDE = CT_ASAN ? 1 : 10 };
 
 /* In memory where there is a tmpfs: a save syncs its file, thousands of times here. */
 static const char *checkpoint_path(void) {

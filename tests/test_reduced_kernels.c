@@ -705,15 +705,7 @@ TEST(reduced_kernels_equal_across_threads) {
 /* Every float16 bit pattern widens, and a spread of floats (ties, subnormals, the
  * overflow edge, infinities, NaNs with payloads) narrows, to the same bits on each
  * instruction-set path as the scalar conversions. */
-static bool isa_available(ct_isa isa) {
-    switch (isa) {
-    case CT_ISA_AVX512: return __builtin_cpu_supports("avx512f");
-    case CT_ISA_AVX2:
-        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-               __builtin_cpu_supports("f16c");
-    default: return true;
-    }
-}
+static bool isa_available(ct_isa isa) { return isa <= ct_cpu_isa_best(); }
 
 TEST(conversions_equal_on_every_isa_path) {
     enum { NH = 65536, NF = 1 << 18 };

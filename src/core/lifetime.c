@@ -7,8 +7,9 @@
 #include "core/error.h"
 #include "core/lifetime.h"
 #include "core/object.h"
+#include "core/sanitize.h"
 
-#if defined(__SANITIZE_ADDRESS__)
+#if CT_ASAN
 #include <sanitizer/asan_interface.h>
 #endif
 
@@ -27,7 +28,7 @@ __attribute__((constructor)) static void read_switch(void) {
 }
 
 void ct_lifetime_poison(void *p, size_t n) {
-#if defined(__SANITIZE_ADDRESS__)
+#if CT_ASAN
     ASAN_POISON_MEMORY_REGION(p, n);
 #else
     (void)p, (void)n;
@@ -35,7 +36,7 @@ void ct_lifetime_poison(void *p, size_t n) {
 }
 
 void ct_lifetime_unpoison(void *p, size_t n) {
-#if defined(__SANITIZE_ADDRESS__)
+#if CT_ASAN
     ASAN_UNPOISON_MEMORY_REGION(p, n);
 #else
     (void)p, (void)n;

@@ -20,8 +20,9 @@
 #include <stdlib.h>
 
 #include "core/mem.h"
+#include "core/sanitize.h"
 
-#if defined(__SANITIZE_ADDRESS__)
+#if CT_ASAN
 #define CT_POOL_OFF 1
 #endif
 

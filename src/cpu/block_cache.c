@@ -8,8 +8,9 @@
 #include "core/lifetime.h"
 #include "cpu/block_cache.h"
 #include "core/mem.h"
+#include "core/sanitize.h"
 
-#if defined(__SANITIZE_ADDRESS__)
+#if CT_ASAN
 #define CACHE_OFF 1
 #endif
 
@@ -85,7 +86,9 @@ void ct_block_free(void *p, size_t size) {
 
 void ct_block_cache_trim(size_t keep) {
     pthread_mutex_lock(&cache.lock);
-    for (int c = 0; c < NCLASSES && cache.held > keep; c++) {
+    /* from the class of the smallest cached size: below it the class formula is no size */
+    int first = floor_log2(CT_BLOCK_CACHE_MIN) * SUBCLASSES;
+    for (int c = first; c < NCLASSES && cache.held > keep; c++) {
         size_t rounded = ((size_t)(SUBCLASSES + c % SUBCLASSES)) << (c / SUBCLASSES - 3);
         while (cache.head[c] && cache.held > keep) {
             void *p = cache.head[c];

@@ -56,11 +56,10 @@ CT_CONV_GRAD_BIAS(double, f64, CT_CONV_AS_IS, CT_CONV_CAST)
             }                                                                             \
         }                                                                                 \
     }                                                                                     \
-    /* unfold / fold (F.unfold, F.fold): whole samples in parallel */                     \
-    static void fold_##SFX(const ct_conv_job *job) {                                      \
+    /* unfold / fold (F.unfold, F.fold): whole samples in parallel, no BLAS */             \
+    static void fold_##SFX(const ct_conv_job *job, int nt) {                              \
         const ct_conv_geom *g = job->g;                                                   \
         int64_t K = g->C * g->KH * g->KW, P = g->OH * g->OW, HW = g->H * g->W;            \
-        int nt = ct_get_num_threads();                                                    \
         _Pragma("omp parallel for if (nt > 1 && g->N > 1 && g->N * K * P >= CT_GRAIN) num_threads(nt)") \
         for (int64_t n = 0; n < g->N; n++) {                                              \
             if (job->kind == CT_CONV_IM2COL) {                                            \
@@ -73,81 +72,77 @@ CT_CONV_GRAD_BIAS(double, f64, CT_CONV_AS_IS, CT_CONV_CAST)
             }                                                                             \
         }                                                                                 \
     }                                                                                     \
-    static void conv_run_##SFX(const ct_conv_job *job) {                                  \
+    /* GRAD_WEIGHT on nt threads, thread i with column buffer cols[i]: fixed chunks of    \
+     * the batch, each but the first into part, combined in order (Note [Conv             \
+     * determinism]). */                                                                  \
+    static void grad_weight_job_##SFX(const ct_conv_job *job, int nt, T *const *cols,     \
+                                      T *part) {                                          \
+        const ct_conv_geom *g = job->g;                                                   \
+        int64_t wn = g->O * (g->C / g->groups) * g->KH * g->KW, nc = conv_weight_chunks(g); \
+        if (nc == 0) memset(job->out, 0, sizeof(T) * (size_t)wn);                         \
+        _Pragma("omp parallel for num_threads(nt) if (nt > 1 && nc > 1) schedule(dynamic)") \
+        for (int64_t c = 0; c < nc; c++) {                                                \
+            T *dst = c == 0 ? (T *)job->out : part + (c - 1) * wn;                        \
+            for (int64_t n = c * g->N / nc; n < (c + 1) * g->N / nc; n++)                 \
+                grad_weight_##SFX(g, job->a, job->b, dst, cols[omp_get_thread_num()], NULL, n, \
+                                  n != c * g->N / nc);                                    \
+        }                                                                                 \
+        T *out = job->out;                                                                \
+        for (int64_t c = 1; c < nc; c++)                                                  \
+            for (int64_t i = 0; i < wn; i++) out[i] += part[(c - 1) * wn + i];            \
+        if (job->out_bias) {                                                              \
+            ct_conv_job bj = conv_bias_job(job);                                          \
+            grad_bias_##SFX(&bj);                                                         \
+        }                                                                                 \
+    }                                                                                     \
+    /* FORWARD or GRAD_INPUT on nt threads, thread i with column buffer cols[i] */        \
+    static void items_job_##SFX(const ct_conv_job *job, int nt, T *const *cols) {         \
+        const ct_conv_geom *g = job->g;                                                   \
+        bool fwd = job->kind == CT_CONV_FORWARD;                                          \
+        int64_t items = conv_items(g, fwd);                                               \
+        _Pragma("omp parallel for num_threads(nt) if (nt > 1 && items > 1) schedule(dynamic)") \
+        for (int64_t it = 0; it < items; it++) {                                          \
+            T *col = cols[omp_get_thread_num()];                                          \
+            if (fwd)                                                                      \
+                forward_##SFX(g, job->a, job->b, job->bias, job->out, col, NULL, it);     \
+            else                                                                          \
+                grad_input_##SFX(g, job->a, job->b, job->out, col, it);                   \
+        }                                                                                 \
+    }                                                                                     \
+    /* The jobs that call BLAS get their threads' buffers first, then the threads the    \
+     * address space allows (Note [OpenBLAS buffers] in cpu/gemm.c): fewer threads, or    \
+     * an out-of-memory error, never a hang in OpenBLAS's allocator. */                   \
+    static void conv_##SFX(const ct_conv_job *job) {                                      \
         const ct_conv_geom *g = job->g;                                                   \
         if (job->kind == CT_CONV_GRAD_BIAS) {                                             \
             grad_bias_##SFX(job);                                                         \
             return;                                                                       \
         }                                                                                 \
         if (job->kind == CT_CONV_IM2COL || job->kind == CT_CONV_COL2IM) {                 \
-            fold_##SFX(job);                                                              \
+            fold_##SFX(job, ct_get_num_threads());                                        \
             return;                                                                       \
         }                                                                                 \
-        int64_t K = g->C / g->groups * g->KH * g->KW;                                     \
+        bool gw = job->kind == CT_CONV_GRAD_WEIGHT;                                       \
+        int64_t K = g->C / g->groups * g->KH * g->KW, nc = conv_weight_chunks(g);         \
         size_t colsz = sizeof(T) * (size_t)(K * block_rows(g, K) * g->OW + 1);            \
-        int nt = ct_get_num_threads();                                                    \
-        if (job->kind == CT_CONV_GRAD_WEIGHT) {                                           \
-            /* Fixed chunks of the batch, combined in order: Note [Conv determinism]. */  \
-            int64_t wn = g->O * K, nc = g->N < 8 ? g->N : 8;                              \
-            T *part = nc > 1 ? ct_malloc(sizeof(T) * (size_t)(wn * (nc - 1))) : NULL;     \
-            if (nc > 1 && !part) {                                                        \
-                ct_kernel_out_of_memory("conv backward");                                 \
-                return;                                                                   \
-            }                                                                             \
-            if (nc == 0) memset(job->out, 0, sizeof(T) * (size_t)wn);                     \
-            atomic_bool failed = false;                                                   \
-            _Pragma("omp parallel num_threads(nt) if (nt > 1 && nc > 1)")                 \
-            {                                                                             \
-                T *col = ct_malloc(colsz);                                                \
-                if (!col) atomic_store(&failed, true);                                    \
-                _Pragma("omp for schedule(dynamic)")                                      \
-                for (int64_t c = 0; c < nc; c++) {                                        \
-                    if (!col) continue;                                                   \
-                    T *dst = c == 0 ? (T *)job->out : part + (c - 1) * wn;                \
-                    for (int64_t n = c * g->N / nc; n < (c + 1) * g->N / nc; n++)         \
-                        grad_weight_##SFX(g, job->a, job->b, dst, col, NULL, n,           \
-                                          n != c * g->N / nc);                            \
-                }                                                                         \
-                free(col);                                                                \
-            }                                                                             \
-            if (failed) {                                                                 \
-                free(part);                                                               \
-                ct_kernel_out_of_memory("conv backward");                                 \
-                return;                                                                   \
-            }                                                                             \
-            T *out = job->out;                                                            \
-            for (int64_t c = 1; c < nc; c++)                                              \
-                for (int64_t i = 0; i < wn; i++) out[i] += part[(c - 1) * wn + i];        \
-            free(part);                                                                   \
-            if (job->out_bias) {                                                          \
-                ct_conv_job bj = conv_bias_job(job);                                      \
-                grad_bias_##SFX(&bj);                                                     \
-            }                                                                             \
-            return;                                                                       \
+        int want = ct_blas_threads(conv_blas_items(job)), nt = 0;                         \
+        T *part = gw && nc > 1 ? ct_malloc(sizeof(T) * (size_t)(g->O * K * (nc - 1))) : NULL; \
+        T **cols = ct_calloc((size_t)want, sizeof *cols);                                 \
+        bool ok = cols && (part || !gw || nc <= 1);                                       \
+        for (int i = 0; ok && i < want; i++) ok = (cols[i] = ct_malloc(colsz)) != NULL;   \
+        if (ok) nt = ct_blas_reserve(want);                                               \
+        if (nt > 0) {                                                                     \
+            if (gw) grad_weight_job_##SFX(job, nt, cols, part);                           \
+            else items_job_##SFX(job, nt, cols);                                          \
+            ct_blas_unreserve(nt);                                                        \
+        } else {                                                                          \
+            const char *what = job->kind == CT_CONV_FORWARD ? "conv" : "conv backward";   \
+            if (ok) ct_kernel_out_of_address_space(what);                                 \
+            else ct_kernel_out_of_memory(what);                                           \
         }                                                                                 \
-        bool fwd = job->kind == CT_CONV_FORWARD;                                          \
-        int64_t items = conv_items(g, fwd);                                               \
-        atomic_bool failed = false;                                                       \
-        _Pragma("omp parallel num_threads(nt) if (nt > 1 && items > 1)")                  \
-        {                                                                                 \
-            T *col = ct_malloc(colsz);                                                    \
-            if (!col) atomic_store(&failed, true);                                        \
-            _Pragma("omp for schedule(dynamic)")                                          \
-            for (int64_t it = 0; it < items; it++) {                                      \
-                if (!col) continue;                                                       \
-                if (fwd)                                                                  \
-                    forward_##SFX(g, job->a, job->b, job->bias, job->out, col, NULL, it); \
-                else                                                                      \
-                    grad_input_##SFX(g, job->a, job->b, job->out, col, it);               \
-            }                                                                             \
-            free(col);                                                                    \
-        }                                                                                 \
-        if (failed) ct_kernel_out_of_memory(fwd ? "conv" : "conv backward");              \
-    }                                                                                     \
-    static void conv_##SFX(const ct_conv_job *job) {                                      \
-        ct_blas_single_begin();                                                           \
-        conv_run_##SFX(job);                                                              \
-        ct_blas_single_end();                                                             \
+        for (int i = 0; cols && i < want; i++) free(cols[i]);                             \
+        free(cols);                                                                       \
+        free(part);                                                                       \
     }
 
 static void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a,

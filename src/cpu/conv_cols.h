@@ -49,6 +49,17 @@ static inline int64_t conv_items(const ct_conv_geom *g, bool forward) {
     return forward ? g->N * g->groups * ((g->OH + rb - 1) / rb) : g->N;
 }
 
+/* The fixed chunks of the batch a GRAD_WEIGHT job sums separately, then in order
+ * (Note [Conv determinism]). */
+static inline int64_t conv_weight_chunks(const ct_conv_geom *g) { return g->N < 8 ? g->N : 8; }
+
+/* The work items a FORWARD, GRAD_INPUT or GRAD_WEIGHT job spreads its BLAS calls
+ * over, so the threads it asks ct_blas_threads for (cpu/gemm.h). */
+static inline int64_t conv_blas_items(const ct_conv_job *job) {
+    return job->kind == CT_CONV_GRAD_WEIGHT ? conv_weight_chunks(job->g)
+                                            : conv_items(job->g, job->kind == CT_CONV_FORWARD);
+}
+
 /* The GRAD_BIAS job of a conv's GRAD_WEIGHT job that also wants gb (out_bias). */
 static inline ct_conv_job conv_bias_job(const ct_conv_job *job) {
     return (ct_conv_job){.kind = CT_CONV_GRAD_BIAS, .g = job->g, .a = job->b,

@@ -16,6 +16,7 @@
  * The work items, blocks and chunks are the float32 path's (cpu/conv.c), so results
  * never depend on the thread count (Note [Conv determinism]); per-thread buffers are
  * bounded by the block, as its column buffer is. */
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -186,10 +187,9 @@ static void bufs_free(conv_bufs *b) {
         for (int64_t k = 0; k < K; k++)                                                  \
             CT_REDUCED_TO_FLOAT_N(colf + k * pb, c->cols + k * P + oh0 * c->g->OW, pb);  \
     }                                                                                    \
-    static void fold_##SFX(const ct_conv_job *job) {                                     \
+    static void fold_##SFX(const ct_conv_job *job, int nt) {                             \
         const ct_conv_geom *g = job->g;                                                  \
         int64_t K = g->C * g->KH * g->KW, P = g->OH * g->OW, HW = g->H * g->W;           \
-        int nt = ct_get_num_threads();                                                   \
         atomic_bool failed = false;                                                      \
         _Pragma("omp parallel num_threads(nt) if (nt > 1 && g->N > 1 && g->N * K * P >= CT_GRAIN)") \
         {                                                                                \
@@ -212,80 +212,79 @@ static void bufs_free(conv_bufs *b) {
         }                                                                                \
         if (failed) ct_kernel_out_of_memory("fold");                                     \
     }                                                                                    \
-    static void grad_weight_job_##SFX(const ct_conv_job *job) {                          \
+    /* GRAD_WEIGHT on nt threads, thread i with buffers bufs[i]: the batch chunks'     \
+     * float sums into acc [chunks, w], combined in order as the float32 path does,     \
+     * then rounded once */                                                              \
+    static void grad_weight_job_##SFX(const ct_conv_job *job, int nt, conv_bufs *bufs,   \
+                                      float *acc) {                                      \
         const ct_conv_geom *g = job->g;                                                  \
-        int64_t Cg = g->C / g->groups, wn = g->O * Cg * g->KH * g->KW;                   \
-        int64_t nc = g->N < 8 ? g->N : 8;                                                \
-        float *acc = ct_malloc(sizeof(float) * (size_t)(wn * nc + 1));                      \
-        if (!acc) {                                                                      \
-            ct_kernel_out_of_memory("conv backward");                                    \
-            return;                                                                      \
+        int64_t wn = g->O * (g->C / g->groups) * g->KH * g->KW, nc = conv_weight_chunks(g); \
+        _Pragma("omp parallel for num_threads(nt) if (nt > 1 && nc > 1) schedule(dynamic)") \
+        for (int64_t c = 0; c < nc; c++) {                                               \
+            conv_bufs *b = &bufs[omp_get_thread_num()];                                  \
+            for (int64_t n = c * g->N / nc; n < (c + 1) * g->N / nc; n++)                \
+                grad_weight_##SFX(g, job->a, job->b, acc + c * wn, b->col, b->work, n,   \
+                                  n != c * g->N / nc);                                   \
         }                                                                                \
-        int nt = ct_get_num_threads();                                                   \
-        atomic_bool failed = false;                                                      \
-        _Pragma("omp parallel num_threads(nt) if (nt > 1 && nc > 1)")                    \
-        {                                                                                \
-            conv_bufs b = bufs_new(g, Cg, sizeof(T), COLS | TILES);                      \
-            if (!b.ok) atomic_store(&failed, true);                                      \
-            _Pragma("omp for schedule(dynamic)")                                         \
-            for (int64_t c = 0; c < nc; c++)                                             \
-                for (int64_t n = c * g->N / nc; b.ok && n < (c + 1) * g->N / nc; n++)    \
-                    grad_weight_##SFX(g, job->a, job->b, acc + c * wn, b.col, b.work, n, \
-                                      n != c * g->N / nc);                               \
-            bufs_free(&b);                                                               \
-        }                                                                                \
-        if (failed) {                                                                    \
-            free(acc);                                                                   \
-            ct_kernel_out_of_memory("conv backward");                                    \
-            return;                                                                      \
-        }                                                                                \
-        /* chunks combined in order, as the float32 path does, then rounded once */      \
         T *out = job->out;                                                               \
         for (int64_t i = 0; i < wn; i++) {                                               \
             float s = nc ? acc[i] : 0;                                                   \
             for (int64_t c = 1; c < nc; c++) s += acc[c * wn + i];                       \
             out[i] = CT_STORE_REDUCED(T, s);                                             \
         }                                                                                \
-        free(acc);                                                                       \
         if (job->out_bias) {                                                             \
             ct_conv_job bj = conv_bias_job(job);                                         \
             grad_bias_##SFX(&bj);                                                        \
         }                                                                                \
     }                                                                                    \
-    static void conv_run_##SFX(const ct_conv_job *job) {                                 \
+    /* FORWARD or GRAD_INPUT on nt threads, thread i with buffers bufs[i] */             \
+    static void items_job_##SFX(const ct_conv_job *job, int nt, conv_bufs *bufs) {       \
+        const ct_conv_geom *g = job->g;                                                  \
+        bool fwd = job->kind == CT_CONV_FORWARD;                                         \
+        int64_t items = conv_items(g, fwd);                                              \
+        _Pragma("omp parallel for num_threads(nt) if (nt > 1 && items > 1) schedule(dynamic)") \
+        for (int64_t it = 0; it < items; it++) {                                         \
+            conv_bufs *b = &bufs[omp_get_thread_num()];                                  \
+            if (fwd)                                                                     \
+                forward_##SFX(g, job->a, job->b, job->bias, job->out, b->col, b->work, it); \
+            else                                                                         \
+                grad_input_##SFX(g, job->a, job->b, job->bias, job->out, b, it);         \
+        }                                                                                \
+    }                                                                                    \
+    /* As the float32 kernels (cpu/conv.c): the BLAS jobs' buffers first, then the      \
+     * threads the address space allows (Note [OpenBLAS buffers] in cpu/gemm.c). */     \
+    static void conv_##SFX(const ct_conv_job *job) {                                     \
         const ct_conv_geom *g = job->g;                                                  \
         switch (job->kind) {                                                             \
         case CT_CONV_GRAD_BIAS: grad_bias_##SFX(job); return;                            \
         case CT_CONV_IM2COL:                                                             \
-        case CT_CONV_COL2IM: fold_##SFX(job); return;                                    \
-        case CT_CONV_GRAD_WEIGHT: grad_weight_job_##SFX(job); return;                    \
+        case CT_CONV_COL2IM: fold_##SFX(job, ct_get_num_threads()); return;              \
         default: break;                                                                  \
         }                                                                                \
-        int64_t Cg = g->C / g->groups;                                                   \
-        bool fwd = job->kind == CT_CONV_FORWARD;                                         \
-        int64_t items = conv_items(g, fwd);                                              \
-        int nt = ct_get_num_threads();                                                   \
-        atomic_bool failed = false;                                                      \
-        _Pragma("omp parallel num_threads(nt) if (nt > 1 && items > 1)")                 \
-        {                                                                                \
-            conv_bufs b = bufs_new(g, Cg, sizeof(T), (fwd ? COLS : WINDOW) | TILES);     \
-            if (!b.ok) atomic_store(&failed, true);                                      \
-            _Pragma("omp for schedule(dynamic)")                                         \
-            for (int64_t it = 0; it < items; it++) {                                     \
-                if (!b.ok) continue;                                                     \
-                if (fwd)                                                                 \
-                    forward_##SFX(g, job->a, job->b, job->bias, job->out, b.col, b.work, it); \
-                else                                                                     \
-                    grad_input_##SFX(g, job->a, job->b, job->bias, job->out, &b, it);    \
-            }                                                                            \
-            bufs_free(&b);                                                               \
+        bool gw = job->kind == CT_CONV_GRAD_WEIGHT, fwd = job->kind == CT_CONV_FORWARD;  \
+        int64_t Cg = g->C / g->groups, wn = g->O * Cg * g->KH * g->KW;                   \
+        int want = ct_blas_threads(conv_blas_items(job)), nt = 0;                        \
+        float *acc = gw ? ct_malloc(sizeof(float) * (size_t)(wn * conv_weight_chunks(g) + 1)) \
+                        : NULL;                                                          \
+        conv_bufs *bufs = ct_calloc((size_t)want, sizeof *bufs);                         \
+        bool ok = bufs && (acc || !gw);                                                  \
+        for (int i = 0; ok && i < want; i++) {                                           \
+            bufs[i] = bufs_new(g, Cg, sizeof(T), (fwd || gw ? COLS : WINDOW) | TILES);   \
+            ok = bufs[i].ok;                                                             \
         }                                                                                \
-        if (failed) ct_kernel_out_of_memory(fwd ? "conv" : "conv backward");             \
-    }                                                                                    \
-    static void conv_##SFX(const ct_conv_job *job) {                                     \
-        ct_blas_single_begin();                                                          \
-        conv_run_##SFX(job);                                                             \
-        ct_blas_single_end();                                                            \
+        if (ok) nt = ct_blas_reserve(want);                                              \
+        if (nt > 0) {                                                                    \
+            if (gw) grad_weight_job_##SFX(job, nt, bufs, acc);                           \
+            else items_job_##SFX(job, nt, bufs);                                         \
+            ct_blas_unreserve(nt);                                                       \
+        } else {                                                                         \
+            const char *what = fwd ? "conv" : "conv backward";                           \
+            if (ok) ct_kernel_out_of_address_space(what);                                \
+            else ct_kernel_out_of_memory(what);                                          \
+        }                                                                                \
+        for (int i = 0; bufs && i < want; i++) bufs_free(&bufs[i]);                      \
+        free(bufs);                                                                      \
+        free(acc);                                                                       \
     }
 CONV_REDUCED(ct_half, f16, CT_F16)
 CONV_REDUCED(ct_bf16, bf16, CT_BF16)

@@ -18,7 +18,7 @@
 static pthread_mutex_t blas_lock = PTHREAD_MUTEX_INITIALIZER;
 static int blas_users, blas_saved_threads;
 
-void ct_blas_single_begin(void) {
+static void blas_single_begin(void) {
     pthread_mutex_lock(&blas_lock);
     if (blas_users++ == 0) {
         blas_saved_threads = openblas_get_num_threads();
@@ -27,7 +27,7 @@ void ct_blas_single_begin(void) {
     pthread_mutex_unlock(&blas_lock);
 }
 
-void ct_blas_single_end(void) {
+static void blas_single_end(void) {
     pthread_mutex_lock(&blas_lock);
     if (--blas_users == 0 && blas_saved_threads != 1) openblas_set_num_threads(blas_saved_threads);
     pthread_mutex_unlock(&blas_lock);
@@ -40,9 +40,13 @@ void ct_blas_single_end(void) {
  * process.  So under such a limit, BLAS regions run one at a time, and before a region
  * runs on more threads than OpenBLAS has buffers, the address space of the missing
  * ones is tried (mapped and unmapped again): threads that would not get one are not
- * started, and with none at all the product fails with an out-of-memory error.  The
- * buffers OpenBLAS holds are counted from the growth of the address space across
- * regions (small products map none).  test_blas_address_space sweeps limits.
+ * started, and with none at all the product fails with an out-of-memory error.  A
+ * region's own working memory (convolutions' column buffers, the reduced products'
+ * tiles) is allocated before it reserves, so that what the probe found is left for
+ * OpenBLAS.  The buffers OpenBLAS holds are counted from the growth of the address
+ * space across regions (small products map none).  Every BLAS caller (the GEMM
+ * kernels, the convolutions of cpu/conv.c and cpu/conv_reduced.c) reserves this way;
+ * test_blas_address_space sweeps limits.
  * OpenBLAS's own worker threads map their buffers when the library loads and cannot
  * be helped here: under such a limit run with OPENBLAS_NUM_THREADS=1 (ctorch's calls
  * use one OpenBLAS thread anyway, Note [GEMM determinism]). */
@@ -75,7 +79,7 @@ static long address_space_now(void) {
 
 int ct_blas_reserve(int threads) {
     if (!address_space_limited()) {
-        ct_blas_single_begin();
+        blas_single_begin();
         return threads;
     }
     pthread_mutex_lock(&limited_lock);
@@ -89,18 +93,23 @@ int ct_blas_reserve(int threads) {
     }
     in_limited_region = true;
     vm_before = address_space_now();
-    ct_blas_single_begin();
+    blas_single_begin();
     return granted;
 }
 
 void ct_blas_unreserve(int threads) {
     if (threads <= 0) return;
-    ct_blas_single_end();
+    blas_single_end();
     if (!in_limited_region) return;
     in_limited_region = false;
     long grown = address_space_now() - vm_before;
     if (grown > 0) blas_buffers += (int)(grown / (128l << 20));
     pthread_mutex_unlock(&limited_lock);
+}
+
+int ct_blas_threads(int64_t items) {
+    int nt = ct_get_num_threads();
+    return items < nt ? (items > 1 ? (int)items : 1) : nt;
 }
 
 #define TR(t) ((t) ? CblasTrans : CblasNoTrans)
@@ -139,7 +148,7 @@ static void tile_shape(int64_t m, int64_t n, int64_t *tm, int64_t *tn) {
     int64_t tm, tn;                                                                      \
     tile_shape(g->m, g->n, &tm, &tn);                                                    \
     int64_t gm = (g->m + tm - 1) / tm, gn = (g->n + tn - 1) / tn, items = g->batch * gm * gn; \
-    nt = ct_blas_reserve(items > 1 && nt > 1 ? (int)(items < nt ? items : nt) : 1);        \
+    int nt = ct_blas_reserve(ct_blas_threads(items));                                    \
     if (nt == 0) return false; /* Note [OpenBLAS buffers] */                             \
     _Pragma("omp parallel for if (nt > 1) num_threads(nt) schedule(dynamic)")            \
     for (int64_t it = 0; it < items; it++) {                                             \
@@ -162,8 +171,7 @@ static void tile_shape(int64_t m, int64_t n, int64_t *tm, int64_t *tn) {
     CT_ASSERT(ct_blas_layout(g->m, g->k, g->a_rs, g->a_cs, &ta, &lda));                  \
     CT_ASSERT(ct_blas_layout(g->k, g->n, g->b_rs, g->b_cs, &tb, &ldb));                  \
     const T *A = (const T *)g->a, *B = (const T *)g->b;                                  \
-    T *C = (T *)g->c;                                                                    \
-    int nt = ct_get_num_threads();
+    T *C = (T *)g->c;
 
 static bool gemm_f32(const ct_gemm_args *g) {
     BLAS_PROLOGUE(float)

@@ -22,7 +22,7 @@
  * it with OPENBLAS_CORETYPE forced to each core type the CPU can run).  This is also
  * the fast way: OpenBLAS's own (pthread) workers and OpenMP's spin-waiting workers
  * slow each other down badly when ops alternate, so OpenBLAS runs one thread during
- * ctorch's calls (ct_blas_single_begin/end) and gets the program's setting back after.
+ * ctorch's calls (ct_blas_reserve/unreserve) and gets the program's setting back after.
  */
 #ifndef CT_CPU_GEMM_H
 #define CT_CPU_GEMM_H
@@ -32,22 +32,25 @@
 #include "core/dtype.h"
 #include "kernels/gemm.h"
 
-/* Brackets a kernel's BLAS calls: OpenBLAS runs one thread from the first begin to the
- * last end (any threads, nested or concurrent), then gets back the thread count it had
- * before (openblas_set_num_threads is process-wide). */
-void ct_blas_single_begin(void);
-void ct_blas_single_end(void);
-/* ct_blas_single_begin for a region running BLAS on up to `threads` threads at once:
- * the number of them that can get OpenBLAS's working buffers (Note [OpenBLAS buffers]
- * in cpu/gemm.c), 0 when none can (then nothing is begun); ct_blas_unreserve(granted)
- * ends it. */
+/* Brackets a kernel's region of BLAS calls running on up to `threads` threads at once:
+ * returns the number of them that can get OpenBLAS's working buffers (Note [OpenBLAS
+ * buffers] in cpu/gemm.c), 0 when none can (then nothing is begun: the kernel fails
+ * with an out-of-memory error); ct_blas_unreserve(granted) ends it.  Every kernel
+ * calling BLAS runs inside one.  OpenBLAS runs one thread of its own from the first
+ * region's start to the last one's end (any threads, nested or concurrent), then gets
+ * back the thread count it had before (openblas_set_num_threads is process-wide). */
 #define CT_BLAS_BUFFER_BYTES ((size_t)129 << 20)
 int ct_blas_reserve(int threads);
 void ct_blas_unreserve(int threads);
+/* The threads a region spreading BLAS calls over `items` work items asks
+ * ct_blas_reserve for: one per item, at most ct_get_num_threads(), at least one.  A
+ * region allocates its threads' working memory before it reserves (what the
+ * reservation tried must be left for OpenBLAS), then runs on the threads granted. */
+int ct_blas_threads(int64_t items);
 
 /* One single-threaded float GEMM c = alpha*op(a)@op(b) + beta*c on row-major data,
  * for kernels that parallelize over their own loop (conv): callers hold
- * ct_blas_single_begin/end around their parallel region. */
+ * ct_blas_reserve/unreserve around their parallel region. */
 void ct_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
               int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
 void ct_dgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double *a,
@@ -55,7 +58,7 @@ void ct_dgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, c
 
 /* float16 / bfloat16 (dt) products on the calling thread, in the tiles of the GEMM
  * kernel (cpu/gemm_reduced.c), for kernels that parallelize over their own loop;
- * callers hold ct_blas_single_begin/end.  work: CT_GEMM_REDUCED_WORK floats.
+ * callers hold ct_blas_reserve/unreserve.  work: CT_GEMM_REDUCED_WORK floats.
  * ct_gemm_reduced_serial: the kernel's result, c = alpha * a @ b + beta * c rounded
  * once.  ct_gemm_reduced_float: the float product a @ b (g->alpha, beta and c
  * unused) into c (leading dimension ldc), added to c's values when accumulate; batch 1. */

@@ -83,19 +83,18 @@ static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
         int64_t gm = (g->m + TM - 1) / TM, gn = (g->n + TN - 1) / TN;                    \
         int64_t items = g->batch * gm * gn;                                              \
         int64_t km = min64(g->m, TM), kn = min64(g->n, TN), kk = min64(g->k, TK);        \
-        int nt = ct_get_num_threads();                                                   \
-        bool par = items > 1 && nt > 1 && g->batch * g->m * g->n * g->k >= CT_GRAIN;      \
+        int nt = g->batch * g->m * g->n * g->k >= CT_GRAIN ? ct_blas_threads(items) : 1;  \
         /* Each thread's buffers, allocated before any work: a thread that gets none  \
          * makes the whole product fail before c is written. */                         \
         size_t per = (size_t)(km * kk + kk * kn + km * kn + 1);                          \
-        float *bufs = ct_malloc(sizeof(float) * per * (size_t)(par ? nt : 1));              \
+        float *bufs = ct_malloc(sizeof(float) * per * (size_t)nt);                       \
         if (!bufs) return false;                                                         \
-        nt = ct_blas_reserve(par ? nt : 1); /* Note [OpenBLAS buffers] */                \
+        nt = ct_blas_reserve(nt); /* Note [OpenBLAS buffers] */                          \
         if (nt == 0) {                                                                   \
             free(bufs);                                                                  \
             return false;                                                                \
         }                                                                                \
-        _Pragma("omp parallel if (par && nt > 1) num_threads(nt)")                       \
+        _Pragma("omp parallel if (nt > 1) num_threads(nt)")                              \
         {                                                                                \
             float *af = bufs + per * (size_t)omp_get_thread_num();                       \
             float *bf = af + km * kk, *cf = bf + kk * kn;                                \

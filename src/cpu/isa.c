@@ -10,7 +10,7 @@ int ct_cpu_isa_level = -1;
 
 static const char *const isa_names[] = {"default", "avx2", "avx512"};
 
-static ct_isa best_isa(void) {
+ct_isa ct_cpu_isa_best(void) {
 #if defined(__x86_64__) && defined(__GNUC__)
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f")) return CT_ISA_AVX512;
@@ -26,7 +26,7 @@ static ct_isa best_isa(void) {
 
 /* Racing first calls compute the same level, so the store needs no lock. */
 ct_isa ct_cpu_isa_init(void) {
-    ct_isa best = best_isa(), isa = best;
+    ct_isa best = ct_cpu_isa_best(), isa = best;
     const char *forced = getenv("CT_CPU_CAPABILITY");
     if (forced && *forced) {
         int want = -1;

@@ -7,6 +7,8 @@ typedef enum { CT_ISA_DEFAULT, CT_ISA_AVX2, CT_ISA_AVX512 } ct_isa;
 /* -1 until the first ct_cpu_isa(). */
 extern int ct_cpu_isa_level;
 ct_isa ct_cpu_isa_init(void);
+/* The best instruction set of this CPU, whatever CT_CPU_CAPABILITY says. */
+ct_isa ct_cpu_isa_best(void);
 
 /* The best instruction set of this CPU, or the one the environment variable
  * CT_CPU_CAPABILITY names ("default", "avx2" or "avx512", as PyTorch's

@@ -13,4 +13,11 @@ static inline void ct_kernel_out_of_memory(const char *what) {
     ct_error_fail_result("out of memory in %s", what);
 }
 
+/* A kernel whose BLAS calls could not get OpenBLAS's working buffers under an
+ * address-space limit (Note [OpenBLAS buffers] in cpu/gemm.c). */
+static inline void ct_kernel_out_of_address_space(const char *what) {
+    ct_error_fail_result("out of memory in %s: no address space left for OpenBLAS's working "
+                         "buffer (ulimit -v)", what);
+}
+
 #endif

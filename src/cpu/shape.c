@@ -137,7 +137,10 @@ enum { PAD_TILE = 256 };
                         const T *src = gout + ((b * Do + g->inv[0][i]) * Ho + g->inv[1][j]) * Wo; \
                         for (int64_t x = 0; x < x_lo; x++)                               \
                             if (mx[x] >= w0 && mx[x] < w1) acc[mx[x] - w0] += LOAD(src[x]); \
-                        ADD_RUN(acc + m0 - l - w0, src + m0, m1 - m0, LOAD);             \
+                        /* the offset first (acc + m0 alone may lie past acc), and no  \
+                         * run when empty (its start may lie past acc too) */            \
+                        if (m1 > m0)                                                     \
+                            ADD_RUN(acc + (m0 - l - w0), src + m0, m1 - m0, LOAD);       \
                         for (int64_t x = x_hi; x < Wo; x++)                              \
                             if (mx[x] >= w0 && mx[x] < w1) acc[mx[x] - w0] += LOAD(src[x]); \
                     }                                                                    \
@@ -153,7 +156,7 @@ enum { PAD_TILE = 256 };
 #define ADD_WIDENED(acc, src, n, LOAD)                                                   \
     do {                                                                                 \
         float t_[PAD_TILE];                                                              \
-        if ((n) > 0) ct_half_to_float_n(t_, src, n);                                     \
+        ct_half_to_float_n(t_, src, n);                                                  \
         for (int64_t k_ = 0; k_ < (n); k_++) (acc)[k_] += t_[k_];                        \
     } while (0)
 PAD_BACKWARD(pad_backward_f32, float, float, SAME_LOAD, SAME_STORE, ADD_DIRECT)

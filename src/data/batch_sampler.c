@@ -2,13 +2,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/lifetime.h"
 #include "data/data_impl.h"
 #include "core/mem.h"
 
 static void batch_sampler_destroy(ct_object *o) {
     ct_batch_sampler *bs = (ct_batch_sampler *)o;
     if (bs->cls->destroy) bs->cls->destroy(bs);
-    free(bs);
+    ct_lifetime_free(bs); /* the debug lifetime mode keeps it in quarantine */
 }
 
 ct_batch_sampler *ct_batch_sampler_new(const ct_batch_sampler_class *cls, size_t state_size) {

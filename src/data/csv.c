@@ -244,7 +244,7 @@ ct_dataset *ct_csv_dataset_with(const char *path, ct_csv_options o) {
         ct_error("%s: the delimiter cannot be a quote or a line end (got %d)", op, o.delimiter);
         return NULL;
     }
-    char *text = data_read_file(op, path, &len);
+    char *text = data_read_file(op, path, &len, NULL);
     if (!text) return NULL;
     if (memchr(text, 0, len)) {
         ct_error("%s: %s: not a text file (it holds a zero byte)", op, path);

@@ -66,7 +66,12 @@ int data_select_fields(int n, ct_tensor *const *t, int64_t index, ct_sample *out
 int data_apply_transform(ct_transform *tf, ct_sample *out, int field);
 
 /* Whole-file reading, plain or gzip'd (zlib reads both): a malloc'd buffer of *len
- * bytes (plus a zero byte), or NULL with an error naming op and path. */
-char *data_read_file(const char *op, const char *path, size_t *len);
+ * bytes (plus a zero byte), or NULL with an error naming op and path.  Bounded, so
+ * that a decompression bomb is an error, not the machine's memory exhausted: a
+ * content larger than the machine's physical memory is refused, and when `expected`
+ * is given, a content larger than expected(head, n) bytes, which it returns from the
+ * first n bytes read (at least its header; SIZE_MAX: no bound it can tell). */
+typedef size_t (*data_expected_size)(const unsigned char *head, size_t n);
+char *data_read_file(const char *op, const char *path, size_t *len, data_expected_size expected);
 
 #endif

@@ -73,9 +73,21 @@ static int64_t parse_header(const char *path, const unsigned char *b, size_t len
     return (int64_t)header;
 }
 
+/* The file's size its header gives (SIZE_MAX when the header is not whole or not
+ * valid: parse_header then says why). */
+static size_t expected_size(const unsigned char *b, size_t n) {
+    if (n < 4 || b[0] || b[1] || !idx_dtype(b[2]) || b[3] < 1 || b[3] > CT_MAX_DIMS ||
+        n < 4 + 4 * (size_t)b[3])
+        return SIZE_MAX;
+    double need = (double)ct_dtype_size(idx_dtype(b[2]));
+    for (int d = 0; d < b[3]; d++) need *= (double)be32(b + 4 + 4 * d);
+    need += 4 + 4 * (double)b[3];
+    return need < (double)SIZE_MAX ? (size_t)need : SIZE_MAX;
+}
+
 ct_tensor *(ct_read_idx)(const char *path) {
     size_t len;
-    unsigned char *buf = (unsigned char *)data_read_file("ct_read_idx", path, &len);
+    unsigned char *buf = (unsigned char *)data_read_file("ct_read_idx", path, &len, expected_size);
     if (!buf) return NULL;
     ct_shape shape;
     ct_dtype dtype;

@@ -359,7 +359,10 @@ static int check_options(const ct_loader_options *o) {
 }
 
 ct_loader *ct_dataloader_with(ct_dataset *ds, ct_loader_options o) {
-    if (!ct_alive("ct_dataloader", 1, ds)) return NULL;
+    if (!ct_alive("ct_dataloader", 1, ds) || !ct_option_alive("ct_dataloader", "sampler", o.sampler) ||
+        !ct_option_alive("ct_dataloader", "batch_sampler", o.batch_sampler) ||
+        !ct_option_alive("ct_dataloader", "generator", o.generator))
+        return NULL;
     if (!ds || check_options(&o) != 0) return NULL;
     ct_loader *l = ct_calloc(1, sizeof *l);
     if (!l) {

@@ -60,6 +60,9 @@ static ct_tensor *read_part(const char *op, const char *path, int ndim, const ch
 
 static ct_dataset *mnist_new(const char *op, const ct_dataset_class *cls, const char *default_root,
                              ct_mnist_options o) {
+    if (!ct_option_alive(op, "transform", o.transform) ||
+        !ct_option_alive(op, "target_transform", o.target_transform))
+        return NULL;
     const char *root = o.root ? o.root : default_root;
     const char *split = o.train ? "train" : "t10k";
     char files[2][64], paths[2][4096];

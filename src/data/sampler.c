@@ -5,13 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/lifetime.h"
 #include "data/data_impl.h"
 #include "core/mem.h"
 
 static void sampler_destroy(ct_object *o) {
     ct_sampler *s = (ct_sampler *)o;
     if (s->cls->destroy) s->cls->destroy(s);
-    free(s);
+    ct_lifetime_free(s); /* the debug lifetime mode keeps it in quarantine */
 }
 
 ct_sampler *ct_sampler_new(const ct_sampler_class *cls, size_t state_size) {
@@ -118,6 +119,7 @@ static const ct_sampler_class RANDOM = {
     .name = "RandomSampler", .len = random_len, .indices = random_indices};
 
 ct_sampler *ct_random_sampler_with(int64_t n, ct_random_sampler_options o) {
+    if (!ct_option_alive("ct_random_sampler", "generator", o.generator)) return NULL;
     int64_t num = o.num_samples ? o.num_samples : n;
     if (num <= 0 || n <= 0) {
         ct_error("ct_random_sampler: num_samples should be a positive integer value, but got "
@@ -194,7 +196,9 @@ static int check_weights(const double *w, int64_t n, int64_t num, bool replaceme
 
 ct_sampler *ct_weighted_random_sampler_with(ct_tensor *weights, int64_t num_samples,
                                             ct_weighted_sampler_options o) {
-    if (!ct_alive("ct_weighted_random_sampler", 1, weights)) return NULL;
+    if (!ct_alive("ct_weighted_random_sampler", 1, weights) ||
+        !ct_option_alive("ct_weighted_random_sampler", "generator", o.generator))
+        return NULL;
     if (!weights) return NULL;
     if (ct_ndim(weights) != 1) {
         ct_error("ct_weighted_random_sampler: weights should be a 1d sequence but given weights "

@@ -1,13 +1,14 @@
 /* The transform base, Compose, and the dataset applying a transform to a sample. */
 #include <stdlib.h>
 
+#include "core/lifetime.h"
 #include "data/data_impl.h"
 #include "core/mem.h"
 
 static void transform_destroy(ct_object *o) {
     ct_transform *tf = (ct_transform *)o;
     if (tf->cls->destroy) tf->cls->destroy(tf);
-    free(tf);
+    ct_lifetime_free(tf); /* the debug lifetime mode keeps it in quarantine */
 }
 
 ct_transform *ct_transform_new(const ct_transform_class *cls, size_t state_size) {

@@ -36,7 +36,14 @@ static ct_state_dict *sub_dict(const ct_state_dict *src, const char *prefix) {
     return d;
 }
 
+/* The objects of a training state are alive (core/object.h). */
+static bool state_alive(const char *fn, const ct_training_state *st) {
+    return !st || (ct_option_alive(fn, "model", st->model) && ct_option_alive(fn, "optim", st->optim) &&
+                   ct_option_alive(fn, "sched", st->sched));
+}
+
 int ct_checkpoint_save(const char *path, const ct_training_state *st) {
+    if (!state_alive("ct_checkpoint_save", st)) return -1;
     if (!path || !st || !st->model) {
         ct_error("ct_checkpoint_save: a path and a model are required");
         return -1;
@@ -108,6 +115,7 @@ static bool all_finite(const char *path, const ct_state_dict *sd) {
  * scheduler, generator) before anything is changed, so that a failed load leaves the
  * training state as it was. */
 int ct_checkpoint_load(const char *path, ct_training_state *st, char **config_out) {
+    if (!state_alive("ct_checkpoint_load", st)) return -1;
     if (!path || !st || !st->model) {
         ct_error("ct_checkpoint_load: a path and a model are required");
         return -1;

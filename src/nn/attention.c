@@ -142,6 +142,14 @@ static ct_attention_result mha_forward_impl(const char *who, ct_tensor *query, c
                                             int64_t embed_dim_to_check, int64_t H, ct_tensor *ipw, ct_tensor *ipb,
                                             ct_tensor *opw, ct_tensor *opb, ct_mha_forward_options o) {
     ct_attention_result r = {NULL, NULL};
+    if (!ct_option_alive(who, "key_padding_mask", o.key_padding_mask) ||
+        !ct_option_alive(who, "attn_mask", o.attn_mask) ||
+        !ct_option_alive(who, "q_proj_weight", o.q_proj_weight) ||
+        !ct_option_alive(who, "k_proj_weight", o.k_proj_weight) ||
+        !ct_option_alive(who, "v_proj_weight", o.v_proj_weight) ||
+        !ct_option_alive(who, "bias_k", o.bias_k) || !ct_option_alive(who, "bias_v", o.bias_v) ||
+        !ct_option_alive(who, "generator", o.generator))
+        return r;
     if (!query || !key || !value) return r;
     if (!opw) {
         ct_error("%s: out_proj_weight is required", who);

@@ -42,7 +42,8 @@ static const ct_module_class DROPOUT2D = {.name = "Dropout2d", .forward = dropou
                                           .extra_repr = dropout_repr, .destroy = dropout_destroy};
 
 static ct_module *dropout_new(bool two_d, double p, ct_dropout_layer_options o) {
-    if (!check_p(two_d ? "ct_nn_dropout2d" : "ct_nn_dropout", p)) return NULL;
+    const char *name = two_d ? "ct_nn_dropout2d" : "ct_nn_dropout";
+    if (!ct_option_alive(name, "generator", o.generator) || !check_p(name, p)) return NULL;
     ct_module *m = ct_module_new(two_d ? &DROPOUT2D : &DROPOUT, sizeof(dropout_state));
     if (!m) return NULL;
     /* The module keeps its generator alive. */

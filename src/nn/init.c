@@ -30,11 +30,11 @@ static ct_tensor *fill(ct_tensor *t, fill_kind k, double p1, double p2, ct_gener
 }
 
 ct_tensor *ct_init_uniform__with(ct_tensor *t, double a, double b, ct_init_options o) {
-    if (!ct_alive("ct_init_uniform_", 1, t)) return NULL;
+    if (!ct_alive("ct_init_uniform_", 1, t) || !ct_option_alive("ct_init_uniform_", "generator", o.generator)) return NULL;
     return fill(t, FILL_UNIFORM, a, b, o.generator);
 }
 ct_tensor *ct_init_normal__with(ct_tensor *t, double mean, double std, ct_init_options o) {
-    if (!ct_alive("ct_init_normal_", 1, t)) return NULL;
+    if (!ct_alive("ct_init_normal_", 1, t) || !ct_option_alive("ct_init_normal_", "generator", o.generator)) return NULL;
     return fill(t, FILL_NORMAL, mean, std, o.generator);
 }
 ct_tensor *(ct_init_constant_)(ct_tensor *t, double value) {
@@ -55,7 +55,7 @@ ct_tensor *(ct_init_ones_)(ct_tensor *t) {
  * final clamp only matters if [a, b] holds almost no mass. */
 ct_tensor *ct_init_trunc_normal__with(ct_tensor *t, double mean, double std, double a, double b,
                                       ct_init_options o) {
-    if (!ct_alive("ct_init_trunc_normal_", 1, t)) return NULL;
+    if (!ct_alive("ct_init_trunc_normal_", 1, t) || !ct_option_alive("ct_init_trunc_normal_", "generator", o.generator)) return NULL;
     if (!t) return NULL;
     if (!(a < b)) {
         ct_error("ct_init_trunc_normal_: a must be less than b (got a=%g, b=%g)", a, b);
@@ -122,14 +122,14 @@ static double xavier_std(const ct_tensor *t, double gain) {
 }
 
 ct_tensor *ct_init_xavier_uniform__with(ct_tensor *t, ct_init_options o) {
-    if (!ct_alive("ct_init_xavier_uniform_", 1, t)) return NULL;
+    if (!ct_alive("ct_init_xavier_uniform_", 1, t) || !ct_option_alive("ct_init_xavier_uniform_", "generator", o.generator)) return NULL;
     double std = xavier_std(t, ct_zero_or(o.gain, 1));
     if (isnan(std)) return NULL;
     return ct_init_uniform__with(t, -sqrt(3.0) * std, sqrt(3.0) * std, o);
 }
 
 ct_tensor *ct_init_xavier_normal__with(ct_tensor *t, ct_init_options o) {
-    if (!ct_alive("ct_init_xavier_normal_", 1, t)) return NULL;
+    if (!ct_alive("ct_init_xavier_normal_", 1, t) || !ct_option_alive("ct_init_xavier_normal_", "generator", o.generator)) return NULL;
     double std = xavier_std(t, ct_zero_or(o.gain, 1));
     if (isnan(std)) return NULL;
     return ct_init_normal__with(t, 0, std, o);
@@ -153,7 +153,7 @@ static double kaiming_std(const ct_tensor *t, ct_init_options o) {
 }
 
 ct_tensor *ct_init_kaiming_uniform__with(ct_tensor *t, ct_init_options o) {
-    if (!ct_alive("ct_init_kaiming_uniform_", 1, t)) return NULL;
+    if (!ct_alive("ct_init_kaiming_uniform_", 1, t) || !ct_option_alive("ct_init_kaiming_uniform_", "generator", o.generator)) return NULL;
     double std = kaiming_std(t, o);
     if (isnan(std)) return NULL;
     if (ct_numel(t) == 0) return t;
@@ -161,7 +161,7 @@ ct_tensor *ct_init_kaiming_uniform__with(ct_tensor *t, ct_init_options o) {
 }
 
 ct_tensor *ct_init_kaiming_normal__with(ct_tensor *t, ct_init_options o) {
-    if (!ct_alive("ct_init_kaiming_normal_", 1, t)) return NULL;
+    if (!ct_alive("ct_init_kaiming_normal_", 1, t) || !ct_option_alive("ct_init_kaiming_normal_", "generator", o.generator)) return NULL;
     double std = kaiming_std(t, o);
     if (isnan(std)) return NULL;
     if (ct_numel(t) == 0) return t;
@@ -187,7 +187,7 @@ static void orthonormalize_columns(double *a, int64_t rows, int64_t cols) {
 }
 
 ct_tensor *ct_init_orthogonal__with(ct_tensor *t, ct_init_options o) {
-    if (!ct_alive("ct_init_orthogonal_", 1, t)) return NULL;
+    if (!ct_alive("ct_init_orthogonal_", 1, t) || !ct_option_alive("ct_init_orthogonal_", "generator", o.generator)) return NULL;
     if (!t) return NULL;
     if (ct_ndim(t) < 2) {
         ct_error("ct_init_orthogonal_: Only tensors with 2 or more dimensions are supported");

@@ -72,6 +72,7 @@ static ct_tensor *dropout(const dropout_kind *k, ct_tensor *x, double p, bool tr
     if (!x) return NULL;
     char name[48];
     snprintf(name, sizeof name, "%s%s", k->name, o.inplace ? "_" : "");
+    if (!ct_option_alive(name, "generator", o.generator)) return NULL;
     if (!(p >= 0 && p <= 1)) {
         ct_error("%s: dropout probability has to be between 0 and 1, but got %g", name, p);
         return NULL;

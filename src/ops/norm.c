@@ -252,9 +252,14 @@ bool group_norm_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) { return no
 
 /* ---- the public functions --------------------------------------------------------- */
 
+/* The options .weight and .bias of a normalization are alive (core/object.h). */
+static bool affine_alive(const char *op, const ct_tensor *weight, const ct_tensor *bias) {
+    return ct_option_alive(op, "weight", weight) && ct_option_alive(op, "bias", bias);
+}
+
 ct_tensor *ct_batch_norm_with(ct_tensor *x, ct_tensor *rm, ct_tensor *rv, ct_batch_norm_options o) {
     if (!ct_alive("ct_batch_norm", 1, x) || !ct_alive("ct_batch_norm", 2, rm) ||
-        !ct_alive("ct_batch_norm", 3, rv))
+        !ct_alive("ct_batch_norm", 3, rv) || !affine_alive("ct_batch_norm", o.weight, o.bias))
         return NULL;
     if (!x) return NULL;
     int nd = x->ndim;
@@ -302,7 +307,8 @@ static bool check_affine(const char *op, ct_tensor *t, ct_shape want, ct_tensor 
 }
 
 ct_tensor *ct_layer_norm_with(ct_tensor *x, ct_shape ns, ct_norm_options_f o) {
-    if (!ct_alive("ct_layer_norm", 1, x)) return NULL;
+    if (!ct_alive("ct_layer_norm", 1, x) || !affine_alive("ct_layer_norm", o.weight, o.bias))
+        return NULL;
     if (!x) return NULL;
     int nd = x->ndim;
     bool ok = ns.ndim >= 1 && ns.ndim <= nd;
@@ -326,7 +332,8 @@ ct_tensor *ct_layer_norm_with(ct_tensor *x, ct_shape ns, ct_norm_options_f o) {
 }
 
 ct_tensor *ct_group_norm_with(ct_tensor *x, int64_t groups, ct_norm_options_f o) {
-    if (!ct_alive("ct_group_norm", 1, x)) return NULL;
+    if (!ct_alive("ct_group_norm", 1, x) || !affine_alive("ct_group_norm", o.weight, o.bias))
+        return NULL;
     if (!x) return NULL;
     int nd = x->ndim;
     if (nd < 2 || groups <= 0 || x->sizes[1] % groups) {

@@ -40,6 +40,7 @@ static bool check_floating(const char *op, const char *what, ct_dtype dt) {
 
 static ct_tensor *random_factory(const char *name, ct_op_id op, ct_shape shape,
                                  ct_tensor_options o, ct_rng_args a) {
+    if (!ct_option_alive(name, "generator", o.generator)) return NULL;
     ct_tensor *t = ct_factory_new(name, shape, o);
     if (!t) return NULL;
     if (op != CT_OP_randint && !check_floating(name, "dtype", t->dtype)) {
@@ -134,6 +135,7 @@ ct_tensor *ct_randint_with(int64_t low, int64_t high, ct_shape shape, ct_tensor_
 }
 
 ct_tensor *ct_randperm_with(int64_t n, ct_tensor_options o) {
+    if (!ct_option_alive("ct_randperm", "generator", o.generator)) return NULL;
     if (o.dtype == CT_DTYPE_UNSET) o.dtype = CT_I64;
     double lo, hi;
     dtype_range(o.dtype, &lo, &hi);
@@ -194,7 +196,8 @@ static bool probabilities_in_range(const ct_tensor *pd) {
 }
 
 ct_tensor *ct_bernoulli_with(ct_tensor *p, ct_random_options o) {
-    if (!ct_alive("ct_bernoulli", 1, p)) return NULL;
+    if (!ct_alive("ct_bernoulli", 1, p) || !ct_option_alive("ct_bernoulli", "generator", o.generator))
+        return NULL;
     if (!p) return NULL;
     if (!check_floating("ct_bernoulli", "tensor of probabilities", p->dtype)) return NULL;
     ct_tensor *pd = ct_cast_new("ct_bernoulli", p, CT_F64); /* contiguous doubles for the kernel */
@@ -223,7 +226,9 @@ static bool check_p(const char *op, double p) {
 }
 
 ct_tensor *ct_bernoulli_p_with(ct_tensor *t, double p, ct_random_options o) {
-    if (!ct_alive("ct_bernoulli_p", 1, t)) return NULL;
+    if (!ct_alive("ct_bernoulli_p", 1, t) ||
+        !ct_option_alive("ct_bernoulli_p", "generator", o.generator))
+        return NULL;
     if (!t || !check_p("ct_bernoulli_p", p)) return NULL;
     ct_tensor *out = ct_tensor_new("ct_bernoulli", ct_shape_of(t), t->dtype, t->storage->device);
     if (!out || !ct_draw_random(CT_OP_bernoulli_scalar, out, &(ct_rng_args){.a = p, .b = 1}, o.generator)) {
@@ -262,7 +267,9 @@ static bool check_multinomial(const double *v, int64_t rows, int64_t ncat, int64
 }
 
 ct_tensor *ct_multinomial_with(ct_tensor *probs, int64_t n, ct_multinomial_options o) {
-    if (!ct_alive("ct_multinomial", 1, probs)) return NULL;
+    if (!ct_alive("ct_multinomial", 1, probs) ||
+        !ct_option_alive("ct_multinomial", "generator", o.generator))
+        return NULL;
     if (!probs) return NULL;
     if (probs->ndim < 1 || probs->ndim > 2) {
         ct_error("ct_multinomial: prob_dist must be 1 or 2 dim (got %d dims)", probs->ndim);
@@ -321,7 +328,9 @@ ct_tensor *ct_multinomial_with(ct_tensor *probs, int64_t n, ct_multinomial_optio
 /* Refills t; a t that requires grad gets a node whose gradient is zero. */
 static ct_tensor *sample_inplace(const char *name, ct_op_id kernel, ct_op_id op, ct_tensor *t,
                                  ct_rng_args a, ct_generator *g) {
-    if (!ct_check_inplace(name, t) || !ct_draw_random(kernel, t, &a, g)) return NULL;
+    if (!ct_option_alive(name, "generator", g) || !ct_check_inplace(name, t) ||
+        !ct_draw_random(kernel, t, &a, g))
+        return NULL;
     ct_bump_version(t);
     ct_node *n = ct_node_record(op, 1, &t, 1);
     if (n) {

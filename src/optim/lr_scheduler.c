@@ -290,7 +290,9 @@ ct_scheduler *ct_lambda_lr(ct_optim *opt, double (*fn)(int64_t, void *), void *c
 
 ct_scheduler *ct_sequential_lr(ct_optim *opt, ct_scheduler *const *schedulers, int n,
                                const int64_t *milestones) {
-    if (!ct_alive("ct_sequential_lr", 1, opt)) return NULL;
+    if (!ct_alive("ct_sequential_lr", 1, opt) ||
+        !ct_all_alive("ct_sequential_lr", 2, schedulers, schedulers ? n : 0))
+        return NULL;
     if (!opt || !schedulers) return NULL;
     if (n < 1 || n > MAX_CHILDREN) {
         ct_error("ct_sequential_lr: expects between 1 and %d schedulers (got %d)", MAX_CHILDREN, n);
