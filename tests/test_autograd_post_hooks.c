@@ -27,7 +27,6 @@ TEST(post_hook_sees_the_accumulated_grad) {
     CHECK(ct_backward(ct_mul(x, x)) == 0); /* .grad += 2x */
     CHECK_INT_EQ(r.calls, 2);
     CHECK_CLOSE(r.seen, 7, 0);
-    ct_release(x);
 }
 
 static ct_tensor *double_grad(ct_tensor *grad, void *ctx) {
@@ -47,7 +46,6 @@ TEST(post_hook_runs_after_tensor_hooks_in_registration_order) {
     CHECK_STR_EQ(order, "ab");
     CHECK_CLOSE(a.seen, 10, 0);
     CHECK_CLOSE(b.seen, 10, 0);
-    ct_release(x);
 }
 
 static void count_post(ct_tensor *leaf, void *ctx) {
@@ -71,8 +69,6 @@ TEST(post_hook_once_per_leaf_per_backward) {
     CHECK_INT_EQ(rw, 1);
     CHECK_VALUES(ct_grad(x), 0, 5, 8); /* w + 2x */
     CHECK_VALUES(ct_grad(w), 0, 1, 2);
-    ct_release(x);
-    ct_release(w);
 }
 
 TEST(post_hook_not_run_by_autograd_grad) {
@@ -84,7 +80,6 @@ TEST(post_hook_not_run_by_autograd_grad) {
     CHECK_CLOSE(ct_item(g[0]), 4, 0);
     CHECK_INT_EQ(r.calls, 0);
     CHECK(ct_grad(x) == NULL);
-    ct_release(x);
 }
 
 TEST(post_hook_removed_by_its_handle) {
@@ -99,7 +94,6 @@ TEST(post_hook_removed_by_its_handle) {
     CHECK_CLOSE(ct_item(ct_grad(x)), 6, 0); /* the tensor hook is still there */
     CHECK_ERROR(ct_remove_hook(x, h_post), "no hook with handle");
     CHECK(ct_remove_hook(x, h_tensor) == 0);
-    ct_release(x);
 }
 
 static void nop_post(ct_tensor *leaf, void *ctx) {
@@ -115,8 +109,6 @@ TEST(post_hook_registration_errors) {
     CHECK_ERROR(ct_register_post_accumulate_grad_hook(c, nop_post, NULL),
                 "cannot register a hook on a tensor that doesn't require gradient");
     CHECK_ERROR(ct_register_post_accumulate_grad_hook(x, NULL, NULL), "hook function is NULL");
-    ct_release(x);
-    ct_release(c);
 }
 
 static void failing_post(ct_tensor *leaf, void *ctx) {
@@ -142,7 +134,6 @@ TEST(post_hook_error_fails_the_backward) {
     CHECK(ct_remove_hook(x, h) == 0);
     CHECK(ct_backward(ct_mul_scalar(x, 3)) == 0); /* nothing left queued */
     CHECK_INT_EQ(callbacks, 0);
-    ct_release(x);
 }
 
 TEST(queue_callback_outside_backward_fails) {
@@ -183,8 +174,6 @@ TEST(callback_runs_once_after_the_graph) {
     CHECK_INT_EQ(s.ran, 1);
     CHECK_CLOSE(s.a_grad, 15, 0);
     CHECK_CLOSE(s.b_grad, 6, 0);
-    ct_release(a);
-    ct_release(b);
 }
 
 /* A callback may queue another; both run before ct_backward returns, in order. */
@@ -210,7 +199,6 @@ TEST(callback_may_queue_a_callback) {
     CHECK(ct_register_post_accumulate_grad_hook(x, queue_first, NULL) >= 0);
     CHECK(ct_backward(ct_mul_scalar(x, 3)) == 0);
     CHECK_STR_EQ(chain_log, "12");
-    ct_release(x);
 }
 
 static void failing_callback(void *ctx) {
@@ -230,7 +218,6 @@ TEST(callback_error_fails_the_backward) {
     CHECK_ERROR(ct_backward(ct_mul_scalar(x, 3)), "my_callback: the all-reduce failed");
     CHECK_INT_EQ(n, 1);
     CHECK_CLOSE(ct_item(ct_grad(x)), 3, 0); /* the graph itself had run */
-    ct_release(x);
 }
 
 /* A backward run inside a backward (as a checkpoint's) has its own callbacks: they
@@ -262,6 +249,4 @@ TEST(nested_backward_has_its_own_callbacks) {
     CHECK(ct_backward(ct_mul_scalar(x, 3)) == 0);
     CHECK_STR_EQ(s.log, "iro");
     CHECK_CLOSE(ct_item(ct_grad(s.inner_leaf)), 2, 0);
-    ct_release(x);
-    ct_release(s.inner_leaf);
 }
