@@ -97,6 +97,24 @@ DIST_TEST(gradients_are_averaged) {
     CHECK_INT_EQ(ct_ddp_get_stats(ddp, false).steps, 0); /* reset */
 }
 
+/* Parameters that do not require grad are broadcast but not reduced: no slot, no
+ * hook, their .grad stays NULL. */
+DIST_TEST(frozen_parameters_are_left_out) {
+    data d = make_rows();
+    ct_manual_seed(20 + (uint64_t)rank());
+    ct_module *model = make_mlp();
+    ct_module_requires_grad_(ct_module_get_submodule(model, "0"), false);
+    ct_module *ddp = ct_ddp(model);
+    CHECK(same_on_every_rank(flat_params(ddp)));
+    ct_module *ref = copy_model(model, make_mlp);
+    ct_module_requires_grad_(ct_module_get_submodule(ref, "0"), false);
+    check_grads_against_reference(ddp, ref, d, 0, 1e-6);
+    CHECK(ct_grad(ct_module_get_parameter(model, "0.weight")) == NULL);
+    ct_ddp_stats st = ct_ddp_get_stats(ddp, false);
+    CHECK_INT_EQ(st.steps, 1);
+    CHECK_INT_EQ(st.bytes, 4 * (32 * 10 + 10));
+}
+
 /* A 4-layer MLP in buckets of 2 KiB equals the same in one bucket, bit for bit. */
 static ct_module *make_deep_mlp(void) {
     return ct_sequential(CT_MODULES(ct_nn_linear(20, 32), ct_nn_relu(), ct_nn_linear(32, 32), ct_nn_relu(),
