@@ -197,8 +197,11 @@ static ct_module *make_two_heads(void) {
 DIST_TEST(unused_parameter_fails_the_next_forward) {
     data d = make_rows();
     ct_module *ddp = ct_ddp(make_two_heads());
-    loss_backward(ddp, d, rows(0, false), 1); /* b got no gradient: the reduction is unfinished */
+    ct_tensor *idx = rows(0, false);
+    ct_tensor *loss = ct_cross_entropy(ct_forward(ddp, ct_index_select(d.x, 0, idx)), ct_index_select(d.y, 0, idx));
+    CHECK(ct_backward(loss, .retain_graph = true) == 0); /* b got no gradient: unfinished */
     CHECK_INT_EQ(ct_ddp_get_stats(ddp, false).steps, 0);
+    CHECK_ERROR(ct_backward(loss), "ct_ddp: Expected to mark a variable ready only once.");
     char want[128];
     snprintf(want, sizeof want, "Parameter indices which did not receive grad for rank %d: 2 3", rank());
     CHECK_ERROR(ct_forward(ddp, d.x), "ct_ddp: Expected to have finished reduction in the prior iteration "
@@ -360,4 +363,54 @@ DIST_TEST(several_outputs) {
             CHECK_INT_EQ(ct_ddp_get_stats(ddp, false).steps, 2);
         }
     }
+    /* An output left out of the loss: its head is reached by the graph, so even
+     * find_unused_parameters cannot tell, and the next forward says so. */
+    ct_module *ddp = ct_ddp(make_forked(), .find_unused_parameters = true);
+    ct_tensor *out[2], *idx = rows(0, false);
+    CHECK_INT_EQ(ct_forward_multi(ddp, 1, (ct_tensor *[]){ct_index_select(d.x, 0, idx)}, out, 2), 2);
+    CHECK(ct_backward(ct_cross_entropy(out[0], ct_index_select(d.y, 0, idx))) == 0);
+    CHECK_ERROR(ct_forward_multi(ddp, 1, (ct_tensor *[]){d.x}, out, 2),
+                "Since `find_unused_parameters=True` is enabled, this likely  means that not all "
+                "`forward` outputs participate in computing loss. You can fix this by making sure "
+                "all `forward` function outputs participate in calculating loss.");
+    CHECK_ERROR(ct_forward_multi(ddp, 1, (ct_tensor *[]){d.x}, out, 2), "h2.weight, h2.bias");
+}
+
+/* Parameters of two dtypes: a bucket per dtype, each reduced in its own. */
+typedef struct {
+    ct_module *a, *b;
+} mixed;
+
+static ct_tensor *mixed_forward(ct_module *m, ct_tensor *x) {
+    mixed *s = ct_module_state(m);
+    ct_tensor *b = ct_forward(s->b, ct_to(x, .dtype = CT_F64));
+    return ct_add(ct_forward(s->a, x), ct_to(b, .dtype = CT_F32));
+}
+static const ct_module_class MIXED = {.name = "Mixed", .forward = mixed_forward};
+
+static ct_module *make_mixed(void) {
+    ct_module *m = ct_module_new(&MIXED, sizeof(mixed));
+    mixed *s = ct_module_state(m);
+    s->a = ct_module_add(m, "a", ct_nn_linear(20, 10));
+    s->b = ct_module_add(m, "b", ct_nn_linear(20, 10));
+    CHECK(ct_module_to(s->b, .dtype = CT_F64) == 0);
+    return m;
+}
+
+DIST_TEST(a_bucket_per_dtype) {
+    data d = make_rows();
+    ct_module *ddp = ct_ddp(make_mixed());
+    ct_module *ref = copy_model(ct_ddp_module(ddp), make_mixed);
+    loss_backward(ddp, d, rows(0, false), 1);
+    loss_backward(ref, d, rows(0, true), 1);
+    const char *names[] = {"a.weight", "a.bias", "b.weight", "b.bias"};
+    for (int i = 0; i < 4; i++) {
+        ct_tensor *g = ct_grad(ct_module_get_parameter(ct_ddp_module(ddp), names[i]));
+        CHECK(g && ct_dtype_of(g) == (i < 2 ? CT_F32 : CT_F64));
+        CHECK(rel_diff(g, ct_grad(ct_module_get_parameter(ref, names[i]))) <= 1e-6);
+        CHECK(same_on_every_rank(g));
+    }
+    ct_ddp_stats st = ct_ddp_get_stats(ddp, false);
+    CHECK_INT_EQ(st.buckets, 2);
+    CHECK_INT_EQ(st.bytes, 210 * 4 + 210 * 8);
 }
