@@ -115,6 +115,25 @@ DIST_TEST(frozen_parameters_are_left_out) {
     CHECK_INT_EQ(st.bytes, 4 * (32 * 10 + 10));
 }
 
+/* DDP over ranks 0 and 1 of three: their gradients are the average of theirs; rank 2
+ * is refused. */
+DIST_TEST(over_a_group) {
+    if (world() < 3) return;
+    data d = make_rows();
+    const int members[] = {0, 1};
+    ct_process_group *g = ct_dist_new_group(members, 2);
+    CHECK(g != NULL);
+    if (rank() == 2) {
+        CHECK_ERROR(ct_ddp(make_mlp(), .group = g), "ct_ddp: this process is not a member of the group");
+        return;
+    }
+    ct_module *ddp = ct_ddp(make_mlp(), .group = g);
+    ct_module *ref = copy_model(ct_ddp_module(ddp), make_mlp);
+    loss_backward(ddp, d, rows(0, false), 1);
+    loss_backward(ref, d, ct_narrow(rows(0, true), 0, 0, 2 * BATCH), 1); /* ranks 0 and 1's rows */
+    CHECK(rel_diff(flat_grads(ddp), flat_grads(ref)) <= 1e-6);
+}
+
 /* A 4-layer MLP in buckets of 2 KiB equals the same in one bucket, bit for bit. */
 static ct_module *make_deep_mlp(void) {
     return ct_sequential(CT_MODULES(ct_nn_linear(20, 32), ct_nn_relu(), ct_nn_linear(32, 32), ct_nn_relu(),
