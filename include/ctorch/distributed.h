@@ -4,11 +4,12 @@
  * Launch with mpirun (Open MPI): `mpirun -np 2 ./train`.  Every rank runs the same
  * program:
  *
- *     ct_dist_init(.backend = CT_DIST_MPI);          // rank and world from mpirun
- *     ct_module *model = ct_ddp(make_model());       // rank 0's weights everywhere
- *     ct_sampler *s = ct_distributed_sampler(n);     // rank's share of each epoch
- *     ...  ct_backward(loss);                        // gradients averaged over ranks
- *     if (ct_dist_is_main()) ct_checkpoint_save(...); // rank 0 writes
+ *     ct_dist_init(.backend = CT_DIST_MPI);             // rank and world from mpirun
+ *     ct_module *model = ct_ddp(ct_nn_linear(784, 10)); // rank 0's weights everywhere
+ *     ct_sampler *s = ct_distributed_sampler(60000);    // this rank's share of each epoch
+ *     // ... ct_backward(loss) leaves the gradients averaged over the ranks
+ *     if (ct_dist_is_main())                            // rank 0 logs and saves checkpoints
+ *         printf("%d ranks, %lld samples each\n", ct_dist_world_size(), (long long)ct_sampler_len(s));
  *     ct_dist_destroy();
  *
  * MPI is not a dependency of the library: the MPI backend is a plugin

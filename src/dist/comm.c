@@ -1,20 +1,29 @@
 /* The communication thread (Note [The communication thread], dist/dist_impl.h): the
  * queue the callers fill, and the loop that starts and polls the work on it. */
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 #include "dist/dist_impl.h"
 #include "dist/steps.h"
 #include "core/error.h"
+#include "core/mem.h"
 
 static pthread_t thread;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static ct_work *head, *tail; /* queued, not yet taken by the thread */
 static bool running;
+atomic_int ct_dist_waiters;
+
+static bool is_p2p(const ct_work *w) { return w->kind == CT_WORK_SEND || w->kind == CT_WORK_RECV; }
 
 void ct_dist_enqueue(ct_work *w) {
     pthread_mutex_lock(&mu);
+    /* A collective's number in its group is its place in the queue, also when
+     * several threads start collectives; so is a send's (dist/p2p.c). */
+    if (w->g && !is_p2p(w) && w->kind != CT_WORK_NEW_GROUP) w->desc.seq = w->g->seq++;
+    if (w->kind == CT_WORK_SEND) w->desc.seq = w->p2p_tag = w->g->p2p_seq++ % (w->g->tag_ub / 2);
     w->next = NULL;
     if (tail) tail->next = w;
     else head = w;
@@ -22,8 +31,6 @@ void ct_dist_enqueue(ct_work *w) {
     pthread_cond_signal(&cv);
     pthread_mutex_unlock(&mu);
 }
-
-static bool is_p2p(const ct_work *w) { return w->kind == CT_WORK_SEND || w->kind == CT_WORK_RECV; }
 
 /* Advances w: tests its request, and when that is done (or there is none) runs its
  * next step.  True when w has finished (its waiter may free it now). */
@@ -42,9 +49,11 @@ static bool advance(ct_work *w) {
 
 static void *comm_main(void *arg) {
     (void)arg;
+    prctl(PR_SET_TIMERSLACK, 1000UL);
+    long max_sleep_ns = getenv("CTORCH_DIST_MAX_SLEEP_US") ? atol(getenv("CTORCH_DIST_MAX_SLEEP_US")) * 1000 : 64000;
     ct_work *current = NULL;      /* the collective in progress */
-    ct_work *p2p[1024];           /* point-to-point operations in progress */
-    int np = 0;
+    ct_work **p2p = NULL;         /* point-to-point operations in progress */
+    int np = 0, cap = 0;
     ct_work *later = NULL, **later_end = &later; /* taken, waiting for the collective before */
     long idle_ns = 0;
     bool stop = false;
@@ -58,7 +67,16 @@ static void *comm_main(void *arg) {
         for (ct_work *w = taken, *next; w; w = next) {
             next = w->next;
             w->next = NULL;
-            if (is_p2p(w) && np < (int)(sizeof p2p / sizeof *p2p)) {
+            if (is_p2p(w)) {
+                if (np == cap) {
+                    ct_work **more = ct_realloc(p2p, sizeof *p2p * (size_t)(cap ? 2 * cap : 16));
+                    if (!more) {
+                        ct_work_finish(w, "%s: out of memory", w->fn);
+                        continue;
+                    }
+                    p2p = more;
+                    cap = cap ? 2 * cap : 16;
+                }
                 p2p[np++] = w;
             } else {
                 *later_end = w;
@@ -98,17 +116,20 @@ static void *comm_main(void *arg) {
                 i++;
             }
         }
-        /* Backoff: poll again at once after progress, else sleep a little longer
-         * each time, up to 64 us. */
-        if (progressed) {
+        /* Note [Polling]: Open MPI moves a non-blocking collective on only inside
+         * MPI_Test, so the thread polls without pause while a caller waits for work
+         * (its core is idle then); otherwise (work overlapping computation) it
+         * sleeps a little longer each time, up to 64 us, to leave the core to the
+         * computation. */
+        if (progressed || atomic_load_explicit(&ct_dist_waiters, memory_order_relaxed) > 0) {
             idle_ns = 0;
         } else if (current || np) {
-            idle_ns = idle_ns ? (idle_ns * 2 > 64000 ? 64000 : idle_ns * 2) : 1000;
+            idle_ns = idle_ns ? (idle_ns * 2 > max_sleep_ns ? max_sleep_ns : idle_ns * 2) : 1000;
             struct timespec ts = {0, idle_ns};
             nanosleep(&ts, NULL);
         }
     }
-    running = false;
+    free(p2p);
     return NULL;
 }
 

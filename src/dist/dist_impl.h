@@ -27,6 +27,7 @@
 #define CT_DIST_DIST_IMPL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include "ctorch/distributed.h"
@@ -121,6 +122,8 @@ const ct_dist_engine *ct_dist_load_plugin(const char *fn);
 /* The communication thread (dist/comm.c). */
 int ct_dist_comm_start(void);
 void ct_dist_comm_stop(void);
+/* Threads blocked in a wait for work (Note [Polling], dist/comm.c). */
+extern atomic_int ct_dist_waiters;
 /* Queues w (the caller's order is the order it runs in). */
 void ct_dist_enqueue(ct_work *w);
 

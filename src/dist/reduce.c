@@ -23,19 +23,31 @@
         }                                                                                 \
     } while (0)
 
-#define NATIVE_LOOP(T)                                                                    \
-    do {                                                                                  \
-        T *o = inout;                                                                     \
-        const T *a = in;                                                                  \
-        for (int64_t i = 0; i < n; i++) {                                                 \
-            T x = a[i], y = o[i];                                                         \
-            switch (op) {                                                                 \
-            case CT_DIST_RED_SUM: o[i] = x + y; break;                                    \
-            case CT_DIST_RED_PROD: o[i] = x * y; break;                                   \
-            case CT_DIST_RED_MIN: o[i] = x != x || y != y ? x + y : x < y ? x : y; break; \
-            default: o[i] = x != x || y != y ? x + y : x > y ? x : y; break;              \
-            }                                                                             \
-        }                                                                                 \
+/* One loop per op, so that each vectorizes. */
+#define NATIVE_LOOP(T)                                                                                  \
+    do {                                                                                                \
+        T *o = inout;                                                                                   \
+        const T *a = in;                                                                                \
+        switch (op) {                                                                                   \
+        case CT_DIST_RED_SUM:                                                                           \
+            for (int64_t i = 0; i < n; i++) o[i] = a[i] + o[i];                                         \
+            break;                                                                                      \
+        case CT_DIST_RED_PROD:                                                                          \
+            for (int64_t i = 0; i < n; i++) o[i] = a[i] * o[i];                                         \
+            break;                                                                                      \
+        case CT_DIST_RED_MIN:                                                                           \
+            for (int64_t i = 0; i < n; i++) {                                                           \
+                T x = a[i], y = o[i];                                                                   \
+                o[i] = x != x || y != y ? x + y : x < y ? x : y;                                        \
+            }                                                                                           \
+            break;                                                                                      \
+        default:                                                                                        \
+            for (int64_t i = 0; i < n; i++) {                                                           \
+                T x = a[i], y = o[i];                                                                   \
+                o[i] = x != x || y != y ? x + y : x > y ? x : y;                                        \
+            }                                                                                           \
+            break;                                                                                      \
+        }                                                                                               \
     } while (0)
 
 /* Wrapping integer arithmetic (through the unsigned type: signed overflow is undefined). */

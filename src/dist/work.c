@@ -41,7 +41,11 @@ void ct_work_finish(ct_work *w, const char *fmt, ...) {
 
 static void wait_done(ct_work *w) {
     pthread_mutex_lock(&w->mu);
-    while (!w->done) pthread_cond_wait(&w->cv, &w->mu);
+    if (!w->done) {
+        atomic_fetch_add(&ct_dist_waiters, 1);
+        while (!w->done) pthread_cond_wait(&w->cv, &w->mu);
+        atomic_fetch_sub(&ct_dist_waiters, 1);
+    }
     pthread_mutex_unlock(&w->mu);
 }
 
