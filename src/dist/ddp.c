@@ -134,32 +134,37 @@ static bool append(strbuf *b, const char *fmt, ...) {
     }
 }
 
-/* One line per parameter and buffer: "parameter fc.weight float32 [10, 32]\n". */
+/* One line per parameter and buffer: "parameter fc.weight float32 requires_grad=True
+ * [10, 32]\n" (buffers: "-" for requires_grad). */
 static bool describe(strbuf *b, const char *kind, int n, const char **names, ct_tensor **ts) {
+    bool param = !strcmp(kind, "parameter");
     for (int i = 0; i < n; i++) {
         char shape[CT_SHAPE_STR_MAX];
         ct_shape sh = ct_shape_of(ts[i]);
-        if (!append(b, "%s %s %s %s%s\n", kind, names[i], ct_dtype_name(ct_dtype_of(ts[i])),
-                    ct_shape_str(sh.ndim, sh.d, shape),
-                    strcmp(kind, "parameter") || ct_requires_grad(ts[i]) ? "" : " requires_grad=False"))
+        if (!append(b, "%s %s %s %s %s\n", kind, names[i], ct_dtype_name(ct_dtype_of(ts[i])),
+                    !param ? "-" : ct_requires_grad(ts[i]) ? "requires_grad=True" : "requires_grad=False",
+                    ct_shape_str(sh.ndim, sh.d, shape)))
             return false;
     }
     return true;
 }
 
-/* The message for line i of two descriptions that differ: a parameter's name, dtype
- * or shape on rank r against rank 0's. */
+/* The error for the first line where two descriptions differ (mine: rank r's, theirs:
+ * rank 0's; an empty line when a description has ended). */
 static void report_mismatch(const char *mine, const char *theirs, int r) {
-    char kind[16], name[512], dtype[16], shape[CT_SHAPE_STR_MAX];
-    char kind0[16], name0[512], dtype0[16], shape0[CT_SHAPE_STR_MAX];
-    int a = sscanf(mine, "%15s %511s %15s %255[^\n]", kind, name, dtype, shape);
-    int b = sscanf(theirs, "%15s %511s %15s %255[^\n]", kind0, name0, dtype0, shape0);
-    if (a != 4 || b != 4 || strcmp(kind, kind0) || strcmp(name, name0)) {
+    char kind[16], name[512], dtype[16], grad[32], shape[CT_SHAPE_STR_MAX];
+    char kind0[16], name0[512], dtype0[16], grad0[32], shape0[CT_SHAPE_STR_MAX];
+    const char *fmt = "%15s %511s %15s %31s %255[^\n]";
+    bool a = sscanf(mine, fmt, kind, name, dtype, grad, shape) == 5;
+    bool b = sscanf(theirs, fmt, kind0, name0, dtype0, grad0, shape0) == 5;
+    if (!a || !b || strcmp(kind, kind0) || strcmp(name, name0)) {
         ct_error("ct_ddp: DDP expects the same model on every rank, but rank %d has %s%s%s where "
-                 "rank 0 has %s%s%s", r, a == 4 ? kind : "nothing", a == 4 ? " " : "",
-                 a == 4 ? name : "", b == 4 ? kind0 : "nothing", b == 4 ? " " : "", b == 4 ? name0 : "");
+                 "rank 0 has %s%s%s", r, a ? kind : "nothing", a ? " " : "", a ? name : "",
+                 b ? kind0 : "nothing", b ? " " : "", b ? name0 : "");
     } else if (strcmp(dtype, dtype0)) {
         ct_error("ct_ddp: %s '%s' has dtype %s on rank %d but %s on rank 0", kind, name, dtype, r, dtype0);
+    } else if (strcmp(grad, grad0)) {
+        ct_error("ct_ddp: %s '%s' has %s on rank %d but %s on rank 0", kind, name, grad, r, grad0);
     } else {
         ct_error("ct_ddp: %s '%s' has shape %s on rank %d but %s on rank 0", kind, name, shape, r, shape0);
     }

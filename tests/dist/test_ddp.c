@@ -68,6 +68,16 @@ DIST_TEST(mismatched_models_fail_on_every_rank) {
     m = ct_sequential(CT_MODULES(ct_nn_linear(4, 4)));
     if (odd) CHECK(ct_module_to(m, .dtype = CT_F64) == 0);
     CHECK_ERROR(ct_ddp(m), want);
+    snprintf(want, sizeof want, "ct_ddp: parameter '0.bias' has requires_grad=False on rank %d but "
+             "requires_grad=True on rank 0", world() - 1);
+    m = ct_sequential(CT_MODULES(ct_nn_linear(4, 4)));
+    if (odd) CHECK(ct_set_requires_grad(ct_module_get_parameter(m, "0.bias"), false) == 0);
+    CHECK_ERROR(ct_ddp(m), want);
+    snprintf(want, sizeof want, "ct_ddp: buffer '1.running_mean' has shape [3] on rank %d but [4] on rank 0",
+             world() - 1);
+    m = ct_sequential(CT_MODULES(ct_nn_linear(4, 4), ct_nn_batch_norm1d(4)));
+    if (odd) CHECK(ct_module_set_tensor(m, "1.running_mean", ct_zeros(CT_SHAPE(3))) == 0);
+    CHECK_ERROR(ct_ddp(m), want);
     ct_tensor *one = ct_ones(CT_SHAPE(1));
     CHECK(ct_dist_all_reduce(one) == 0);
     CHECK_CLOSE(ct_item(one), world(), 0);
