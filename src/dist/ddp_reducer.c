@@ -87,7 +87,7 @@ static int32_t *globally_used(ddp_state *s, double *waited) {
         double t0 = ct_ddp_now();
         ok = t && ct_dist_all_reduce_with(t, (ct_dist_options){.group = s->group, .op = CT_DIST_MAX}) == 0;
         *waited += ct_ddp_now() - t0;
-        if (ok) memcpy(used, ct_data_ptr(t), (size_t)s->n_params * sizeof *used);
+        ok = ok && ct_copy_to_buffer(t, used, CT_I32, (size_t)s->n_params * sizeof *used) == 0;
     }
     if (!ok) {
         free(used);
@@ -122,7 +122,7 @@ static void finalize(void *ctx) {
     if (s->find_unused && !(used = globally_used(s, &waited))) return;
     CT_NO_GRAD CT_SCOPE {
         for (int i = 0; ok && s->world > 1 && i < s->n_buckets; i++)
-            ok = ct_mul_scalar_(s->buckets[i].flat, 1.0 / s->world) != NULL; /* as PyTorch */
+            ok = ct_mul_scalar_(s->buckets[i].flat, 1.0 / s->world) != NULL; /* PyTorch's factor */
         for (int i = 0; ok && i < s->n_params; i++) {
             ddp_param *p = &s->params[i];
             if (used && !used[i]) continue; /* no rank had a gradient: .grad stays as it is */

@@ -52,21 +52,28 @@ static void report_mismatch(const char *mine, const char *theirs, int r) {
  * rank (the first rank that differs, at its first differing line). */
 static int verify_across_ranks(const ddp_state *s, const ct_ddp_strbuf *desc) {
     int rc = -1;
+    char *padded = NULL, *texts = NULL;
     CT_SCOPE {
         int64_t len = (int64_t)desc->len + 1;
         ct_tensor *n = ct_tensor_from(&len, CT_I64, CT_SHAPE(1));
         if (!n || ct_dist_all_reduce_with(n, (ct_dist_options){.group = s->group, .op = CT_DIST_MAX}))
             break;
-        int64_t max_len = (int64_t)ct_item(n);
-        ct_tensor *mine = ct_zeros(CT_SHAPE(max_len), .dtype = CT_U8);
-        ct_tensor *all = ct_empty(CT_SHAPE((int64_t)s->world * max_len), .dtype = CT_U8);
-        if (!mine || !all) break;
-        memcpy(ct_data_ptr(mine), desc->text, desc->len);
-        if (ct_dist_all_gather_into_tensor_with(all, mine, ct_ddp_group_options(s))) break;
-        const char *texts = ct_data_ptr(all);
+        size_t max_len = (size_t)ct_item(n), all_len = (size_t)s->world * max_len;
+        padded = ct_calloc(max_len, 1);
+        texts = ct_malloc(all_len);
+        if (!padded || !texts) {
+            ct_error("ct_ddp: out of memory");
+            break;
+        }
+        memcpy(padded, desc->text, desc->len);
+        ct_tensor *mine = ct_tensor_from(padded, CT_U8, CT_SHAPE((int64_t)max_len));
+        ct_tensor *all = ct_empty(CT_SHAPE((int64_t)all_len), .dtype = CT_U8);
+        if (!mine || !all || ct_dist_all_gather_into_tensor_with(all, mine, ct_ddp_group_options(s)) ||
+            ct_copy_to_buffer(all, texts, CT_U8, all_len))
+            break;
         rc = 0;
         for (int r = 1; r < s->world && rc == 0; r++) {
-            const char *t = texts + (size_t)r * (size_t)max_len, *t0 = texts;
+            const char *t = texts + (size_t)r * max_len, *t0 = texts;
             if (!strcmp(t, t0)) continue;
             while (*t && *t0) { /* to the first differing line */
                 const char *e = strchr(t, '\n'), *e0 = strchr(t0, '\n');
@@ -78,6 +85,8 @@ static int verify_across_ranks(const ddp_state *s, const ct_ddp_strbuf *desc) {
             rc = -1;
         }
     }
+    free(padded);
+    free(texts);
     return rc;
 }
 
