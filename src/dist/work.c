@@ -49,7 +49,7 @@ static void wait_done(ct_work *w) {
     pthread_mutex_unlock(&w->mu);
 }
 
-int (ct_work_wait)(ct_work *w) {
+int(ct_work_wait)(ct_work *w) {
     if (!w) {
         ct_error("ct_work_wait: work is NULL");
         return -1;
@@ -62,7 +62,7 @@ int (ct_work_wait)(ct_work *w) {
     return 0;
 }
 
-bool (ct_work_is_completed)(ct_work *w) {
+bool(ct_work_is_completed)(ct_work *w) {
     if (!w) return false;
     pthread_mutex_lock(&w->mu);
     bool done = w->done;
@@ -70,7 +70,7 @@ bool (ct_work_is_completed)(ct_work *w) {
     return done;
 }
 
-void (ct_work_free)(ct_work *w) {
+void(ct_work_free)(ct_work *w) {
     if (!w) return;
     wait_done(w);
     for (int i = 0; i < CT_WORK_MAX_TENSORS; i++) ct_release(w->held[i]);
