@@ -23,7 +23,8 @@ bool ct_ddp_append(ct_ddp_strbuf *b, const char *fmt, ...) {
     for (;;) {
         va_list ap;
         va_start(ap, fmt);
-        int n = vsnprintf(b->text ? b->text + b->len : NULL, b->text ? b->cap - b->len : 0, fmt, ap);
+        int n =
+            vsnprintf(b->text ? b->text + b->len : NULL, b->text ? b->cap - b->len : 0, fmt, ap);
         va_end(ap);
         if (n < 0) return false;
         if (b->text && b->len + (size_t)n < b->cap) {
@@ -55,7 +56,8 @@ static ddp_state *ddp_of(const char *fn, ct_module *m) {
     return ct_module_state(m);
 }
 
-static int ddp_forward(ct_module *self, int n_in, ct_tensor *const *in, ct_tensor **out, int max_out) {
+static int ddp_forward(ct_module *self, int n_in, ct_tensor *const *in, ct_tensor **out,
+                       int max_out) {
     ddp_state *s = ct_module_state(self);
     bool grad = ct_is_grad_enabled();
     if (grad && s->require_finalize) {
@@ -126,7 +128,9 @@ ct_module *ct_ddp_with(ct_module *model, ct_ddp_options o) {
         ct_error("ct_ddp: bucket_cap_mb must be positive, got %g", o.bucket_cap_mb);
         return NULL;
     }
-    ddp_state init = {.magic = CT_DDP_MAGIC, .group = o.group, .broadcast_buffers = o.broadcast_buffers,
+    ddp_state init = {.magic = CT_DDP_MAGIC,
+                      .group = o.group,
+                      .broadcast_buffers = o.broadcast_buffers,
                       .find_unused = o.find_unused_parameters};
     if (o.group) {
         init.rank = ct_dist_group_rank(o.group);
@@ -163,7 +167,8 @@ ct_module *ct_ddp_with(ct_module *model, ct_ddp_options o) {
              ct_ddp_assign_buckets(s, o.bucket_cap_mb > 0 ? o.bucket_cap_mb : 25.0);
         for (int i = 0; ok && i < s->n_params; i++) {
             ddp_param *p = &s->params[i];
-            ok = (p->hook = ct_register_post_accumulate_grad_hook(p->param, ct_ddp_grad_ready, p)) >= 0;
+            ok = (p->hook =
+                      ct_register_post_accumulate_grad_hook(p->param, ct_ddp_grad_ready, p)) >= 0;
         }
         if (!ok) {
             if (!s->model) s->magic = 0; /* no child: destroy has nothing to undo */

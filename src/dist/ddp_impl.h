@@ -40,11 +40,11 @@ typedef struct {
     ct_tensor *param; /* borrowed: the model owns it */
     char *name;       /* its dotted name in the model */
     int bucket;
-    ct_tensor *slot;  /* owned: its part of the bucket's buffer, shaped like it */
-    int hook;         /* its post-accumulate-grad hook */
-    bool ready;       /* its slot is filled in this backward */
-    bool has_grad;    /* ... with a gradient (else zeros: it got none on this rank) */
-    bool reached;     /* find_unused_parameters: the forward's outputs depend on it */
+    ct_tensor *slot; /* owned: its part of the bucket's buffer, shaped like it */
+    int hook;        /* its post-accumulate-grad hook */
+    bool ready;      /* its slot is filled in this backward */
+    bool has_grad;   /* ... with a gradient (else zeros: it got none on this rank) */
+    bool reached;    /* find_unused_parameters: the forward's outputs depend on it */
 } ddp_param;
 
 typedef struct {

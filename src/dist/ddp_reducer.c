@@ -42,7 +42,8 @@ static bool mark_ready(ddp_param *p) {
                  "multiple `checkpoint` functions to wrap the same part of your model, it would "
                  "result in the same set of parameters been used by different reentrant backward "
                  "passes multiple times, and hence marking a variable ready multiple times. DDP "
-                 "does not support such use cases in default. (parameter '%s')", p->name);
+                 "does not support such use cases in default. (parameter '%s')",
+                 p->name);
         return false;
     }
     p->ready = true;
@@ -85,7 +86,8 @@ static int32_t *globally_used(ddp_state *s, double *waited) {
     CT_SCOPE {
         ct_tensor *t = ct_tensor_from(used, CT_I32, CT_SHAPE(s->n_params));
         double t0 = ct_ddp_now();
-        ok = t && ct_dist_all_reduce_with(t, (ct_dist_options){.group = s->group, .op = CT_DIST_MAX}) == 0;
+        ok = t && ct_dist_all_reduce_with(
+                      t, (ct_dist_options){.group = s->group, .op = CT_DIST_MAX}) == 0;
         *waited += ct_ddp_now() - t0;
         ok = ok && ct_copy_to_buffer(t, used, CT_I32, (size_t)s->n_params * sizeof *used) == 0;
     }
@@ -228,8 +230,9 @@ bool ct_ddp_assign_buckets(ddp_state *s, double cap_mb) {
         for (int i = s->n_params - 1; ok && i >= 0; i--) {
             ddp_param *p = &s->params[i];
             int64_t numel = ct_numel(p->param);
-            ct_tensor *slot = ct_view(ct_narrow(s->buckets[p->bucket].flat, 0, fill[p->bucket], numel),
-                                      ct_shape_of(p->param));
+            ct_tensor *slot =
+                ct_view(ct_narrow(s->buckets[p->bucket].flat, 0, fill[p->bucket], numel),
+                        ct_shape_of(p->param));
             ok = slot != NULL;
             if (ok) p->slot = ct_retain(slot);
             fill[p->bucket] += numel;
@@ -238,4 +241,3 @@ bool ct_ddp_assign_buckets(ddp_state *s, double cap_mb) {
     free(fill);
     return ok;
 }
-

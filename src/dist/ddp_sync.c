@@ -13,13 +13,15 @@
 
 /* One line per parameter and buffer: "parameter fc.weight float32 requires_grad=True
  * [10, 32]\n" (buffers: "-" for requires_grad). */
-static bool describe(ct_ddp_strbuf *b, const char *kind, int n, const char **names, ct_tensor **ts) {
+static bool describe(ct_ddp_strbuf *b, const char *kind, int n, const char **names,
+                     ct_tensor **ts) {
     bool param = !strcmp(kind, "parameter");
     for (int i = 0; i < n; i++) {
         char shape[CT_SHAPE_STR_MAX];
         ct_shape sh = ct_shape_of(ts[i]);
-        const char *grad = !param ? "-" : ct_requires_grad(ts[i]) ? "requires_grad=True"
-                                                                  : "requires_grad=False";
+        const char *grad = !param                    ? "-"
+                           : ct_requires_grad(ts[i]) ? "requires_grad=True"
+                                                     : "requires_grad=False";
         if (!ct_ddp_append(b, "%s %s %s %s %s\n", kind, names[i], ct_dtype_name(ct_dtype_of(ts[i])),
                            grad, ct_shape_str(sh.ndim, sh.d, shape)))
             return false;
@@ -37,14 +39,17 @@ static void report_mismatch(const char *mine, const char *theirs, int r) {
     bool b = sscanf(theirs, fmt, kind0, name0, dtype0, grad0, shape0) == 5;
     if (!a || !b || strcmp(kind, kind0) || strcmp(name, name0)) {
         ct_error("ct_ddp: DDP expects the same model on every rank, but rank %d has %s%s%s where "
-                 "rank 0 has %s%s%s", r, a ? kind : "nothing", a ? " " : "", a ? name : "",
-                 b ? kind0 : "nothing", b ? " " : "", b ? name0 : "");
+                 "rank 0 has %s%s%s",
+                 r, a ? kind : "nothing", a ? " " : "", a ? name : "", b ? kind0 : "nothing",
+                 b ? " " : "", b ? name0 : "");
     } else if (strcmp(dtype, dtype0)) {
-        ct_error("ct_ddp: %s '%s' has dtype %s on rank %d but %s on rank 0", kind, name, dtype, r, dtype0);
+        ct_error("ct_ddp: %s '%s' has dtype %s on rank %d but %s on rank 0", kind, name, dtype, r,
+                 dtype0);
     } else if (strcmp(grad, grad0)) {
         ct_error("ct_ddp: %s '%s' has %s on rank %d but %s on rank 0", kind, name, grad, r, grad0);
     } else {
-        ct_error("ct_ddp: %s '%s' has shape %s on rank %d but %s on rank 0", kind, name, shape, r, shape0);
+        ct_error("ct_ddp: %s '%s' has shape %s on rank %d but %s on rank 0", kind, name, shape, r,
+                 shape0);
     }
 }
 
@@ -56,7 +61,8 @@ static int verify_across_ranks(const ddp_state *s, const ct_ddp_strbuf *desc) {
     CT_SCOPE {
         int64_t len = (int64_t)desc->len + 1;
         ct_tensor *n = ct_tensor_from(&len, CT_I64, CT_SHAPE(1));
-        if (!n || ct_dist_all_reduce_with(n, (ct_dist_options){.group = s->group, .op = CT_DIST_MAX}))
+        if (!n ||
+            ct_dist_all_reduce_with(n, (ct_dist_options){.group = s->group, .op = CT_DIST_MAX}))
             break;
         size_t max_len = (size_t)ct_item(n), all_len = (size_t)s->world * max_len;
         padded = ct_calloc(max_len, 1);
@@ -68,7 +74,8 @@ static int verify_across_ranks(const ddp_state *s, const ct_ddp_strbuf *desc) {
         memcpy(padded, desc->text, desc->len);
         ct_tensor *mine = ct_tensor_from(padded, CT_U8, CT_SHAPE((int64_t)max_len));
         ct_tensor *all = ct_empty(CT_SHAPE((int64_t)all_len), .dtype = CT_U8);
-        if (!mine || !all || ct_dist_all_gather_into_tensor_with(all, mine, ct_ddp_group_options(s)) ||
+        if (!mine || !all ||
+            ct_dist_all_gather_into_tensor_with(all, mine, ct_ddp_group_options(s)) ||
             ct_copy_to_buffer(all, texts, CT_U8, all_len))
             break;
         rc = 0;
@@ -113,7 +120,8 @@ int ct_ddp_broadcast_from_rank0(const ddp_state *s, int n, ct_tensor **ts) {
                 break;
             }
             for (int i = 0; i < n; i++)
-                if ((int)ct_dtype_of(ts[i]) == dt) flat_parts[k++] = ct_reshape(ts[i], CT_SHAPE(-1));
+                if ((int)ct_dtype_of(ts[i]) == dt)
+                    flat_parts[k++] = ct_reshape(ts[i], CT_SHAPE(-1));
             ct_tensor *flat = k ? ct_cat(k, flat_parts, 0) : NULL;
             free(flat_parts);
             if (!k) continue;
@@ -155,4 +163,3 @@ int ct_ddp_sync_buffers(const ddp_state *s) {
     free(b);
     return rc;
 }
-

@@ -99,4 +99,3 @@ bool ct_ddp_search_unused(ddp_state *s, int n_out, ct_tensor *const *out) {
     if (!ok) ct_error("ct_ddp: out of memory searching the graph for unused parameters");
     return ok;
 }
-

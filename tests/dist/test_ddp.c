@@ -19,7 +19,8 @@ static data make_rows(void) {
 
 /* Cross entropy of m on rows idx; the backward into .grad. */
 static double loss_backward(ct_module *m, data d, ct_tensor *idx, double scale) {
-    ct_tensor *loss = ct_cross_entropy(ct_forward(m, ct_index_select(d.x, 0, idx)), ct_index_select(d.y, 0, idx));
+    ct_tensor *loss =
+        ct_cross_entropy(ct_forward(m, ct_index_select(d.x, 0, idx)), ct_index_select(d.y, 0, idx));
     CHECK(ct_backward(ct_mul_scalar(loss, scale)) == 0);
     return ct_item(loss);
 }
@@ -59,21 +60,26 @@ DIST_TEST(mismatched_models_fail_on_every_rank) {
     CHECK_ERROR(ct_ddp(ct_sequential(CT_MODULES(ct_nn_linear(odd ? 32 : 64, 10)))), want);
     snprintf(want, sizeof want,
              "ct_ddp: DDP expects the same model on every rank, but rank %d has parameter 1.weight "
-             "where rank 0 has nothing", world() - 1);
+             "where rank 0 has nothing",
+             world() - 1);
     ct_module *m = odd ? ct_sequential(CT_MODULES(ct_nn_linear(4, 4), ct_nn_linear(4, 4)))
                        : ct_sequential(CT_MODULES(ct_nn_linear(4, 4)));
     CHECK_ERROR(ct_ddp(m), want);
-    snprintf(want, sizeof want, "ct_ddp: parameter '0.weight' has dtype float64 on rank %d but float32 on rank 0",
+    snprintf(want, sizeof want,
+             "ct_ddp: parameter '0.weight' has dtype float64 on rank %d but float32 on rank 0",
              world() - 1);
     m = ct_sequential(CT_MODULES(ct_nn_linear(4, 4)));
     if (odd) CHECK(ct_module_to(m, .dtype = CT_F64) == 0);
     CHECK_ERROR(ct_ddp(m), want);
-    snprintf(want, sizeof want, "ct_ddp: parameter '0.bias' has requires_grad=False on rank %d but "
-             "requires_grad=True on rank 0", world() - 1);
+    snprintf(want, sizeof want,
+             "ct_ddp: parameter '0.bias' has requires_grad=False on rank %d but "
+             "requires_grad=True on rank 0",
+             world() - 1);
     m = ct_sequential(CT_MODULES(ct_nn_linear(4, 4)));
     if (odd) CHECK(ct_set_requires_grad(ct_module_get_parameter(m, "0.bias"), false) == 0);
     CHECK_ERROR(ct_ddp(m), want);
-    snprintf(want, sizeof want, "ct_ddp: buffer '1.running_mean' has shape [3] on rank %d but [4] on rank 0",
+    snprintf(want, sizeof want,
+             "ct_ddp: buffer '1.running_mean' has shape [3] on rank %d but [4] on rank 0",
              world() - 1);
     m = ct_sequential(CT_MODULES(ct_nn_linear(4, 4), ct_nn_batch_norm1d(4)));
     if (odd) CHECK(ct_module_set_tensor(m, "1.running_mean", ct_zeros(CT_SHAPE(3))) == 0);
@@ -87,7 +93,8 @@ DIST_TEST(mismatched_models_fail_on_every_rank) {
 
 /* The gradients of a DDP backward on this rank's rows equal one process's on every
  * rank's rows, and are bitwise the same on every rank. */
-static void check_grads_against_reference(ct_module *ddp, ct_module *ref, data d, int step, double tol) {
+static void check_grads_against_reference(ct_module *ddp, ct_module *ref, data d, int step,
+                                          double tol) {
     loss_backward(ddp, d, rows(step, false), 1);
     loss_backward(ref, d, rows(step, true), 1);
     ct_tensor *g = flat_grads(ddp);
@@ -134,7 +141,8 @@ DIST_TEST(over_a_group) {
     ct_process_group *g = ct_dist_new_group(members, 2);
     CHECK(g != NULL);
     if (rank() == 2) {
-        CHECK_ERROR(ct_ddp(make_mlp(), .group = g), "ct_ddp: this process is not a member of the group");
+        CHECK_ERROR(ct_ddp(make_mlp(), .group = g),
+                    "ct_ddp: this process is not a member of the group");
         return;
     }
     ct_module *ddp = ct_ddp(make_mlp(), .group = g);
@@ -146,8 +154,9 @@ DIST_TEST(over_a_group) {
 
 /* A 4-layer MLP in buckets of 2 KiB equals the same in one bucket, bit for bit. */
 static ct_module *make_deep_mlp(void) {
-    return ct_sequential(CT_MODULES(ct_nn_linear(20, 32), ct_nn_relu(), ct_nn_linear(32, 32), ct_nn_relu(),
-                                    ct_nn_linear(32, 32), ct_nn_relu(), ct_nn_linear(32, 10)));
+    return ct_sequential(CT_MODULES(ct_nn_linear(20, 32), ct_nn_relu(), ct_nn_linear(32, 32),
+                                    ct_nn_relu(), ct_nn_linear(32, 32), ct_nn_relu(),
+                                    ct_nn_linear(32, 10)));
 }
 
 DIST_TEST(small_buckets_equal_one_bucket) {
@@ -227,18 +236,21 @@ DIST_TEST(unused_parameter_fails_the_next_forward) {
     data d = make_rows();
     ct_module *ddp = ct_ddp(make_two_heads());
     ct_tensor *idx = rows(0, false);
-    ct_tensor *loss = ct_cross_entropy(ct_forward(ddp, ct_index_select(d.x, 0, idx)), ct_index_select(d.y, 0, idx));
+    ct_tensor *loss = ct_cross_entropy(ct_forward(ddp, ct_index_select(d.x, 0, idx)),
+                                       ct_index_select(d.y, 0, idx));
     CHECK(ct_backward(loss, .retain_graph = true) == 0); /* b got no gradient: unfinished */
     CHECK_INT_EQ(ct_ddp_get_stats(ddp, false).steps, 0);
     CHECK_ERROR(ct_backward(loss), "ct_ddp: Expected to mark a variable ready only once.");
     char want[128];
-    snprintf(want, sizeof want, "Parameter indices which did not receive grad for rank %d: 2 3", rank());
-    CHECK_ERROR(ct_forward(ddp, d.x), "ct_ddp: Expected to have finished reduction in the prior iteration "
-                                      "before starting a new one. This error indicates that your module "
-                                      "has parameters that were not used in producing loss. You can "
-                                      "enable unused parameter detection by passing the keyword "
-                                      "argument `find_unused_parameters=True` to "
-                                      "`torch.nn.parallel.DistributedDataParallel`");
+    snprintf(want, sizeof want, "Parameter indices which did not receive grad for rank %d: 2 3",
+             rank());
+    CHECK_ERROR(ct_forward(ddp, d.x),
+                "ct_ddp: Expected to have finished reduction in the prior iteration "
+                "before starting a new one. This error indicates that your module "
+                "has parameters that were not used in producing loss. You can "
+                "enable unused parameter detection by passing the keyword "
+                "argument `find_unused_parameters=True` to "
+                "`torch.nn.parallel.DistributedDataParallel`");
     CHECK_ERROR(ct_forward(ddp, d.x), want);
     CHECK_ERROR(ct_forward(ddp, d.x), "Parameters which did not receive grad for rank");
     CHECK_ERROR(ct_forward(ddp, d.x), "b.weight, b.bias");
@@ -290,13 +302,15 @@ DIST_TEST(find_unused_parameters_averages_what_some_rank_used) {
 /* ---- buffers, eval, state dict, several outputs ---------------------------------- */
 
 static ct_module *make_bn_model(void) {
-    return ct_sequential(CT_MODULES(ct_nn_linear(20, 8), ct_nn_batch_norm1d(8), ct_nn_linear(8, 10)));
+    return ct_sequential(
+        CT_MODULES(ct_nn_linear(20, 8), ct_nn_batch_norm1d(8), ct_nn_linear(8, 10)));
 }
 
 DIST_TEST(buffers_are_broadcast_at_each_forward) {
     data d = make_rows();
     ct_module *ddp = ct_ddp(make_bn_model());
-    ct_module *off = ct_ddp(copy_model(ct_ddp_module(ddp), make_bn_model), .broadcast_buffers = false);
+    ct_module *off =
+        ct_ddp(copy_model(ct_ddp_module(ddp), make_bn_model), .broadcast_buffers = false);
     ct_tensor *rm = ct_module_get_buffer(ddp, "module.1.running_mean");
     ct_tensor *rm_off = ct_module_get_buffer(off, "module.1.running_mean");
     CHECK(rm && rm_off);
@@ -333,7 +347,8 @@ DIST_TEST(eval_mode_backward_does_not_synchronise) {
 
 DIST_TEST(state_dict_keys) {
     ct_module *ddp = ct_ddp(make_mlp());
-    ct_state_dict *wrapped = ct_module_state_dict(ddp), *plain = ct_module_state_dict(ct_ddp_module(ddp));
+    ct_state_dict *wrapped = ct_module_state_dict(ddp),
+                  *plain = ct_module_state_dict(ct_ddp_module(ddp));
     CHECK_INT_EQ(ct_state_dict_len(wrapped), 4);
     CHECK_STR_EQ(ct_state_dict_key(wrapped, 0), "module.0.weight");
     CHECK_STR_EQ(ct_state_dict_key(plain, 0), "0.weight");
@@ -343,7 +358,8 @@ DIST_TEST(state_dict_keys) {
     CHECK(ct_load_state_dict(ddp, wrapped) == 0);
     CHECK_ERROR(ct_load_state_dict(other, wrapped), "module.0.weight");
     CHECK_ERROR(ct_ddp_module(other), "expected a DistributedDataParallel module");
-    CHECK_ERROR(ct_ddp_get_stats(other, false).steps == 0 ? -1 : 0, "expected a DistributedDataParallel");
+    CHECK_ERROR(ct_ddp_get_stats(other, false).steps == 0 ? -1 : 0,
+                "expected a DistributedDataParallel");
 }
 
 /* A module with two outputs: ct_forward_multi through the wrapper, the loss on both. */
@@ -351,7 +367,8 @@ typedef struct {
     ct_module *trunk, *h1, *h2;
 } forked;
 
-static int forked_forward(ct_module *m, int n_in, ct_tensor *const *in, ct_tensor **out, int max_out) {
+static int forked_forward(ct_module *m, int n_in, ct_tensor *const *in, ct_tensor **out,
+                          int max_out) {
     forked *s = ct_module_state(m);
     if (n_in != 1 || max_out < 2) return -1;
     ct_tensor *h = ct_relu(ct_forward(s->trunk, in[0]));
@@ -396,7 +413,8 @@ DIST_TEST(several_outputs) {
      * find_unused_parameters cannot tell, and the next forward says so. */
     ct_module *ddp = ct_ddp(make_forked(), .find_unused_parameters = true);
     ct_tensor *out[2], *idx = rows(0, false);
-    CHECK_INT_EQ(ct_forward_multi(ddp, 1, (ct_tensor *[]){ct_index_select(d.x, 0, idx)}, out, 2), 2);
+    CHECK_INT_EQ(ct_forward_multi(ddp, 1, (ct_tensor *[]){ct_index_select(d.x, 0, idx)}, out, 2),
+                 2);
     CHECK(ct_backward(ct_cross_entropy(out[0], ct_index_select(d.y, 0, idx))) == 0);
     CHECK_ERROR(ct_forward_multi(ddp, 1, (ct_tensor *[]){d.x}, out, 2),
                 "Since `find_unused_parameters=True` is enabled, this likely  means that not all "
