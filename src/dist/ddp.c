@@ -88,16 +88,9 @@ static void ddp_destroy(ct_module *self) {
     free(s->buckets);
 }
 
-static void ddp_extra_repr(const ct_module *self, char *buf, size_t size) {
-    const ddp_state *s = ct_module_state(self);
-    snprintf(buf, size, "world_size=%d, buckets=%d%s", s->world, s->n_buckets,
-             s->find_unused ? ", find_unused_parameters=True" : "");
-}
-
 static const ct_module_class DDP_CLASS = {
     .name = "DistributedDataParallel",
     .forward_multi = ddp_forward,
-    .extra_repr = ddp_extra_repr,
     .destroy = ddp_destroy,
 };
 

@@ -345,8 +345,17 @@ DIST_TEST(eval_mode_backward_does_not_synchronise) {
     CHECK(same_on_every_rank(flat_grads(ddp)));
 }
 
-DIST_TEST(state_dict_keys) {
+DIST_TEST(state_dict_keys_and_repr) {
     ct_module *ddp = ct_ddp(make_mlp());
+    char *repr = ct_module_to_string(ddp); /* PyTorch 1.13's repr(DDP(model)) */
+    CHECK_STR_EQ(repr, "DistributedDataParallel(\n"
+                       "  (module): Sequential(\n"
+                       "    (0): Linear(in_features=20, out_features=32, bias=True)\n"
+                       "    (1): ReLU()\n"
+                       "    (2): Linear(in_features=32, out_features=10, bias=True)\n"
+                       "  )\n"
+                       ")");
+    free(repr);
     ct_state_dict *wrapped = ct_module_state_dict(ddp),
                   *plain = ct_module_state_dict(ct_ddp_module(ddp));
     CHECK_INT_EQ(ct_state_dict_len(wrapped), 4);
