@@ -477,3 +477,22 @@ TEST(checkpoint_resume_is_bit_exact) {
     ct_release(b);
     ct_release(c);
 }
+
+TEST(each_unscaled_gradient_is_reported_to_the_record_hook) {
+    ct_tensor *p;
+    ct_optim *opt = sgd_with_grad(&p, 2);
+    ct_grad_scaler *s = ct_grad_scaler();
+    ct_grad_scaler_scale(s, p);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    ct_trace_printer *tp = ct_trace_print_begin(f);
+    CHECK(ct_grad_scaler_unscale_(s, opt) == 0);
+    ct_trace_print_end(tp);
+    fclose(f);
+    CHECK(text && strstr(text, "amp_non_finite_check_and_unscale(%"));
+    free(text);
+    ct_release(s);
+    ct_release(opt);
+    ct_release(p);
+}
