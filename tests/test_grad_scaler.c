@@ -66,9 +66,6 @@ TEST(scale_trajectory_matches_pytorch_formulas) {
                              rc->name, i, ct_grad_scaler_get_scale(s), (long long)tracker_of(s),
                              rc->steps[i].scale, rc->steps[i].tracker);
         }
-        ct_release(s);
-        ct_release(opt);
-        ct_release(w);
     }
 }
 
@@ -104,9 +101,6 @@ TEST(unscale_is_grad_times_float_reciprocal_in_every_dtype) {
                          cases[c].scale);
         int stepped = ct_grad_scaler_step(s, opt);
         CHECK_INT_EQ(stepped, cases[c].found ? 0 : 1);
-        ct_release(s);
-        ct_release(opt);
-        ct_release(p);
     }
 }
 
@@ -122,9 +116,6 @@ static ct_tensor *unscale_large(ct_tensor *grad, int threads, int *stepped) {
     *stepped = ct_grad_scaler_step(s, opt);
     ct_set_num_threads(old);
     ct_tensor *out = ct_clone(ct_grad(p));
-    ct_release(s);
-    ct_release(opt);
-    ct_release(p);
     return out;
 }
 
@@ -168,9 +159,6 @@ TEST(non_contiguous_gradients_are_unscaled_in_place) {
     CHECK(ct_grad(p) == grad);
     float wv[] = {0.25f, 1, 0.5f, 1.25f, 0.75f, 1.5f};
     CHECK(same_bits(grad, ct_tensor_f32(wv, CT_SHAPE(3, 2))));
-    ct_release(s);
-    ct_release(opt);
-    ct_release(p);
 }
 
 /* A parameter with gradient g and an SGD over it. */
@@ -226,11 +214,6 @@ TEST(stage_errors_are_pytorchs) {
     CHECK(ct_grad_scaler(.backoff_factor = 1.5) == NULL);
     CHECK(strstr(ct_last_error(), "The backoff factor must be < 1.0."));
     ct_clear_error();
-    ct_release(empty);
-    ct_release(q);
-    ct_release(s);
-    ct_release(opt);
-    ct_release(p);
 }
 
 TEST(disabled_scaler_passes_through) {
@@ -245,9 +228,6 @@ TEST(disabled_scaler_passes_through) {
     CHECK(ct_grad_scaler_update(s) == 0);
     CHECK(ct_grad_scaler_get_scale(s) == 1.0);
     CT_SCOPE { CHECK_INT_EQ(ct_state_dict_len(ct_grad_scaler_state_dict(s)), 0); }
-    ct_release(s);
-    ct_release(opt);
-    ct_release(p);
 }
 
 TEST(several_optimizers_back_off_once) {
@@ -267,11 +247,6 @@ TEST(several_optimizers_back_off_once) {
     CHECK_INT_EQ(ct_grad_scaler_step(s, o2), 1);
     CHECK(ct_grad_scaler_update(s) == 0);
     CHECK(ct_grad_scaler_get_scale(s) == 65536);
-    ct_release(s);
-    ct_release(o1);
-    ct_release(o2);
-    ct_release(p1);
-    ct_release(p2);
 }
 
 TEST(state_dict_round_trip_and_validation) {
@@ -320,7 +295,6 @@ TEST(state_dict_round_trip_and_validation) {
             ct_test_fail(__FILE__, __LINE__, "%s: got \"%s\"", bad[b].msg, ct_last_error());
         ct_clear_error();
         CHECK(ct_grad_scaler_get_scale(u) == 8);
-        ct_release(u);
     }
     ct_state_dict_remove(sd, "growth_factor");
     CHECK(ct_grad_scaler_load_state_dict(t, sd) == -1);
@@ -331,12 +305,6 @@ TEST(state_dict_round_trip_and_validation) {
     CHECK(strstr(ct_last_error(), "The source state dict is empty, possibly because it was saved "
                                   "from a disabled instance of GradScaler."));
     ct_clear_error();
-    ct_release(empty);
-    ct_release(sd);
-    ct_release(t);
-    ct_release(s);
-    ct_release(opt);
-    ct_release(p);
 }
 
 /* ---- training: checkpoints and the scaled loop ------------------------------------ */
@@ -393,11 +361,6 @@ TEST(scaled_loop_with_clipping_and_accumulation_equals_the_float32_loop) {
     CHECK(ct_grad_scaler_get_scale(s) == 65536.0 * 4);
     /* a power-of-two scale multiplies and divides exactly: the same bits */
     for (int j = 0; j < 4; j++) CHECK(same_bits(pa[j], pb[j]));
-    ct_release(s);
-    ct_release(oa);
-    ct_release(ob);
-    ct_release(a);
-    ct_release(b);
 }
 
 TEST(checkpoint_resume_is_bit_exact) {
@@ -467,15 +430,6 @@ TEST(checkpoint_resume_is_bit_exact) {
         CHECK(ct_checkpoint_load(path, &back, NULL) == 0);
     }
     unlink(path);
-    ct_release(sa);
-    ct_release(sb);
-    ct_release(sc);
-    ct_release(oa);
-    ct_release(ob);
-    ct_release(oc);
-    ct_release(a);
-    ct_release(b);
-    ct_release(c);
 }
 
 TEST(each_unscaled_gradient_is_reported_to_the_record_hook) {
@@ -492,7 +446,4 @@ TEST(each_unscaled_gradient_is_reported_to_the_record_hook) {
     fclose(f);
     CHECK(text && strstr(text, "amp_non_finite_check_and_unscale(%"));
     free(text);
-    ct_release(s);
-    ct_release(opt);
-    ct_release(p);
 }

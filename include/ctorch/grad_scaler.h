@@ -65,7 +65,8 @@ ct_grad_scaler *ct_grad_scaler_with(ct_grad_scaler_options o);
 
 /* scale(loss): loss times the scale (a float32 tensor of shape [1], as PyTorch 1.13's
  * scale is, so the product has shape [1] and is float32 for a float16 or bfloat16
- * loss); differentiable.  Disabled: loss itself. */
+ * loss); differentiable.  Disabled: loss itself (retained and registered with the
+ * scope, as ct_to returns an unchanged tensor). */
 ct_tensor *ct_grad_scaler_scale(ct_grad_scaler *s, ct_tensor *loss);
 #define ct_grad_scaler_scale(s, loss) CT_AT(ct_grad_scaler_scale(s, loss))
 

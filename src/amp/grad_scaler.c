@@ -121,7 +121,8 @@ ct_tensor *ct_grad_scaler_scale(ct_grad_scaler *s, ct_tensor *loss) {
         if (!s && !ct_last_error()) ct_error("ct_grad_scaler_scale: the scaler is NULL");
         return NULL;
     }
-    if (!s->enabled) return loss;
+    /* loss itself, retained and registered as every returned object is (as ct_to does) */
+    if (!s->enabled) return ct_scope_register(ct_retain(loss));
     s->started = true;
     ct_tensor *out = NULL;
     CT_SCOPE {
