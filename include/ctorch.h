@@ -23,6 +23,7 @@
 #include "ctorch/state_dict.h"
 #include "ctorch/optim.h"
 #include "ctorch/lr_scheduler.h"
+#include "ctorch/grad_scaler.h" /* loss scaling for mixed precision */
 #include "ctorch/serialize.h"
 #include "ctorch/rnn.h"
 #include "ctorch/attention.h"

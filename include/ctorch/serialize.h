@@ -6,7 +6,8 @@
  * PyTorch's `safetensors.torch.load_file` reads back the same keys.
  *
  * A training checkpoint is one such file holding the model ("model.*"), optimizer
- * ("optim.*") and scheduler ("sched.*") state, the default generator's state, and
+ * ("optim.*"), scheduler ("sched.*") and gradient scaler ("scaler.*") state, the
+ * default generator's state, and
  * the epoch, step and run configuration as metadata.  Files are written atomically:
  * a temporary file is written, flushed to disk and renamed over the target, so a
  * crash mid-write leaves the previous file intact.  The temporary is named
@@ -16,6 +17,7 @@
 #ifndef CTORCH_SERIALIZE_H
 #define CTORCH_SERIALIZE_H
 
+#include "grad_scaler.h"
 #include "lr_scheduler.h"
 #include "state_dict.h"
 
@@ -74,6 +76,7 @@ typedef struct {
     int64_t step;         /* the optimizer steps taken */
     double metric;        /* e.g. the validation accuracy, for keeping the best */
     const char *config;   /* the run's configuration (JSON text), optional */
+    ct_grad_scaler *scaler; /* optional: the loss scaler of mixed-precision training */
 } ct_training_state;
 
 /* Saves everything in st, plus the default generator's state, into path. */
@@ -86,7 +89,9 @@ int ct_checkpoint_save(const char *path, const ct_training_state *st);
  * error naming the key: NaN or infinite weights or optimizer state, an optimizer step
  * or scheduler counter that is not an integer in range, an epoch that is not a
  * decimal integer from 0 to 2^31 - 2 (so that epoch + 1 fits an int), a step not one
- * from 0 to 2^53, a tensor failing its checksum. */
+ * from 0 to 2^53, a tensor failing its checksum, a scaler entry out of range (a NaN
+ * or negative scale: ct_grad_scaler_load_state_dict's checks), or no scaler state
+ * when st->scaler is given and enabled. */
 int ct_checkpoint_load(const char *path, ct_training_state *st, char **config_out);
 #define ct_checkpoint_load(path, st, config_out) CT_AT(ct_checkpoint_load(path, st, config_out))
 

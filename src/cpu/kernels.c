@@ -5,6 +5,7 @@ extern const ct_kernel_entry ct_cpu_binary_kernels[];
 extern const ct_kernel_entry ct_cpu_unary_kernels[];
 extern const ct_kernel_entry ct_cpu_reduce_sum_kernels[];
 extern const ct_kernel_entry ct_cpu_optim_kernels[];
+extern const ct_kernel_entry ct_cpu_amp_kernels[];
 extern const ct_kernel_entry ct_cpu_activation_kernels[];
 extern const ct_kernel_entry ct_cpu_compare_kernels[];
 extern const ct_kernel_entry ct_cpu_ternary_kernels[];
@@ -36,6 +37,7 @@ const ct_kernel_entry *const ct_cpu_kernel_tables[] = {
     ct_cpu_unary_kernels,
     ct_cpu_reduce_sum_kernels,
     ct_cpu_optim_kernels,
+    ct_cpu_amp_kernels,
     ct_cpu_activation_kernels,
     ct_cpu_compare_kernels,
     ct_cpu_ternary_kernels,

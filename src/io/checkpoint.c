@@ -1,4 +1,4 @@
-/* Training checkpoints: model, optimizer, scheduler and generator state in one
+/* Training checkpoints: model, optimizer, scheduler, scaler and generator state in one
  * safetensors file, with the epoch, step, metric and config as metadata. */
 #include <dirent.h>
 #include <errno.h>
@@ -15,6 +15,7 @@
 #include "core/mem.h"
 #include "nn/module_impl.h"
 #include "optim/optim_impl.h"
+#include "amp/grad_scaler_impl.h"
 
 #define FORMAT "ctorch-checkpoint-1"
 
@@ -54,6 +55,7 @@ int ct_checkpoint_save(const char *path, const ct_training_state *st) {
         add_prefixed(sd, "model.", ct_module_state_dict(st->model));
         if (st->optim) add_prefixed(sd, "optim.", ct_optim_state_dict(st->optim));
         if (st->sched) add_prefixed(sd, "sched.", ct_sched_state_dict(st->sched));
+        if (st->scaler) add_prefixed(sd, "scaler.", ct_grad_scaler_state_dict(st->scaler));
         ct_state_dict_set(sd, "rng.default", ct_generator_get_state(ct_default_generator()));
         char epoch[32], step[32], metric[40];
         snprintf(epoch, sizeof epoch, "%lld", (long long)st->epoch);
@@ -147,12 +149,13 @@ int ct_checkpoint_load(const char *path, ct_training_state *st, char **config_ou
             }
         }
         ct_state_dict *model = sub_dict(sd, "model."), *optim = sub_dict(sd, "optim."),
-                      *sched = sub_dict(sd, "sched.");
+                      *sched = sub_dict(sd, "sched."), *scaler = sub_dict(sd, "scaler.");
         ct_tensor *rng = ct_state_dict_get(sd, "rng.default");
         ct_generator *scratch = rng ? ct_generator_new(0) : NULL; /* the scope's */
         bool valid = all_finite(path, sd) && ct_module_check_state_dict(st->model, model) == 0 &&
                      (!st->optim || ct_optim_check_state_dict(st->optim, optim) == 0) &&
                      (!st->sched || ct_sched_check_state_dict(st->sched, sched) == 0) &&
+                     (!st->scaler || ct_grad_scaler_check_state_dict(st->scaler, scaler, "scaler.") == 0) &&
                      (!rng || (scratch && ct_generator_set_state(scratch, rng) == 0));
         if (!valid) break;
         char *config = NULL;
@@ -164,6 +167,7 @@ int ct_checkpoint_load(const char *path, ct_training_state *st, char **config_ou
         bool loaded = ct_load_state_dict(st->model, model) == 0 &&
                       (!st->optim || ct_optim_load_state_dict(st->optim, optim) == 0) &&
                       (!st->sched || ct_sched_load_state_dict(st->sched, sched) == 0) &&
+                      (!st->scaler || ct_grad_scaler_load_state_dict(st->scaler, scaler) == 0) &&
                       (!rng || ct_generator_set_state(ct_default_generator(), rng) == 0);
         if (!loaded) {
             free(config);

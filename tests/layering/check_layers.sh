@@ -1,6 +1,6 @@
 #!/bin/sh
 # The layering rule of the backend seam (core/backend.h): code above the backends
-# (core, ops, autograd, nn, optim, io, data and the kernel ABI in kernels/) includes
+# (core, ops, autograd, nn, optim, amp, io, data and the kernel ABI in kernels/) includes
 # nothing from a backend's directory (cpu/, meta/), and ops, autograd, nn, optim, io
 # and data call no ct_cpu_* function: they reach a device's memory through its
 # backend and read values on the host through ops/host.h.
@@ -12,7 +12,7 @@
 set -u
 src=${1:?usage: check_layers.sh SRC_DIR}
 status=0
-for dir in core ops autograd nn optim io data kernels; do
+for dir in core ops autograd nn optim amp io data kernels; do
     [ -d "$src/$dir" ] || continue
     for f in "$src/$dir"/*.c "$src/$dir"/*.h; do
         [ -f "$f" ] || continue

@@ -13,7 +13,7 @@
 set -u
 inc=${1:?usage: check_alive.sh INCLUDE_DIR SRC_DIR}
 src=${2:?usage: check_alive.sh INCLUDE_DIR SRC_DIR}
-objects='ct_(tensor|node|module|optim|scheduler|state_dict|dataset|transform|sampler|batch_sampler|loader|generator)'
+objects='ct_(tensor|node|module|optim|grad_scaler|scheduler|state_dict|dataset|transform|sampler|batch_sampler|loader|generator)'
 # The public declarations (joined up to their ';') that take an object by pointer.
 names=$(cat "$inc"/ctorch/*.h | awk -v obj="$objects" '
     /^[a-z_][a-z_0-9 ]*[ *]ct_[a-z0-9_]+\(/ && !/^typedef/ { decl = ""; open = 1 }
