@@ -24,6 +24,7 @@
 #include "cpu/gemm.h"
 #include "core/mem.h"
 #include "cpu/kernel_oom.h"
+#include "cpu/onednn.h"
 
 CT_CONV_IM2COL(ct_half, f16)
 CT_CONV_IM2COL(ct_bf16, bf16)
@@ -260,6 +261,13 @@ static void bufs_free(conv_bufs *b) {
         case CT_CONV_IM2COL:                                                             \
         case CT_CONV_COL2IM: fold_##SFX(job, ct_get_num_threads()); return;              \
         default: break;                                                                  \
+        }                                                                                \
+        if (ct_onednn_conv(DT, job)) { /* cpu/onednn.h: the bias sum is this file's */  \
+            if (job->kind == CT_CONV_GRAD_WEIGHT && job->out_bias) {                     \
+                ct_conv_job bj = conv_bias_job(job);                                     \
+                grad_bias_##SFX(&bj);                                                    \
+            }                                                                            \
+            return;                                                                      \
         }                                                                                \
         bool gw = job->kind == CT_CONV_GRAD_WEIGHT, fwd = job->kind == CT_CONV_FORWARD;  \
         int64_t Cg = g->C / g->groups, wn = g->O * Cg * g->KH * g->KW;                   \

@@ -16,13 +16,14 @@
 
 #include "cpu/gemm.h"
 #include "cpu/kernel_util.h"
+#include "cpu/onednn.h"
 #include "core/mem.h"
 
 enum { TM = 256, TN = 256, TK = 256 };
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
-#define REDUCED_GEMM(TS, SFX)                                                            \
+#define REDUCED_GEMM(TS, SFX, DT)                                                           \
     /* Widens a rows x cols operand (element strides rs, cs) into dst, row-major when    \
      * its rows are contiguous, else column-major (*tr: pass it transposed); returns     \
      * the leading dimension. */                                                         \
@@ -79,6 +80,7 @@ static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
         }                                                                                \
     }                                                                                    \
     static bool gemm_##SFX(const ct_gemm_args *g) {                                      \
+        if (ct_onednn_gemm(DT, g)) return true; /* cpu/onednn.h */                       \
         if (g->m == 0 || g->n == 0 || g->batch == 0) return true;                        \
         int64_t gm = (g->m + TM - 1) / TM, gn = (g->n + TN - 1) / TN;                    \
         int64_t items = g->batch * gm * gn;                                              \
@@ -124,8 +126,8 @@ static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
                         tile_##SFX(g, bi, r0, c0, mb, nb, af, bf, cf);                   \
                 }                                                                        \
     }
-REDUCED_GEMM(ct_half, f16)
-REDUCED_GEMM(ct_bf16, bf16)
+REDUCED_GEMM(ct_half, f16, CT_F16)
+REDUCED_GEMM(ct_bf16, bf16, CT_BF16)
 
 _Static_assert(CT_GEMM_REDUCED_WORK >= TM * TK + TK * TN + TM * TN, "the tiles fit the work buffer");
 
