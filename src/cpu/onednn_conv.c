@@ -3,15 +3,22 @@
  * groups), so nothing is reordered:
  *   FORWARD      forward_training, the bias added in float before the one rounding
  *   GRAD_INPUT   backward_data (a transposed conv's bias is the reduced kernel's)
- *   GRAD_WEIGHT  backward_weights, the weight only (the caller sums the bias)
- * Every sum is float, rounded once to the dtype, as cpu/conv_reduced.c computes it. */
+ *   GRAD_WEIGHT  backward_weights into float, the weight only (the caller sums the bias)
+ * Every sum is float, rounded once to the dtype, as cpu/conv_reduced.c computes it;
+ * the batch runs in fixed chunks (Note [oneDNN determinism] below). */
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "core/error.h"
+#include "core/mem.h"
+#include "cpu/conv_cols.h"
 #include "cpu/onednn_prim.h"
 
 typedef struct {
-    dnnl_data_type_t dt;
+    dnnl_data_type_t dt, wdt; /* the operands', the weight gradient's */
     const ct_conv_job *job;
+    int64_t N; /* the batch of the primitive: the job's, or a chunk's */
 } conv_ctx;
 
 typedef struct {
@@ -19,18 +26,18 @@ typedef struct {
     dnnl_dims_t strides, dilates, pad_l, pad_r;
 } conv_descs;
 
-static void descs(const conv_ctx *c, conv_descs *d) {
+static void descs(const conv_ctx *c, int64_t N, conv_descs *d, dnnl_data_type_t wdt) {
     const ct_conv_geom *g = c->job->g;
-    dnnl_dims_t x = {g->N, g->C, g->H, g->W}, y = {g->N, g->O, g->OH, g->OW}, b = {g->O};
+    dnnl_dims_t x = {N, g->C, g->H, g->W}, y = {N, g->O, g->OH, g->OW}, b = {g->O};
     dnnl_memory_desc_init_by_tag(&d->x, 4, x, c->dt, dnnl_nchw);
     dnnl_memory_desc_init_by_tag(&d->y, 4, y, c->dt, dnnl_nchw);
     dnnl_memory_desc_init_by_tag(&d->bias, 1, b, c->dt, dnnl_a);
     if (g->groups > 1) {
         dnnl_dims_t w = {g->groups, g->O / g->groups, g->C / g->groups, g->KH, g->KW};
-        dnnl_memory_desc_init_by_tag(&d->w, 5, w, c->dt, dnnl_goihw);
+        dnnl_memory_desc_init_by_tag(&d->w, 5, w, wdt, dnnl_goihw);
     } else {
         dnnl_dims_t w = {g->O, g->C, g->KH, g->KW};
-        dnnl_memory_desc_init_by_tag(&d->w, 4, w, c->dt, dnnl_oihw);
+        dnnl_memory_desc_init_by_tag(&d->w, 4, w, wdt, dnnl_oihw);
     }
     /* oneDNN's dilation counts the gaps (0: none); the padding after the last element
      * is what makes the output size come out (negative where rows are left over) */
@@ -58,8 +65,9 @@ static dnnl_status_t forward_pd(conv_descs *d, bool bias,
 static dnnl_status_t make_pd(const void *vctx, const_dnnl_primitive_attr_t attr,
                              dnnl_primitive_desc_t *pd) {
     const conv_ctx *c = vctx;
-    conv_descs d;
-    descs(c, &d);
+    conv_descs d, dw; /* dw: the weight gradient's (its dtype wdt) */
+    descs(c, c->N, &d, c->dt);
+    descs(c, c->N, &dw, c->wdt);
     if (c->job->kind == CT_CONV_FORWARD) return forward_pd(&d, c->job->bias != NULL, attr, pd);
     dnnl_primitive_desc_t hint;
     dnnl_status_t st = forward_pd(&d, false, NULL, &hint);
@@ -70,10 +78,108 @@ static dnnl_status_t make_pd(const void *vctx, const_dnnl_primitive_attr_t attr,
                                                               &d.y, d.strides, d.dilates, d.pad_l, d.pad_r);
     else
         st = dnnl_dilated_convolution_backward_weights_desc_init(
-            &cd, dnnl_convolution_direct, &d.x, &d.w, NULL, &d.y, d.strides, d.dilates, d.pad_l, d.pad_r);
+            &cd, dnnl_convolution_direct, &d.x, &dw.w, NULL, &d.y, d.strides, d.dilates, d.pad_l, d.pad_r);
     if (st == dnnl_success) st = dnnl_primitive_desc_create(pd, &cd, attr, ct_onednn_engine(), hint);
     dnnl_primitive_desc_destroy(hint);
     return st;
+}
+
+/* The primitive of job with a batch of N, made for `threads` threads (the calling
+ * thread's OpenMP setting must say the same), or NULL (none, or *failed: the error
+ * set). */
+static ct_onednn_prim *conv_prim(conv_ctx *c, int64_t N, int threads, bool *failed) {
+    const ct_conv_job *job = c->job;
+    c->N = N;
+    const ct_conv_geom *g = job->g;
+    ct_onednn_key key = {{0}};
+    int64_t v[] = {2 /* conv */, c->dt, c->wdt, threads, job->kind,
+                   job->kind == CT_CONV_FORWARD && job->bias, N, g->C, g->H, g->W, g->O, g->KH,
+                   g->KW, g->OH, g->OW, g->sh, g->sw, g->ph, g->pw, g->dh, g->dw, g->groups};
+    _Static_assert(sizeof v <= sizeof key.v, "the key holds the geometry");
+    memcpy(key.v, v, sizeof v);
+    const char *op = job->kind == CT_CONV_FORWARD ? "conv" : "conv backward";
+    return ct_onednn_lookup(&key, make_pd, NULL, c, op, failed);
+}
+
+/* Note [oneDNN determinism]: oneDNN's convolutions split their work by the thread
+ * count they are made for (backward-weights sums the batch in per-thread parts, the
+ * GEMM-based kernels of a small batch split the product), so their bits would change
+ * with it.  Instead every job runs the batch's fixed chunks (a function of N only),
+ * each through a one-thread primitive, the chunks spread over the threads: each output
+ * element of FORWARD / GRAD_INPUT is one chunk's sum, and GRAD_WEIGHT's float chunk
+ * sums (diff_weights in float) are added in chunk order, as cpu/conv.c does
+ * (conv_weight_chunks), and rounded once. */
+static int64_t data_chunks(const ct_conv_geom *g) { return g->N < 16 ? g->N : 16; }
+
+#define ROUND_SUMS(T)                                                                    \
+    for (int64_t i = 0; i < wn; i++) {                                                   \
+        float s = acc[i];                                                                \
+        for (int64_t ch = 1; ch < nc; ch++) s += acc[ch * wn + i];                       \
+        ((T *)job->out)[i] = CT_STORE_REDUCED(T, s);                                     \
+    }
+
+static bool chunked_job(conv_ctx *c, ct_dtype dt) {
+    const ct_conv_job *job = c->job;
+    const ct_conv_geom *g = job->g;
+    bool gw = job->kind == CT_CONV_GRAD_WEIGHT, fwd = job->kind == CT_CONV_FORWARD;
+    const char *op = fwd ? "conv" : "conv backward";
+    int64_t nc = gw ? conv_weight_chunks(g) : data_chunks(g);
+    int64_t wn = g->O * (g->C / g->groups) * g->KH * g->KW;
+    int64_t xs = g->C * g->H * g->W * 2, ys = g->O * g->OH * g->OW * 2; /* bytes a sample */
+    if (gw) c->wdt = dnnl_f32;
+    /* the chunks have two sizes at most: N / nc and one more; oneDNN reads the thread
+     * count when it makes a primitive */
+    bool failed = false;
+    int saved = ct_onednn_threads_begin(1);
+    ct_onednn_prim *small = conv_prim(c, g->N / nc, 1, &failed);
+    ct_onednn_prim *large = !small || g->N % nc == 0 ? NULL : conv_prim(c, g->N / nc + 1, 1, &failed);
+    ct_onednn_threads_end(saved);
+    float *acc = NULL;
+    if (small && (g->N % nc == 0 || large) && gw && !(acc = ct_malloc(sizeof(float) * (size_t)(wn * nc)))) {
+        ct_error_fail_result("out of memory in %s", op);
+        failed = true;
+    }
+    if (!small || (g->N % nc && !large) || failed) {
+        ct_onednn_release(small);
+        ct_onednn_release(large);
+        return failed;
+    }
+    int nt = ct_onednn_threads();
+    nt = nt < nc ? nt : (int)nc;
+    atomic_bool ok = true;
+    _Pragma("omp parallel for num_threads(nt) if (nt > 1) schedule(dynamic)")
+    for (int64_t ch = 0; ch < nc; ch++) {
+        int64_t n0 = ch * g->N / nc, n1 = (ch + 1) * g->N / nc;
+        int before = ct_onednn_threads_begin(1);
+        const char *a = (const char *)job->a, *b = (const char *)job->b;
+        char *out = job->out;
+        ct_onednn_arg args[4];
+        int n = 0;
+        if (fwd) {
+            args[n++] = (ct_onednn_arg){DNNL_ARG_SRC, (void *)(a + n0 * xs)};
+            args[n++] = (ct_onednn_arg){DNNL_ARG_WEIGHTS, (void *)b};
+            if (job->bias) args[n++] = (ct_onednn_arg){DNNL_ARG_BIAS, (void *)job->bias};
+            args[n++] = (ct_onednn_arg){DNNL_ARG_DST, out + n0 * ys};
+        } else if (!gw) {
+            args[n++] = (ct_onednn_arg){DNNL_ARG_DIFF_DST, (void *)(a + n0 * ys)};
+            args[n++] = (ct_onednn_arg){DNNL_ARG_WEIGHTS, (void *)b};
+            args[n++] = (ct_onednn_arg){DNNL_ARG_DIFF_SRC, out + n0 * xs};
+        } else {
+            args[n++] = (ct_onednn_arg){DNNL_ARG_SRC, (void *)(a + n0 * xs)};
+            args[n++] = (ct_onednn_arg){DNNL_ARG_DIFF_DST, (void *)(b + n0 * ys)};
+            args[n++] = (ct_onednn_arg){DNNL_ARG_DIFF_WEIGHTS, acc + ch * wn};
+        }
+        if (!ct_onednn_run(n1 - n0 == g->N / nc ? small : large, args, n, op, false))
+            atomic_store(&ok, false);
+        ct_onednn_threads_end(before);
+    }
+    if (!ok) ct_error_fail_result("%s: oneDNN failed to run the convolution", op);
+    else if (gw && dt == CT_BF16) ROUND_SUMS(ct_bf16)
+    else if (gw) ROUND_SUMS(ct_half)
+    free(acc);
+    ct_onednn_release(small);
+    ct_onednn_release(large);
+    return true;
 }
 
 bool ct_onednn_conv(ct_dtype dt, const ct_conv_job *job) {
@@ -85,37 +191,6 @@ bool ct_onednn_conv(ct_dtype dt, const ct_conv_job *job) {
     const ct_conv_geom *g = job->g;
     if (g->N == 0 || g->C == 0 || g->O == 0 || g->OH <= 0 || g->OW <= 0) return false;
     conv_ctx c = {.dt = dt == CT_BF16 ? dnnl_bf16 : dnnl_f16, .job = job};
-    int threads = ct_onednn_threads();
-    ct_onednn_key key = {{0}};
-    int64_t v[] = {2 /* conv */, c.dt, threads, kind, kind == CT_CONV_FORWARD && job->bias,
-                   g->N, g->C, g->H, g->W, g->O, g->KH, g->KW, g->OH, g->OW,
-                   g->sh, g->sw, g->ph, g->pw, g->dh, g->dw, g->groups};
-    _Static_assert(sizeof v <= sizeof key.v, "the key holds the geometry");
-    memcpy(key.v, v, sizeof v);
-    int saved = ct_onednn_threads_begin(threads);
-    bool failed;
-    const char *op = kind == CT_CONV_FORWARD ? "conv" : "conv backward";
-    ct_onednn_prim *p = ct_onednn_lookup(&key, make_pd, NULL, &c, op, &failed);
-    if (p) {
-        ct_onednn_arg args[4];
-        int n = 0;
-        if (kind == CT_CONV_FORWARD) {
-            args[n++] = (ct_onednn_arg){DNNL_ARG_SRC, (void *)job->a};
-            args[n++] = (ct_onednn_arg){DNNL_ARG_WEIGHTS, (void *)job->b};
-            if (job->bias) args[n++] = (ct_onednn_arg){DNNL_ARG_BIAS, (void *)job->bias};
-            args[n++] = (ct_onednn_arg){DNNL_ARG_DST, job->out};
-        } else if (kind == CT_CONV_GRAD_INPUT) {
-            args[n++] = (ct_onednn_arg){DNNL_ARG_DIFF_DST, (void *)job->a};
-            args[n++] = (ct_onednn_arg){DNNL_ARG_WEIGHTS, (void *)job->b};
-            args[n++] = (ct_onednn_arg){DNNL_ARG_DIFF_SRC, job->out};
-        } else {
-            args[n++] = (ct_onednn_arg){DNNL_ARG_SRC, (void *)job->a};
-            args[n++] = (ct_onednn_arg){DNNL_ARG_DIFF_DST, (void *)job->b};
-            args[n++] = (ct_onednn_arg){DNNL_ARG_DIFF_WEIGHTS, job->out};
-        }
-        ct_onednn_run(p, args, n, op);
-        ct_onednn_release(p);
-    }
-    ct_onednn_threads_end(saved);
-    return p || failed;
+    c.wdt = c.dt;
+    return chunked_job(&c, dt);
 }

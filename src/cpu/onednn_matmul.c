@@ -2,7 +2,17 @@
  *   dst = alpha * src @ weights + beta * dst     (output scale alpha, a sum post-op beta)
  * accumulated in float and rounded once to the dtype, as cpu/gemm_reduced.c does.  The
  * operands' strides go to oneDNN as they are (row- or column-major with a leading
- * dimension, kernels/gemm.h); a batch stride 0 is a broadcast batch dimension of 1. */
+ * dimension, kernels/gemm.h); a batch stride 0 is a broadcast batch dimension of 1.
+ *
+ * Note [oneDNN determinism], matmul: oneDNN 2.6 has two bf16 matmuls.  Its brgemm
+ * kernels (AVX512-BF16 and AMX CPUs) split c into blocks of rows and columns between
+ * threads and keep each dot product's k on one thread, so the float sums, and the
+ * results, are the same for any thread count (checked on their float accumulators,
+ * 1 against 3 threads, for every shape of tests/test_onednn.c's thread_counts).  Its
+ * GEMM-based kernel (plain AVX-512: bf16 emulated) splits k between threads when m*n
+ * is small (4x65536x4, 16x8192x16, 10x3136x10: most float sums differ), so there the
+ * reduced kernel runs instead (it is not slower: both widen to float for sgemm-like
+ * kernels). */
 #include <string.h>
 
 #include "cpu/onednn_prim.h"
@@ -41,8 +51,18 @@ static dnnl_status_t make_pd(const void *vctx, const_dnnl_primitive_attr_t attr,
     md3(&d, c->dt, g->batch, g->c_bs, g->m, g->n, g->c_rs, 1);
     dnnl_matmul_desc_t desc;
     dnnl_status_t st = dnnl_matmul_desc_init(&desc, &a, &b, NULL, &d);
+    if (st == dnnl_success) st = dnnl_primitive_desc_create(pd, &desc, attr, ct_onednn_engine(), NULL);
     if (st != dnnl_success) return st;
-    return dnnl_primitive_desc_create(pd, &desc, attr, ct_onednn_engine(), NULL);
+    /* Note [oneDNN determinism]: only the brgemm kernels (AVX512-BF16, AMX) keep k
+     * whole on one thread; the GEMM-based one splits k between threads for small
+     * products, by their number */
+    const char *impl = NULL;
+    if (dnnl_primitive_desc_query(*pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success ||
+        !impl || strncmp(impl, "brg", 3) != 0) {
+        dnnl_primitive_desc_destroy(*pd);
+        return dnnl_unimplemented;
+    }
+    return dnnl_success;
 }
 
 static dnnl_status_t attr_of(const void *vctx, dnnl_primitive_attr_t attr) {
@@ -93,7 +113,7 @@ bool ct_onednn_gemm(ct_dtype dt, const ct_gemm_args *g) {
     if (p) {
         ct_onednn_arg args[] = {{DNNL_ARG_SRC, (void *)g->a}, {DNNL_ARG_WEIGHTS, (void *)g->b},
                                 {DNNL_ARG_DST, g->c}};
-        ct_onednn_run(p, args, 3, "matmul");
+        ct_onednn_run(p, args, 3, "matmul", true);
         ct_onednn_release(p);
     }
     ct_onednn_threads_end(saved);

@@ -54,8 +54,10 @@ typedef struct {
     int arg;
     void *ptr;
 } ct_onednn_arg;
-/* Runs p on the calling thread's team with a scratchpad from ct_malloc; on failure
- * marks the op's result failed ("op: oneDNN ...") and returns false. */
-bool ct_onednn_run(const ct_onednn_prim *p, const ct_onednn_arg *args, int nargs, const char *op);
+/* Runs p on the calling thread's team with a scratchpad from ct_malloc; false when it
+ * failed, having marked the op's result failed ("op: oneDNN ...") when report (a
+ * parallel region's threads leave that to the thread that started it). */
+bool ct_onednn_run(const ct_onednn_prim *p, const ct_onednn_arg *args, int nargs, const char *op,
+                   bool report);
 
 #endif
