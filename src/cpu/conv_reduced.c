@@ -13,6 +13,8 @@
  *   COL2IM       F.fold: GRAD_INPUT's window, on the widened column blocks
  *   IM2COL, GRAD_BIAS as the float kernels (the bias sum in double, rounded once).
  *
+ * Where oneDNN has kernels for the CPU, FORWARD, GRAD_INPUT (no bias) and GRAD_WEIGHT
+ * run through it instead (cpu/onednn.h, to the same contract), the bias gradient here.
  * The work items, blocks and chunks are the float32 path's (cpu/conv.c), so results
  * never depend on the thread count (Note [Conv determinism]); per-thread buffers are
  * bounded by the block, as its column buffer is. */
