@@ -66,6 +66,29 @@ void ct_onednn_threads_end(int saved) {
     if (omp_get_max_threads() != saved) omp_set_num_threads(saved);
 }
 
+/* The calling thread's scratchpad, kept between runs: a fresh one of a large product
+ * (brgemm packs its operands there, megabytes for 1024^3) costs its page faults on
+ * every call, several times the product itself.  It only grows, and is released when
+ * a run needs more than KEEP. */
+enum { KEEP = 64 << 20 };
+static _Thread_local void *scratch_buf;
+static _Thread_local size_t scratch_size;
+
+static void *scratchpad(size_t bytes) {
+    if (bytes <= scratch_size) return scratch_buf;
+    free(scratch_buf);
+    scratch_buf = ct_malloc(bytes);
+    scratch_size = scratch_buf ? bytes : 0;
+    return scratch_buf;
+}
+
+static void scratchpad_trim(void) {
+    if (scratch_size <= KEEP) return;
+    free(scratch_buf);
+    scratch_buf = NULL;
+    scratch_size = 0;
+}
+
 bool ct_onednn_run(const ct_onednn_prim *p, const ct_onednn_arg *args, int nargs, const char *op,
                    bool report) {
     enum { MAX_ARGS = 8 };
@@ -73,10 +96,10 @@ bool ct_onednn_run(const ct_onednn_prim *p, const ct_onednn_arg *args, int nargs
     int made = 0;
     dnnl_status_t st = dnnl_success;
     dnnl_stream_t stream = NULL;
-    void *scratch = NULL;
     const dnnl_memory_desc_t *smd = dnnl_primitive_desc_query_md(p->pd, dnnl_query_scratchpad_md, 0);
     size_t sbytes = smd ? dnnl_memory_desc_get_size(smd) : 0;
-    if (sbytes && !(scratch = ct_malloc(sbytes))) {
+    void *scratch = sbytes ? scratchpad(sbytes) : NULL;
+    if (sbytes && !scratch) {
         if (report) ct_error_fail_result("out of memory in %s (oneDNN's scratchpad of %zu bytes)", op, sbytes);
         return false;
     }
@@ -91,8 +114,8 @@ bool ct_onednn_run(const ct_onednn_prim *p, const ct_onednn_arg *args, int nargs
     if (st == dnnl_success) st = dnnl_primitive_execute(p->prim, stream, made, exec);
     if (st == dnnl_success) st = dnnl_stream_wait(stream);
     if (stream) dnnl_stream_destroy(stream);
+    scratchpad_trim();
     for (int i = 0; i < made; i++) dnnl_memory_destroy(exec[i].memory);
-    free(scratch);
     if (st != dnnl_success) {
         if (report) ct_error_fail_result("%s: oneDNN failed to run the primitive: %s", op, dnnl_status2str(st));
         return false;
