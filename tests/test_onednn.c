@@ -155,8 +155,18 @@ TEST(convolutions_match_float32) {
                     ct_conv1d(f32(x), f32(w), NULL, .stride = CT_DIMS(2), .padding = CT_DIMS(1)));
         ct_tensor *xt = rounded(CT_SHAPE(2, 6, 7, 7), dt), *wt = rounded(CT_SHAPE(6, 3, 3, 3), dt);
         ct_tensor *bt = rounded(CT_SHAPE(3), dt);
-        check_close("conv_transpose2d", dt, ct_conv_transpose2d(xt, wt, bt, .stride = CT_DIMS(2)),
-                    ct_conv_transpose2d(f32(xt), f32(wt), f32(bt), .stride = CT_DIMS(2)));
+        ct_tensor *xtf = f32(xt), *wtf = f32(wt), *btf = f32(bt);
+        ct_tensor *in[] = {xt, wt, bt, xtf, wtf, btf};
+        for (int i = 0; i < 6; i++) ct_set_requires_grad(in[i], true);
+        ct_tensor *yt = ct_conv_transpose2d(xt, wt, bt, .stride = CT_DIMS(2));
+        ct_tensor *ytf = ct_conv_transpose2d(xtf, wtf, btf, .stride = CT_DIMS(2));
+        check_close("conv_transpose2d", dt, yt, ytf);
+        ct_tensor *gy = rounded(ct_shape_of(yt), dt);
+        CHECK(ct_backward(ct_sum(ct_mul(yt, gy))) == 0);
+        CHECK(ct_backward(ct_sum(ct_mul(ytf, f32(gy)))) == 0);
+        check_close("conv_transpose2d grad input", dt, ct_grad(xt), ct_grad(xtf));
+        check_close("conv_transpose2d grad weight", dt, ct_grad(wt), ct_grad(wtf));
+        check_close("conv_transpose2d grad bias", dt, ct_grad(bt), ct_grad(btf));
     }
 }
 

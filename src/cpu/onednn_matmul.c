@@ -114,6 +114,7 @@ bool ct_onednn_gemm(ct_dtype dt, const ct_gemm_args *g) {
         ct_onednn_arg args[] = {{DNNL_ARG_SRC, (void *)g->a}, {DNNL_ARG_WEIGHTS, (void *)g->b},
                                 {DNNL_ARG_DST, g->c}};
         ct_onednn_run(p, args, 3, "matmul", true);
+        ct_onednn_buffers_trim();
         ct_onednn_release(p);
     }
     ct_onednn_threads_end(saved);

@@ -48,6 +48,13 @@ ct_onednn_prim *ct_onednn_lookup(const ct_onednn_key *key, ct_onednn_make_pd mak
                                  const void *ctx, const char *op, bool *failed);
 void ct_onednn_release(ct_onednn_prim *p);
 
+/* The calling thread's working buffers, kept between runs (at least `bytes`; NULL when
+ * there is no memory): oneDNN's scratchpads, and operands in the layouts a primitive
+ * chose (cpu/onednn_conv.c).  ct_onednn_buffers_trim releases those over 64 MiB. */
+enum { CT_ONEDNN_SCRATCHPAD, CT_ONEDNN_STAGING, CT_ONEDNN_BUFFERS };
+void *ct_onednn_buffer(int which, size_t bytes);
+void ct_onednn_buffers_trim(void);
+
 /* One argument of an execution: oneDNN's argument id and the buffer (in the layout
  * the primitive descriptor says). */
 typedef struct {

@@ -66,27 +66,29 @@ void ct_onednn_threads_end(int saved) {
     if (omp_get_max_threads() != saved) omp_set_num_threads(saved);
 }
 
-/* The calling thread's scratchpad, kept between runs: a fresh one of a large product
- * (brgemm packs its operands there, megabytes for 1024^3) costs its page faults on
- * every call, several times the product itself.  It only grows, and is released when
- * a run needs more than KEEP. */
+/* The calling thread's buffers, kept between runs: a fresh one for a large product
+ * (brgemm packs its operands in its scratchpad, megabytes for 1024^3) costs its page
+ * faults on every call, several times the product itself.  They only grow, and one
+ * is released when a run needed more than KEEP. */
 enum { KEEP = 64 << 20 };
-static _Thread_local void *scratch_buf;
-static _Thread_local size_t scratch_size;
+static _Thread_local void *buf[CT_ONEDNN_BUFFERS];
+static _Thread_local size_t buf_size[CT_ONEDNN_BUFFERS];
 
-static void *scratchpad(size_t bytes) {
-    if (bytes <= scratch_size) return scratch_buf;
-    free(scratch_buf);
-    scratch_buf = ct_malloc(bytes);
-    scratch_size = scratch_buf ? bytes : 0;
-    return scratch_buf;
+void *ct_onednn_buffer(int which, size_t bytes) {
+    if (bytes <= buf_size[which]) return buf[which];
+    free(buf[which]);
+    buf[which] = ct_malloc(bytes);
+    buf_size[which] = buf[which] ? bytes : 0;
+    return buf[which];
 }
 
-static void scratchpad_trim(void) {
-    if (scratch_size <= KEEP) return;
-    free(scratch_buf);
-    scratch_buf = NULL;
-    scratch_size = 0;
+void ct_onednn_buffers_trim(void) {
+    for (int i = 0; i < CT_ONEDNN_BUFFERS; i++)
+        if (buf_size[i] > KEEP) {
+            free(buf[i]);
+            buf[i] = NULL;
+            buf_size[i] = 0;
+        }
 }
 
 bool ct_onednn_run(const ct_onednn_prim *p, const ct_onednn_arg *args, int nargs, const char *op,
@@ -98,7 +100,7 @@ bool ct_onednn_run(const ct_onednn_prim *p, const ct_onednn_arg *args, int nargs
     dnnl_stream_t stream = NULL;
     const dnnl_memory_desc_t *smd = dnnl_primitive_desc_query_md(p->pd, dnnl_query_scratchpad_md, 0);
     size_t sbytes = smd ? dnnl_memory_desc_get_size(smd) : 0;
-    void *scratch = sbytes ? scratchpad(sbytes) : NULL;
+    void *scratch = sbytes ? ct_onednn_buffer(CT_ONEDNN_SCRATCHPAD, sbytes) : NULL;
     if (sbytes && !scratch) {
         if (report) ct_error_fail_result("out of memory in %s (oneDNN's scratchpad of %zu bytes)", op, sbytes);
         return false;
@@ -114,7 +116,6 @@ bool ct_onednn_run(const ct_onednn_prim *p, const ct_onednn_arg *args, int nargs
     if (st == dnnl_success) st = dnnl_primitive_execute(p->prim, stream, made, exec);
     if (st == dnnl_success) st = dnnl_stream_wait(stream);
     if (stream) dnnl_stream_destroy(stream);
-    scratchpad_trim();
     for (int i = 0; i < made; i++) dnnl_memory_destroy(exec[i].memory);
     if (st != dnnl_success) {
         if (report) ct_error_fail_result("%s: oneDNN failed to run the primitive: %s", op, dnnl_status2str(st));
