@@ -11,12 +11,13 @@
  * ONEDNN_MAX_CPU_ISA (oneDNN's own) caps the instructions it uses, as
  * tests/force_isa.sh does to test each path on one machine.
  *
- * Note [oneDNN determinism]: a oneDNN primitive is made for a thread count (its
- * work split is chosen when it is created, and the cache key holds the count), so
- * one thread count always gives the same bits; across thread counts results may
- * differ in the last bit where oneDNN splits a reduction between threads (see
- * docs/internals.md, "oneDNN"), which the suite checks against float32 references
- * within bf16 rounding instead of bitwise. */
+ * Note [oneDNN determinism] (docs/internals.md, "oneDNN"): a primitive's work split is
+ * chosen when it is made, from the thread count, so results stay bitwise equal for any
+ * ct_set_num_threads only because matrix products use only oneDNN's brgemm kernels
+ * (each dot product on one thread: cpu/onednn_matmul.c) and convolutions run fixed
+ * batch chunks through one-thread primitives (cpu/onednn_conv.c).  They are not
+ * bitwise equal to the reduced kernels' or across instruction sets: the tests compare
+ * both with float32 references within the reduced dtype's rounding. */
 #ifndef CT_CPU_ONEDNN_H
 #define CT_CPU_ONEDNN_H
 
