@@ -25,12 +25,18 @@ install(FILES ${PROJECT_BINARY_DIR}/ctorchConfig.cmake ${PROJECT_BINARY_DIR}/cto
 # puts P in it (the prefix given at configure time may not be the one used).  Outside
 # the linker's default directories its Libs carry an rpath, so that a program built
 # with `cc app.c $(pkg-config --cflags --libs ctorch)` finds libctorch.so when run.
+# oneDNN has no .pc file of its own: the static library's users link it directly.
+set(CT_PC_ONEDNN "")
+if(CT_HAVE_ONEDNN)
+  set(CT_PC_ONEDNN " -ldnnl")
+endif()
 set(CT_SYSTEM_LIBDIRS ${CMAKE_C_IMPLICIT_LINK_DIRECTORIES} ${CMAKE_PLATFORM_IMPLICIT_LINK_DIRECTORIES})
 install(CODE "
   set(PROJECT_VERSION \"${PROJECT_VERSION}\")
   set(CMAKE_INSTALL_LIBDIR \"${CMAKE_INSTALL_LIBDIR}\")
   set(CMAKE_INSTALL_INCLUDEDIR \"${CMAKE_INSTALL_INCLUDEDIR}\")
   set(CT_SYSTEM_LIBDIRS \"${CT_SYSTEM_LIBDIRS}\")
+  set(CT_PC_ONEDNN \"${CT_PC_ONEDNN}\")
   set(CT_PC_IN \"${PROJECT_SOURCE_DIR}/cmake/ctorch.pc.in\")
   set(CT_PC_OUT \"${PROJECT_BINARY_DIR}/ctorch.pc\")
   include(\"${PROJECT_SOURCE_DIR}/cmake/write_pc.cmake\")")

@@ -13,6 +13,8 @@
  *   COL2IM       F.fold: GRAD_INPUT's window, on the widened column blocks
  *   IM2COL, GRAD_BIAS as the float kernels (the bias sum in double, rounded once).
  *
+ * Where oneDNN has kernels for the CPU, FORWARD, GRAD_INPUT (no bias) and GRAD_WEIGHT
+ * run through it instead (cpu/onednn.h, to the same contract), the bias gradient here.
  * The work items, blocks and chunks are the float32 path's (cpu/conv.c), so results
  * never depend on the thread count (Note [Conv determinism]); per-thread buffers are
  * bounded by the block, as its column buffer is. */
@@ -24,6 +26,7 @@
 #include "cpu/gemm.h"
 #include "core/mem.h"
 #include "cpu/kernel_oom.h"
+#include "cpu/onednn.h"
 
 CT_CONV_IM2COL(ct_half, f16)
 CT_CONV_IM2COL(ct_bf16, bf16)
@@ -260,6 +263,13 @@ static void bufs_free(conv_bufs *b) {
         case CT_CONV_IM2COL:                                                             \
         case CT_CONV_COL2IM: fold_##SFX(job, ct_get_num_threads()); return;              \
         default: break;                                                                  \
+        }                                                                                \
+        if (ct_onednn_conv(DT, job)) { /* cpu/onednn.h: the bias sum is this file's */  \
+            if (job->kind == CT_CONV_GRAD_WEIGHT && job->out_bias) {                     \
+                ct_conv_job bj = conv_bias_job(job);                                     \
+                grad_bias_##SFX(&bj);                                                    \
+            }                                                                            \
+            return;                                                                      \
         }                                                                                \
         bool gw = job->kind == CT_CONV_GRAD_WEIGHT, fwd = job->kind == CT_CONV_FORWARD;  \
         int64_t Cg = g->C / g->groups, wn = g->O * Cg * g->KH * g->KW;                   \

@@ -1,9 +1,10 @@
 /* Matrix products of float16 and bfloat16 (mm, bmm, addmm, baddbmm, mv, dot).
  *
- * oneDNN 2.6 (Debian 12) has no bfloat16 or float16 matmul for CPUs without AVX-512
- * (its primitive descriptor reports "unimplemented" on AVX2-only x86), so products
- * go through OpenBLAS's sgemm: c is cut into fixed TM x TN tiles and k into fixed
- * TK slices, a function of the shape only; each tile widens its operand slices to
+ * oneDNN's matmul runs them first where it can (cpu/onednn.h: AVX512-BF16 / AMX CPUs,
+ * CT_ONEDNN unset); oneDNN 2.6 (Debian 12) has no bfloat16 or float16 matmul for CPUs
+ * without AVX-512 (its primitive descriptor reports "unimplemented" on AVX2-only x86),
+ * and elsewhere products go through OpenBLAS's sgemm: c is cut into fixed TM x TN
+ * tiles and k into fixed TK slices, a function of the shape only; each tile widens its operand slices to
  * float (cpu/reduced_cvt.h) into per-thread buffers of at most TM*TK + TK*TN + TM*TN
  * floats, accumulates the slices in float by single-threaded sgemm calls, and rounds
  * alpha * sum + beta * c to nearest even once.  So results are bitwise identical for
@@ -16,13 +17,14 @@
 
 #include "cpu/gemm.h"
 #include "cpu/kernel_util.h"
+#include "cpu/onednn.h"
 #include "core/mem.h"
 
 enum { TM = 256, TN = 256, TK = 256 };
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
-#define REDUCED_GEMM(TS, SFX)                                                            \
+#define REDUCED_GEMM(TS, SFX, DT)                                                        \
     /* Widens a rows x cols operand (element strides rs, cs) into dst, row-major when    \
      * its rows are contiguous, else column-major (*tr: pass it transposed); returns     \
      * the leading dimension. */                                                         \
@@ -79,6 +81,7 @@ static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
         }                                                                                \
     }                                                                                    \
     static bool gemm_##SFX(const ct_gemm_args *g) {                                      \
+        if (ct_onednn_gemm(DT, g)) return true; /* cpu/onednn.h */                       \
         if (g->m == 0 || g->n == 0 || g->batch == 0) return true;                        \
         int64_t gm = (g->m + TM - 1) / TM, gn = (g->n + TN - 1) / TN;                    \
         int64_t items = g->batch * gm * gn;                                              \
@@ -124,8 +127,8 @@ static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
                         tile_##SFX(g, bi, r0, c0, mb, nb, af, bf, cf);                   \
                 }                                                                        \
     }
-REDUCED_GEMM(ct_half, f16)
-REDUCED_GEMM(ct_bf16, bf16)
+REDUCED_GEMM(ct_half, f16, CT_F16)
+REDUCED_GEMM(ct_bf16, bf16, CT_BF16)
 
 _Static_assert(CT_GEMM_REDUCED_WORK >= TM * TK + TK * TN + TM * TN, "the tiles fit the work buffer");
 
