@@ -6,6 +6,11 @@ set(CT_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/ctorch)
 install(TARGETS ctorch ctorch_static EXPORT ctorchTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+# The MPI plugin beside the library, where ct_dist_init looks for it (not a target
+# users link: it is loaded).
+if(CTORCH_HAVE_MPI_PLUGIN)
+  install(TARGETS ctorch_mpi LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+endif()
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT ctorchTargets NAMESPACE ctorch:: DESTINATION ${CT_CMAKE_DIR})
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/ctorchConfig.cmake.in

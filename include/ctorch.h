@@ -37,5 +37,6 @@
 #include "ctorch/data.h"       /* datasets, transforms, samplers, DataLoader */
 #include "ctorch/layers.h"    /* containers, layers, F.linear/batch_norm/... */
 #include "ctorch/init.h"      /* nn.init */
+#include "ctorch/distributed.h" /* process groups, collectives, DDP (torch.distributed) */
 
 #endif

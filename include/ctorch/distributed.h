@@ -47,16 +47,23 @@ typedef struct {
 int ct_dist_init_with(ct_dist_init_options o);
 #define ct_dist_init(...) CT_AT(ct_dist_init_with(CT_OPTIONS(ct_dist_init_options, __VA_ARGS__)))
 bool ct_dist_is_available(void);   /* torch.distributed.is_available(): the MPI plugin loads */
+#define ct_dist_is_available(...) CT_AT(ct_dist_is_available(__VA_ARGS__))
 bool ct_dist_is_initialized(void); /* is_initialized() */
+#define ct_dist_is_initialized(...) CT_AT(ct_dist_is_initialized(__VA_ARGS__))
 /* destroy_process_group(): waits for pending work, frees every group, finalises MPI
  * (which cannot be initialised again in the same process). */
 int ct_dist_destroy(void);
+#define ct_dist_destroy(...) CT_AT(ct_dist_destroy(__VA_ARGS__))
 int ct_dist_rank(void);       /* get_rank(): 0 when not initialised */
+#define ct_dist_rank(...) CT_AT(ct_dist_rank(__VA_ARGS__))
 int ct_dist_world_size(void); /* get_world_size(): 1 when not initialised */
+#define ct_dist_world_size(...) CT_AT(ct_dist_world_size(__VA_ARGS__))
 int ct_dist_local_rank(void); /* the rank among the processes on this machine */
+#define ct_dist_local_rank(...) CT_AT(ct_dist_local_rank(__VA_ARGS__))
 /* True on rank 0, and in a program that never initialised: the rank that logs and
  * saves checkpoints. */
 bool ct_dist_is_main(void);
+#define ct_dist_is_main(...) CT_AT(ct_dist_is_main(__VA_ARGS__))
 
 typedef struct ct_process_group ct_process_group; /* a group of ranks with its own communicator */
 /* new_group(ranks): a collective call over the whole world (every rank calls it with
