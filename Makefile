@@ -6,14 +6,16 @@ BUILD_CLANG_ASAN ?= build-asan-clang
 BUILD_FUZZ ?= build-fuzz
 FUZZ_SECONDS ?= 60
 JOBS       ?= $(shell nproc)
-DEPS       := gcc binutils make cmake pkg-config libopenblas-dev zlib1g-dev dataset-fashion-mnist doxygen
+# Open MPI: the launcher (mpirun) and what the plugin libctorch_mpi.so is built against.
+MPI_DEPS   := openmpi-bin libopenmpi-dev
+DEPS       := gcc binutils make cmake pkg-config libopenblas-dev zlib1g-dev dataset-fashion-mnist doxygen $(MPI_DEPS)
 DEMO_DEPS  := dataset-fashion-mnist
 BENCH_DEPS := python3-torch
 # clang 16: the first Debian clang with _Float16 on x86-64; its libFuzzer and OpenMP.
 CLANG      := clang-16
 CLANG_DEPS := clang-16 libclang-rt-16-dev libomp-16-dev
 
-.PHONY: all deps build test test-sanitize test-sanitize-clang test-tsan test-helgrind fuzz demo bench docs install clean
+.PHONY: all deps build test test-sanitize test-sanitize-clang test-tsan test-helgrind fuzz demo demo-ddp bench bench-ddp docs install clean
 
 all: build
 
@@ -93,9 +95,30 @@ demo: build
 	$(BUILD)/examples/autograd_basics
 	$(BUILD)/examples/fashion_mnist --epochs 3 --out runs/demo-$(shell date +%Y%m%d-%H%M%S) --min-accuracy 0.90
 
+# The main job data-parallel: the same CNN on 2 processes of 1 thread each (this
+# machine's 2 cores), DDP with a DistributedSampler, batch 32 per process (64 in all),
+# 3 epochs (>= 90% test accuracy); rank 0 prints and saves runs/demo-ddp-<date>-<time>.
+# mpirun runs as root only with --allow-run-as-root; --oversubscribe allows more
+# processes than cores, --bind-to none lets the OS place them; the shared-memory
+# transport copies through its buffers (single_copy none): a container may refuse the
+# cross-memory attach Open MPI uses otherwise.  Override MPIRUN_FLAGS at will.
+MPIRUN_FLAGS ?= $(if $(filter 0,$(shell id -u)),--allow-run-as-root) --oversubscribe --bind-to none \
+	--mca btl self,vader --mca btl_vader_single_copy_mechanism none
+demo-ddp: build
+	$(call apt_install,$(DEMO_DEPS))
+	@[ -e $(BUILD)/libctorch_mpi.so ] || { echo "$(BUILD) has no libctorch_mpi.so: configured before MPI was installed? rm -rf $(BUILD) and retry"; exit 1; }
+	mpirun $(MPIRUN_FLAGS) -np 2 -x OMP_NUM_THREADS=1 -x CTORCH_DIST_PLUGIN=$(abspath $(BUILD))/libctorch_mpi.so \
+	  $(BUILD)/examples/fashion_mnist --ddp --batch-size 32 --epochs 3 --min-accuracy 0.90 \
+	  --out runs/demo-ddp-$(shell date +%Y%m%d-%H%M%S)
+
 bench: build
 	$(call apt_install,$(BENCH_DEPS))
 	bench/run.sh $(BUILD)
+
+# ctorch's DDP against PyTorch's (gloo), 1 process x 2 threads and 2 x 1 (bench/ddp.sh).
+bench-ddp: build
+	$(call apt_install,$(BENCH_DEPS))
+	MPIRUN_FLAGS="$(MPIRUN_FLAGS)" bench/ddp.sh $(BUILD)
 
 # The API reference, from the headers' comments and the pages of docs/, in
 # $(BUILD)/docs/html (under the build directory: generated, never committed, removed
