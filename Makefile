@@ -6,9 +6,8 @@ BUILD_CLANG_ASAN ?= build-asan-clang
 BUILD_FUZZ ?= build-fuzz
 FUZZ_SECONDS ?= 60
 JOBS       ?= $(shell nproc)
-# Open MPI: the launcher (mpirun) and what the plugin libctorch_mpi.so is built against.
-MPI_DEPS   := openmpi-bin libopenmpi-dev
-DEPS       := gcc binutils make cmake pkg-config libopenblas-dev zlib1g-dev dataset-fashion-mnist doxygen $(MPI_DEPS)
+DEPS       := gcc binutils make cmake pkg-config libopenblas-dev zlib1g-dev dataset-fashion-mnist doxygen \
+              openmpi-bin libopenmpi-dev
 DEMO_DEPS  := dataset-fashion-mnist
 BENCH_DEPS := python3-torch
 # clang 16: the first Debian clang with _Float16 on x86-64; its libFuzzer and OpenMP.

@@ -270,8 +270,10 @@ ct_sampler *ct_weighted_random_sampler_with(ct_tensor *weights, int64_t num_samp
         weights, num_samples, CT_DEFAULTS(ct_weighted_sampler_options, .replacement = true, __VA_ARGS__)))
 /* Options of ct_distributed_sampler (DistributedSampler). */
 typedef struct {
-    int num_replicas; /* the world size (default 1) */
-    int rank;         /* this process's rank, in [0, num_replicas) */
+    int num_replicas; /* the world size; not given (0): the process group's when it is
+                       * initialised (ct_dist_init), with its rank, else 1 */
+    int rank;         /* this process's rank, in [0, num_replicas); taken from the
+                       * process group with num_replicas when that is not given */
     bool shuffle;     /* default true: permutation seeded by seed + epoch */
     uint64_t seed;    /* the shuffle's seed, the same on every rank */
     bool drop_last;   /* drop the tail instead of padding by repeating indices */

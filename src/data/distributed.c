@@ -40,6 +40,11 @@ static const ct_sampler_class DISTRIBUTED = {
     .name = "DistributedSampler", .len = dist_len, .indices = dist_indices};
 
 ct_sampler *ct_distributed_sampler_with(int64_t n, ct_distributed_sampler_options o) {
+    /* PyTorch's default: the world size and rank of the default process group. */
+    if (o.num_replicas == 0 && ct_dist_is_initialized()) {
+        o.num_replicas = ct_dist_world_size();
+        o.rank = ct_dist_rank();
+    }
     int world = o.num_replicas ? o.num_replicas : 1;
     if (world < 1 || n < 0) {
         ct_error("ct_distributed_sampler: expected num_replicas >= 1 and n >= 0 (got %d, %lld)",

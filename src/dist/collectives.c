@@ -51,7 +51,7 @@ static bool same_geometry(const ct_tensor *a, const ct_tensor *b) {
     return true;
 }
 
-/* Starts a call on the group of o: the work, described by t (may be NULL). */
+/* Starts a call on the group of o: the work, described by t (the barrier has none). */
 static bool begin(call *c, ct_work_kind kind, const char *fn, const ct_dist_options *o, ct_tensor *t) {
     c->err[0] = 0;
     c->w = NULL;
@@ -59,8 +59,7 @@ static bool begin(call *c, ct_work_kind kind, const char *fn, const ct_dist_opti
     if (!g) return false;
     ct_work *w = c->w = ct_work_new(kind, fn, g);
     if (!w) return false;
-    w->desc.seq = kind == CT_WORK_SEND || kind == CT_WORK_RECV ? 0 : g->seq++;
-    if (t && usable(c, "the tensor", t)) {
+    if (kind != CT_WORK_BARRIER && usable(c, "the tensor", t)) {
         w->desc.dtype = t->dtype;
         w->desc.ndim = t->ndim;
         w->desc.numel = t->numel;
@@ -294,10 +293,6 @@ static bool p2p_begin(call *c, ct_work_kind kind, const char *fn, ct_tensor *t, 
     ct_work *w = c->w;
     w->peer = peer;
     w->desc.tag = o->tag;
-    if (kind == CT_WORK_SEND) {
-        w->p2p_tag = g->p2p_seq++ % (g->tag_ub / 2);
-        w->desc.seq = w->p2p_tag;
-    }
     return true;
 }
 

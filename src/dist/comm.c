@@ -6,6 +6,7 @@
 #include "dist/dist_impl.h"
 #include "dist/steps.h"
 #include "core/error.h"
+#include "core/mem.h"
 
 static pthread_t thread;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -13,8 +14,14 @@ static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static ct_work *head, *tail; /* queued, not yet taken by the thread */
 static bool running;
 
+static bool is_p2p(const ct_work *w) { return w->kind == CT_WORK_SEND || w->kind == CT_WORK_RECV; }
+
 void ct_dist_enqueue(ct_work *w) {
     pthread_mutex_lock(&mu);
+    /* A collective's number in its group is its place in the queue, also when
+     * several threads start collectives; so is a send's (dist/p2p.c). */
+    if (w->g && !is_p2p(w) && w->kind != CT_WORK_NEW_GROUP) w->desc.seq = w->g->seq++;
+    if (w->kind == CT_WORK_SEND) w->desc.seq = w->p2p_tag = w->g->p2p_seq++ % (w->g->tag_ub / 2);
     w->next = NULL;
     if (tail) tail->next = w;
     else head = w;
@@ -22,8 +29,6 @@ void ct_dist_enqueue(ct_work *w) {
     pthread_cond_signal(&cv);
     pthread_mutex_unlock(&mu);
 }
-
-static bool is_p2p(const ct_work *w) { return w->kind == CT_WORK_SEND || w->kind == CT_WORK_RECV; }
 
 /* Advances w: tests its request, and when that is done (or there is none) runs its
  * next step.  True when w has finished (its waiter may free it now). */
@@ -43,8 +48,8 @@ static bool advance(ct_work *w) {
 static void *comm_main(void *arg) {
     (void)arg;
     ct_work *current = NULL;      /* the collective in progress */
-    ct_work *p2p[1024];           /* point-to-point operations in progress */
-    int np = 0;
+    ct_work **p2p = NULL;         /* point-to-point operations in progress */
+    int np = 0, cap = 0;
     ct_work *later = NULL, **later_end = &later; /* taken, waiting for the collective before */
     long idle_ns = 0;
     bool stop = false;
@@ -58,7 +63,16 @@ static void *comm_main(void *arg) {
         for (ct_work *w = taken, *next; w; w = next) {
             next = w->next;
             w->next = NULL;
-            if (is_p2p(w) && np < (int)(sizeof p2p / sizeof *p2p)) {
+            if (is_p2p(w)) {
+                if (np == cap) {
+                    ct_work **more = ct_realloc(p2p, sizeof *p2p * (size_t)(cap ? 2 * cap : 16));
+                    if (!more) {
+                        ct_work_finish(w, "%s: out of memory", w->fn);
+                        continue;
+                    }
+                    p2p = more;
+                    cap = cap ? 2 * cap : 16;
+                }
                 p2p[np++] = w;
             } else {
                 *later_end = w;
@@ -108,7 +122,7 @@ static void *comm_main(void *arg) {
             nanosleep(&ts, NULL);
         }
     }
-    running = false;
+    free(p2p);
     return NULL;
 }
 

@@ -79,3 +79,16 @@ DIST_TEST(all_gather_list) {
     for (int r = 0; r < size; r++)
         for (int i = 0; i < 3; i++) CHECK(((float *)ct_data_ptr(out[r]))[i] == (float)(r * 10 + i) + 0.25f);
 }
+
+/* DistributedSampler without num_replicas takes the world size and rank of the group. */
+DIST_TEST(distributed_sampler_defaults_to_the_group) {
+    int size = ct_dist_world_size(), rank = ct_dist_rank();
+    ct_sampler *s = ct_distributed_sampler(10, .shuffle = false);
+    int64_t per = (10 + size - 1) / size, v[16];
+    CHECK_INT_EQ(ct_sampler_len(s), per);
+    CHECK_INT_EQ(ct_sampler_indices(s, v, 16), per);
+    for (int64_t k = 0; k < per; k++) CHECK_INT_EQ(v[k], (rank + k * size) % 10);
+    /* given, it is used as it is */
+    ct_sampler *one = ct_distributed_sampler(10, .num_replicas = 1, .shuffle = false);
+    CHECK_INT_EQ(ct_sampler_len(one), 10);
+}

@@ -47,3 +47,18 @@ if readelf -d hello_static | grep -q 'libctorch\.so'; then
     echo "FAIL static: hello_static needs libctorch.so"; exit 1
 fi
 check static ./hello_static
+
+# The MPI plugin, when this build has one, is installed beside the library, where
+# the installed libctorch.so finds it (no CTORCH_DIST_PLUGIN).
+if [ -e "$build/libctorch_mpi.so" ]; then
+    [ -e "$libdir/libctorch_mpi.so" ] || { echo "FAIL libctorch_mpi.so is not installed in $libdir"; exit 1; }
+    cat >dist_available.c <<'C'
+#include <stdio.h>
+#include <ctorch.h>
+int main(void) { printf("available=%d\n", ct_dist_is_available()); return 0; }
+C
+    "$cc" "$@" -Wall -Wextra -Werror dist_available.c -o dist_available $(pkg-config --cflags --libs ctorch)
+    got=$(env -u LD_LIBRARY_PATH -u CTORCH_DIST_PLUGIN ./dist_available)
+    [ "$got" = "available=1" ] || { echo "FAIL the installed library does not find its MPI plugin: $got"; exit 1; }
+    echo "ok the installed MPI plugin loads"
+fi
