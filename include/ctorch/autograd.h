@@ -148,6 +148,31 @@ int ct_register_hook(ct_tensor *t, ct_tensor_hook fn, void *ctx);
 int ct_remove_hook(ct_tensor *t, int handle); /* handle.remove(); 0 or -1 */
 #define ct_remove_hook(t, handle) CT_AT(ct_remove_hook(t, handle))
 
+/* Called with a leaf after a backward has accumulated into its .grad (ct_grad(leaf)
+ * is the new value, which the hook may read or change in place).  A hook that reports
+ * an error with ct_set_error fails the backward. */
+typedef void (*ct_post_accumulate_grad_hook)(ct_tensor *leaf, void *ctx);
+/* leaf.register_post_accumulate_grad_hook(fn) (PyTorch 2.x): fn(leaf, ctx) runs each
+ * time ct_backward has updated leaf's .grad, after the tensor hooks and the
+ * accumulation (ct_autograd_grad, which leaves .grad alone, runs none).  Hooks run in
+ * registration order.  Returns a handle for ct_remove_hook (the handles of a tensor's
+ * hooks of both kinds are distinct), or -1: leaf is not a leaf ("post accumulate grad
+ * hooks cannot be registered on non-leaf tensors"), does not require grad, or fn is
+ * NULL. */
+int ct_register_post_accumulate_grad_hook(ct_tensor *leaf, ct_post_accumulate_grad_hook fn, void *ctx);
+#define ct_register_post_accumulate_grad_hook(leaf, fn, ctx) \
+    CT_AT(ct_register_post_accumulate_grad_hook(leaf, fn, ctx))
+
+/* Variable._execution_engine.queue_callback(fn): only during a backward (from a
+ * hook or a backward formula), fn(ctx) is called once when the running backward has
+ * finished its graph, before ct_backward (or ct_autograd_grad) returns; callbacks run
+ * in the order queued, and one may queue another.  A callback that reports an error
+ * with ct_set_error makes the backward return -1 (the callbacks after it do not
+ * run); when the graph itself fails, no callback runs.  Returns 0, or -1 outside a
+ * backward ("Final callbacks can only be installed during backward pass."). */
+int ct_autograd_queue_callback(void (*fn)(void *ctx), void *ctx);
+#define ct_autograd_queue_callback(fn, ctx) CT_AT(ct_autograd_queue_callback(fn, ctx))
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,7 +5,8 @@
  * then runs nodes whose every incoming gradient has arrived, newest first.
  * Each node's gradients are summed in its buffer; broadcast gradients are reduced to
  * the input's shape (and cast to its dtype) here, once, so formulas never do it.
- * Each node runs in its own scope so that temporaries die as soon as it is done. */
+ * Each node runs in its own scope so that temporaries die as soon as it is done.
+ * Callbacks queued during a run (ct_autograd_queue_callback) run when its graph is done. */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,6 +127,8 @@ static bool accumulate_grad(ct_node *node, ct_tensor *grad, bool create_graph) {
     ct_trace_unmute();
     if (ok) CT_TRACE(CT_OP_accumulate_grad, 2, ((ct_tensor *[]){leaf, g}), 0, NULL);
     ct_release(g);
+    if (ok && leaf->autograd_meta && leaf->autograd_meta->n_post_hooks)
+        ok = ct_hooks_run_post_accumulate(leaf);
     return ok;
 }
 
@@ -264,6 +267,47 @@ static bool mark_needed(int n_roots, ct_node **roots, uint64_t task) {
 static _Thread_local bool capturing;
 bool ct_engine_capturing(void) { return capturing; }
 
+/* The callbacks queued during the backward running on this thread (NULL outside one;
+ * a nested run has its own). */
+typedef struct {
+    void (*fn)(void *ctx);
+    void *ctx;
+} queued_callback;
+typedef struct {
+    queued_callback *items;
+    int len, cap;
+} callback_vec;
+static _Thread_local callback_vec *queued;
+
+int ct_autograd_queue_callback(void (*fn)(void *ctx), void *ctx) {
+    if (!queued) {
+        ct_error("ct_autograd_queue_callback: Final callbacks can only be installed during "
+                 "backward pass.");
+        return -1;
+    }
+    if (!fn) {
+        ct_error("ct_autograd_queue_callback: callback function is NULL");
+        return -1;
+    }
+    if (queued->len == queued->cap &&
+        !grow((void **)&queued->items, &queued->cap, sizeof *queued->items))
+        return -1;
+    queued->items[queued->len++] = (queued_callback){fn, ctx};
+    return 0;
+}
+
+/* Runs the queued callbacks in order, those they queue included; -1 when one
+ * reported an error. */
+static int run_callbacks(callback_vec *v) {
+    for (int i = 0; i < v->len; i++) {
+        unsigned errors = ct_error_count();
+        queued_callback c = v->items[i];
+        c.fn(c.ctx);
+        if (ct_error_count() != errors) return -1;
+    }
+    return 0;
+}
+
 static int run_backward(int n_roots, ct_tensor *const *roots, ct_tensor *const *root_grads,
                         bool keep_graph, bool create_graph, const capture_spec *cap) {
     uint64_t task = atomic_fetch_add(&next_task, 1);
@@ -272,6 +316,8 @@ static int run_backward(int n_roots, ct_tensor *const *roots, ct_tensor *const *
     int rc = 0;
     bool prev_mode = ct_set_grad_enabled(create_graph), prev_capturing = capturing;
     capturing = cap != NULL;
+    callback_vec callbacks = {0}, *prev_queued = queued;
+    queued = &callbacks;
 
     /* Collect the reachable nodes. */
     bool collected = true;
@@ -355,6 +401,9 @@ static int run_backward(int n_roots, ct_tensor *const *roots, ct_tensor *const *
     free(all.items);
     free(stack.items);
     free(ready.items);
+    if (rc == 0) rc = run_callbacks(&callbacks);
+    free(callbacks.items);
+    queued = prev_queued;
     capturing = prev_capturing;
     ct_set_grad_enabled(prev_mode);
     return rc;

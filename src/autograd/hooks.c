@@ -11,6 +11,12 @@ struct ct_hook_entry {
     void *ctx;
 };
 
+struct ct_post_hook_entry {
+    int handle;
+    ct_post_accumulate_grad_hook fn;
+    void *ctx;
+};
+
 void ct_node_hooks_free(ct_node_hook *h) {
     while (h) {
         ct_node_hook *next = h->next;
@@ -39,6 +45,7 @@ void ct_tensor_detach_hooks(ct_tensor *t) {
 static void release_meta(ct_tensor *t) {
     ct_tensor_detach_hooks(t);
     free(t->autograd_meta->hooks);
+    free(t->autograd_meta->post_hooks);
     free(t->autograd_meta);
     t->autograd_meta = NULL;
 }
@@ -109,6 +116,51 @@ int ct_register_hook(ct_tensor *t, ct_tensor_hook fn, void *ctx) {
     return m->hooks[m->n_hooks++].handle;
 }
 
+int ct_register_post_accumulate_grad_hook(ct_tensor *leaf, ct_post_accumulate_grad_hook fn,
+                                          void *ctx) {
+    if (!ct_alive("ct_register_post_accumulate_grad_hook", 1, leaf)) return -1;
+    if (!leaf) return -1;
+    if (!fn) {
+        ct_error("ct_register_post_accumulate_grad_hook: hook function is NULL");
+        return -1;
+    }
+    if (!ct_requires_grad_impl(leaf)) {
+        ct_error("ct_register_post_accumulate_grad_hook: cannot register a hook on a tensor that "
+                 "doesn't require gradient");
+        return -1;
+    }
+    if (leaf->grad_fn) {
+        ct_error("ct_register_post_accumulate_grad_hook: post accumulate grad hooks cannot be "
+                 "registered on non-leaf tensors");
+        return -1;
+    }
+    ct_autograd_meta *m = meta_of(leaf);
+    if (!m) return -1;
+    if (m->n_post_hooks == m->post_cap) {
+        int cap = m->post_cap ? m->post_cap * 2 : 2;
+        ct_post_hook_entry *items = ct_realloc(m->post_hooks, (size_t)cap * sizeof *items);
+        if (!items) {
+            ct_error("out of memory registering a hook");
+            return -1;
+        }
+        m->post_hooks = items;
+        m->post_cap = cap;
+    }
+    m->post_hooks[m->n_post_hooks] = (ct_post_hook_entry){m->next_handle++, fn, ctx};
+    return m->post_hooks[m->n_post_hooks++].handle;
+}
+
+bool ct_hooks_run_post_accumulate(ct_tensor *leaf) {
+    ct_autograd_meta *m = leaf->autograd_meta;
+    unsigned errors = ct_error_count();
+    /* Indexed each time: a hook may register more (the array may move). */
+    for (int i = 0; i < m->n_post_hooks; i++) {
+        m->post_hooks[i].fn(leaf, m->post_hooks[i].ctx);
+        if (ct_error_count() != errors) return false;
+    }
+    return true;
+}
+
 int ct_remove_hook(ct_tensor *t, int handle) {
     if (!ct_alive("ct_remove_hook", 1, t)) return -1;
     if (!t) return -1;
@@ -117,6 +169,12 @@ int ct_remove_hook(ct_tensor *t, int handle) {
         if (m->hooks[i].handle != handle) continue;
         for (int j = i + 1; j < m->n_hooks; j++) m->hooks[j - 1] = m->hooks[j];
         m->n_hooks--;
+        return 0;
+    }
+    for (int i = 0; m && i < m->n_post_hooks; i++) {
+        if (m->post_hooks[i].handle != handle) continue;
+        for (int j = i + 1; j < m->n_post_hooks; j++) m->post_hooks[j - 1] = m->post_hooks[j];
+        m->n_post_hooks--;
         return 0;
     }
     ct_error("ct_remove_hook: no hook with handle %d on this tensor", handle);

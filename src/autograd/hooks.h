@@ -12,11 +12,14 @@
 
 typedef struct ct_node_hook ct_node_hook;
 typedef struct ct_hook_entry ct_hook_entry;
+typedef struct ct_post_hook_entry ct_post_hook_entry;
 
 /* A tensor's autograd state beyond the tensor's own fields (core/tensor_impl.h). */
 struct ct_autograd_meta {
     ct_hook_entry *hooks; /* in registration order */
-    int n_hooks, cap, next_handle;
+    int n_hooks, cap, next_handle; /* next_handle: shared by both kinds of hook */
+    ct_post_hook_entry *post_hooks; /* post-accumulate-grad hooks, in registration order */
+    int n_post_hooks, post_cap;
     bool retains_grad;
     ct_node *attached_to; /* weak: the node whose pre-hooks list this tensor (its grad_fn
                            * then, an older one after an in-place op); NULL: none */
@@ -32,6 +35,9 @@ void ct_node_hooks_free(ct_node_hook *h);
  * reference: grad retained, or a hook's replacement).  NULL with an error if a hook
  * returned a tensor of the wrong shape. */
 ct_tensor *ct_hooks_apply(ct_tensor *t, ct_tensor *grad);
+/* Runs leaf's post-accumulate-grad hooks (the engine calls it only when
+ * n_post_hooks > 0); false when one reported an error. */
+bool ct_hooks_run_post_accumulate(ct_tensor *leaf);
 /* Called by the engine before running node: applies hooks and retain_grad of the
  * non-leaf outputs to node->buffer.  Returns false on error. */
 bool ct_node_run_pre_hooks(ct_node *node);
