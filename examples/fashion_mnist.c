@@ -515,9 +515,9 @@ static int run(config *c, cli_option *opts, int n_opts) {
         }
         ct_sampler *sampler = NULL;
         ct_loader *train;
-        if (c->ddp) { /* DistributedSampler: rank's share, shuffled by seed + epoch */
-            sampler = ct_distributed_sampler(ct_dataset_len(train_set), .num_replicas = world,
-                                             .rank = rank, .seed = c->seed);
+        if (c->ddp) { /* DistributedSampler: this rank's share (the process group's rank and
+                       * world size), shuffled by seed + epoch */
+            sampler = ct_distributed_sampler(ct_dataset_len(train_set), .seed = c->seed);
             train = ct_dataloader(train_set, .batch_size = c->batch_size, .sampler = sampler,
                                   .num_workers = c->workers, .generator = ct_generator_new(c->seed));
         } else {
