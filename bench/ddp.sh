@@ -18,7 +18,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 rounds=${ROUNDS:-2}
 root_flag=
 [ "$(id -u)" = 0 ] && root_flag=--allow-run-as-root
-flags=${MPIRUN_FLAGS:-"$root_flag --oversubscribe --bind-to none --mca btl self,vader --mca btl_vader_single_copy_mechanism none"}
+flags=${MPIRUN_FLAGS:-"$root_flag --oversubscribe --bind-to none --mca btl self,vader"}
 plugin=$(cd "$build" && pwd)/libctorch_mpi.so
 [ -x "$build/bench/bench_ddp" ] || { echo "no $build/bench/bench_ddp: build it first" >&2; exit 1; }
 [ -e "$plugin" ] || { echo "no $plugin: configure $build with Open MPI installed (libopenmpi-dev)" >&2; exit 1; }
