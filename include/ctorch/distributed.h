@@ -4,11 +4,12 @@
  * Launch with mpirun (Open MPI): `mpirun -np 2 ./train`.  Every rank runs the same
  * program:
  *
- *     ct_dist_init(.backend = CT_DIST_MPI);          // rank and world from mpirun
- *     ct_module *model = ct_ddp(make_model());       // rank 0's weights everywhere
- *     ct_sampler *s = ct_distributed_sampler(n);     // rank's share of each epoch
- *     ...  ct_backward(loss);                        // gradients averaged over ranks
- *     if (ct_dist_is_main()) ct_checkpoint_save(...); // rank 0 writes
+ *     ct_dist_init(.backend = CT_DIST_MPI);             // rank and world from mpirun
+ *     ct_module *model = ct_ddp(ct_nn_linear(784, 10)); // rank 0's weights everywhere
+ *     ct_sampler *s = ct_distributed_sampler(60000);    // this rank's share of each epoch
+ *     // ... ct_backward(loss) leaves the gradients averaged over the ranks
+ *     if (ct_dist_is_main())                            // rank 0 logs and saves checkpoints
+ *         printf("%d ranks, %lld samples each\n", ct_dist_world_size(), (long long)ct_sampler_len(s));
  *     ct_dist_destroy();
  *
  * MPI is not a dependency of the library: the MPI backend is a plugin
@@ -180,10 +181,13 @@ typedef struct {
 /* Wraps model (adopting the caller's reference, as ct_module_add does) in a module
  * "DistributedDataParallel" whose child "module" is model: broadcasts rank 0's
  * parameters and buffers, and fails on every rank, naming the first parameter whose
- * shape differs, when the ranks' models disagree.  ct_forward(ddp, x) runs the model;
- * the backward that follows all-reduces the gradients in buckets (reverse
- * registration order) as soon as each bucket's are ready, overlapping communication
- * with the rest of backward, and leaves every .grad averaged over the ranks. */
+ * shape differs, when the ranks' models disagree (the caller then keeps model).
+ * ct_forward(ddp, x) (or ct_forward_multi) runs the model; after a forward in
+ * training mode with grad enabled, outside CT_DDP_NO_SYNC, the backward all-reduces
+ * the gradients in buckets (reverse registration order) as soon as each bucket's are
+ * ready, overlapping communication with the rest of backward, and leaves every .grad
+ * averaged over the ranks.  Without ct_dist_init it is a world of one.  Move or
+ * convert the model (ct_module_to) before wrapping it. */
 ct_module *ct_ddp_with(ct_module *model, ct_ddp_options o);
 #define ct_ddp(model, ...) \
     CT_AT(ct_ddp_with(model, CT_DEFAULTS(ct_ddp_options, .broadcast_buffers = true, __VA_ARGS__)))
@@ -213,9 +217,10 @@ void ct_ddp_no_sync_end(ct_ddp_no_sync_guard *g);
 /* Counters of a DDP module since it was made (or last reset). */
 typedef struct {
     int64_t steps;            /* backward passes that synchronised */
-    int64_t buckets;          /* all-reduces started */
+    int64_t buckets;          /* bucket all-reduces started (world size 1: counted, none sent) */
     int64_t bytes;            /* gradient bytes all-reduced */
-    double backward_s;        /* wall time inside those backward passes */
+    double backward_s;        /* wall time of those backward passes, each from the end of the
+                               * forward that prepared it to the end of its reduction */
     double comm_wait_s;       /* of which spent waiting for communication to finish */
 } ct_ddp_stats;
 ct_ddp_stats ct_ddp_get_stats(ct_module *ddp, bool reset);

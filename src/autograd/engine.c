@@ -296,13 +296,13 @@ int ct_autograd_queue_callback(void (*fn)(void *ctx), void *ctx) {
     return 0;
 }
 
-/* Runs the queued callbacks in order, those they queue included; -1 when one
- * reported an error. */
+/* Runs the queued callbacks in order, those they queue included, each in its own
+ * scope as a node runs; -1 when one reported an error. */
 static int run_callbacks(callback_vec *v) {
     for (int i = 0; i < v->len; i++) {
         unsigned errors = ct_error_count();
         queued_callback c = v->items[i];
-        c.fn(c.ctx);
+        CT_SCOPE c.fn(c.ctx);
         if (ct_error_count() != errors) return -1;
     }
     return 0;

@@ -27,12 +27,19 @@ typedef struct ct_dist_req ct_dist_req;   /* an operation in flight */
 
 /* The reduction ops the plugin defines, one per ct_dist_reduce_op except AVG (a SUM
  * divided afterwards). */
-typedef enum { CT_DIST_RED_SUM, CT_DIST_RED_PROD, CT_DIST_RED_MIN, CT_DIST_RED_MAX, CT_DIST_RED_COUNT } ct_dist_red;
+typedef enum {
+    CT_DIST_RED_SUM,
+    CT_DIST_RED_PROD,
+    CT_DIST_RED_MIN,
+    CT_DIST_RED_MAX,
+    CT_DIST_RED_COUNT
+} ct_dist_red;
 
 /* inout[i] = in[i] (op) inout[i] for n elements of dtype, where `in` holds the
  * contribution of the lower ranks: libctorch's, so that the plugin needs no dtype
  * arithmetic (float16, bfloat16, NaN-propagating max). */
-typedef void (*ct_dist_combine_fn)(void *inout, const void *in, int64_t n, int dtype, ct_dist_red op);
+typedef void (*ct_dist_combine_fn)(void *inout, const void *in, int64_t n, int dtype,
+                                   ct_dist_red op);
 
 typedef struct {
     int abi; /* CT_DIST_BACKEND_ABI */
@@ -61,16 +68,18 @@ typedef struct {
                             ct_dist_red op, int root);
     ct_dist_req *(*ibcast)(ct_dist_comm *c, void *buf, int64_t count, int dtype, int root);
     /* recv holds size * count elements, rank r's at r * count */
-    ct_dist_req *(*iallgather)(ct_dist_comm *c, const void *send, void *recv, int64_t count, int dtype);
+    ct_dist_req *(*iallgather)(ct_dist_comm *c, const void *send, void *recv, int64_t count,
+                               int dtype);
     ct_dist_req *(*igather)(ct_dist_comm *c, const void *send, void *recv, int64_t count, int dtype,
                             int root);
-    ct_dist_req *(*iscatter)(ct_dist_comm *c, const void *send, void *recv, int64_t count, int dtype,
-                             int root);
+    ct_dist_req *(*iscatter)(ct_dist_comm *c, const void *send, void *recv, int64_t count,
+                             int dtype, int root);
     /* recv (count elements) receives the reduction of every rank's send[rank * count ...] */
-    ct_dist_req *(*ireduce_scatter_block)(ct_dist_comm *c, const void *send, void *recv, int64_t count,
-                                          int dtype, ct_dist_red op);
+    ct_dist_req *(*ireduce_scatter_block)(ct_dist_comm *c, const void *send, void *recv,
+                                          int64_t count, int dtype, ct_dist_red op);
     ct_dist_req *(*ibarrier)(ct_dist_comm *c);
-    ct_dist_req *(*isend)(ct_dist_comm *c, const void *buf, int64_t count, int dtype, int dst, int tag);
+    ct_dist_req *(*isend)(ct_dist_comm *c, const void *buf, int64_t count, int dtype, int dst,
+                          int tag);
     /* src -1: any source */
     ct_dist_req *(*irecv)(ct_dist_comm *c, void *buf, int64_t count, int dtype, int src, int tag);
     /* 1 when r completed (then freed; *source, if given, is a receive's sender), 0 when

@@ -34,13 +34,16 @@ static void bad(call *c, const char *fmt, ...) {
 /* Checks what every tensor of a call must be: given, on the CPU, contiguous. */
 static bool usable(call *c, const char *what, const ct_tensor *t) {
     const char *fn = c->w->fn;
-    if (!t) bad(c, "%s: %s is NULL", fn, what);
+    if (!t)
+        bad(c, "%s: %s is NULL", fn, what);
     else if (t->storage->device.type != CT_DEV_CPU) {
         char d[16];
         bad(c, "%s: the MPI backend takes CPU tensors only (%s is on %s)", fn, what,
             (ct_device_str)(t->storage->device, d));
-    } else if (!ct_tensor_is_contiguous(t)) bad(c, "%s: Tensors must be contiguous (%s is not)", fn, what);
-    else return true;
+    } else if (!ct_tensor_is_contiguous(t))
+        bad(c, "%s: Tensors must be contiguous (%s is not)", fn, what);
+    else
+        return true;
     return false;
 }
 
@@ -52,7 +55,8 @@ static bool same_geometry(const ct_tensor *a, const ct_tensor *b) {
 }
 
 /* Starts a call on the group of o: the work, described by t (the barrier has none). */
-static bool begin(call *c, ct_work_kind kind, const char *fn, const ct_dist_options *o, ct_tensor *t) {
+static bool begin(call *c, ct_work_kind kind, const char *fn, const ct_dist_options *o,
+                  ct_tensor *t) {
     c->err[0] = 0;
     c->w = NULL;
     ct_process_group *g = ct_dist_group_of(fn, o->group);
@@ -78,12 +82,25 @@ static void use_op(call *c, const ct_dist_options *o) {
     ct_dist_reduce_op op = o->op;
     w->desc.op = op;
     switch (op) {
-    case CT_DIST_SUM: w->red = CT_DIST_RED_SUM; break;
-    case CT_DIST_AVG: w->red = CT_DIST_RED_SUM; w->avg = true; break;
-    case CT_DIST_PRODUCT: w->red = CT_DIST_RED_PROD; break;
-    case CT_DIST_MIN: w->red = CT_DIST_RED_MIN; break;
-    case CT_DIST_MAX: w->red = CT_DIST_RED_MAX; break;
-    default: bad(c, "%s: unknown reduce op %d", w->fn, (int)op); return;
+    case CT_DIST_SUM:
+        w->red = CT_DIST_RED_SUM;
+        break;
+    case CT_DIST_AVG:
+        w->red = CT_DIST_RED_SUM;
+        w->avg = true;
+        break;
+    case CT_DIST_PRODUCT:
+        w->red = CT_DIST_RED_PROD;
+        break;
+    case CT_DIST_MIN:
+        w->red = CT_DIST_RED_MIN;
+        break;
+    case CT_DIST_MAX:
+        w->red = CT_DIST_RED_MAX;
+        break;
+    default:
+        bad(c, "%s: unknown reduce op %d", w->fn, (int)op);
+        return;
     }
     if (w->avg && w->dtype && ct_dtype_category(w->dtype) != 2)
         bad(c, "%s: ReduceOp.AVG needs a floating point tensor (got %s)", w->fn,
@@ -93,7 +110,8 @@ static void use_op(call *c, const ct_dist_options *o) {
 static void use_root(call *c, const ct_dist_options *o) {
     c->w->desc.root = o->root;
     if (o->root < 0 || o->root >= c->w->g->size)
-        bad(c, "%s: Invalid rootRank %d (the group has %d ranks)", c->w->fn, o->root, c->w->g->size);
+        bad(c, "%s: Invalid rootRank %d (the group has %d ranks)", c->w->fn, o->root,
+            c->w->g->size);
 }
 
 /* Scratch of n elements of the work's dtype. */
@@ -105,7 +123,8 @@ static void *scratch(call *c, int64_t n) {
 }
 
 /* list: the group's size tensors shaped like t (retained by the work). */
-static void use_list(call *c, ct_tensor *const *list, const ct_tensor *t, const char *what, bool keep) {
+static void use_list(call *c, ct_tensor *const *list, const ct_tensor *t, const char *what,
+                     bool keep) {
     ct_work *w = c->w;
     int n = w->g->size;
     if (c->err[0]) return;
@@ -119,9 +138,12 @@ static void use_list(call *c, ct_tensor *const *list, const ct_tensor *t, const 
         if (!usable(c, name, list[r])) return;
         if (!same_geometry(list[r], t)) {
             char a[CT_SHAPE_STR_MAX], b[CT_SHAPE_STR_MAX];
-            bad(c, "%s: %s has shape %s (%s) but the tensor %s (%s): the list needs %d tensors like it", w->fn,
-                name, ct_shape_str(list[r]->ndim, list[r]->sizes, a), (ct_dtype_name)(list[r]->dtype),
-                ct_shape_str(t->ndim, t->sizes, b), (ct_dtype_name)(t->dtype), n);
+            bad(c,
+                "%s: %s has shape %s (%s) but the tensor %s (%s): the list needs %d tensors like "
+                "it",
+                w->fn, name, ct_shape_str(list[r]->ndim, list[r]->sizes, a),
+                (ct_dtype_name)(list[r]->dtype), ct_shape_str(t->ndim, t->sizes, b),
+                (ct_dtype_name)(t->dtype), n);
             return;
         }
     }
@@ -137,7 +159,8 @@ static void use_list(call *c, ct_tensor *const *list, const ct_tensor *t, const 
 
 static void pack(ct_work *w, ct_tensor *const *list) {
     size_t bytes = (size_t)w->count * (size_t)w->elem;
-    for (int r = 0; r < w->g->size; r++) memcpy((char *)w->tmp + bytes * r, ct_tensor_data(list[r]), bytes);
+    for (int r = 0; r < w->g->size; r++)
+        memcpy((char *)w->tmp + bytes * r, ct_tensor_data(list[r]), bytes);
 }
 
 /* big is [size * d0, ...] or [size, *t.shape] with t's dtype. */
@@ -151,8 +174,10 @@ static void use_stacked(call *c, ct_tensor *big, const ct_tensor *t, const char 
     for (int i = 0; stack && i < t->ndim; i++) stack = big->sizes[i + 1] == t->sizes[i];
     if (big->dtype != t->dtype || !(cat || stack)) {
         char a[CT_SHAPE_STR_MAX], b[CT_SHAPE_STR_MAX];
-        bad(c, "%s: %s must be the group's %d tensors concatenated along dim 0 or stacked, with the same "
-               "dtype: got %s (%s) for %s (%s)",
+        bad(c,
+            "%s: %s must be the group's %d tensors concatenated along dim 0 or stacked, with the "
+            "same "
+            "dtype: got %s (%s) for %s (%s)",
             w->fn, what, n, ct_shape_str(big->ndim, big->sizes, a), (ct_dtype_name)(big->dtype),
             ct_shape_str(t->ndim, t->sizes, b), (ct_dtype_name)(t->dtype));
         return;
@@ -211,7 +236,8 @@ int ct_dist_all_gather_with(ct_tensor *const *out_list, ct_tensor *t, ct_dist_op
 int ct_dist_all_gather_into_tensor_with(ct_tensor *out, ct_tensor *t, ct_dist_options o) {
     const char *fn = "ct_dist_all_gather_into_tensor";
     call c;
-    if (!ct_alive(fn, 1, out) || !ct_alive(fn, 2, t) || !begin(&c, CT_WORK_ALL_GATHER_INTO, fn, &o, t))
+    if (!ct_alive(fn, 1, out) || !ct_alive(fn, 2, t) ||
+        !begin(&c, CT_WORK_ALL_GATHER_INTO, fn, &o, t))
         return -1;
     use_stacked(&c, out, t, "out");
     if (!c.err[0]) c.w->buf2 = ct_tensor_data(out);
@@ -233,12 +259,14 @@ int ct_dist_reduce_scatter_with(ct_tensor *out, ct_tensor *const *in_list, ct_di
 int ct_dist_reduce_scatter_tensor_with(ct_tensor *out, ct_tensor *in, ct_dist_options o) {
     const char *fn = "ct_dist_reduce_scatter_tensor";
     call c;
-    if (!ct_alive(fn, 1, out) || !ct_alive(fn, 2, in) || !begin(&c, CT_WORK_REDUCE_SCATTER_TENSOR, fn, &o, out))
+    if (!ct_alive(fn, 1, out) || !ct_alive(fn, 2, in) ||
+        !begin(&c, CT_WORK_REDUCE_SCATTER_TENSOR, fn, &o, out))
         return -1;
     use_op(&c, &o);
     use_stacked(&c, in, out, "in");
     if (scratch(&c, c.w->count * c.w->g->size))
-        memcpy(c.w->tmp, ct_tensor_data(in), (size_t)(c.w->count * c.w->g->size) * (size_t)c.w->elem);
+        memcpy(c.w->tmp, ct_tensor_data(in),
+               (size_t)(c.w->count * c.w->g->size) * (size_t)c.w->elem);
     return submit(&c, o.work);
 }
 
@@ -281,8 +309,8 @@ static bool p2p_begin(call *c, ct_work_kind kind, const char *fn, ct_tensor *t, 
     ct_process_group *g = ct_dist_group_of(fn, o->group);
     if (!g) return false;
     if (peer < (kind == CT_WORK_RECV ? -1 : 0) || peer >= g->size) {
-        ct_error("%s: Invalid %s rank %d (the group has %d ranks)", fn, kind == CT_WORK_RECV ? "source" : "destination",
-                 peer, g->size);
+        ct_error("%s: Invalid %s rank %d (the group has %d ranks)", fn,
+                 kind == CT_WORK_RECV ? "source" : "destination", peer, g->size);
         return false;
     }
     if (o->tag < 0 || o->tag > g->tag_ub) {
@@ -298,13 +326,15 @@ static bool p2p_begin(call *c, ct_work_kind kind, const char *fn, ct_tensor *t, 
 
 int ct_dist_send_with(ct_tensor *t, int dst, ct_dist_options o) {
     call c;
-    if (!ct_alive("ct_dist_send", 1, t) || !p2p_begin(&c, CT_WORK_SEND, "ct_dist_send", t, dst, &o)) return -1;
+    if (!ct_alive("ct_dist_send", 1, t) || !p2p_begin(&c, CT_WORK_SEND, "ct_dist_send", t, dst, &o))
+        return -1;
     return submit(&c, o.work);
 }
 
 int ct_dist_recv_with(ct_tensor *t, int src, ct_dist_options o) {
     call c;
-    if (!ct_alive("ct_dist_recv", 1, t) || !p2p_begin(&c, CT_WORK_RECV, "ct_dist_recv", t, src, &o)) return -1;
+    if (!ct_alive("ct_dist_recv", 1, t) || !p2p_begin(&c, CT_WORK_RECV, "ct_dist_recv", t, src, &o))
+        return -1;
     if (o.work) return submit(&c, o.work);
     ct_work *w = c.w;
     if (c.err[0]) return submit(&c, NULL);

@@ -1,6 +1,7 @@
 /* The communication thread (Note [The communication thread], dist/dist_impl.h): the
  * queue the callers fill, and the loop that starts and polls the work on it. */
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 #include "dist/dist_impl.h"
@@ -13,6 +14,7 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static ct_work *head, *tail; /* queued, not yet taken by the thread */
 static bool running;
+atomic_int ct_dist_waiters;
 
 static bool is_p2p(const ct_work *w) { return w->kind == CT_WORK_SEND || w->kind == CT_WORK_RECV; }
 
@@ -23,8 +25,10 @@ void ct_dist_enqueue(ct_work *w) {
     if (w->g && !is_p2p(w) && w->kind != CT_WORK_NEW_GROUP) w->desc.seq = w->g->seq++;
     if (w->kind == CT_WORK_SEND) w->desc.seq = w->p2p_tag = w->g->p2p_seq++ % (w->g->tag_ub / 2);
     w->next = NULL;
-    if (tail) tail->next = w;
-    else head = w;
+    if (tail)
+        tail->next = w;
+    else
+        head = w;
     tail = w;
     pthread_cond_signal(&cv);
     pthread_mutex_unlock(&mu);
@@ -45,10 +49,21 @@ static bool advance(ct_work *w) {
     return ct_dist_step(w);
 }
 
+static long now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1000000000L + t.tv_nsec;
+}
+
 static void *comm_main(void *arg) {
     (void)arg;
-    ct_work *current = NULL;      /* the collective in progress */
-    ct_work **p2p = NULL;         /* point-to-point operations in progress */
+    long last_progress = now_ns();
+    prctl(PR_SET_TIMERSLACK, 1000UL);
+    long max_sleep_ns = getenv("CTORCH_DIST_MAX_SLEEP_US")
+                            ? atol(getenv("CTORCH_DIST_MAX_SLEEP_US")) * 1000
+                            : 64000;
+    ct_work *current = NULL; /* the collective in progress */
+    ct_work **p2p = NULL;    /* point-to-point operations in progress */
     int np = 0, cap = 0;
     ct_work *later = NULL, **later_end = &later; /* taken, waiting for the collective before */
     long idle_ns = 0;
@@ -112,12 +127,19 @@ static void *comm_main(void *arg) {
                 i++;
             }
         }
-        /* Backoff: poll again at once after progress, else sleep a little longer
-         * each time, up to 64 us. */
-        if (progressed) {
+        /* Note [Polling]: Open MPI moves a non-blocking collective on only inside
+         * MPI_Test, so the thread polls without pause while a caller waits for work
+         * (its core is idle then), for up to 5 ms without progress (longer, the
+         * other ranks are busy elsewhere: a checkpoint, an evaluation); otherwise
+         * (work overlapping computation) it sleeps a little longer each time, up
+         * to 64 us, to leave the core to the computation. */
+        long t = now_ns();
+        if (progressed) last_progress = t;
+        if (progressed || (atomic_load_explicit(&ct_dist_waiters, memory_order_relaxed) > 0 &&
+                           t - last_progress < 5000000)) {
             idle_ns = 0;
         } else if (current || np) {
-            idle_ns = idle_ns ? (idle_ns * 2 > 64000 ? 64000 : idle_ns * 2) : 1000;
+            idle_ns = idle_ns ? (idle_ns * 2 > max_sleep_ns ? max_sleep_ns : idle_ns * 2) : 1000;
             struct timespec ts = {0, idle_ns};
             nanosleep(&ts, NULL);
         }

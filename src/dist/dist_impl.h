@@ -27,6 +27,7 @@
 #define CT_DIST_DIST_IMPL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include "ctorch/distributed.h"
@@ -34,14 +35,14 @@
 
 /* What a collective call looked like on one rank. */
 typedef struct {
-    int32_t kind;  /* ct_work_kind */
-    int32_t op;    /* ct_dist_reduce_op, or -1 */
+    int32_t kind; /* ct_work_kind */
+    int32_t op;   /* ct_dist_reduce_op, or -1 */
     int32_t dtype;
-    int32_t root;  /* or -1 */
+    int32_t root; /* or -1 */
     int32_t ndim;
     int32_t invalid; /* the call failed its local checks on this rank */
     int32_t tag, pad;
-    int64_t seq;   /* collectives started on the group so far */
+    int64_t seq; /* collectives started on the group so far */
     int64_t numel;
     int64_t shape[CT_MAX_DIMS];
 } ct_dist_desc;
@@ -81,18 +82,18 @@ struct ct_work {
     const char *fn; /* "ct_dist_all_reduce": names its errors */
     ct_process_group *g;
     ct_dist_desc desc;
-    int red;         /* ct_dist_red */
-    bool avg;        /* divide by the group size at the root */
+    int red;  /* ct_dist_red */
+    bool avg; /* divide by the group size at the root */
     int dtype, elem;
-    int64_t count;   /* elements per rank */
-    void *buf;       /* the tensor's data (in place) */
-    void *buf2;      /* the second buffer (output, or the packed list) */
-    void *tmp;       /* scratch owned by the work */
+    int64_t count;    /* elements per rank */
+    void *buf;        /* the tensor's data (in place) */
+    void *buf2;       /* the second buffer (output, or the packed list) */
+    void *tmp;        /* scratch owned by the work */
     ct_tensor **list; /* list tensors copied in/out around tmp */
     int nlist;
     ct_tensor *held[CT_WORK_MAX_TENSORS]; /* retained until freed */
-    int peer;        /* send's dst / recv's src (group ranks; -1: any) */
-    int source;      /* recv: the sender */
+    int peer;                             /* send's dst / recv's src (group ranks; -1: any) */
+    int source;                           /* recv: the sender */
     /* new_group */
     int color, key;
     ct_dist_comm *new_comm, *new_ctl, *new_p2p;
@@ -121,6 +122,8 @@ const ct_dist_engine *ct_dist_load_plugin(const char *fn);
 /* The communication thread (dist/comm.c). */
 int ct_dist_comm_start(void);
 void ct_dist_comm_stop(void);
+/* Threads blocked in a wait for work (Note [Polling], dist/comm.c). */
+extern atomic_int ct_dist_waiters;
 /* Queues w (the caller's order is the order it runs in). */
 void ct_dist_enqueue(ct_work *w);
 

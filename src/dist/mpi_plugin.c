@@ -50,10 +50,10 @@ static int dtype_of(MPI_Datatype t) {
         if (types[d] != MPI_DATATYPE_NULL && types[d] == t) return d;
     return -1;
 }
-#define RED_FN(name, red)                                                       \
-    static void name(void *in, void *inout, int *len, MPI_Datatype *t) {        \
-        int d = dtype_of(*t);                                                   \
-        if (d >= 0) combine(inout, in, *len, d, red);                           \
+#define RED_FN(name, red)                                                                          \
+    static void name(void *in, void *inout, int *len, MPI_Datatype *t) {                           \
+        int d = dtype_of(*t);                                                                      \
+        if (d >= 0) combine(inout, in, *len, d, red);                                              \
     }
 RED_FN(red_sum, CT_DIST_RED_SUM)
 RED_FN(red_prod, CT_DIST_RED_PROD)
@@ -72,8 +72,9 @@ static int plugin_init(ct_dist_combine_fn fn, const uint8_t *sizes, int n, int *
         return -1;
     }
     if (provided < MPI_THREAD_SERIALIZED) {
-        set_error("MPI_Init_thread: the MPI library provides thread level %d, not MPI_THREAD_SERIALIZED",
-                  provided);
+        set_error(
+            "MPI_Init_thread: the MPI library provides thread level %d, not MPI_THREAD_SERIALIZED",
+            provided);
         MPI_Finalize();
         return -1;
     }
@@ -217,28 +218,32 @@ static ct_dist_req *ibcast(ct_dist_comm *c, void *buf, int64_t count, int dtype,
     int rc = MPI_Ibcast(buf, (int)count, types[dtype], root, c->comm, &r);
     return started("MPI_Ibcast", rc, r);
 }
-static ct_dist_req *iallgather(ct_dist_comm *c, const void *send, void *recv, int64_t count, int dtype) {
+static ct_dist_req *iallgather(ct_dist_comm *c, const void *send, void *recv, int64_t count,
+                               int dtype) {
     if (!count_ok("MPI_Iallgather", count, dtype)) return NULL;
     MPI_Request r;
-    int rc = MPI_Iallgather(send, (int)count, types[dtype], recv, (int)count, types[dtype], c->comm, &r);
+    int rc =
+        MPI_Iallgather(send, (int)count, types[dtype], recv, (int)count, types[dtype], c->comm, &r);
     return started("MPI_Iallgather", rc, r);
 }
 static ct_dist_req *igather(ct_dist_comm *c, const void *send, void *recv, int64_t count, int dtype,
                             int root) {
     if (!count_ok("MPI_Igather", count, dtype)) return NULL;
     MPI_Request r;
-    int rc = MPI_Igather(send, (int)count, types[dtype], recv, (int)count, types[dtype], root, c->comm, &r);
+    int rc = MPI_Igather(send, (int)count, types[dtype], recv, (int)count, types[dtype], root,
+                         c->comm, &r);
     return started("MPI_Igather", rc, r);
 }
-static ct_dist_req *iscatter(ct_dist_comm *c, const void *send, void *recv, int64_t count, int dtype,
-                             int root) {
+static ct_dist_req *iscatter(ct_dist_comm *c, const void *send, void *recv, int64_t count,
+                             int dtype, int root) {
     if (!count_ok("MPI_Iscatter", count, dtype)) return NULL;
     MPI_Request r;
-    int rc = MPI_Iscatter(send, (int)count, types[dtype], recv, (int)count, types[dtype], root, c->comm, &r);
+    int rc = MPI_Iscatter(send, (int)count, types[dtype], recv, (int)count, types[dtype], root,
+                          c->comm, &r);
     return started("MPI_Iscatter", rc, r);
 }
-static ct_dist_req *ireduce_scatter_block(ct_dist_comm *c, const void *send, void *recv, int64_t count,
-                                          int dtype, ct_dist_red op) {
+static ct_dist_req *ireduce_scatter_block(ct_dist_comm *c, const void *send, void *recv,
+                                          int64_t count, int dtype, ct_dist_red op) {
     if (!count_ok("MPI_Ireduce_scatter_block", count, dtype)) return NULL;
     MPI_Request r;
     int rc = MPI_Ireduce_scatter_block(send, recv, (int)count, types[dtype], ops[op], c->comm, &r);
@@ -249,7 +254,8 @@ static ct_dist_req *ibarrier(ct_dist_comm *c) {
     int rc = MPI_Ibarrier(c->comm, &r);
     return started("MPI_Ibarrier", rc, r);
 }
-static ct_dist_req *isend(ct_dist_comm *c, const void *buf, int64_t count, int dtype, int dst, int tag) {
+static ct_dist_req *isend(ct_dist_comm *c, const void *buf, int64_t count, int dtype, int dst,
+                          int tag) {
     if (!count_ok("MPI_Isend", count, dtype)) return NULL;
     MPI_Request r;
     int rc = MPI_Isend(buf, (int)count, types[dtype], dst, tag, c->comm, &r);
@@ -258,7 +264,8 @@ static ct_dist_req *isend(ct_dist_comm *c, const void *buf, int64_t count, int d
 static ct_dist_req *irecv(ct_dist_comm *c, void *buf, int64_t count, int dtype, int src, int tag) {
     if (!count_ok("MPI_Irecv", count, dtype)) return NULL;
     MPI_Request r;
-    int rc = MPI_Irecv(buf, (int)count, types[dtype], src < 0 ? MPI_ANY_SOURCE : src, tag, c->comm, &r);
+    int rc =
+        MPI_Irecv(buf, (int)count, types[dtype], src < 0 ? MPI_ANY_SOURCE : src, tag, c->comm, &r);
     return started("MPI_Irecv", rc, r);
 }
 static int test(ct_dist_req *q, int *source) {

@@ -11,7 +11,8 @@
 #include "core/error.h"
 
 static bool agree(const ct_dist_desc *a, const ct_dist_desc *b) {
-    if (a->invalid || b->invalid || a->dtype != b->dtype || a->ndim != b->ndim || a->numel != b->numel)
+    if (a->invalid || b->invalid || a->dtype != b->dtype || a->ndim != b->ndim ||
+        a->numel != b->numel)
         return false;
     for (int i = 0; i < a->ndim && i < CT_MAX_DIMS; i++)
         if (a->shape[i] != b->shape[i]) return false;
@@ -34,15 +35,17 @@ static bool send_step(ct_work *w) {
         w->req = be->isend(g->ctl, &w->desc, sizeof w->desc, CT_U8, w->peer, w->desc.tag);
         return started(w);
     case 1:
-        w->req = be->irecv(g->p2p, &w->answer, sizeof w->answer, CT_U8, w->peer, (int)(2 * w->p2p_tag));
+        w->req =
+            be->irecv(g->p2p, &w->answer, sizeof w->answer, CT_U8, w->peer, (int)(2 * w->p2p_tag));
         return started(w);
     case 2:
         if (!agree(&w->desc, &w->answer)) {
             if (w->answer.invalid)
-                ct_work_finish(w, "%s: rank %d's matching ct_dist_recv failed its own checks", w->fn, w->peer);
+                ct_work_finish(w, "%s: rank %d's matching ct_dist_recv failed its own checks",
+                               w->fn, w->peer);
             else
-                ct_work_finish(w, "%s: rank %d receives into shape %s but this rank (%d) sends %s", w->fn,
-                               w->peer, ct_dist_desc_str(&w->answer, a, sizeof a), g->rank,
+                ct_work_finish(w, "%s: rank %d receives into shape %s but this rank (%d) sends %s",
+                               w->fn, w->peer, ct_dist_desc_str(&w->answer, a, sizeof a), g->rank,
                                ct_dist_desc_str(&w->desc, b, sizeof b));
             return true;
         }
@@ -64,19 +67,22 @@ static bool recv_step(ct_work *w) {
         return started(w);
     case 1:
         w->peer = w->source; /* the sender, also when any rank could send */
-        w->req = be->isend(g->p2p, &w->desc, sizeof w->desc, CT_U8, w->peer, (int)(2 * w->peer_desc.seq));
+        w->req = be->isend(g->p2p, &w->desc, sizeof w->desc, CT_U8, w->peer,
+                           (int)(2 * w->peer_desc.seq));
         return started(w);
     case 2:
         if (!agree(&w->desc, &w->peer_desc)) {
             if (w->peer_desc.invalid)
-                ct_work_finish(w, "%s: rank %d's matching ct_dist_send failed its own checks", w->fn, w->peer);
+                ct_work_finish(w, "%s: rank %d's matching ct_dist_send failed its own checks",
+                               w->fn, w->peer);
             else
-                ct_work_finish(w, "%s: rank %d sent shape %s but this rank (%d) receives into %s", w->fn,
-                               w->peer, ct_dist_desc_str(&w->peer_desc, a, sizeof a), g->rank,
-                               ct_dist_desc_str(&w->desc, b, sizeof b));
+                ct_work_finish(w, "%s: rank %d sent shape %s but this rank (%d) receives into %s",
+                               w->fn, w->peer, ct_dist_desc_str(&w->peer_desc, a, sizeof a),
+                               g->rank, ct_dist_desc_str(&w->desc, b, sizeof b));
             return true;
         }
-        w->req = be->irecv(g->p2p, w->buf, w->count, w->dtype, w->peer, (int)(2 * w->peer_desc.seq + 1));
+        w->req =
+            be->irecv(g->p2p, w->buf, w->count, w->dtype, w->peer, (int)(2 * w->peer_desc.seq + 1));
         return started(w);
     default:
         ct_work_finish(w, NULL);

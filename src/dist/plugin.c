@@ -2,8 +2,8 @@
  *
  * Where: $CTORCH_DIST_PLUGIN (a path) when set; else libctorch_mpi.so beside the
  * loaded libctorch (or the program, for the static library); else the install's
- * libdir; else the dynamic linker's own search.  RTLD_GLOBAL: Open MPI dlopen()s
- * its own components, which need libmpi's symbols global. */
+ * libdir; else the build tree's; else the dynamic linker's own search.  RTLD_GLOBAL: Open MPI
+ * dlopen()s its own components, which need libmpi's symbols global. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
@@ -39,11 +39,14 @@ static void *open_plugin(char *why, size_t n) {
             if (h) return h;
         }
     }
-#ifdef CTORCH_INSTALL_LIBDIR
-    snprintf(path, sizeof path, "%s/%s", CTORCH_INSTALL_LIBDIR, PLUGIN_NAME);
-    void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
-    if (h) return h;
-#endif
+    /* Compiled in: the install's libdir, then the build tree's (programs of the
+     * build tree linked with the static library live in other directories). */
+    const char *dirs[] = {CTORCH_INSTALL_LIBDIR, CTORCH_BUILD_LIBDIR};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%s", dirs[i], PLUGIN_NAME);
+        void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+        if (h) return h;
+    }
     return try_open(PLUGIN_NAME, why, n);
 }
 
@@ -54,16 +57,17 @@ const ct_dist_engine *ct_dist_load_plugin(const char *fn) {
     char why[1024] = "";
     if (!handle) handle = open_plugin(why, sizeof why);
     if (!handle) {
-        ct_error("%s: the MPI backend (%s) cannot be loaded: %s; ctorch was built without MPI or the "
-                 "plugin is not installed (set CTORCH_DIST_PLUGIN to its path)",
-                 fn, PLUGIN_NAME, why);
+        ct_error(
+            "%s: the MPI backend (%s) cannot be loaded: %s; ctorch was built without MPI or the "
+            "plugin is not installed (set CTORCH_DIST_PLUGIN to its path)",
+            fn, PLUGIN_NAME, why);
         return NULL;
     }
     ct_dist_plugin_entry_fn entry = (ct_dist_plugin_entry_fn)dlsym(handle, CT_DIST_PLUGIN_ENTRY);
     const ct_dist_engine *b = entry ? entry() : NULL;
     if (!b || b->abi != CT_DIST_BACKEND_ABI) {
-        ct_error("%s: %s is not a ctorch %s plugin of this version (ABI %d, expected %d)", fn, PLUGIN_NAME,
-                 b ? b->name : "distributed", b ? b->abi : -1, CT_DIST_BACKEND_ABI);
+        ct_error("%s: %s is not a ctorch %s plugin of this version (ABI %d, expected %d)", fn,
+                 PLUGIN_NAME, b ? b->name : "distributed", b ? b->abi : -1, CT_DIST_BACKEND_ABI);
         return NULL;
     }
     return be = b;

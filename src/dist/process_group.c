@@ -22,8 +22,8 @@ static int check_env(const char *name, int want) {
     char *end;
     long got = strtol(v, &end, 10);
     if (*end || got != want) {
-        ct_error("ct_dist_init: the environment has %s=%s but MPI gives this process %s %d", name, v,
-                 name, want);
+        ct_error("ct_dist_init: the environment has %s=%s but MPI gives this process %s %d", name,
+                 v, name, want);
         return -1;
     }
     return 0;
@@ -56,13 +56,15 @@ int ct_dist_init_with(ct_dist_init_options o) {
         return -1;
     }
     if (finalized) {
-        ct_error("ct_dist_init: the process group was destroyed, and MPI cannot be initialised again "
-                 "in the same process");
+        ct_error(
+            "ct_dist_init: the process group was destroyed, and MPI cannot be initialised again "
+            "in the same process");
         return -1;
     }
     if (o.backend == CT_DIST_NCCL) {
-        ct_error("ct_dist_init: the NCCL backend is not available in this build of ctorch (CPU tensors: "
-                 "CT_DIST_MPI)");
+        ct_error(
+            "ct_dist_init: the NCCL backend is not available in this build of ctorch (CPU tensors: "
+            "CT_DIST_MPI)");
         return -1;
     }
     if (o.backend != CT_DIST_DEFAULT && o.backend != CT_DIST_MPI) {
@@ -112,7 +114,7 @@ fail:
     return -1;
 }
 
-bool (ct_dist_is_available)(void) {
+bool(ct_dist_is_available)(void) {
     static int available = -1;
     if (available < 0) {
         /* Loading sets an error when it fails: a question does not report one. */
@@ -124,11 +126,12 @@ bool (ct_dist_is_available)(void) {
     return available;
 }
 
-bool (ct_dist_is_initialized)(void) { return initialized; }
+bool(ct_dist_is_initialized)(void) { return initialized; }
 
-int (ct_dist_destroy)(void) {
+int(ct_dist_destroy)(void) {
     if (!initialized) {
-        ct_error("ct_dist_destroy: Default process group has not been initialized, please make sure to call "
+        ct_error("ct_dist_destroy: Default process group has not been initialized, please make "
+                 "sure to call "
                  "init_process_group.");
         return -1;
     }
@@ -151,10 +154,10 @@ int (ct_dist_destroy)(void) {
     return 0;
 }
 
-int (ct_dist_rank)(void) { return world_rank; }
-int (ct_dist_world_size)(void) { return world_size; }
-int (ct_dist_local_rank)(void) { return local_rank; }
-bool (ct_dist_is_main)(void) { return world_rank == 0; }
+int(ct_dist_rank)(void) { return world_rank; }
+int(ct_dist_world_size)(void) { return world_size; }
+int(ct_dist_local_rank)(void) { return local_rank; }
+bool(ct_dist_is_main)(void) { return world_rank == 0; }
 
 ct_process_group *ct_dist_group_of(const char *fn, ct_process_group *g) {
     if (!initialized) {
@@ -185,8 +188,8 @@ ct_process_group *(ct_dist_new_group)(const int *ranks, int n) {
         bool dup = false;
         for (int j = 0; j < i; j++) dup |= members[j] == r;
         if (r < 0 || r >= world_size || dup) {
-            ct_error("%s: rank %d %s (the world has %d ranks)", fn, r, dup ? "is given twice" : "is out of range",
-                     world_size);
+            ct_error("%s: rank %d %s (the world has %d ranks)", fn, r,
+                     dup ? "is given twice" : "is out of range", world_size);
             free(members);
             return NULL;
         }
@@ -226,5 +229,5 @@ ct_process_group *(ct_dist_new_group)(const int *ranks, int n) {
     return g;
 }
 
-int (ct_dist_group_rank)(const ct_process_group *g) { return g ? g->rank : world_rank; }
-int (ct_dist_group_size)(const ct_process_group *g) { return g ? g->size : world_size; }
+int(ct_dist_group_rank)(const ct_process_group *g) { return g ? g->rank : world_rank; }
+int(ct_dist_group_size)(const ct_process_group *g) { return g ? g->size : world_size; }

@@ -25,7 +25,8 @@ static const char *kind_name(int k) {
         [CT_WORK_RECV] = "ct_dist_recv",
         [CT_WORK_NEW_GROUP] = "ct_dist_new_group",
     };
-    return k > 0 && k < (int)(sizeof names / sizeof *names) && names[k] ? names[k] : "an unknown operation";
+    return k > 0 && k < (int)(sizeof names / sizeof *names) && names[k] ? names[k]
+                                                                        : "an unknown operation";
 }
 static const char *op_name(int op) {
     static const char *names[] = {"SUM", "AVG", "PRODUCT", "MIN", "MAX"};
@@ -35,7 +36,8 @@ static const char *op_name(int op) {
 const char *ct_dist_desc_str(const ct_dist_desc *d, char *buf, size_t n) {
     char shape[CT_SHAPE_STR_MAX];
     int nd = d->ndim < 0 || d->ndim > CT_MAX_DIMS ? 0 : d->ndim;
-    const char *dt = d->dtype > 0 && d->dtype < CT_NUM_DTYPES ? (ct_dtype_name)((ct_dtype)d->dtype) : "?";
+    const char *dt =
+        d->dtype > 0 && d->dtype < CT_NUM_DTYPES ? (ct_dtype_name)((ct_dtype)d->dtype) : "?";
     snprintf(buf, n, "%s (%s)", ct_shape_str(nd, d->shape, shape), dt);
     return buf;
 }
@@ -53,19 +55,23 @@ static bool mismatch(ct_work *w) {
     const ct_dist_desc *d = w->descs;
     for (int r = 0; r < n; r++)
         if (d[r].invalid) {
-            ct_work_finish(w, "%s: rank %d's call failed its own checks (its error says why)", w->fn, r);
+            ct_work_finish(w, "%s: rank %d's call failed its own checks (its error says why)",
+                           w->fn, r);
             return true;
         }
     char a[CT_SHAPE_STR_MAX + 32], b[CT_SHAPE_STR_MAX + 32];
     for (int r = 1; r < n; r++) {
         const ct_dist_desc *x = &d[r], *z = &d[0];
         if (x->kind != z->kind) {
-            ct_work_finish(w, "%s: rank %d called %s but rank 0 called %s (every rank must call the same "
-                              "collectives in the same order)",
-                           w->fn, r, kind_name(x->kind), kind_name(z->kind));
+            ct_work_finish(
+                w,
+                "%s: rank %d called %s but rank 0 called %s (every rank must call the same "
+                "collectives in the same order)",
+                w->fn, r, kind_name(x->kind), kind_name(z->kind));
         } else if (x->seq != z->seq) {
-            ct_work_finish(w, "%s: rank %d is at its collective #%lld of the group but rank 0 at #%lld", w->fn,
-                           r, (long long)x->seq, (long long)z->seq);
+            ct_work_finish(
+                w, "%s: rank %d is at its collective #%lld of the group but rank 0 at #%lld", w->fn,
+                r, (long long)x->seq, (long long)z->seq);
         } else if (!same_tensor(x, z)) {
             ct_work_finish(w, "%s: rank %d has shape %s but rank 0 has %s", w->fn, r,
                            ct_dist_desc_str(x, a, sizeof a), ct_dist_desc_str(z, b, sizeof b));
@@ -73,7 +79,8 @@ static bool mismatch(ct_work *w) {
             ct_work_finish(w, "%s: rank %d uses op %s but rank 0 uses %s", w->fn, r, op_name(x->op),
                            op_name(z->op));
         } else if (x->root != z->root) {
-            ct_work_finish(w, "%s: rank %d gives root %d but rank 0 gives root %d", w->fn, r, x->root, z->root);
+            ct_work_finish(w, "%s: rank %d gives root %d but rank 0 gives root %d", w->fn, r,
+                           x->root, z->root);
         } else {
             continue;
         }
@@ -87,16 +94,16 @@ static bool failed_to_start(ct_work *w) {
     return true;
 }
 /* Starts a request (the next step runs when it is done), or fails w. */
-#define START(call)                                     \
-    do {                                                \
-        w->req = (call);                                \
-        w->stage++;                                     \
-        return w->req ? false : failed_to_start(w);     \
+#define START(call)                                                                                \
+    do {                                                                                           \
+        w->req = (call);                                                                           \
+        w->stage++;                                                                                \
+        return w->req ? false : failed_to_start(w);                                                \
     } while (0)
-#define FINISH()                    \
-    do {                            \
-        ct_work_finish(w, NULL);    \
-        return true;                \
+#define FINISH()                                                                                   \
+    do {                                                                                           \
+        ct_work_finish(w, NULL);                                                                   \
+        return true;                                                                               \
     } while (0)
 
 /* Rank 0's part between the reduction and what follows: AVG's division. */
@@ -124,7 +131,8 @@ static bool new_group_step(ct_work *w) {
 
 static void copy_out(ct_work *w) { /* tmp's size slices into the list's tensors */
     size_t bytes = (size_t)w->count * (size_t)w->elem;
-    for (int r = 0; r < w->nlist; r++) memcpy(ct_tensor_data(w->list[r]), (char *)w->tmp + bytes * r, bytes);
+    for (int r = 0; r < w->nlist; r++)
+        memcpy(ct_tensor_data(w->list[r]), (char *)w->tmp + bytes * r, bytes);
 }
 
 bool ct_dist_step(ct_work *w) {

@@ -41,11 +41,15 @@ void ct_work_finish(ct_work *w, const char *fmt, ...) {
 
 static void wait_done(ct_work *w) {
     pthread_mutex_lock(&w->mu);
-    while (!w->done) pthread_cond_wait(&w->cv, &w->mu);
+    if (!w->done) {
+        atomic_fetch_add(&ct_dist_waiters, 1);
+        while (!w->done) pthread_cond_wait(&w->cv, &w->mu);
+        atomic_fetch_sub(&ct_dist_waiters, 1);
+    }
     pthread_mutex_unlock(&w->mu);
 }
 
-int (ct_work_wait)(ct_work *w) {
+int(ct_work_wait)(ct_work *w) {
     if (!w) {
         ct_error("ct_work_wait: work is NULL");
         return -1;
@@ -58,7 +62,7 @@ int (ct_work_wait)(ct_work *w) {
     return 0;
 }
 
-bool (ct_work_is_completed)(ct_work *w) {
+bool(ct_work_is_completed)(ct_work *w) {
     if (!w) return false;
     pthread_mutex_lock(&w->mu);
     bool done = w->done;
@@ -66,7 +70,7 @@ bool (ct_work_is_completed)(ct_work *w) {
     return done;
 }
 
-void (ct_work_free)(ct_work *w) {
+void(ct_work_free)(ct_work *w) {
     if (!w) return;
     wait_done(w);
     for (int i = 0; i < CT_WORK_MAX_TENSORS; i++) ct_release(w->held[i]);

@@ -17,12 +17,12 @@ static inline void dist_up(void) {
         exit(1);
     }
 }
-#define DIST_TEST(name)          \
-    static void name##_body(void); \
-    TEST(name) {                 \
-        dist_up();               \
-        name##_body();           \
-    }                            \
+#define DIST_TEST(name)                                                                            \
+    static void name##_body(void);                                                                 \
+    TEST(name) {                                                                                   \
+        dist_up();                                                                                 \
+        name##_body();                                                                             \
+    }                                                                                              \
     static void name##_body(void)
 
 /* After the last test (ct_test.c's hook): leaves the group. */

@@ -19,7 +19,8 @@ static data make_rows(void) {
 
 /* Cross entropy of m on rows idx; the backward into .grad. */
 static double loss_backward(ct_module *m, data d, ct_tensor *idx, double scale) {
-    ct_tensor *loss = ct_cross_entropy(ct_forward(m, ct_index_select(d.x, 0, idx)), ct_index_select(d.y, 0, idx));
+    ct_tensor *loss =
+        ct_cross_entropy(ct_forward(m, ct_index_select(d.x, 0, idx)), ct_index_select(d.y, 0, idx));
     CHECK(ct_backward(ct_mul_scalar(loss, scale)) == 0);
     return ct_item(loss);
 }
@@ -59,14 +60,29 @@ DIST_TEST(mismatched_models_fail_on_every_rank) {
     CHECK_ERROR(ct_ddp(ct_sequential(CT_MODULES(ct_nn_linear(odd ? 32 : 64, 10)))), want);
     snprintf(want, sizeof want,
              "ct_ddp: DDP expects the same model on every rank, but rank %d has parameter 1.weight "
-             "where rank 0 has nothing", world() - 1);
+             "where rank 0 has nothing",
+             world() - 1);
     ct_module *m = odd ? ct_sequential(CT_MODULES(ct_nn_linear(4, 4), ct_nn_linear(4, 4)))
                        : ct_sequential(CT_MODULES(ct_nn_linear(4, 4)));
     CHECK_ERROR(ct_ddp(m), want);
-    snprintf(want, sizeof want, "ct_ddp: parameter '0.weight' has dtype float64 on rank %d but float32 on rank 0",
+    snprintf(want, sizeof want,
+             "ct_ddp: parameter '0.weight' has dtype float64 on rank %d but float32 on rank 0",
              world() - 1);
     m = ct_sequential(CT_MODULES(ct_nn_linear(4, 4)));
     if (odd) CHECK(ct_module_to(m, .dtype = CT_F64) == 0);
+    CHECK_ERROR(ct_ddp(m), want);
+    snprintf(want, sizeof want,
+             "ct_ddp: parameter '0.bias' has requires_grad=False on rank %d but "
+             "requires_grad=True on rank 0",
+             world() - 1);
+    m = ct_sequential(CT_MODULES(ct_nn_linear(4, 4)));
+    if (odd) CHECK(ct_set_requires_grad(ct_module_get_parameter(m, "0.bias"), false) == 0);
+    CHECK_ERROR(ct_ddp(m), want);
+    snprintf(want, sizeof want,
+             "ct_ddp: buffer '1.running_mean' has shape [3] on rank %d but [4] on rank 0",
+             world() - 1);
+    m = ct_sequential(CT_MODULES(ct_nn_linear(4, 4), ct_nn_batch_norm1d(4)));
+    if (odd) CHECK(ct_module_set_tensor(m, "1.running_mean", ct_zeros(CT_SHAPE(3))) == 0);
     CHECK_ERROR(ct_ddp(m), want);
     ct_tensor *one = ct_ones(CT_SHAPE(1));
     CHECK(ct_dist_all_reduce(one) == 0);
@@ -77,7 +93,8 @@ DIST_TEST(mismatched_models_fail_on_every_rank) {
 
 /* The gradients of a DDP backward on this rank's rows equal one process's on every
  * rank's rows, and are bitwise the same on every rank. */
-static void check_grads_against_reference(ct_module *ddp, ct_module *ref, data d, int step, double tol) {
+static void check_grads_against_reference(ct_module *ddp, ct_module *ref, data d, int step,
+                                          double tol) {
     loss_backward(ddp, d, rows(step, false), 1);
     loss_backward(ref, d, rows(step, true), 1);
     ct_tensor *g = flat_grads(ddp);
@@ -97,10 +114,49 @@ DIST_TEST(gradients_are_averaged) {
     CHECK_INT_EQ(ct_ddp_get_stats(ddp, false).steps, 0); /* reset */
 }
 
+/* Parameters that do not require grad are broadcast but not reduced: no slot, no
+ * hook, their .grad stays NULL. */
+DIST_TEST(frozen_parameters_are_left_out) {
+    data d = make_rows();
+    ct_manual_seed(20 + (uint64_t)rank());
+    ct_module *model = make_mlp();
+    ct_module_requires_grad_(ct_module_get_submodule(model, "0"), false);
+    ct_module *ddp = ct_ddp(model);
+    CHECK(same_on_every_rank(flat_params(ddp)));
+    ct_module *ref = copy_model(model, make_mlp);
+    ct_module_requires_grad_(ct_module_get_submodule(ref, "0"), false);
+    check_grads_against_reference(ddp, ref, d, 0, 1e-6);
+    CHECK(ct_grad(ct_module_get_parameter(model, "0.weight")) == NULL);
+    ct_ddp_stats st = ct_ddp_get_stats(ddp, false);
+    CHECK_INT_EQ(st.steps, 1);
+    CHECK_INT_EQ(st.bytes, 4 * (32 * 10 + 10));
+}
+
+/* DDP over ranks 0 and 1 of three: their gradients are the average of theirs; rank 2
+ * is refused. */
+DIST_TEST(over_a_group) {
+    if (world() < 3) return;
+    data d = make_rows();
+    const int members[] = {0, 1};
+    ct_process_group *g = ct_dist_new_group(members, 2);
+    CHECK(g != NULL);
+    if (rank() == 2) {
+        CHECK_ERROR(ct_ddp(make_mlp(), .group = g),
+                    "ct_ddp: this process is not a member of the group");
+        return;
+    }
+    ct_module *ddp = ct_ddp(make_mlp(), .group = g);
+    ct_module *ref = copy_model(ct_ddp_module(ddp), make_mlp);
+    loss_backward(ddp, d, rows(0, false), 1);
+    loss_backward(ref, d, ct_narrow(rows(0, true), 0, 0, 2 * BATCH), 1); /* ranks 0 and 1's rows */
+    CHECK(rel_diff(flat_grads(ddp), flat_grads(ref)) <= 1e-6);
+}
+
 /* A 4-layer MLP in buckets of 2 KiB equals the same in one bucket, bit for bit. */
 static ct_module *make_deep_mlp(void) {
-    return ct_sequential(CT_MODULES(ct_nn_linear(20, 32), ct_nn_relu(), ct_nn_linear(32, 32), ct_nn_relu(),
-                                    ct_nn_linear(32, 32), ct_nn_relu(), ct_nn_linear(32, 10)));
+    return ct_sequential(CT_MODULES(ct_nn_linear(20, 32), ct_nn_relu(), ct_nn_linear(32, 32),
+                                    ct_nn_relu(), ct_nn_linear(32, 32), ct_nn_relu(),
+                                    ct_nn_linear(32, 10)));
 }
 
 DIST_TEST(small_buckets_equal_one_bucket) {
@@ -179,16 +235,22 @@ static ct_module *make_two_heads(void) {
 DIST_TEST(unused_parameter_fails_the_next_forward) {
     data d = make_rows();
     ct_module *ddp = ct_ddp(make_two_heads());
-    loss_backward(ddp, d, rows(0, false), 1); /* b got no gradient: the reduction is unfinished */
+    ct_tensor *idx = rows(0, false);
+    ct_tensor *loss = ct_cross_entropy(ct_forward(ddp, ct_index_select(d.x, 0, idx)),
+                                       ct_index_select(d.y, 0, idx));
+    CHECK(ct_backward(loss, .retain_graph = true) == 0); /* b got no gradient: unfinished */
     CHECK_INT_EQ(ct_ddp_get_stats(ddp, false).steps, 0);
+    CHECK_ERROR(ct_backward(loss), "ct_ddp: Expected to mark a variable ready only once.");
     char want[128];
-    snprintf(want, sizeof want, "Parameter indices which did not receive grad for rank %d: 2 3", rank());
-    CHECK_ERROR(ct_forward(ddp, d.x), "ct_ddp: Expected to have finished reduction in the prior iteration "
-                                      "before starting a new one. This error indicates that your module "
-                                      "has parameters that were not used in producing loss. You can "
-                                      "enable unused parameter detection by passing the keyword "
-                                      "argument `find_unused_parameters=True` to "
-                                      "`torch.nn.parallel.DistributedDataParallel`");
+    snprintf(want, sizeof want, "Parameter indices which did not receive grad for rank %d: 2 3",
+             rank());
+    CHECK_ERROR(ct_forward(ddp, d.x),
+                "ct_ddp: Expected to have finished reduction in the prior iteration "
+                "before starting a new one. This error indicates that your module "
+                "has parameters that were not used in producing loss. You can "
+                "enable unused parameter detection by passing the keyword "
+                "argument `find_unused_parameters=True` to "
+                "`torch.nn.parallel.DistributedDataParallel`");
     CHECK_ERROR(ct_forward(ddp, d.x), want);
     CHECK_ERROR(ct_forward(ddp, d.x), "Parameters which did not receive grad for rank");
     CHECK_ERROR(ct_forward(ddp, d.x), "b.weight, b.bias");
@@ -240,13 +302,15 @@ DIST_TEST(find_unused_parameters_averages_what_some_rank_used) {
 /* ---- buffers, eval, state dict, several outputs ---------------------------------- */
 
 static ct_module *make_bn_model(void) {
-    return ct_sequential(CT_MODULES(ct_nn_linear(20, 8), ct_nn_batch_norm1d(8), ct_nn_linear(8, 10)));
+    return ct_sequential(
+        CT_MODULES(ct_nn_linear(20, 8), ct_nn_batch_norm1d(8), ct_nn_linear(8, 10)));
 }
 
 DIST_TEST(buffers_are_broadcast_at_each_forward) {
     data d = make_rows();
     ct_module *ddp = ct_ddp(make_bn_model());
-    ct_module *off = ct_ddp(copy_model(ct_ddp_module(ddp), make_bn_model), .broadcast_buffers = false);
+    ct_module *off =
+        ct_ddp(copy_model(ct_ddp_module(ddp), make_bn_model), .broadcast_buffers = false);
     ct_tensor *rm = ct_module_get_buffer(ddp, "module.1.running_mean");
     ct_tensor *rm_off = ct_module_get_buffer(off, "module.1.running_mean");
     CHECK(rm && rm_off);
@@ -281,9 +345,19 @@ DIST_TEST(eval_mode_backward_does_not_synchronise) {
     CHECK(same_on_every_rank(flat_grads(ddp)));
 }
 
-DIST_TEST(state_dict_keys) {
+DIST_TEST(state_dict_keys_and_repr) {
     ct_module *ddp = ct_ddp(make_mlp());
-    ct_state_dict *wrapped = ct_module_state_dict(ddp), *plain = ct_module_state_dict(ct_ddp_module(ddp));
+    char *repr = ct_module_to_string(ddp); /* PyTorch 1.13's repr(DDP(model)) */
+    CHECK_STR_EQ(repr, "DistributedDataParallel(\n"
+                       "  (module): Sequential(\n"
+                       "    (0): Linear(in_features=20, out_features=32, bias=True)\n"
+                       "    (1): ReLU()\n"
+                       "    (2): Linear(in_features=32, out_features=10, bias=True)\n"
+                       "  )\n"
+                       ")");
+    free(repr);
+    ct_state_dict *wrapped = ct_module_state_dict(ddp),
+                  *plain = ct_module_state_dict(ct_ddp_module(ddp));
     CHECK_INT_EQ(ct_state_dict_len(wrapped), 4);
     CHECK_STR_EQ(ct_state_dict_key(wrapped, 0), "module.0.weight");
     CHECK_STR_EQ(ct_state_dict_key(plain, 0), "0.weight");
@@ -293,7 +367,8 @@ DIST_TEST(state_dict_keys) {
     CHECK(ct_load_state_dict(ddp, wrapped) == 0);
     CHECK_ERROR(ct_load_state_dict(other, wrapped), "module.0.weight");
     CHECK_ERROR(ct_ddp_module(other), "expected a DistributedDataParallel module");
-    CHECK_ERROR(ct_ddp_get_stats(other, false).steps == 0 ? -1 : 0, "expected a DistributedDataParallel");
+    CHECK_ERROR(ct_ddp_get_stats(other, false).steps == 0 ? -1 : 0,
+                "expected a DistributedDataParallel");
 }
 
 /* A module with two outputs: ct_forward_multi through the wrapper, the loss on both. */
@@ -301,7 +376,8 @@ typedef struct {
     ct_module *trunk, *h1, *h2;
 } forked;
 
-static int forked_forward(ct_module *m, int n_in, ct_tensor *const *in, ct_tensor **out, int max_out) {
+static int forked_forward(ct_module *m, int n_in, ct_tensor *const *in, ct_tensor **out,
+                          int max_out) {
     forked *s = ct_module_state(m);
     if (n_in != 1 || max_out < 2) return -1;
     ct_tensor *h = ct_relu(ct_forward(s->trunk, in[0]));
@@ -342,4 +418,55 @@ DIST_TEST(several_outputs) {
             CHECK_INT_EQ(ct_ddp_get_stats(ddp, false).steps, 2);
         }
     }
+    /* An output left out of the loss: its head is reached by the graph, so even
+     * find_unused_parameters cannot tell, and the next forward says so. */
+    ct_module *ddp = ct_ddp(make_forked(), .find_unused_parameters = true);
+    ct_tensor *out[2], *idx = rows(0, false);
+    CHECK_INT_EQ(ct_forward_multi(ddp, 1, (ct_tensor *[]){ct_index_select(d.x, 0, idx)}, out, 2),
+                 2);
+    CHECK(ct_backward(ct_cross_entropy(out[0], ct_index_select(d.y, 0, idx))) == 0);
+    CHECK_ERROR(ct_forward_multi(ddp, 1, (ct_tensor *[]){d.x}, out, 2),
+                "Since `find_unused_parameters=True` is enabled, this likely  means that not all "
+                "`forward` outputs participate in computing loss. You can fix this by making sure "
+                "all `forward` function outputs participate in calculating loss.");
+    CHECK_ERROR(ct_forward_multi(ddp, 1, (ct_tensor *[]){d.x}, out, 2), "h2.weight, h2.bias");
+}
+
+/* Parameters of two dtypes: a bucket per dtype, each reduced in its own. */
+typedef struct {
+    ct_module *a, *b;
+} mixed;
+
+static ct_tensor *mixed_forward(ct_module *m, ct_tensor *x) {
+    mixed *s = ct_module_state(m);
+    ct_tensor *b = ct_forward(s->b, ct_to(x, .dtype = CT_F64));
+    return ct_add(ct_forward(s->a, x), ct_to(b, .dtype = CT_F32));
+}
+static const ct_module_class MIXED = {.name = "Mixed", .forward = mixed_forward};
+
+static ct_module *make_mixed(void) {
+    ct_module *m = ct_module_new(&MIXED, sizeof(mixed));
+    mixed *s = ct_module_state(m);
+    s->a = ct_module_add(m, "a", ct_nn_linear(20, 10));
+    s->b = ct_module_add(m, "b", ct_nn_linear(20, 10));
+    CHECK(ct_module_to(s->b, .dtype = CT_F64) == 0);
+    return m;
+}
+
+DIST_TEST(a_bucket_per_dtype) {
+    data d = make_rows();
+    ct_module *ddp = ct_ddp(make_mixed());
+    ct_module *ref = copy_model(ct_ddp_module(ddp), make_mixed);
+    loss_backward(ddp, d, rows(0, false), 1);
+    loss_backward(ref, d, rows(0, true), 1);
+    const char *names[] = {"a.weight", "a.bias", "b.weight", "b.bias"};
+    for (int i = 0; i < 4; i++) {
+        ct_tensor *g = ct_grad(ct_module_get_parameter(ct_ddp_module(ddp), names[i]));
+        CHECK(g && ct_dtype_of(g) == (i < 2 ? CT_F32 : CT_F64));
+        CHECK(rel_diff(g, ct_grad(ct_module_get_parameter(ref, names[i]))) <= 1e-6);
+        CHECK(same_on_every_rank(g));
+    }
+    ct_ddp_stats st = ct_ddp_get_stats(ddp, false);
+    CHECK_INT_EQ(st.buckets, 2);
+    CHECK_INT_EQ(st.bytes, 210 * 4 + 210 * 8);
 }

@@ -39,7 +39,8 @@ static ct_optim *make_optim(ct_module *m, bool adam) {
 }
 
 static double train_step(ct_module *m, ct_optim *opt, ct_tensor *x, ct_tensor *y, ct_tensor *idx) {
-    ct_tensor *loss = ct_cross_entropy(ct_forward(m, ct_index_select(x, 0, idx)), ct_index_select(y, 0, idx));
+    ct_tensor *loss =
+        ct_cross_entropy(ct_forward(m, ct_index_select(x, 0, idx)), ct_index_select(y, 0, idx));
     ct_zero_grad(opt);
     CHECK(ct_backward(loss) == 0);
     CHECK(ct_step(opt) == 0);
@@ -59,16 +60,19 @@ static void run_case(const equivalence_case *c) {
     double loss = 0, ref_loss = 0;
     for (int step = 0; step < STEPS; step++) {
         CT_SCOPE {
-            loss = train_step(ddp, opt, x, y, batch_indices(n, (int64_t)step * BATCH, BATCH, false));
-            ref_loss = train_step(ref, ref_opt, x, y, batch_indices(n, (int64_t)step * BATCH, BATCH, true));
+            loss =
+                train_step(ddp, opt, x, y, batch_indices(n, (int64_t)step * BATCH, BATCH, false));
+            ref_loss = train_step(ref, ref_opt, x, y,
+                                  batch_indices(n, (int64_t)step * BATCH, BATCH, true));
         }
     }
     double d = rel_diff(flat_params(ddp), flat_params(ref));
     double mean = ct_item(ct_mean(ct_abs(ct_sub(flat_params(ddp), flat_params(ref)))));
     if (rank() == 0)
-        printf("  %s: %d ranks against one process: max relative parameter difference %.3g "
-               "(bound %.1g), mean absolute %.3g (bound %.1g); last losses %.5f rank 0, %.5f global\n",
-               c->name, world(), d, c->max_bound, mean, c->mean_bound, loss, ref_loss);
+        printf(
+            "  %s: %d ranks against one process: max relative parameter difference %.3g "
+            "(bound %.1g), mean absolute %.3g (bound %.1g); last losses %.5f rank 0, %.5f global\n",
+            c->name, world(), d, c->max_bound, mean, c->mean_bound, loss, ref_loss);
     CHECK(d <= c->max_bound);
     CHECK(mean <= c->mean_bound);
     CHECK(same_on_every_rank(flat_params(ddp)));
@@ -84,8 +88,10 @@ DIST_TEST(mlp_adam) {
     run_case(&(equivalence_case){"MLP, Adam", make_mlp, CT_SHAPE(20), true, 5e-3, 1e-6});
 }
 DIST_TEST(cnn_sgd) {
-    run_case(&(equivalence_case){"CNN, SGD", ct_test_demo_cnn, CT_SHAPE(1, 28, 28), false, 1e-6, 1e-8});
+    run_case(
+        &(equivalence_case){"CNN, SGD", ct_test_demo_cnn, CT_SHAPE(1, 28, 28), false, 1e-6, 1e-8});
 }
 DIST_TEST(cnn_adam) {
-    run_case(&(equivalence_case){"CNN, Adam", ct_test_demo_cnn, CT_SHAPE(1, 28, 28), true, 5e-3, 1e-6});
+    run_case(
+        &(equivalence_case){"CNN, Adam", ct_test_demo_cnn, CT_SHAPE(1, 28, 28), true, 5e-3, 1e-6});
 }

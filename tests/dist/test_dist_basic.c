@@ -42,7 +42,8 @@ DIST_TEST(all_reduce_async) {
     ct_work *w[N];
     for (int k = 0; k < N; k++) {
         t[k] = rank_input(rank + k, 1000);
-        CHECK(ct_dist_all_reduce(t[k], .op = k % 2 ? CT_DIST_MAX : CT_DIST_SUM, .work = &w[k]) == 0);
+        CHECK(ct_dist_all_reduce(t[k], .op = k % 2 ? CT_DIST_MAX : CT_DIST_SUM, .work = &w[k]) ==
+              0);
     }
     for (int k = N - 1; k >= 0; k--) {
         CHECK(ct_work_wait(w[k]) == 0);
@@ -66,7 +67,8 @@ DIST_TEST(broadcast_from_each_root) {
     for (int root = 0; root < size; root++) {
         ct_tensor *t = rank_input(rank, 7);
         CHECK(ct_dist_broadcast(t, .root = root) == 0);
-        for (int i = 0; i < 7; i++) CHECK(((float *)ct_data_ptr(t))[i] == (float)(root * 10 + i) + 0.25f);
+        for (int i = 0; i < 7; i++)
+            CHECK(((float *)ct_data_ptr(t))[i] == (float)(root * 10 + i) + 0.25f);
     }
 }
 
@@ -77,7 +79,8 @@ DIST_TEST(all_gather_list) {
     for (int r = 0; r < size; r++) out[r] = ct_zeros(CT_SHAPE(3));
     CHECK(ct_dist_all_gather(out, t) == 0);
     for (int r = 0; r < size; r++)
-        for (int i = 0; i < 3; i++) CHECK(((float *)ct_data_ptr(out[r]))[i] == (float)(r * 10 + i) + 0.25f);
+        for (int i = 0; i < 3; i++)
+            CHECK(((float *)ct_data_ptr(out[r]))[i] == (float)(r * 10 + i) + 0.25f);
 }
 
 /* DistributedSampler without num_replicas takes the world size and rank of the group. */

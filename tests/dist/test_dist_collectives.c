@@ -6,10 +6,13 @@
 #include "dist_test.h"
 
 #define N 6 /* elements per rank */
-static const ct_dtype DTYPES[] = {CT_F32, CT_F64, CT_F16, CT_BF16, CT_I64, CT_I32, CT_I16, CT_U8, CT_I8, CT_BOOL};
+static const ct_dtype DTYPES[] = {CT_F32, CT_F64, CT_F16, CT_BF16, CT_I64,
+                                  CT_I32, CT_I16, CT_U8,  CT_I8,   CT_BOOL};
 #define NDT (int)(sizeof DTYPES / sizeof *DTYPES)
 
-static bool is_float(ct_dtype d) { return d == CT_F32 || d == CT_F64 || d == CT_F16 || d == CT_BF16; }
+static bool is_float(ct_dtype d) {
+    return d == CT_F32 || d == CT_F64 || d == CT_F16 || d == CT_BF16;
+}
 
 /* Rank r's element i, exact in every dtype: halves in [-1.5, 1.5] for floats, small
  * integers (whose products wrap in 8 bits) for the others, alternating for bool. */
@@ -38,10 +41,18 @@ static double reduce_ref(ct_dtype d, ct_dist_reduce_op op, int size, int i) {
         double x = value(d, r, i);
         switch (op) {
         case CT_DIST_SUM:
-        case CT_DIST_AVG: acc = d == CT_BOOL ? (acc || x) : acc + x; break;
-        case CT_DIST_PRODUCT: acc = d == CT_BOOL ? (acc && x) : acc * x; break;
-        case CT_DIST_MIN: acc = acc < x ? acc : x; break;
-        case CT_DIST_MAX: acc = acc > x ? acc : x; break;
+        case CT_DIST_AVG:
+            acc = d == CT_BOOL ? (acc || x) : acc + x;
+            break;
+        case CT_DIST_PRODUCT:
+            acc = d == CT_BOOL ? (acc && x) : acc * x;
+            break;
+        case CT_DIST_MIN:
+            acc = acc < x ? acc : x;
+            break;
+        case CT_DIST_MAX:
+            acc = acc > x ? acc : x;
+            break;
         }
     }
     return op == CT_DIST_AVG ? acc / size : acc;
@@ -51,12 +62,14 @@ static double reduce_ref(ct_dtype d, ct_dist_reduce_op op, int size, int i) {
  * within tol (relative) when tol > 0. */
 static bool same_values(const ct_tensor *got, const double *want, int n, double tol) {
     double g[64], w[64];
-    ct_tensor *ref = ct_to(ct_to(ct_tensor_f64(want, CT_SHAPE(n)), .dtype = ct_dtype_of(got)), .dtype = CT_F64);
+    ct_tensor *ref =
+        ct_to(ct_to(ct_tensor_f64(want, CT_SHAPE(n)), .dtype = ct_dtype_of(got)), .dtype = CT_F64);
     if (ct_numel(got) != n || ct_copy_to_buffer(got, g, CT_F64, sizeof g) != 0 ||
         ct_copy_to_buffer(ref, w, CT_F64, sizeof w) != 0)
         return false;
     for (int i = 0; i < n; i++) {
-        bool ok = tol > 0 ? fabs(g[i] - w[i]) <= tol * fabs(w[i]) + 1e-6 : (g[i] == w[i] || (isnan(g[i]) && isnan(w[i])));
+        bool ok = tol > 0 ? fabs(g[i] - w[i]) <= tol * fabs(w[i]) + 1e-6
+                          : (g[i] == w[i] || (isnan(g[i]) && isnan(w[i])));
         if (!ok) {
             fprintf(stderr, "rank %d: %s element %d is %g, expected %g\n", ct_dist_rank(),
                     ct_dtype_name(ct_dtype_of(got)), i, g[i], w[i]);
@@ -66,7 +79,8 @@ static bool same_values(const ct_tensor *got, const double *want, int n, double 
     return true;
 }
 
-static const ct_dist_reduce_op OPS[] = {CT_DIST_SUM, CT_DIST_AVG, CT_DIST_PRODUCT, CT_DIST_MIN, CT_DIST_MAX};
+static const ct_dist_reduce_op OPS[] = {CT_DIST_SUM, CT_DIST_AVG, CT_DIST_PRODUCT, CT_DIST_MIN,
+                                        CT_DIST_MAX};
 
 DIST_TEST(all_reduce_every_op_and_dtype) {
     int size = ct_dist_world_size(), rank = ct_dist_rank();
@@ -75,7 +89,8 @@ DIST_TEST(all_reduce_every_op_and_dtype) {
             ct_dtype d = DTYPES[k];
             ct_tensor *t = rank_tensor(d, rank, N);
             if (OPS[o] == CT_DIST_AVG && !is_float(d)) {
-                CHECK_ERROR(ct_dist_all_reduce(t, .op = CT_DIST_AVG), "ReduceOp.AVG needs a floating point tensor");
+                CHECK_ERROR(ct_dist_all_reduce(t, .op = CT_DIST_AVG),
+                            "ReduceOp.AVG needs a floating point tensor");
                 continue;
             }
             double want[N];
@@ -96,7 +111,8 @@ DIST_TEST(reduce_to_the_last_rank) {
             ct_tensor *t = rank_tensor(d, rank, N);
             CHECK(ct_dist_reduce(t, .op = OPS[o], .root = root) == 0);
             double want[N];
-            for (int i = 0; i < N; i++) want[i] = rank == root ? reduce_ref(d, OPS[o], size, i) : value(d, rank, i);
+            for (int i = 0; i < N; i++)
+                want[i] = rank == root ? reduce_ref(d, OPS[o], size, i) : value(d, rank, i);
             CHECK(same_values(t, want, N, OPS[o] == CT_DIST_AVG && d != CT_F64 ? 1e-2 : 0));
         }
 }
@@ -151,7 +167,8 @@ DIST_TEST(reduce_scatter_every_dtype) {
                 in[s] = make(d, all + s * N, N);
             }
             ct_tensor *whole = make(d, all, size * N);
-            ct_tensor *out = ct_zeros(CT_SHAPE(N), .dtype = d), *out2 = ct_zeros(CT_SHAPE(N), .dtype = d);
+            ct_tensor *out = ct_zeros(CT_SHAPE(N), .dtype = d),
+                      *out2 = ct_zeros(CT_SHAPE(N), .dtype = d);
             CHECK(ct_dist_reduce_scatter(out, in, .op = OPS[o]) == 0);
             CHECK(ct_dist_reduce_scatter_tensor(out2, whole, .op = OPS[o]) == 0);
             double want[N];
@@ -209,7 +226,8 @@ DIST_TEST(all_reduce_is_bitwise_the_same_everywhere) {
     enum { M = 20000 };
     ct_tensor *in = ct_empty(CT_SHAPE(M));
     float *p = ct_data_ptr(in);
-    for (int i = 0; i < M; i++) p[i] = sinf((float)i * 0.37f + (float)rank) * (1.0f + (float)(i % 97)) / 3.0f;
+    for (int i = 0; i < M; i++)
+        p[i] = sinf((float)i * 0.37f + (float)rank) * (1.0f + (float)(i % 97)) / 3.0f;
     ct_tensor *a = ct_clone(in), *b = ct_clone(in);
     CHECK(ct_dist_all_reduce(a) == 0);
     CHECK(ct_dist_all_reduce(b) == 0);
@@ -218,7 +236,8 @@ DIST_TEST(all_reduce_is_bitwise_the_same_everywhere) {
     for (int r = 0; r < size; r++) list[r] = ct_zeros(CT_SHAPE(M));
     CHECK(ct_dist_gather(a, rank == 0 ? list : NULL) == 0);
     if (rank == 0)
-        for (int r = 1; r < size; r++) CHECK(memcmp(ct_data_ptr(list[0]), ct_data_ptr(list[r]), sizeof(float) * M) == 0);
+        for (int r = 1; r < size; r++)
+            CHECK(memcmp(ct_data_ptr(list[0]), ct_data_ptr(list[r]), sizeof(float) * M) == 0);
     /* with two ranks the one association is rank 0's value plus rank 1's */
     if (size == 2) {
         ct_tensor *all[2] = {ct_zeros(CT_SHAPE(M)), ct_zeros(CT_SHAPE(M))};
@@ -260,9 +279,7 @@ DIST_TEST(async_work_outstanding) {
     CHECK(ct_item(ct_sum(big)) == (double)size * (1 << 18));
 }
 
-DIST_TEST(barrier) {
-    CHECK(ct_dist_barrier() == 0);
-}
+DIST_TEST(barrier) { CHECK(ct_dist_barrier() == 0); }
 
 /* A group of the last and the first rank, in that order: its rank 0 is the world's
  * last.  The ranks between are outside it. */
@@ -315,7 +332,8 @@ DIST_TEST(send_recv_ring) {
     for (int i = 0; i < N; i++) want[i] = value(CT_BF16, prev, i);
     CHECK(same_values(in, want, N, 0));
     /* blocking: even ranks send first */
-    ct_tensor *x = ct_full(CT_SHAPE(3), rank, .dtype = CT_I32), *y = ct_zeros(CT_SHAPE(3), .dtype = CT_I32);
+    ct_tensor *x = ct_full(CT_SHAPE(3), rank, .dtype = CT_I32),
+              *y = ct_zeros(CT_SHAPE(3), .dtype = CT_I32);
     if (rank % 2 == 0) {
         CHECK(ct_dist_send(x, next) == 0);
         CHECK_INT_EQ(ct_dist_recv(y, prev), prev);
@@ -332,7 +350,8 @@ DIST_TEST(recv_from_any_rank) {
     int size = ct_dist_world_size(), rank = ct_dist_rank();
     if (size < 2) return;
     if (rank != 0) {
-        ct_tensor *a = ct_full(CT_SHAPE(4), rank * 10 + 1), *b = ct_full(CT_SHAPE(4), rank * 10 + 2);
+        ct_tensor *a = ct_full(CT_SHAPE(4), rank * 10 + 1),
+                  *b = ct_full(CT_SHAPE(4), rank * 10 + 2);
         /* a send completes once its receive matched it: both started before either waits */
         ct_work *wb, *wa;
         CHECK(ct_dist_send(b, 0, .tag = 2, .work = &wb) == 0);

@@ -12,7 +12,8 @@ TEST(before_init) {
     CHECK(ct_dist_is_main());
     CHECK(ct_dist_is_available());
     ct_tensor *t = ct_ones(CT_SHAPE(2));
-    CHECK_ERROR(ct_dist_all_reduce(t), "ct_dist_all_reduce: Default process group has not been initialized");
+    CHECK_ERROR(ct_dist_all_reduce(t),
+                "ct_dist_all_reduce: Default process group has not been initialized");
     CHECK_ERROR(ct_dist_barrier(), "has not been initialized");
     CHECK_ERROR(ct_dist_new_group(NULL, 0), "has not been initialized");
     CHECK_ERROR(ct_dist_destroy(), "has not been initialized");
