@@ -101,7 +101,7 @@ demo: build
 # processes than cores, --bind-to none lets the OS place them, btl self,vader keeps to
 # shared memory (no network probing).  Where a container refuses the cross-memory
 # attach vader uses for large messages (process_vm_readv: Operation not permitted),
-# add --mca btl_vader_single_copy_mechanism none (the tests do; the MLP's DDP steps
+# add --mca btl_vader_single_copy_mechanism none (the MLP's DDP steps
 # are then 3 times slower here).  Override MPIRUN_FLAGS at will.
 MPIRUN_FLAGS ?= $(if $(filter 0,$(shell id -u)),--allow-run-as-root) --oversubscribe --bind-to none \
 	--mca btl self,vader
