@@ -108,7 +108,7 @@ MPIRUN_FLAGS ?= $(if $(filter 0,$(shell id -u)),--allow-run-as-root) --oversubsc
 demo-ddp: build
 	$(call apt_install,$(DEMO_DEPS))
 	@[ -e $(BUILD)/libctorch_mpi.so ] || { echo "$(BUILD) has no libctorch_mpi.so: configured before MPI was installed? rm -rf $(BUILD) and retry"; exit 1; }
-	mpirun $(MPIRUN_FLAGS) -np 2 -x OMP_NUM_THREADS=1 -x CTORCH_DIST_PLUGIN=$(abspath $(BUILD))/libctorch_mpi.so \
+	mpirun $(MPIRUN_FLAGS) -np 2 -x OMP_NUM_THREADS=1 \
 	  $(BUILD)/examples/fashion_mnist --ddp --batch-size 32 --epochs 3 --min-accuracy 0.90 \
 	  --out runs/demo-ddp-$(shell date +%Y%m%d-%H%M%S)
 
