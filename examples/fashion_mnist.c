@@ -14,7 +14,20 @@
  * program says which flags it overrides.  Ctrl-C finishes the current batch, saves
  * the partial epoch as interrupted.safetensors (--resume latest picks it) and exits
  * with status 130; a resumed run skips the epoch's batches already trained, so it ends
- * with the same weights as a run never interrupted.  A second Ctrl-C quits at once. */
+ * with the same weights as a run never interrupted.  A second Ctrl-C quits at once.
+ *
+ * --ddp trains data-parallel on the processes mpirun started (torchrun's job):
+ *
+ *     mpirun -np 2 -x OMP_NUM_THREADS=1 fashion_mnist --ddp --batch-size 32
+ *
+ * Every rank trains the DDP-wrapped model on its DistributedSampler share of each
+ * epoch (--batch-size is per rank: the global batch is world size times it), and
+ * evaluates its share of the test set, the counts summed over the ranks.  Rank 0 alone
+ * prints, shows the progress bar and writes --out; every rank loads the checkpoint it
+ * saved on --resume, which needs the world size the run was trained with (config.json
+ * records it).  mpirun answers Ctrl-C by sending SIGTERM to every rank a second later
+ * (SIGKILL one more second after): the ranks take it, or SIGUSR1 (`kill -USR1` to
+ * mpirun, which forwards it), as Ctrl-C, and agree on the batch after which they stop. */
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
@@ -35,12 +48,14 @@ typedef struct {
     double lr, min_accuracy;
     uint64_t seed;
     const char *out, *resume, *data;
-    bool overwrite;
+    bool overwrite, ddp;
 } config;
 
 static const char SUMMARY[] =
     "Trains a CNN on Fashion-MNIST with Adam, keeping checkpoints and config.json in --out.\n"
-    "Ctrl-C saves the partial epoch (exit status 130); --resume latest continues it.";
+    "Ctrl-C saves the partial epoch (exit status 130); --resume latest continues it.\n"
+    "--ddp trains data-parallel under mpirun: mpirun -np 2 -x OMP_NUM_THREADS=1 fashion_mnist --ddp\n"
+    "(--batch-size per process; rank 0 prints and saves; --resume needs the same -np).";
 
 /* The flags whose values decide the numbers a run computes: a resumed run takes them
  * from its checkpoint's config (the others, like --epochs, may change on resume). */
@@ -171,6 +186,54 @@ static int write_text_atomically(const char *path, const char *text) {
     return -1;
 }
 
+/* ---- data parallelism (--ddp) ---------------------------------------------------- */
+
+/* Whether this process is one rank of several (--ddp under mpirun -np N, N > 1). */
+static bool distributed(void) { return ct_dist_is_initialized() && ct_dist_world_size() > 1; }
+
+/* v[0..n) becomes its sum over the ranks, the same bits on every rank (nothing to do
+ * in a single process).  0, or -1 with ct_last_error(). */
+static int sum_over_ranks(double *v, int n) {
+    if (!distributed()) return 0;
+    int rc = -1;
+    CT_SCOPE {
+        ct_tensor *t = ct_tensor_f64(v, CT_SHAPE(n));
+        if (!t || ct_dist_all_reduce(t) != 0) break;
+        memcpy(v, ct_data_ptr(t), sizeof *v * (size_t)n);
+        rc = 0;
+    }
+    return rc;
+}
+
+/* Whether ok holds on every rank: the ranks of a run take each decision that may fail
+ * on one of them together (one leaving alone would hang the others' next collective). */
+static bool all_ranks(bool ok) {
+    double failed = !ok;
+    return sum_over_ranks(&failed, 1) == 0 && failed == 0;
+}
+
+/* Whether Ctrl-C came to any rank. */
+static bool any_rank_interrupted(void) { return !all_ranks(!interrupt_requested()); }
+
+/* The world size a checkpoint's config records ("world_size", written by --ddp runs
+ * only: 0 for a run without --ddp). */
+static int64_t saved_world_size(const char *saved) {
+    int64_t world = 0;
+    return config_int64(saved, "world_size", &world) ? world : 0;
+}
+
+/* Rank r's share of ds for evaluation: samples r, r + world, ...  (every sample once,
+ * unlike DistributedSampler, which pads). */
+static ct_dataset *shard(ct_dataset *ds, int rank, int world) {
+    int64_t n = ct_dataset_len(ds), k = (n - rank + world - 1) / world;
+    int64_t *idx = malloc(sizeof *idx * (size_t)(k > 0 ? k : 1));
+    if (!idx) return NULL;
+    for (int64_t i = 0; i < k; i++) idx[i] = rank + i * world;
+    ds = ct_subset(ds, idx, k);
+    free(idx);
+    return ds;
+}
+
 /* ---- the model and the data ------------------------------------------------------ */
 
 static ct_module *make_model(void) {
@@ -214,6 +277,13 @@ static double evaluate(ct_module *model, ct_loader *test, double *loss_out) {
         }
     }
     ct_module_train(model, true);
+    if (distributed()) {
+        double sums[3] = {loss, (double)correct, (double)seen};
+        if (sum_over_ranks(sums, 3) != 0) sums[2] = 0; /* the error is ct_last_error() */
+        loss = sums[0];
+        correct = (int64_t)sums[1];
+        seen = (int64_t)sums[2];
+    }
     *loss_out = seen ? loss / (double)seen : NAN;
     return seen ? (double)correct / (double)seen : 0;
 }
@@ -284,10 +354,12 @@ static void interrupted_progress(const char *saved, epoch_progress *ep) {
  * ep->batches batches were trained before, so they are only drawn from the loader (the
  * shuffle depends on the epoch alone).  Shows the progress; stops after the batch
  * during which Ctrl-C came.  Returns 1 at the end of the epoch, 0 when interrupted
- * before it, -1 on an error (ct_last_error()). */
+ * before it, -1 on an error (ct_last_error()).  Data-parallel, ep counts the samples
+ * of every rank and the losses averaged over the ranks (the global batch's), and the
+ * ranks stop after the same batch. */
 static int train_epoch(ct_module *model, ct_optim *opt, ct_loader *train, int64_t samples,
                        int epochs, ct_training_state *st, epoch_progress *ep) {
-    ct_loader_set_epoch(train, (uint64_t)ep->epoch);
+    ct_loader_set_epoch(train, (uint64_t)ep->epoch); /* and its sampler's: set_epoch */
     ct_batch b;
     for (int64_t k = 0; k < ep->batches; k++) {
         CT_SCOPE_HERE;
@@ -296,7 +368,9 @@ static int train_epoch(ct_module *model, ct_optim *opt, ct_loader *train, int64_
     char desc[64], postfix[64];
     snprintf(desc, sizeof desc, "epoch %d/%d", ep->epoch, epochs);
     progress_bar bar;
-    progress_start(&bar, desc, samples, ep->samples, "samples");
+    bool show = ct_dist_is_main();
+    int world = ct_dist_world_size();
+    if (show) progress_start(&bar, desc, samples, ep->samples, "samples");
     int64_t n_batches = ct_loader_len(train);
     bool interrupted = false;
     while (!interrupted) {
@@ -308,16 +382,24 @@ static int train_epoch(ct_module *model, ct_optim *opt, ct_loader *train, int64_
         ct_step(opt);
         double l = ct_item(loss);
         if (ct_last_error()) break;
+        bool stop = false;
+        if (distributed()) { /* one all-reduce: the global loss, and whether to stop */
+            double v[2] = {l, interrupt_requested()};
+            if (sum_over_ranks(v, 2) != 0) break;
+            l = v[0] / world;
+            stop = v[1] > 0;
+        }
         st->step++;
         ep->batches++;
-        ep->samples += b.size;
+        ep->samples += b.size * world;
         ep->loss_sum += l;
         ep->loss_n++;
         snprintf(postfix, sizeof postfix, "loss=%.4f", ep->loss_sum / (double)ep->loss_n);
-        progress_update(&bar, b.size, postfix);
-        interrupted = interrupt_requested() && ep->batches < n_batches;
+        if (show) progress_update(&bar, b.size * world, postfix);
+        if (!distributed()) stop = interrupt_requested();
+        interrupted = stop && ep->batches < n_batches;
     }
-    progress_close(&bar);
+    if (show) progress_close(&bar);
     return ct_last_error() ? -1 : interrupted ? 0 : 1;
 }
 
@@ -327,12 +409,215 @@ static int fail(const char *what) {
     return 1;
 }
 
+/* --resume: loads the checkpoint into st (every rank reads the file rank 0 saved) and
+ * takes the hyper-parameters it fixes.  0, or 1 after saying why not. */
+static int resume_run(const config *c, cli_option *opts, int n_opts, ct_training_state *st,
+                      epoch_progress *resumed, char *path, size_t size) {
+    snprintf(path, size, "%s/%s", c->out, INTERRUPTED_NAME);
+    if (strcmp(c->resume, "latest"))
+        snprintf(path, size, "%s", c->resume);
+    else if (access(path, F_OK) != 0 && ct_checkpoint_latest(c->out, path, size) != 0) {
+        fprintf(stderr, "fashion_mnist: no checkpoint to resume in %s\n", c->out);
+        return 1;
+    }
+    char *saved = NULL;
+    if (ct_checkpoint_load(path, st, &saved) != 0) return fail("cannot resume");
+    /* Another world size would split the epochs differently (and --ddp or not draws
+     * another order): the run would not continue, it would become another one. */
+    int64_t world = c->ddp ? ct_dist_world_size() : 0, saved_world = saved_world_size(saved);
+    int rc = 0;
+    if (saved_world != world && saved_world > 0) {
+        fprintf(stderr,
+                "fashion_mnist: %s was trained with --ddp on %lld processes: resume it with "
+                "--ddp under mpirun -np %lld\n",
+                path, (long long)saved_world, (long long)saved_world);
+        rc = 1;
+    } else if (saved_world != world) {
+        fprintf(stderr, "fashion_mnist: %s was trained without --ddp: resume it without\n", path);
+        rc = 1;
+    }
+    if (rc == 0) rc = apply_checkpoint_config("fashion_mnist", saved, opts, n_opts) != 0;
+    interrupted_progress(saved, resumed);
+    free(saved);
+    if (rc) return rc;
+    printf("resumed from %s (epoch %lld complete, step %lld", path, (long long)st->epoch,
+           (long long)st->step);
+    if (resumed->epoch)
+        printf("; epoch %d interrupted after batch %lld", resumed->epoch,
+               (long long)resumed->batches);
+    printf(")\n");
+    return 0;
+}
+
+/* --out exists and holds no earlier run unless --resume or --overwrite say what to do
+ * with it: 0, or 1 after saying why not. */
+static int check_out(const config *c) {
+    if (mkdir_p(c->out) != 0) {
+        fprintf(stderr, "fashion_mnist: cannot create the output directory %s: %s\n", c->out,
+                strerror(errno));
+        return 1;
+    }
+    if (!c->resume && !c->overwrite && checkpoint_files(c->out, false) > 0) {
+        fprintf(stderr,
+                "fashion_mnist: %s holds the checkpoints of an earlier run: continue it with "
+                "--resume latest, or pass --overwrite to delete them, or choose another --out\n",
+                c->out);
+        return 1;
+    }
+    return 0;
+}
+
+/* The run, on every rank of a data-parallel one: the exit status.  Rank 0 alone
+ * writes --out; any step that may fail on one rank is decided by all (all_ranks). */
+static int run(config *c, cli_option *opts, int n_opts) {
+    const bool main_rank = ct_dist_is_main();
+    const int rank = ct_dist_rank(), world = ct_dist_world_size();
+    bool out_existed = access(c->out, F_OK) == 0;
+    if (!all_ranks(!main_rank || check_out(c) == 0)) return 1;
+
+    int rc = 0;
+    char json[1536], path[4200];
+    run_files rf = {.c = c, .json = json};
+    CT_SCOPE { /* everything below is freed when the run ends */
+        ct_module *model = make_model();
+        if (c->ddp) model = ct_ddp(model); /* rank 0's initial weights on every rank */
+        ct_module *net = c->ddp ? ct_ddp_module(model) : model; /* what checkpoints hold */
+        ct_tensor *params[16];
+        int n_params = ct_parameters(net, params, 16);
+        ct_optim *opt = ct_adam(params, n_params, .lr = c->lr);
+        ct_training_state st = {.model = net, .optim = opt};
+        epoch_progress resumed = {0};
+        int first_epoch = 1;
+        if (!all_ranks(model != NULL)) {
+            rc = fail("cannot make the data-parallel model");
+            break;
+        }
+        if (c->resume) {
+            rc = resume_run(c, opts, n_opts, &st, &resumed, path, sizeof path);
+            if (!all_ranks(rc == 0)) {
+                rc = 1;
+                break;
+            }
+            first_epoch = resumed.epoch ? resumed.epoch : (int)st.epoch + 1;
+        }
+        config_json(opts, n_opts, json, sizeof json);
+        if (c->ddp) /* the world the numbers depend on (--batch-size is per rank) */
+            snprintf(json + strlen(json) - 1, sizeof json - strlen(json) + 1,
+                     ", \"world_size\": %d}", world);
+        st.config = json;
+
+        ct_dataset *train_set = make_dataset(c, true, c->limit);
+        ct_dataset *test_set = train_set ? make_dataset(c, false, c->test_limit) : NULL;
+        if (test_set && distributed()) test_set = shard(test_set, rank, world);
+        if (!all_ranks(test_set != NULL)) {
+            rc = fail("cannot read the dataset");
+            break;
+        }
+        ct_sampler *sampler = NULL;
+        ct_loader *train;
+        if (c->ddp) { /* DistributedSampler: this rank's share (the process group's rank and
+                       * world size), shuffled by seed + epoch */
+            sampler = ct_distributed_sampler(ct_dataset_len(train_set), .seed = c->seed);
+            train = ct_dataloader(train_set, .batch_size = c->batch_size, .sampler = sampler,
+                                  .num_workers = c->workers, .generator = ct_generator_new(c->seed));
+        } else {
+            train = ct_dataloader(train_set, .batch_size = c->batch_size, .shuffle = true,
+                                  .num_workers = c->workers, .generator = ct_generator_new(c->seed));
+        }
+        /* Each loader draws its base seed from its own generator, never from the default
+         * one, whose state the checkpoint restores: a resumed run then holds exactly the
+         * state of a run never stopped. */
+        ct_loader *test = ct_dataloader(test_set, .batch_size = 256, .num_workers = c->workers,
+                                        .generator = ct_generator_new(c->seed));
+        if (!all_ranks(train && test)) {
+            rc = fail("cannot make the data loaders");
+            break;
+        }
+        ct_module_print(model);
+        if (c->ddp)
+            printf("data-parallel: %d processes, batch %lld per process (%lld in all)\n", world,
+                   (long long)c->batch_size, (long long)c->batch_size * world);
+        int64_t epoch_samples = sampler ? ct_sampler_len(sampler) * world : ct_dataset_len(train_set);
+
+        /* A run resumed from --out's latest checkpoint keeps that run's best; one resumed
+         * from a file elsewhere starts from that checkpoint's metric. */
+        double best = -1, t_start = progress_clock();
+        if (c->resume && (strcmp(c->resume, "latest") || ct_checkpoint_best_metric(c->out, &best) != 0))
+            best = st.metric;
+        int64_t trained = 0, n_batches = ct_loader_len(train);
+        int epochs_done = 0;
+        for (int epoch = first_epoch; epoch <= c->epochs && rc == 0; epoch++) {
+            epoch_progress ep = {.epoch = epoch};
+            if (resumed.epoch == epoch) ep = resumed;
+            int ended = train_epoch(model, opt, train, epoch_samples, c->epochs, &st, &ep);
+            if (ended < 0) {
+                rc = fail("training failed");
+                break;
+            }
+            trained += ep.samples - (resumed.epoch == epoch ? resumed.samples : 0);
+            if (!ended) {
+                bool saved = !main_rank || save_interrupted(&rf, st, &ep, path, sizeof path) == 0;
+                if (!all_ranks(saved)) {
+                    rc = fail("cannot save the interrupted epoch");
+                    break;
+                }
+                printf("interrupted in epoch %d after batch %lld/%lld (step %lld): saved %s; "
+                       "continue with --resume latest\n",
+                       epoch, (long long)ep.batches, (long long)n_batches, (long long)st.step, path);
+                rc = INTERRUPT_EXIT_STATUS;
+                break;
+            }
+            double test_loss, acc = evaluate(net, test, &test_loss);
+            if (ct_last_error()) {
+                rc = fail("evaluation failed");
+                break;
+            }
+            printf("epoch %d: train loss %.4f, test loss %.4f, test accuracy %.2f%%\n", epoch,
+                   ep.loss_sum / (double)ep.loss_n, test_loss, 100 * acc);
+            st.epoch = epoch;
+            st.metric = acc;
+            int kept = 0;
+            if (main_rank)
+                kept = prepare_first_save(&rf) == 0
+                           ? ct_checkpoint_keep(c->out, &st, (ct_checkpoint_policy){.keep_last = 2})
+                           : -1;
+            if (!all_ranks(kept >= 0)) {
+                rc = fail("cannot save the checkpoint");
+                break;
+            }
+            if (kept == 1) printf("  new best: saved %s/best.safetensors\n", c->out);
+            snprintf(path, sizeof path, "%s/%s", c->out, INTERRUPTED_NAME);
+            if (main_rank) unlink(path); /* a complete epoch supersedes a partial one */
+            if (acc > best) best = acc;
+            epochs_done++;
+            if (epoch < c->epochs && any_rank_interrupted()) {
+                printf("interrupted after epoch %d: saved its checkpoint; continue with "
+                       "--resume latest\n", epoch);
+                rc = INTERRUPT_EXIT_STATUS;
+            }
+        }
+        if (rc) break;
+        double t = progress_clock() - t_start;
+        printf("done: %d epochs, best test accuracy %.2f%%, %.1f s, %.0f samples/s; checkpoints in "
+               "%s\n",
+               epochs_done, 100 * best, t, t > 0 ? (double)trained / t : 0, c->out);
+        if (c->min_accuracy > 0 && best < c->min_accuracy) {
+            if (main_rank)
+                fprintf(stderr, "accuracy %.4f is below the required %.4f\n", best, c->min_accuracy);
+            rc = 1;
+        }
+    }
+    /* A failed first run leaves nothing. */
+    if (main_rank && !rf.saved_before && !out_existed) rmdir(c->out);
+    return rc;
+}
+
 int main(int argc, char **argv) {
     interrupt_install();
     config c = {.epochs = 3, .workers = 2, .batch_size = 64, .lr = 1e-3, .out = "runs/fashion_mnist"};
     cli_option opts[] = {
         CLI_OPT_INT("epochs", &c.epochs, 1, 1000000, "N", "train until this epoch"),
-        CLI_OPT_INT64("batch-size", &c.batch_size, 1, 1 << 20, "N", "samples per training batch"),
+        CLI_OPT_INT64("batch-size", &c.batch_size, 1, 1 << 20, "N", "samples per training batch (per process with --ddp)"),
         CLI_OPT_DOUBLE("lr", &c.lr, 1e-12, 1e6, "X", "Adam's learning rate"),
         CLI_OPT_INT("workers", &c.workers, 0, 256, "N", "DataLoader worker threads (0: load in the main thread)"),
         CLI_OPT_UINT64("seed", &c.seed, "N", "seed of the initial weights and the shuffle"),
@@ -344,152 +629,21 @@ int main(int argc, char **argv) {
         CLI_OPT_STRING("resume", &c.resume, "latest|PATH", "continue from --out's latest checkpoint, or from a file"),
         CLI_OPT_STRING("data", &c.data, "DIR", "the dataset's directory (default Debian's /usr/share/datasets/fashion-mnist)"),
         CLI_OPT_FLAG("overwrite", &c.overwrite, "delete an earlier run's checkpoints in --out"),
+        CLI_OPT_FLAG("ddp", &c.ddp, "data-parallel over the processes mpirun started (DistributedDataParallel)"),
     };
     const int n_opts = (int)(sizeof opts / sizeof *opts);
     int status;
     if (!cli_parse(argc, argv, SUMMARY, opts, n_opts, &status)) return status;
     setvbuf(stdout, NULL, _IOLBF, 0); /* result lines appear as they happen in logs too */
+    if (c.ddp) {
+        if (ct_dist_init() != 0) return fail("--ddp cannot join the process group");
+        interrupt_install_launcher_signals(!ct_dist_is_main());
+        /* Rank 0 speaks for the run; the others' errors still go to stderr. */
+        if (!ct_dist_is_main() && !freopen("/dev/null", "w", stdout)) return fail("cannot silence stdout");
+    }
     if (c.threads > 0) ct_set_num_threads(c.threads);
     ct_manual_seed(c.seed);
-
-    bool out_existed = access(c.out, F_OK) == 0;
-    if (mkdir_p(c.out) != 0) {
-        fprintf(stderr, "fashion_mnist: cannot create the output directory %s: %s\n", c.out,
-                strerror(errno));
-        return 1;
-    }
-    if (!c.resume && !c.overwrite && checkpoint_files(c.out, false) > 0) {
-        fprintf(stderr,
-                "fashion_mnist: %s holds the checkpoints of an earlier run: continue it with "
-                "--resume latest, or pass --overwrite to delete them, or choose another --out\n",
-                c.out);
-        return 1;
-    }
-
-    int rc = 0;
-    char json[1536], path[4200];
-    run_files rf = {.c = &c, .json = json};
-    CT_SCOPE { /* everything below is freed when the run ends */
-        ct_module *model = make_model();
-        ct_tensor *params[16];
-        int n_params = ct_parameters(model, params, 16);
-        ct_optim *opt = ct_adam(params, n_params, .lr = c.lr);
-        ct_training_state st = {.model = model, .optim = opt};
-        epoch_progress resumed = {0};
-        int first_epoch = 1;
-        if (c.resume) {
-            snprintf(path, sizeof path, "%s/%s", c.out, INTERRUPTED_NAME);
-            if (strcmp(c.resume, "latest"))
-                snprintf(path, sizeof path, "%s", c.resume);
-            else if (access(path, F_OK) != 0 && ct_checkpoint_latest(c.out, path, sizeof path) != 0) {
-                fprintf(stderr, "fashion_mnist: no checkpoint to resume in %s\n", c.out);
-                rc = 1;
-                break;
-            }
-            char *saved = NULL;
-            if (ct_checkpoint_load(path, &st, &saved) != 0) {
-                rc = fail("cannot resume");
-                break;
-            }
-            rc = apply_checkpoint_config("fashion_mnist", saved, opts, n_opts) != 0;
-            interrupted_progress(saved, &resumed);
-            free(saved);
-            if (rc) break;
-            first_epoch = resumed.epoch ? resumed.epoch : (int)st.epoch + 1;
-            printf("resumed from %s (epoch %lld complete, step %lld", path, (long long)st.epoch,
-                   (long long)st.step);
-            if (resumed.epoch)
-                printf("; epoch %d interrupted after batch %lld", resumed.epoch,
-                       (long long)resumed.batches);
-            printf(")\n");
-        }
-        config_json(opts, n_opts, json, sizeof json);
-        st.config = json;
-
-        ct_dataset *train_set = make_dataset(&c, true, c.limit);
-        ct_dataset *test_set = train_set ? make_dataset(&c, false, c.test_limit) : NULL;
-        if (!test_set) {
-            rc = fail("cannot read the dataset");
-            break;
-        }
-        ct_loader *train = ct_dataloader(train_set, .batch_size = c.batch_size, .shuffle = true,
-                                         .num_workers = c.workers,
-                                         .generator = ct_generator_new(c.seed));
-        /* Each loader draws its base seed from its own generator, never from the default
-         * one, whose state the checkpoint restores: a resumed run then holds exactly the
-         * state of a run never stopped. */
-        ct_loader *test = ct_dataloader(test_set, .batch_size = 256, .num_workers = c.workers,
-                                        .generator = ct_generator_new(c.seed));
-        if (!train || !test) {
-            rc = fail("cannot make the data loaders");
-            break;
-        }
-        ct_module_print(model);
-
-        /* A run resumed from --out's latest checkpoint keeps that run's best; one resumed
-         * from a file elsewhere starts from that checkpoint's metric. */
-        double best = -1, t_start = progress_clock();
-        if (c.resume && (strcmp(c.resume, "latest") || ct_checkpoint_best_metric(c.out, &best) != 0))
-            best = st.metric;
-        int64_t trained = 0, n_batches = ct_loader_len(train);
-        int epochs_done = 0;
-        for (int epoch = first_epoch; epoch <= c.epochs && rc == 0; epoch++) {
-            epoch_progress ep = {.epoch = epoch};
-            if (resumed.epoch == epoch) ep = resumed;
-            int ended = train_epoch(model, opt, train, ct_dataset_len(train_set), c.epochs, &st, &ep);
-            if (ended < 0) {
-                rc = fail("training failed");
-                break;
-            }
-            trained += ep.samples - (resumed.epoch == epoch ? resumed.samples : 0);
-            if (!ended) {
-                if (save_interrupted(&rf, st, &ep, path, sizeof path) != 0) {
-                    rc = fail("cannot save the interrupted epoch");
-                    break;
-                }
-                printf("interrupted in epoch %d after batch %lld/%lld (step %lld): saved %s; "
-                       "continue with --resume latest\n",
-                       epoch, (long long)ep.batches, (long long)n_batches, (long long)st.step, path);
-                rc = INTERRUPT_EXIT_STATUS;
-                break;
-            }
-            double test_loss, acc = evaluate(model, test, &test_loss);
-            if (ct_last_error()) {
-                rc = fail("evaluation failed");
-                break;
-            }
-            printf("epoch %d: train loss %.4f, test loss %.4f, test accuracy %.2f%%\n", epoch,
-                   ep.loss_sum / (double)ep.loss_n, test_loss, 100 * acc);
-            st.epoch = epoch;
-            st.metric = acc;
-            int kept = prepare_first_save(&rf) == 0
-                           ? ct_checkpoint_keep(c.out, &st, (ct_checkpoint_policy){.keep_last = 2})
-                           : -1;
-            if (kept < 0) {
-                rc = fail("cannot save the checkpoint");
-                break;
-            }
-            if (kept == 1) printf("  new best: saved %s/best.safetensors\n", c.out);
-            snprintf(path, sizeof path, "%s/%s", c.out, INTERRUPTED_NAME);
-            unlink(path); /* a complete epoch supersedes a partial one */
-            if (acc > best) best = acc;
-            epochs_done++;
-            if (interrupt_requested() && epoch < c.epochs) {
-                printf("interrupted after epoch %d: saved its checkpoint; continue with "
-                       "--resume latest\n", epoch);
-                rc = INTERRUPT_EXIT_STATUS;
-            }
-        }
-        if (rc) break;
-        double t = progress_clock() - t_start;
-        printf("done: %d epochs, best test accuracy %.2f%%, %.1f s, %.0f samples/s; checkpoints in "
-               "%s\n",
-               epochs_done, 100 * best, t, t > 0 ? (double)trained / t : 0, c.out);
-        if (c.min_accuracy > 0 && best < c.min_accuracy) {
-            fprintf(stderr, "accuracy %.4f is below the required %.4f\n", best, c.min_accuracy);
-            rc = 1;
-        }
-    }
-    if (!rf.saved_before && !out_existed) rmdir(c.out); /* a failed first run leaves nothing */
+    int rc = run(&c, opts, n_opts);
+    if (c.ddp && ct_dist_destroy() != 0 && rc == 0) rc = fail("cannot leave the process group");
     return rc;
 }

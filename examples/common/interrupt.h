@@ -10,7 +10,11 @@
 
 /* Installs the SIGINT handler (for the whole process: any thread may take the signal). */
 void interrupt_install(void);
-/* Whether a SIGINT has come since interrupt_install. */
+/* Under mpirun, which meets Ctrl-C with SIGTERM to every process (and SIGKILL a
+ * second later) and forwards SIGUSR1: SIGTERM and SIGUSR1 count as Ctrl-C too.
+ * quiet_rank: say nothing (another process of the job does). */
+void interrupt_install_launcher_signals(bool quiet_rank);
+/* Whether a SIGINT (or a signal above) has come since interrupt_install. */
 bool interrupt_requested(void);
 
 #endif
