@@ -1,10 +1,13 @@
 /* ctorch/amp.h — automatic mixed precision: autocast regions (torch.autocast).
  *
+ *     ct_module *model = ct_nn_linear(3, 2);
+ *     ct_tensor *loss = NULL;
  *     CT_AUTOCAST(.device = CT_CPU, .dtype = CT_BF16) {
- *         ct_tensor *logits = ct_forward(model, x);   // matmuls, convs in bfloat16
- *         loss = ct_cross_entropy(logits, y);         // losses in float32
+ *         ct_tensor *y = ct_forward(model, ct_ones(CT_SHAPE(4, 3)));  // bfloat16 [4, 2]
+ *         loss = ct_mse_loss(y, ct_zeros(CT_SHAPE(4, 2)));            // float32
  *     }
- *     ct_backward(loss);                              // parameters' grads: float32
+ *     ct_backward(loss);  // the weight's gradient: float32, like the weight
+ *     ct_release(model);
  *
  * Inside a region each op follows its row of the op table (src/ops/ops.def's AUTOCAST
  * column, PyTorch 1.13's CPU policy): matrix products and convolutions run in the

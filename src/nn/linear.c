@@ -12,7 +12,7 @@ ct_tensor *(ct_linear)(ct_tensor *x, ct_tensor *weight, ct_tensor *bias) {
         !ct_alive("ct_linear", 3, bias))
         return NULL;
     /* F.linear casts its weight itself (not a transposed view of it): addmm's row */
-    CT_AUTOCAST_OP(CT_OP_addmm, ct_linear(x, weight, bias), &x, &weight, &bias);
+    CT_AUTOCAST_OP(CT_OP_addmm, ct_linear(x, weight, bias), x, weight, bias);
     if (!x || !weight) return NULL;
     ct_tensor *y = NULL;
     CT_SCOPE {

@@ -152,19 +152,17 @@ static void begin_op(void) {
     update();
 }
 
-bool ct_autocast_enter(ct_autocast_frame *f, ct_op_id op, int n, ct_tensor **const *slots) {
-    ct_tensor *in[CT_AUTOCAST_MAX_INPUTS];
+bool ct_autocast_enter(ct_autocast_frame *f, ct_op_id op, int n, ct_tensor **in) {
     if (n > CT_AUTOCAST_MAX_INPUTS)
         ct_fatal("internal error: ct_%s autocasts %d inputs (at most %d)", ct_ops[op].name, n,
                  CT_AUTOCAST_MAX_INPUTS);
-    for (int i = 0; i < n; i++) in[i] = *slots[i];
     ct_dtype dt = target(op, n, in);
     if (dt == CT_DTYPE_UNSET) return false;
     f->n = n;
     f->list = NULL;
     cast_all(n, in, dt, f->casts);
     for (int i = 0; i < n; i++)
-        if (f->casts[i] || (eligible(in[i]) && in[i]->dtype != dt)) *slots[i] = f->casts[i];
+        if (f->casts[i] || (eligible(in[i]) && in[i]->dtype != dt)) in[i] = f->casts[i];
     begin_op();
     return true;
 }

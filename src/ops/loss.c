@@ -324,7 +324,7 @@ static void nll_save(ct_node *n, ct_tensor *t, ct_tensor *w, ct_reduction red,
 
 ct_tensor *ct_nll_loss_op(const char *op, ct_tensor *x, ct_tensor *t, ct_tensor *w,
                           ct_reduction red, int64_t ignore_index) {
-    CT_AUTOCAST_OP(CT_OP_nll_loss, ct_nll_loss_op(op, x, t, w, red, ignore_index), &x, &w);
+    CT_AUTOCAST_OP(CT_OP_nll_loss, ct_nll_loss_op(op, x, t, w, red, ignore_index), x, w);
     if (!x || !t) return NULL;
     double total = 0;
     ct_tensor *out = nll_forward(op, x, t, w, red, ignore_index, &total);

@@ -219,7 +219,7 @@ static bool check_gather_pad(ct_tensor *t, ct_dims pad, ct_pad_mode mode) {
 
 static ct_tensor *gather_pad(ct_tensor *t, ct_dims pad, ct_pad_mode mode) {
     CT_AUTOCAST_OP(mode == CT_PAD_REFLECT ? CT_OP_reflection_pad : CT_OP_replication_pad,
-                   gather_pad(t, pad, mode), &t);
+                   gather_pad(t, pad, mode), t);
     if (!check_gather_pad(t, pad, mode)) return NULL;
     ct_op_id op = mode == CT_PAD_REFLECT ? CT_OP_reflection_pad : CT_OP_replication_pad;
     ct_pad_gather_kernel k = ct_kernel_pad_gather_for(op, t->storage->device, t->dtype);
