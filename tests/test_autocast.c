@@ -66,6 +66,14 @@ static ct_tensor *f_log_softmax(ct_tensor **x) { return ct_log_softmax(x[0], 1);
 static ct_tensor *f_layer_norm(ct_tensor **x) {
     return ct_layer_norm(x[0], CT_SHAPE(4), .weight = x[1], .bias = x[2]);
 }
+static ct_tensor *f_lstm_cell(ct_tensor **x) {
+    return ct_thnn_fused_lstm_cell(ct_linear(x[0], x[3], NULL), ct_linear(x[1], x[4], NULL), x[2],
+                                   NULL, NULL).cy;
+}
+static ct_tensor *f_gru_cell(ct_tensor **x) {
+    return ct_thnn_fused_gru_cell(ct_linear(x[0], x[2], NULL), ct_linear(x[1], x[3], NULL), x[1],
+                                  NULL, NULL).hy;
+}
 static ct_tensor *f_max_pool2d(ct_tensor **x) { return ct_max_pool2d(x[0], .kernel_size = CT_DIMS(2)); }
 
 /* The cases of autocast.fx ctorch runs: name, inputs, the C call. */
@@ -110,6 +118,8 @@ static const struct {
     {"log_softmax", 1, f_log_softmax},
     {"layer_norm", 3, f_layer_norm},
     {"max_pool2d", 1, f_max_pool2d},
+    {"lstm_cell", 5, f_lstm_cell},
+    {"gru_cell", 4, f_gru_cell},
 };
 
 static ct_dtype dtype_of_code(int64_t c) { return c == 1 ? CT_BF16 : CT_F32; }
@@ -138,9 +148,9 @@ TEST(op_table_column_is_pytorchs_cpu_policy) {
         checked++;
     }
     CHECK(checked >= 90); /* every op the probe runs that is a row of the table */
-    /* every op whose row is not KEEP is probed (its CT_AUTOCAST_OP is exercised below) */
+    /* every LOWER and FP32 row is probed (and its CT_AUTOCAST_OP exercised below) */
     for (int op = 0; op < ct_num_ops(); op++) {
-        if (ct_autocast_policy_of[op] == CT_AUTOCAST_KEEP) continue;
+        if (!column_code((ct_op_id)op)) continue;
         char key[96];
         snprintf(key, sizeof key, "%s.f32.dtype", ct_op_schema(op)->name);
         if (!fx_has(f, key)) ct_test_fail(__FILE__, __LINE__, "no autocast case for %s", key);
@@ -156,7 +166,7 @@ static void check_variant(fx_file *f, int c, const char *v) {
     snprintf(key, sizeof key, "%s.%s.dtype", name, v);
     if (!fx_has(f, key)) return; /* PyTorch refuses this mix */
     ct_dtype want = dtype_of_code((int64_t)ct_item(fx_get(f, key)));
-    ct_tensor *in[4];
+    ct_tensor *in[5];
     for (int i = 0; i < CASES[c].n_in; i++) {
         snprintf(key, sizeof key, "%s.in%d", name, i);
         bool low = !strcmp(v, "bf16") || (!strcmp(v, "mix") && i > 0);
@@ -374,6 +384,24 @@ TEST(float16_regions_agree_with_manual_casts) {
     CT_AUTOCAST(.dtype = CT_F16) {
         CHECK(ct_dtype_of(ct_stack(2, ((ct_tensor *[]){ct_to(b, .dtype = CT_BF16), b16}), 0)) ==
               CT_F32);
+    }
+}
+
+/* The recurrent layers: bfloat16 GEMMs, the cells promoted to their float32 state; the
+ * outputs float32 as PyTorch 1.13's nn.LSTM / nn.GRU give them on the CPU. */
+TEST(recurrent_layers_train_under_autocast) {
+    ct_module *ms[] = {ct_lstm(8, 16, .num_layers = 2), ct_gru(8, 16), ct_lstm_cell(8, 16)};
+    for (int i = 0; i < 3; i++) {
+        ct_tensor *x = ct_randn(i < 2 ? CT_SHAPE(5, 4, 8) : CT_SHAPE(4, 8)), *out[3] = {0};
+        CT_AUTOCAST() { CHECK(ct_forward_multi(ms[i], 1, &x, out, 3) >= 1); }
+        CHECK(out[0] && ct_dtype_of(out[0]) == CT_F32);
+        CHECK(ct_backward(ct_sum(out[0])) == 0);
+        ct_tensor *p[16];
+        int n = ct_parameters(ms[i], p, 16);
+        CHECK(n >= 4);
+        for (int k = 0; k < n && k < 16; k++)
+            CHECK(ct_grad(p[k]) && ct_dtype_of(ct_grad(p[k])) == CT_F32);
+        ct_release(ms[i]);
     }
 }
 

@@ -7,7 +7,6 @@
  *         loss = ct_mse_loss(y, ct_zeros(CT_SHAPE(4, 2)));            // float32
  *     }
  *     ct_backward(loss);  // the weight's gradient: float32, like the weight
- *     ct_release(model);
  *
  * Inside a region each op follows its row of the op table (src/ops/ops.def's AUTOCAST
  * column, PyTorch 1.13's CPU policy): matrix products and convolutions run in the
