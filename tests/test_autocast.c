@@ -34,11 +34,15 @@ static ct_tensor *f_mv(ct_tensor **x) { return ct_mv(x[0], x[1]); }
 static ct_tensor *f_dot(ct_tensor **x) { return ct_dot(x[0], x[1]); }
 static ct_tensor *f_matmul(ct_tensor **x) { return ct_matmul(x[0], x[1]); }
 static ct_tensor *f_linear(ct_tensor **x) { return ct_linear(x[0], x[1], x[2]); }
-static ct_tensor *f_conv(ct_tensor **x) { return ct_conv2d(x[0], x[1], x[2], .padding = CT_DIMS(1)); }
+static ct_tensor *f_conv(ct_tensor **x) {
+    return ct_conv2d(x[0], x[1], x[2], .padding = CT_DIMS(1));
+}
 static ct_tensor *f_conv1d(ct_tensor **x) { return ct_conv1d(x[0], x[1], NULL); }
 static ct_tensor *f_convt(ct_tensor **x) { return ct_conv_transpose2d(x[0], x[1], NULL); }
 static ct_tensor *f_prod(ct_tensor **x) { return ct_prod(x[0], .dims = CT_DIMS(1)); }
-static ct_tensor *f_reflect(ct_tensor **x) { return ct_pad(x[0], CT_DIMS(1, 2), .mode = CT_PAD_REFLECT); }
+static ct_tensor *f_reflect(ct_tensor **x) {
+    return ct_pad(x[0], CT_DIMS(1, 2), .mode = CT_PAD_REFLECT);
+}
 static ct_tensor *f_replicate(ct_tensor **x) {
     return ct_pad(x[0], CT_DIMS(1, 2), .mode = CT_PAD_REPLICATE);
 }
@@ -74,7 +78,9 @@ static ct_tensor *f_gru_cell(ct_tensor **x) {
     return ct_thnn_fused_gru_cell(ct_linear(x[0], x[2], NULL), ct_linear(x[1], x[3], NULL), x[1],
                                   NULL, NULL).hy;
 }
-static ct_tensor *f_max_pool2d(ct_tensor **x) { return ct_max_pool2d(x[0], .kernel_size = CT_DIMS(2)); }
+static ct_tensor *f_max_pool2d(ct_tensor **x) {
+    return ct_max_pool2d(x[0], .kernel_size = CT_DIMS(2));
+}
 
 /* The cases of autocast.fx ctorch runs: name, inputs, the C call. */
 static const struct {
@@ -248,7 +254,8 @@ TEST(demo_cnn_forward_loss_and_grads_match_pytorch) {
         int64_t fan_in = 1;
         for (int k = 0; k < 8; k++) {
             if (ct_ndim(p[k]) > 1) fan_in = ct_numel(p[k]) / ct_size(p[k], 0);
-            ct_copy_(p[k], det_tensor(ct_shape_of(p[k]), 1000 * (k + 1), pow((double)fan_in, -0.5)));
+            double scale = pow((double)fan_in, -0.5);
+            ct_copy_(p[k], det_tensor(ct_shape_of(p[k]), 1000 * (k + 1), scale));
         }
     }
     ct_tensor *x = det_tensor(CT_SHAPE(4, 1, 28, 28), 7, 2.0), *logits = NULL, *loss = NULL;
@@ -279,7 +286,6 @@ TEST(demo_cnn_forward_loss_and_grads_match_pytorch) {
         double want = ct_item(fx_get(f, key)), got = ct_item(ct_sum(ct_mul(flat, flat)));
         CHECK_CLOSE(got, want, 0.05 * want);
     }
-    ct_release(m);
     fx_free(f);
 }
 
@@ -377,7 +383,8 @@ TEST(float16_regions_agree_with_manual_casts) {
     CHECK(ct_dtype_of(conv) == CT_F16);
     CHECK_TENSOR_CLOSE("f16 conv", conv, conv_m);
     CHECK(ct_dtype_of(loss) == CT_F32);
-    ct_tensor *loss_m = ct_cross_entropy(ct_to(ct_sum(conv_m, .dims = CT_DIMS(2, 3)), .dtype = CT_F32), t);
+    ct_tensor *pooled_m = ct_sum(conv_m, .dims = CT_DIMS(2, 3));
+    ct_tensor *loss_m = ct_cross_entropy(ct_to(pooled_m, .dtype = CT_F32), t);
     CHECK_TENSOR_CLOSE("f16 loss", loss, loss_m);
     CHECK(ct_dtype_of(cat) == CT_F32); /* promote: the widest */
     /* float16 with bfloat16 promotes to float32 */
@@ -401,7 +408,6 @@ TEST(recurrent_layers_train_under_autocast) {
         CHECK(n >= 4);
         for (int k = 0; k < n && k < 16; k++)
             CHECK(ct_grad(p[k]) && ct_dtype_of(ct_grad(p[k])) == CT_F32);
-        ct_release(ms[i]);
     }
 }
 
