@@ -141,7 +141,7 @@ static ct_dtype target(ct_op_id op, int n, ct_tensor *const *in) {
     return CT_DTYPE_UNSET;
 }
 
-/* Casts in[i] where needed, into out[i] (new references, or in[i] retained). */
+/* Casts in[i] where needed, into out[i]: a new reference, NULL where in[i] is kept. */
 static void cast_all(int n, ct_tensor *const *in, ct_dtype dt, ct_tensor **out) {
     for (int i = 0; i < n; i++)
         out[i] = eligible(in[i]) && in[i]->dtype != dt ? cast_to(in[i], dt) : NULL;
