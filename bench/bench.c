@@ -57,6 +57,25 @@ static void add_small(long iters) {
     }
 }
 
+/* mm of 1x1 matrices: an op with an autocast row (ops.def), outside and inside a
+ * bfloat16 autocast region (where each call casts both inputs). */
+static void setup_mm_1x1(void) {
+    s_a = ct_ones(CT_SHAPE(1, 1));
+    s_b = ct_ones(CT_SHAPE(1, 1));
+}
+static void mm_small(long iters) {
+    for (long i = 0; i < iters;) CT_SCOPE {
+        for (long j = 0; j < 256 && i < iters; j++, i++) ct_mm(s_a, s_b);
+    }
+}
+#ifdef CT_AUTOCAST
+static void mm_small_autocast(long iters) {
+    CT_AUTOCAST(.dtype = CT_BF16) { mm_small(iters); }
+}
+#else
+#define mm_small_autocast NULL
+#endif
+
 /* As a training step holds them: a thousand results (and their graph nodes) alive
  * in one scope before they are all freed. */
 static void add_small_alive(long iters) {
@@ -191,6 +210,8 @@ static const bench_case cases[] = {
     {"add_1elem_nograd", "ns/op", setup_scalar_nograd, add_small, PER_CALL_NS, 0, NULL},
     {"add_1elem_grad", "ns/op", setup_scalar_grad, add_small, PER_CALL_NS, 0, NULL},
     {"add_1elem_grad_1000alive", "ns/op", setup_scalar_grad, add_small_alive, PER_CALL_NS, 0, NULL},
+    {"mm_1x1_nograd", "ns/op", setup_mm_1x1, mm_small, PER_CALL_NS, 0, NULL},
+    {"mm_1x1_autocast_bf16", "ns/op", setup_mm_1x1, mm_small_autocast, PER_CALL_NS, 0, NULL},
     {"backward_per_node", "ns/node", setup_scalar_grad, NULL, DIRECT, 0, backward_per_node},
     {"add_16M", "GB/s", setup_big2, add_big, GBPS, 3.0 * 4 * BIG, NULL},
     {"neg_16M", "GB/s", setup_big2, neg_big, GBPS, 2.0 * 4 * BIG, NULL},

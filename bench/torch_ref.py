@@ -89,6 +89,14 @@ def cases():
     def scalar(grad):
         return add_small(torch.tensor(1.5, requires_grad=grad), torch.tensor(2.5))
 
+    def mm_small(autocast):
+        a, b = torch.ones(1, 1), torch.ones(1, 1)
+        def run(iters):
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+                for _ in range(iters):
+                    torch.mm(a, b)
+        return run
+
     def big(op, work):
         def make():
             a, b = filled((BIG,)), filled((BIG,))
@@ -122,6 +130,8 @@ def cases():
         ("add_1elem_grad", "ns/op", lambda: (scalar(True), "NS", 0)),
         ("add_1elem_grad_1000alive", "ns/op",
          lambda: (add_small_alive(torch.tensor(1.5, requires_grad=True), torch.tensor(2.5)), "NS", 0)),
+        ("mm_1x1_nograd", "ns/op", lambda: (mm_small(False), "NS", 0)),
+        ("mm_1x1_autocast_bf16", "ns/op", lambda: (mm_small(True), "NS", 0)),
         ("backward_per_node", "ns/node", backward_per_node),
         ("add_16M", "GB/s", big(lambda a, b: a + b, 3.0 * 4 * BIG)),
         ("neg_16M", "GB/s", big(lambda a, b: torch.neg(a), 2.0 * 4 * BIG)),

@@ -39,5 +39,6 @@
 #include "ctorch/layers.h"    /* containers, layers, F.linear/batch_norm/... */
 #include "ctorch/init.h"      /* nn.init */
 #include "ctorch/distributed.h" /* process groups, collectives, DDP (torch.distributed) */
+#include "ctorch/amp.h"        /* autocast (torch.autocast) */
 
 #endif

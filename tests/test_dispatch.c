@@ -1,5 +1,5 @@
 /* Kernel dispatch: typed lookups per kernel family, and the start-up check that refuses
- * a kernel registered under a family other than its op's (ops.def's last column). */
+ * a kernel registered under a family other than its op's (ops.def's FAMILY column). */
 #include <string.h>
 
 #include "ct_test.h"

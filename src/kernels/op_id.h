@@ -4,8 +4,8 @@
 #define CT_KERNELS_OP_ID_H
 
 typedef enum {
-#define CT_OP(name, grad, family) CT_OP_##name,
-#define CT_OP_ND(name, family) CT_OP_##name,
+#define CT_OP(name, grad, family, autocast) CT_OP_##name,
+#define CT_OP_ND(name, family, autocast) CT_OP_##name,
 #include "ops/ops.def"
 #undef CT_OP
 #undef CT_OP_ND

@@ -4,12 +4,15 @@
 
 #include "core/object.h"
 #include "nn/layer_util.h"
+#include "ops/autocast.h"
 #include "ops/options.h"
 
 ct_tensor *(ct_linear)(ct_tensor *x, ct_tensor *weight, ct_tensor *bias) {
     if (!ct_alive("ct_linear", 1, x) || !ct_alive("ct_linear", 2, weight) ||
         !ct_alive("ct_linear", 3, bias))
         return NULL;
+    /* F.linear casts its weight itself (not a transposed view of it): addmm's row */
+    CT_AUTOCAST_OP(CT_OP_addmm, ct_linear(x, weight, bias), x, weight, bias);
     if (!x || !weight) return NULL;
     ct_tensor *y = NULL;
     CT_SCOPE {

@@ -8,6 +8,7 @@
 #include "ops/internal.h"
 #include "ops/options.h"
 #include "ops/reduce_plan.h"
+#include "ops/autocast.h"
 
 static const char *OP = "ct_cross_entropy";
 
@@ -87,6 +88,8 @@ ct_tensor *(ct_cross_entropy_with)(ct_tensor *x, ct_tensor *y, ct_cross_entropy_
     if (!ct_alive("ct_cross_entropy", 1, x) || !ct_alive("ct_cross_entropy", 2, y) ||
         !ct_option_alive("ct_cross_entropy", "weight", o.weight))
         return NULL;
+    /* log_softmax and nll_loss in float32, as PyTorch's cross_entropy: nll_loss's row */
+    CT_AUTOCAST_OP(CT_OP_nll_loss, ct_cross_entropy_with(x, y, o), x, o.weight);
     if (!x || !y || !ct_loss_check_reduction(OP, o.reduction)) return NULL;
     if (!(o.label_smoothing >= 0 && o.label_smoothing <= 1)) {
         ct_error("%s: label_smoothing must be between 0.0 and 1.0. Got: %g", OP, o.label_smoothing);

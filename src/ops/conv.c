@@ -11,6 +11,7 @@
 #include "ops/internal.h"
 #include "ops/trace.h"
 #include "core/mem.h"
+#include "ops/autocast.h"
 
 /* Saved tensors: the input (for the weight's gradient) and the weight (for the input's). */
 enum { SV_INPUT, SV_WEIGHT };
@@ -307,6 +308,8 @@ static ct_tensor *convolution(const char *op, conv_params *p, ct_tensor *x, ct_t
 /* Checks, then the op; unbatched input (one dim less) gets a batch dim of 1. */
 static ct_tensor *conv_entry(const char *op, int nd, bool transposed, ct_tensor *x, ct_tensor *w,
                              ct_tensor *bias, ct_conv_options o) {
+    CT_AUTOCAST_OP(CT_OP_convolution, conv_entry(op, nd, transposed, x, w, bias, o), x, w,
+                   bias);
     if (!x || !w) return NULL;
     conv_params p = {.nd = nd, .transposed = transposed};
     if (x->ndim != nd + 1 && x->ndim != nd + 2) {

@@ -17,8 +17,8 @@ ct_tensor *ct_cast_new(const char *op, const ct_tensor *t, ct_dtype dtype) {
 
 /* A converted copy recorded as op (ToCopyBackward0 / CloneBackward0): the engine casts
  * the gradient back to the input's dtype, so both backward formulas pass it through. */
-static ct_tensor *copy_as(const char *name, ct_op_id op, ct_tensor *t, ct_dtype dtype,
-                          ct_device dev) {
+static ct_tensor *copy_new(const char *name, ct_op_id op, ct_tensor *t, ct_dtype dtype,
+                           ct_device dev) {
     ct_tensor *out = ct_tensor_new(name, ct_shape_of(t), dtype, dev);
     if (!out) return NULL;
     ct_copy_into(out, t);
@@ -27,7 +27,15 @@ static ct_tensor *copy_as(const char *name, ct_op_id op, ct_tensor *t, ct_dtype 
         CT_TRACE_ATTRS(op, 1, &t, 1, &out, &(ct_to_copy_attrs){dtype, dev, false});
     else
         CT_TRACE(op, 1, &t, 1, &out);
-    return ct_ret(out);
+    return out;
+}
+static ct_tensor *copy_as(const char *name, ct_op_id op, ct_tensor *t, ct_dtype dtype,
+                          ct_device dev) {
+    return ct_ret(copy_new(name, op, t, dtype, dev));
+}
+
+ct_tensor *ct_to_dtype_new(const char *op, ct_tensor *t, ct_dtype dtype) {
+    return copy_new(op, CT_OP_to_copy, t, dtype, t->storage->device);
 }
 
 ct_tensor *ct_to_with(ct_tensor *t, ct_to_options o) {

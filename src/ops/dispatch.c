@@ -7,8 +7,8 @@
 #include "ops/op_table.h"
 
 const ct_kernel_family ct_op_family[CT_NUM_OPS] = {
-#define CT_OP(name, grad, family) [CT_OP_##name] = CT_FAMILY_##family,
-#define CT_OP_ND(name, family) [CT_OP_##name] = CT_FAMILY_##family,
+#define CT_OP(name, grad, family, autocast) [CT_OP_##name] = CT_FAMILY_##family,
+#define CT_OP_ND(name, family, autocast) [CT_OP_##name] = CT_FAMILY_##family,
 #include "ops/ops.def"
 #undef CT_OP
 #undef CT_OP_ND

@@ -9,6 +9,9 @@
 
 /* A new contiguous tensor holding t converted to dtype (unregistered, no graph). */
 ct_tensor *ct_cast_new(const char *op, const ct_tensor *t, ct_dtype dtype);
+/* t converted to dtype as ct_to does it (recorded: differentiable, reported to the
+ * record hook as to_copy), but unregistered. */
+ct_tensor *ct_to_dtype_new(const char *op, ct_tensor *t, ct_dtype dtype);
 /* Sums g down to `sizes` (reverse broadcasting): the engine's reduction of broadcast
  * gradients.  Differentiable; registered with the scope. */
 ct_tensor *ct_sum_to_size(ct_tensor *g, int ndim, const int64_t *sizes);

@@ -12,6 +12,7 @@
 #include "ops/shape_internal.h"
 #include "ops/trace.h"
 #include "core/mem.h"
+#include "ops/autocast.h"
 
 /* Copies src into dst's region [start, start + src.size(dim)) along dim (or into
  * dst.select(dim, start) when `drop`). */
@@ -58,6 +59,7 @@ static ct_dtype promoted(int n, ct_tensor *const *ts) {
 ct_tensor *ct_cat(int n, ct_tensor *const *ts, int64_t dim) {
     if (!check_list("ct_cat", "torch.cat(): expected a non-empty list of Tensors", n, ts))
         return NULL;
+    CT_AUTOCAST_LIST(CT_OP_cat, ct_cat(n, ts, dim), n, ts);
     int ref = -1;
     for (int i = 0; i < n; i++) {
         if (ts[i]->ndim == 0) {
@@ -136,6 +138,7 @@ bool cat_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 
 ct_tensor *ct_stack(int n, ct_tensor *const *ts, int64_t dim) {
     if (!check_list("ct_stack", "stack expects a non-empty TensorList", n, ts)) return NULL;
+    CT_AUTOCAST_LIST(CT_OP_stack, ct_stack(n, ts, dim), n, ts);
     const ct_tensor *r = ts[0];
     for (int i = 1; i < n; i++) {
         const ct_tensor *t = ts[i];

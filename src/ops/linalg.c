@@ -9,6 +9,7 @@
 #include "ops/internal.h"
 #include "ops/trace.h"
 #include "ops/options.h"
+#include "ops/autocast.h"
 
 /* Which dims of a tensor are a GEMM operand's batch, rows and cols (-1: absent,
  * size 1). */
@@ -122,6 +123,7 @@ static const mat_dims MAT = {-1, 0, 1}, BATCH = {0, 1, 2};
 
 ct_tensor *ct_mm(ct_tensor *a, ct_tensor *b) {
     if (!ct_alive("ct_mm", 1, a) || !ct_alive("ct_mm", 2, b)) return NULL;
+    CT_AUTOCAST_OP(CT_OP_mm, ct_mm(a, b), a, b);
     if (!check_pair("ct_mm", a, b) || !check_dim("ct_mm", "self", a, 2) ||
         !check_dim("ct_mm", "mat2", b, 2))
         return NULL;
@@ -151,6 +153,7 @@ static bool check_bmm(const char *op, const ct_tensor *a, const ct_tensor *b) {
 
 ct_tensor *ct_bmm(ct_tensor *a, ct_tensor *b) {
     if (!ct_alive("ct_bmm", 1, a) || !ct_alive("ct_bmm", 2, b)) return NULL;
+    CT_AUTOCAST_OP(CT_OP_bmm, ct_bmm(a, b), a, b);
     if (!check_bmm("ct_bmm", a, b)) return NULL;
     ct_tensor *out = gemm(CT_OP_bmm, a, BATCH, b, BATCH, NULL, 0, 1,
                           CT_SHAPE(a->sizes[0], a->sizes[1], b->sizes[2]));
@@ -188,6 +191,7 @@ ct_tensor *ct_addmm_with(ct_tensor *input, ct_tensor *m1, ct_tensor *m2, ct_addm
     if (!ct_alive("ct_addmm", 1, input) || !ct_alive("ct_addmm", 2, m1) ||
         !ct_alive("ct_addmm", 3, m2))
         return NULL;
+    CT_AUTOCAST_OP(CT_OP_addmm, ct_addmm_with(input, m1, m2, o), input, m1, m2);
     if (!check_pair("ct_addmm", m1, m2) || !check_dim("ct_addmm", "mat1", m1, 2) ||
         !check_dim("ct_addmm", "mat2", m2, 2))
         return NULL;
@@ -203,6 +207,7 @@ ct_tensor *ct_baddbmm_with(ct_tensor *input, ct_tensor *b1, ct_tensor *b2, ct_ad
     if (!ct_alive("ct_baddbmm", 1, input) || !ct_alive("ct_baddbmm", 2, b1) ||
         !ct_alive("ct_baddbmm", 3, b2))
         return NULL;
+    CT_AUTOCAST_OP(CT_OP_baddbmm, ct_baddbmm_with(input, b1, b2, o), input, b1, b2);
     if (!check_bmm("ct_baddbmm", b1, b2)) return NULL;
     return add_product(CT_OP_baddbmm, "ct_baddbmm", input, b1, b2, o,
                        CT_SHAPE(b1->sizes[0], b1->sizes[1], b2->sizes[2]), BATCH);
@@ -335,6 +340,7 @@ static ct_tensor *matmul(ct_tensor *a, ct_tensor *b) {
 
 ct_tensor *ct_matmul(ct_tensor *a, ct_tensor *b) {
     if (!ct_alive("ct_matmul", 1, a) || !ct_alive("ct_matmul", 2, b)) return NULL;
+    CT_AUTOCAST_OP(CT_OP_mm, ct_matmul(a, b), a, b); /* a composite of mm's row */
     if (!a || !b) return NULL;
     if (a->ndim == 0 || b->ndim == 0) {
         ct_error("ct_matmul: both arguments to matmul need to be at least 1D, but they are %dD "

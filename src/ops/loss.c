@@ -15,6 +15,7 @@
 #include "ops/loss_impl.h"
 #include "ops/options.h"
 #include "ops/reduce_plan.h"
+#include "ops/autocast.h"
 
 /* Saved tensors of a pointwise loss's backward node (input, target, incoming gradient,
  * pos_weight) and of the nll nodes (target, weight). */
@@ -323,6 +324,7 @@ static void nll_save(ct_node *n, ct_tensor *t, ct_tensor *w, ct_reduction red,
 
 ct_tensor *ct_nll_loss_op(const char *op, ct_tensor *x, ct_tensor *t, ct_tensor *w,
                           ct_reduction red, int64_t ignore_index) {
+    CT_AUTOCAST_OP(CT_OP_nll_loss, ct_nll_loss_op(op, x, t, w, red, ignore_index), x, w);
     if (!x || !t) return NULL;
     double total = 0;
     ct_tensor *out = nll_forward(op, x, t, w, red, ignore_index, &total);

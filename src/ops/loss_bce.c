@@ -11,6 +11,7 @@
 
 #include "ops/loss_impl.h"
 #include "ops/reduce_plan.h"
+#include "ops/autocast.h"
 
 /* Saved tensors: the input, the target and bce_with_logits's pos_weight. */
 enum { SV_INPUT, SV_TARGET, SV_POS_WEIGHT };
@@ -56,6 +57,8 @@ ct_tensor *(ct_binary_cross_entropy_with)(ct_tensor *x, ct_tensor *y, ct_bce_opt
     if (!ct_alive("ct_binary_cross_entropy", 1, x) || !ct_alive("ct_binary_cross_entropy", 2, y) ||
         !ct_option_alive("ct_binary_cross_entropy", "weight", o.weight))
         return NULL;
+    CT_AUTOCAST_OP(CT_OP_binary_cross_entropy, ct_binary_cross_entropy_with(x, y, o), x, y,
+                   o.weight);
     static const char *op = "ct_binary_cross_entropy";
     if (!x || !y || !ct_loss_check_reduction(op, o.reduction) || !bce_check(op, x, y))
         return NULL;
@@ -121,6 +124,9 @@ ct_tensor *(ct_binary_cross_entropy_with_logits_with)(ct_tensor *x, ct_tensor *y
     if (!ct_alive(op, 1, x) || !ct_alive(op, 2, y) || !ct_option_alive(op, "weight", o.weight) ||
         !ct_option_alive(op, "pos_weight", o.pos_weight))
         return NULL;
+    CT_AUTOCAST_OP(CT_OP_binary_cross_entropy_with_logits,
+                   ct_binary_cross_entropy_with_logits_with(x, y, o), x, y, o.weight,
+                   o.pos_weight);
     static const char *fn = "binary_cross_entropy_with_logits";
     if (!x || !y || !ct_loss_check_reduction(op, o.reduction)) return NULL;
     if (x->ndim != y->ndim || memcmp(x->sizes, y->sizes, sizeof(int64_t) * (size_t)x->ndim)) {

@@ -6,6 +6,7 @@
 #include "ops/loss_impl.h"
 #include "ops/options.h"
 #include "ops/unary.h"
+#include "ops/autocast.h"
 
 /* Saved tensors: the input and the target. */
 enum { SV_INPUT, SV_TARGET };
@@ -37,11 +38,13 @@ static ct_tensor *regression_loss(const char *fn, const ct_pw_spec *spec, ct_ten
 
 ct_tensor *(ct_mse_loss_with)(ct_tensor *x, ct_tensor *y, ct_loss_options o) {
     if (!ct_alive("ct_mse_loss", 1, x) || !ct_alive("ct_mse_loss", 2, y)) return NULL;
+    CT_AUTOCAST_OP(CT_OP_mse_loss, ct_mse_loss_with(x, y, o), x, y);
     return regression_loss("mse_loss", &MSE, x, y, o.reduction, 0);
 }
 
 ct_tensor *(ct_smooth_l1_loss_with)(ct_tensor *x, ct_tensor *y, ct_smooth_l1_options o) {
     if (!ct_alive("ct_smooth_l1_loss", 1, x) || !ct_alive("ct_smooth_l1_loss", 2, y)) return NULL;
+    CT_AUTOCAST_OP(CT_OP_smooth_l1_loss, ct_smooth_l1_loss_with(x, y, o), x, y);
     double beta = ct_opt_or(o.beta, 1);
     if (beta < 0) {
         ct_error("ct_smooth_l1_loss: smooth_l1_loss does not support negative values for beta.");
@@ -52,6 +55,7 @@ ct_tensor *(ct_smooth_l1_loss_with)(ct_tensor *x, ct_tensor *y, ct_smooth_l1_opt
 
 ct_tensor *(ct_huber_loss_with)(ct_tensor *x, ct_tensor *y, ct_huber_options o) {
     if (!ct_alive("ct_huber_loss", 1, x) || !ct_alive("ct_huber_loss", 2, y)) return NULL;
+    CT_AUTOCAST_OP(CT_OP_huber_loss, ct_huber_loss_with(x, y, o), x, y);
     double delta = ct_zero_or(o.delta, 1);
     if (!(delta > 0)) {
         ct_error("ct_huber_loss: huber_loss does not support non-positive values for delta.");

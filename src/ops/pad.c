@@ -13,6 +13,7 @@
 #include "ops/shape_internal.h"
 #include "ops/trace.h"
 #include "core/mem.h"
+#include "ops/autocast.h"
 
 /* The padding of a pad node's attributes (its first: pad or padding, alike). */
 static ct_dims *pad_of(ct_node *n) {
@@ -217,6 +218,8 @@ static bool check_gather_pad(ct_tensor *t, ct_dims pad, ct_pad_mode mode) {
 }
 
 static ct_tensor *gather_pad(ct_tensor *t, ct_dims pad, ct_pad_mode mode) {
+    CT_AUTOCAST_OP(mode == CT_PAD_REFLECT ? CT_OP_reflection_pad : CT_OP_replication_pad,
+                   gather_pad(t, pad, mode), t);
     if (!check_gather_pad(t, pad, mode)) return NULL;
     ct_op_id op = mode == CT_PAD_REFLECT ? CT_OP_reflection_pad : CT_OP_replication_pad;
     ct_pad_gather_kernel k = ct_kernel_pad_gather_for(op, t->storage->device, t->dtype);

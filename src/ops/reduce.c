@@ -5,6 +5,7 @@
 #include "kernels/reduce.h"
 #include "ops/reduce_plan.h"
 #include "ops/trace.h"
+#include "ops/autocast.h"
 
 /* Saved tensors of prod. */
 enum { SV_SELF, SV_RESULT };
@@ -78,6 +79,7 @@ bool mean_backward(ct_node *n, ct_tensor **go, ct_tensor **gi) {
 
 ct_tensor *ct_prod_with(ct_tensor *t, ct_reduce_options o) {
     if (!ct_alive("ct_prod", 1, t)) return NULL;
+    CT_AUTOCAST_OP(CT_OP_prod, ct_prod_with(t, o), t);
     ct_reduce_plan p;
     ct_dtype out_dt;
     ct_tensor *out = arith_reduce(CT_OP_prod, "ct_prod", t, o, &p, &out_dt);

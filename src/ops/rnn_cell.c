@@ -13,6 +13,7 @@
 #include "ops/internal.h"
 #include "ops/reduce_plan.h"
 #include "ops/trace.h"
+#include "ops/autocast.h"
 
 /* Saved tensors: the previous state (LSTM: cx, GRU: hx), then the outputs after hy
  * (LSTM: cy and the workspace; GRU: the workspace). */
@@ -157,6 +158,8 @@ ct_lstm_cell_result (ct_thnn_fused_lstm_cell)(ct_tensor *ig, ct_tensor *hg, ct_t
         !ct_alive("ct_thnn_fused_lstm_cell", 4, b_ih) ||
         !ct_alive("ct_thnn_fused_lstm_cell", 5, b_hh))
         return (ct_lstm_cell_result){0};
+    CT_AUTOCAST_OP(CT_OP_thnn_fused_lstm_cell, ct_thnn_fused_lstm_cell(ig, hg, cx, b_ih, b_hh), ig,
+                   hg, cx, b_ih, b_hh);
     ct_tensor *in[5] = {ig, hg, cx, b_ih, b_hh}, *out[3] = {0};
     if (!forward(&LSTM, in, out, 3)) return (ct_lstm_cell_result){0};
     return (ct_lstm_cell_result){out[0], out[1], out[2]};
@@ -169,6 +172,8 @@ ct_gru_cell_result (ct_thnn_fused_gru_cell)(ct_tensor *ig, ct_tensor *hg, ct_ten
         !ct_alive("ct_thnn_fused_gru_cell", 4, b_ih) ||
         !ct_alive("ct_thnn_fused_gru_cell", 5, b_hh))
         return (ct_gru_cell_result){0};
+    CT_AUTOCAST_OP(CT_OP_thnn_fused_gru_cell, ct_thnn_fused_gru_cell(ig, hg, hx, b_ih, b_hh), ig,
+                   hg, hx, b_ih, b_hh);
     ct_tensor *in[5] = {ig, hg, hx, b_ih, b_hh}, *out[2] = {0};
     if (!forward(&GRU, in, out, 2)) return (ct_gru_cell_result){0};
     return (ct_gru_cell_result){out[0], out[1]};
