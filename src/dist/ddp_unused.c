@@ -54,6 +54,21 @@ static bool node_set_has(const node_set *s, const ct_node *n) {
     return false;
 }
 
+/* Marks n seen and pushes it when it is new; false when out of memory. */
+static bool visit(node_set *seen, ct_node ***stack, size_t *sp, size_t *cap, ct_node *n) {
+    int added = node_set_add(seen, n);
+    if (added != 1) return added == 0;
+    if (*sp == *cap) {
+        size_t c = *cap ? 2 * *cap : 64;
+        ct_node **p = ct_realloc(*stack, c * sizeof *p);
+        if (!p) return false;
+        *stack = p;
+        *cap = c;
+    }
+    (*stack)[(*sp)++] = n;
+    return true;
+}
+
 bool ct_ddp_search_unused(ddp_state *s, int n_out, ct_tensor *const *out) {
     node_set seen = {0};
     ct_node **stack = NULL;
@@ -61,33 +76,11 @@ bool ct_ddp_search_unused(ddp_state *s, int n_out, ct_tensor *const *out) {
     bool ok = true;
     for (int i = 0; ok && i < n_out; i++) {
         ct_node *root = out[i] ? ct_grad_fn(out[i]) : NULL;
-        if (!root) continue;
-        int added = node_set_add(&seen, root);
-        ok = added >= 0;
-        if (added != 1) continue;
-        if (sp == cap) {
-            cap = cap ? 2 * cap : 64;
-            ct_node **p = ct_realloc(stack, cap * sizeof *p);
-            if (!(ok = p != NULL)) break;
-            stack = p;
-        }
-        stack[sp++] = root;
+        if (root) ok = visit(&seen, &stack, &sp, &cap, root);
         while (ok && sp) {
             ct_node *n = stack[--sp];
-            for (int k = 0; ok && k < n->n_in; k++) {
-                ct_node *next = n->next[k].fn;
-                if (!next) continue;
-                added = node_set_add(&seen, next);
-                if (added < 0) ok = false;
-                if (added != 1) continue;
-                if (sp == cap) {
-                    cap = cap ? 2 * cap : 64;
-                    ct_node **p = ct_realloc(stack, cap * sizeof *p);
-                    if (!(ok = p != NULL)) break;
-                    stack = p;
-                }
-                stack[sp++] = next;
-            }
+            for (int k = 0; ok && k < n->n_in; k++)
+                if (n->next[k].fn) ok = visit(&seen, &stack, &sp, &cap, n->next[k].fn);
         }
     }
     for (int i = 0; ok && i < s->n_params; i++) {
