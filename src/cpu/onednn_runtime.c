@@ -74,8 +74,29 @@ enum { KEEP = 64 << 20 };
 static _Thread_local void *buf[CT_ONEDNN_BUFFERS];
 static _Thread_local size_t buf_size[CT_ONEDNN_BUFFERS];
 
+/* A thread's buffers are freed when it exits (OpenMP's workers come and go with the
+ * team size): the key's destructor runs on the exiting thread, its TLS still live. */
+static pthread_key_t buf_key;
+static pthread_once_t buf_key_once = PTHREAD_ONCE_INIT;
+static _Thread_local bool buf_key_set;
+
+static void free_buffers(void *unused) {
+    (void)unused;
+    for (int i = 0; i < CT_ONEDNN_BUFFERS; i++) {
+        free(buf[i]);
+        buf[i] = NULL;
+        buf_size[i] = 0;
+    }
+}
+
+static void make_buf_key(void) { (void)pthread_key_create(&buf_key, free_buffers); }
+
 void *ct_onednn_buffer(int which, size_t bytes) {
     if (bytes <= buf_size[which]) return buf[which];
+    if (!buf_key_set) {
+        pthread_once(&buf_key_once, make_buf_key);
+        buf_key_set = pthread_setspecific(buf_key, &buf_key_set) == 0;
+    }
     free(buf[which]);
     buf[which] = ct_malloc(bytes);
     buf_size[which] = buf[which] ? bytes : 0;
