@@ -368,3 +368,23 @@ TEST(state_without_masters_starts_them_from_the_parameters) {
         CHECK(same_bits(p[i], rounded(ref[i], CT_BF16)));
     }
 }
+
+/* A model converted after its optimizer's state was made: the step refuses, rather than
+ * reading the state as another dtype. */
+TEST(step_refuses_state_of_another_dtype) {
+    ct_module *m = mlp(4, CT_BF16);
+    ct_tensor *p[4];
+    ct_parameters(m, p, 4);
+    ct_optim *kept = ct_adam(p, 4, .lr = 1e-2, .master_weights = true);
+    ct_optim *plain = ct_adam(p, 4, .lr = 1e-2);
+    run_steps(m, kept, 0, 1, CT_BF16);
+    run_steps(m, plain, 0, 1, CT_BF16);
+    CHECK(ct_module_to(m, .dtype = CT_F32) == 0);
+    CT_SCOPE {
+        ct_tensor *x, *y;
+        batch(1, CT_F32, &x, &y);
+        CHECK(ct_backward(ct_mse_loss(ct_forward(m, x), y)) == 0);
+        CHECK_ERROR(ct_step(kept), "Adam's state for a parameter is not float32");
+        CHECK_ERROR(ct_step(plain), "Adam's state for a parameter is not float32");
+    }
+}

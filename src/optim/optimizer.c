@@ -176,6 +176,17 @@ static int step_param(ct_optim *opt, const ct_param_group *g, ct_param_state *st
         return -1;
     }
     ct_dtype dt = state_dtype(opt, p);
+    /* A parameter converted after its state was made (ct_module_to) would have its
+     * kernel read the state as another dtype. */
+    bool stale = st->master && !keeps_master(opt, p);
+    for (int b = 0; b < CT_OPTIM_MAX_BUFS; b++)
+        stale = stale || (st->buf[b] && ct_dtype_of(st->buf[b]) != dt);
+    if (stale) {
+        ct_error("ct_step: %s's state for a parameter is not %s, the parameter's dtype now "
+                 "(convert the model before creating its optimizer)", opt->kind->name,
+                 ct_dtype_name(dt));
+        return -1;
+    }
     ct_optim_kernel k = ct_kernel_optim_for(opt->kind->kernel_op, ct_device_of(p), dt);
     ct_trace_mute();
     ct_tensor *gc = k && init_state(opt, g, st) ? ct_contiguous(ct_to(grad, .dtype = dt)) : NULL;
