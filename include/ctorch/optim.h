@@ -25,6 +25,28 @@
  *     ct_parameters(model, p, 4);       // weight_ih_l0, weight_hh_l0, bias_ih_l0, bias_hh_l0
  *     ct_optim *opt = ct_sgd(p, 2, .lr = CT_SOME(0.1), .momentum = 0.9);
  *     ct_optim_add_param_group(opt, p + 2, 2, .lr = CT_SOME(0.001));
+ *
+ * Master weights (every optimizer's .master_weights = true) train a model converted
+ * to bfloat16 or float16 (ct_module_to(m, .dtype = CT_BF16)) in float32: each such
+ * parameter gets a float32 master copy, made from the parameter at its first step.
+ * A step widens the gradient to float32, runs the float32 update on the master with
+ * float32 state (momentum_buffer, exp_avg, ...), and overwrites the parameter with the
+ * master rounded to its dtype (to nearest even), so updates smaller than half an ulp
+ * of the parameter accumulate instead of vanishing.  Float32 and float64 parameters
+ * step as they do without the option; without it, reduced parameters keep their
+ * state in their own dtype, as PyTorch's do.  The master is the parameter's true
+ * value: write a new value into the parameter between steps and the next step starts
+ * from the master, not from it (load the optimizer's state with the model's).  The
+ * masters are part of the state dict ("state.<i>.master", float32, shaped like the
+ * parameter) and so of checkpoints, and a resumed run is bit-exact:
+ *
+ *     ct_module *model = ct_nn_linear(4, 2);
+ *     ct_module_to(model, .dtype = CT_BF16);
+ *     ct_tensor *w[2];
+ *     ct_parameters(model, w, 2);
+ *     ct_optim *opt = ct_adamw(w, 2, .lr = 1e-3, .master_weights = true);
+ *     ct_backward(ct_mean(ct_forward(model, ct_randn(CT_SHAPE(3, 4), .dtype = CT_BF16))));
+ *     ct_step(opt); // w[0]: its float32 master, updated by AdamW, rounded to bfloat16
  */
 #ifndef CTORCH_OPTIM_H
 #define CTORCH_OPTIM_H
@@ -48,6 +70,7 @@ typedef struct {
     double weight_decay;            /* L2 penalty, default 0 */
     bool nesterov;                  /* Nesterov momentum */
     bool maximize;                  /* ascend instead of descend */
+    bool master_weights;            /* float32 master copies of float16/bfloat16 parameters */
 } ct_sgd_options;
 /* Options of ct_adam and ct_adamw (torch.optim.Adam, AdamW). */
 typedef struct {
@@ -58,6 +81,7 @@ typedef struct {
     ct_opt_f64 weight_decay;        /* default 0 (AdamW: 1e-2) */
     bool amsgrad;                   /* the AMSGrad variant */
     bool maximize;                  /* ascend instead of descend */
+    bool master_weights;            /* float32 master copies of float16/bfloat16 parameters */
 } ct_adam_options;
 /* Options of ct_rmsprop (torch.optim.RMSprop). */
 typedef struct {
@@ -68,6 +92,7 @@ typedef struct {
     double momentum;                /* default 0 */
     bool centered;                  /* normalise by the gradient's estimated variance */
     bool maximize;                  /* ascend instead of descend */
+    bool master_weights;            /* float32 master copies of float16/bfloat16 parameters */
 } ct_rmsprop_options;
 /* Options of ct_adagrad (torch.optim.Adagrad). */
 typedef struct {
@@ -77,6 +102,7 @@ typedef struct {
     double initial_accumulator_value; /* default 0 */
     double eps;                     /* default 1e-10 */
     bool maximize;                  /* ascend instead of descend */
+    bool master_weights;            /* float32 master copies of float16/bfloat16 parameters */
 } ct_adagrad_options;
 
 /* The optimizers over params[0..n-1] (one group; the parameters are retained). */
@@ -183,7 +209,12 @@ const char *ct_optim_type(const ct_optim *opt); /* "Adam" */
 
 /* The optimizer's state (per-parameter buffers and steps, and every group's
  * hyperparameters) under keys "state.<param index>.<name>" and
- * "param_groups.<g>.<key>", parameters numbered as PyTorch numbers them. */
+ * "param_groups.<g>.<key>", parameters numbered as PyTorch numbers them; with
+ * .master_weights, also each reduced parameter's float32 "state.<i>.master".  A load
+ * checks everything before changing anything: an entry the optimizer does not have,
+ * a buffer of the wrong size, a step that is not an integer, a master that is not a
+ * finite float32 tensor of the parameter's shape.  A parameter whose loaded state has
+ * no master takes a new one from its value at its next step. */
 ct_state_dict *ct_optim_state_dict(ct_optim *opt);
 #define ct_optim_state_dict(opt) CT_AT(ct_optim_state_dict(opt))
 int ct_optim_load_state_dict(ct_optim *opt, const ct_state_dict *sd);

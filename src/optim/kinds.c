@@ -72,7 +72,7 @@ ct_optim *ct_sgd_with(ct_tensor *const *params, int n, ct_sgd_options o) {
     h[H_WEIGHT_DECAY] = o.weight_decay;
     h[H_NESTEROV] = o.nesterov;
     h[H_MAXIMIZE] = o.maximize;
-    return ct_optim_create(&SGD, params, n, h);
+    return ct_optim_create(&SGD, params, n, h, o.master_weights);
 }
 
 /* ---- Adam / AdamW ---- */
@@ -133,7 +133,7 @@ static ct_optim *adam_like(const ct_optim_kind *kind, ct_tensor *const *params, 
     h[H_WEIGHT_DECAY] = wd;
     h[H_AMSGRAD] = o.amsgrad;
     h[H_MAXIMIZE] = o.maximize;
-    return ct_optim_create(kind, params, n, h);
+    return ct_optim_create(kind, params, n, h, o.master_weights);
 }
 ct_optim *ct_adam_with(ct_tensor *const *params, int n, ct_adam_options o) {
     if (!ct_all_alive("ct_adam", 1, params, n)) return NULL;
@@ -185,7 +185,7 @@ ct_optim *ct_rmsprop_with(ct_tensor *const *params, int n, ct_rmsprop_options o)
     h[H_MOMENTUM] = o.momentum;
     h[H_CENTERED] = o.centered;
     h[H_MAXIMIZE] = o.maximize;
-    return ct_optim_create(&RMSPROP, params, n, h);
+    return ct_optim_create(&RMSPROP, params, n, h, o.master_weights);
 }
 
 /* ---- Adagrad ---- */
@@ -228,13 +228,16 @@ ct_optim *ct_adagrad_with(ct_tensor *const *params, int n, ct_adagrad_options o)
     h[H_INITIAL_ACCUMULATOR] = o.initial_accumulator_value;
     h[H_EPS] = o.eps;
     h[H_MAXIMIZE] = o.maximize;
-    return ct_optim_create(&ADAGRAD, params, n, h);
+    return ct_optim_create(&ADAGRAD, params, n, h, o.master_weights);
 }
 
 /* ---- the record hook ---- */
 void ct_optim_trace(const ct_optim_kind *kind, const ct_param_group *g, const ct_param_state *st,
                     ct_tensor *grad) {
     if (__builtin_expect(!ct_trace_active, 1)) return;
-    ct_tensor *in[5] = {st->param, grad, st->buf[0], st->buf[1], st->buf[2]};
+    /* With master weights the kernel updated the master; its rounding into the
+     * parameter is reported as the copy it is. */
+    ct_tensor *in[5] = {st->master ? st->master : st->param, grad, st->buf[0], st->buf[1],
+                        st->buf[2]};
     kind->trace(g, st, in);
 }

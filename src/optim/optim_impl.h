@@ -22,11 +22,14 @@ typedef struct {
     double h[H_COUNT];
 } ct_param_group;
 
-/* Per-parameter state: up to three buffers shaped like the parameter and a step. */
+/* Per-parameter state: up to three buffers shaped like the parameter, a step, and with
+ * master weights a float16/bfloat16 parameter's float32 master copy (Note [Master
+ * weights] in optim/optimizer.c). */
 #define CT_OPTIM_MAX_BUFS 3
 typedef struct {
     ct_tensor *param; /* weak: groups own the parameters */
     ct_tensor *buf[CT_OPTIM_MAX_BUFS];
+    ct_tensor *master; /* NULL until the first step, and without master weights */
     int64_t step;
 } ct_param_state;
 
@@ -53,6 +56,7 @@ struct ct_optim {
     int n_groups;
     ct_param_state *states; /* one per parameter, in group order */
     int n_states;
+    bool master_weights; /* float32 masters for float16/bfloat16 parameters */
 };
 
 
@@ -61,9 +65,10 @@ struct ct_optim {
 void ct_optim_trace(const ct_optim_kind *kind, const ct_param_group *g, const ct_param_state *st,
                     ct_tensor *grad);
 
-/* Creates an optimizer with one group of params and hyperparameters h. */
+/* Creates an optimizer with one group of params and hyperparameters h; master_weights:
+ * the option of that name. */
 ct_optim *ct_optim_create(const ct_optim_kind *kind, ct_tensor *const *params, int n,
-                          const double *h);
+                          const double *h, bool master_weights);
 
 /* The checks of ct_optim_load_state_dict / ct_sched_load_state_dict without the load:
  * 0, or -1 with the error the load would give (so that a checkpoint can check all of

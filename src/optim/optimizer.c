@@ -22,8 +22,10 @@ static void optim_destroy(ct_object *o) {
         for (int i = 0; i < opt->groups[g].n; i++) ct_release(opt->groups[g].params[i]);
         free(opt->groups[g].params);
     }
-    for (int i = 0; i < opt->n_states; i++)
+    for (int i = 0; i < opt->n_states; i++) {
         for (int b = 0; b < CT_OPTIM_MAX_BUFS; b++) ct_release(opt->states[i].buf[b]);
+        ct_release(opt->states[i].master);
+    }
     free(opt->groups);
     free(opt->states);
     ct_lifetime_free(opt);
@@ -79,7 +81,8 @@ static int add_group(ct_optim *opt, ct_tensor *const *params, int n, const doubl
     return 0;
 }
 
-ct_optim *ct_optim_create(const ct_optim_kind *kind, ct_tensor *const *params, int n, const double *h) {
+ct_optim *ct_optim_create(const ct_optim_kind *kind, ct_tensor *const *params, int n, const double *h,
+                          bool master_weights) {
     ct_optim *opt = ct_calloc(1, sizeof *opt);
     if (!opt) {
         ct_error("ct_%s: out of memory", kind->name);
@@ -87,6 +90,7 @@ ct_optim *ct_optim_create(const ct_optim_kind *kind, ct_tensor *const *params, i
     }
     ct_object_init(&opt->obj, optim_destroy);
     opt->kind = kind;
+    opt->master_weights = master_weights;
     if (add_group(opt, params, n, h) != 0) {
         ct_release(opt);
         return NULL;
@@ -116,16 +120,49 @@ int ct_optim_add_param_group_with(ct_optim *opt, ct_tensor *const *params, int n
     return add_group(opt, params, n, h);
 }
 
-/* Allocates the buffers a parameter needs on its first update. */
+/* Note [Master weights]: with .master_weights, a float16/bfloat16 parameter is the
+ * rounding of a float32 master that the optimizer owns.  Its first step copies the
+ * parameter into the master (exact); every step widens the gradient to float32, runs
+ * the float32 kernel on the master and float32 state, and rounds the master into the
+ * parameter (to nearest even, ct_copy_'s conversion).  So the update is the float32
+ * optimizer's, bit for bit, on the master, and an update below half an ulp of the
+ * parameter accumulates in the master until it moves the parameter.  Everything else
+ * (float32/float64 parameters, or no option) keeps its state in the parameter's dtype. */
+static bool keeps_master(const ct_optim *opt, const ct_tensor *p) {
+    ct_dtype dt = ct_dtype_of(p);
+    return opt->master_weights && (dt == CT_F16 || dt == CT_BF16);
+}
+
+/* The dtype the update runs in: the master's or the parameter's. */
+static ct_dtype state_dtype(const ct_optim *opt, const ct_tensor *p) {
+    return keeps_master(opt, p) ? CT_F32 : ct_dtype_of(p);
+}
+
+/* A new tensor shaped like st's parameter, in its state dtype (NULL with an error). */
+static ct_tensor *state_like(const char *op, const ct_optim *opt, const ct_param_state *st) {
+    return ct_tensor_new(op, ct_shape_of(st->param), state_dtype(opt, st->param),
+                         ct_device_of(st->param));
+}
+
+/* Allocates the buffers (and master) a parameter needs on its first update. */
 static bool init_state(ct_optim *opt, const ct_param_group *g, ct_param_state *st) {
     unsigned need = opt->kind->bufs_needed(g);
     for (int b = 0; b < CT_OPTIM_MAX_BUFS; b++) {
         if (!(need >> b & 1) || st->buf[b]) continue;
         double v = opt->kind->buf_init ? opt->kind->buf_init(g, b) : 0;
-        st->buf[b] = ct_tensor_new("ct_step", ct_shape_of(st->param), ct_dtype_of(st->param),
-                                   ct_device_of(st->param));
+        st->buf[b] = state_like("ct_step", opt, st);
         if (!st->buf[b]) return false;
         CT_SCOPE { ct_fill_(st->buf[b], v); }
+    }
+    if (keeps_master(opt, st->param) && !st->master) {
+        ct_tensor *m = state_like("ct_step", opt, st);
+        int rc = -1;
+        if (m) CT_NO_GRAD { rc = ct_copy_(m, st->param) ? 0 : -1; }
+        if (rc != 0) {
+            ct_release(m);
+            return false;
+        }
+        st->master = m;
     }
     return true;
 }
@@ -138,23 +175,41 @@ static int step_param(ct_optim *opt, const ct_param_group *g, ct_param_state *st
         ct_error("ct_step: %s needs contiguous parameters", opt->kind->name);
         return -1;
     }
-    ct_optim_kernel k = ct_kernel_optim_for(opt->kind->kernel_op, ct_device_of(p), ct_dtype_of(p));
+    ct_dtype dt = state_dtype(opt, p);
+    /* A parameter converted after its state was made (ct_module_to) would have its
+     * kernel read the state as another dtype. */
+    bool stale = st->master && !keeps_master(opt, p);
+    for (int b = 0; b < CT_OPTIM_MAX_BUFS; b++)
+        stale = stale || (st->buf[b] && ct_dtype_of(st->buf[b]) != dt);
+    if (stale) {
+        ct_error("ct_step: %s's state for a parameter is not %s, the parameter's dtype now "
+                 "(convert the model before creating its optimizer)", opt->kind->name,
+                 ct_dtype_name(dt));
+        return -1;
+    }
+    ct_optim_kernel k = ct_kernel_optim_for(opt->kind->kernel_op, ct_device_of(p), dt);
     ct_trace_mute();
-    ct_tensor *gc = k && init_state(opt, g, st) ? ct_contiguous(ct_to(grad, .dtype = ct_dtype_of(p)))
-                                                : NULL;
+    ct_tensor *gc = k && init_state(opt, g, st) ? ct_contiguous(ct_to(grad, .dtype = dt)) : NULL;
     ct_trace_unmute();
     if (!gc) return -1;
     st->step++;
     double args[16];
     opt->kind->kernel_args(g, st->step, args);
-    char *data[5] = {ct_data_ptr(p), ct_data_ptr(gc), NULL, NULL, NULL};
+    ct_tensor *w = st->master ? st->master : p; /* Note [Master weights] */
+    char *data[5] = {ct_data_ptr(w), ct_data_ptr(gc), NULL, NULL, NULL};
     for (int b = 0; b < CT_OPTIM_MAX_BUFS; b++)
         data[2 + b] = st->buf[b] ? ct_data_ptr(st->buf[b]) : NULL;
     /* First momentum step: the buffer starts as the gradient itself. */
     args[15] = st->step == 1;
     k(data, ct_numel(p), args);
-    ct_bump_version(p);
     ct_optim_trace(opt->kind, g, st, grad);
+    if (st->master) {
+        ct_tensor *r = NULL;
+        CT_NO_GRAD { r = ct_copy_(p, st->master); }
+        if (!r) return -1;
+    } else {
+        ct_bump_version(p);
+    }
     return 0;
 }
 
@@ -282,6 +337,10 @@ ct_state_dict *ct_optim_state_dict(ct_optim *opt) {
                 snprintf(key, sizeof key, "state.%d.%s", s, opt->kind->buf_names[b]);
                 ct_state_dict_set(sd, key, ct_detach(st->buf[b]));
             }
+            if (st->master) {
+                snprintf(key, sizeof key, "state.%d.master", s);
+                ct_state_dict_set(sd, key, ct_detach(st->master));
+            }
         }
         for (int g = 0; g < opt->n_groups; g++)
             for (int k = 0; k < H_COUNT; k++) {
@@ -310,6 +369,37 @@ static bool loaded_scalar(const char *key, const ct_tensor *v, bool is_step, dou
     return true;
 }
 
+/* A loaded master must be what a step would have made: float32, the parameter's
+ * shape, every value finite (Note [Master weights]); false with an error. */
+static bool loaded_master(const ct_optim *opt, int idx, const char *key, ct_tensor *v) {
+    ct_tensor *p = opt->states[idx].param;
+    if (!keeps_master(opt, p)) {
+        ct_error("ct_optim_load_state_dict: entry '%s' does not fit %s's parameter %d (a master "
+                 "copy is kept only with .master_weights = true, for float16 and bfloat16 "
+                 "parameters; it is %s)", key, opt->kind->name, idx, ct_dtype_name(ct_dtype_of(p)));
+        return false;
+    }
+    if (ct_dtype_of(v) != CT_F32) {
+        ct_error("ct_optim_load_state_dict: '%s' is %s, a master copy is float32", key,
+                 ct_dtype_name(ct_dtype_of(v)));
+        return false;
+    }
+    ct_shape vs = ct_shape_of(v), ps = ct_shape_of(p);
+    if (vs.ndim != ps.ndim || memcmp(vs.d, ps.d, sizeof vs.d[0] * (size_t)vs.ndim)) {
+        char a[CT_SHAPE_STR_MAX], b[CT_SHAPE_STR_MAX];
+        ct_error("ct_optim_load_state_dict: '%s' has shape %s, parameter %d has shape %s", key,
+                 ct_shape_str(vs.ndim, vs.d, a), idx, ct_shape_str(ps.ndim, ps.d, b));
+        return false;
+    }
+    double bad = NAN;
+    CT_SCOPE { bad = ct_item(ct_sum(ct_logical_not(ct_isfinite(v)), .dtype = CT_F64)); }
+    if (bad != 0) {
+        ct_error("ct_optim_load_state_dict: '%s' has %.0f NaN or infinite values", key, bad);
+        return false;
+    }
+    return true;
+}
+
 int ct_optim_check_state_dict(ct_optim *opt, const ct_state_dict *sd) {
     if (!opt || !sd) return -1;
     for (int i = 0; i < ct_state_dict_len(sd); i++) {
@@ -325,7 +415,9 @@ int ct_optim_check_state_dict(ct_optim *opt, const ct_state_dict *sd) {
             double x;
             if (!strcmp(name, "step") && !loaded_scalar(key, ct_state_dict_value(sd, i), true, &x))
                 return -1;
-            if (strcmp(name, "step")) {
+            if (!strcmp(name, "master")) {
+                if (!loaded_master(opt, idx, key, ct_state_dict_value(sd, i))) return -1;
+            } else if (strcmp(name, "step")) {
                 bool known = false;
                 for (int b = 0; b < CT_OPTIM_MAX_BUFS && opt->kind->buf_names[b]; b++)
                     known = known || !strcmp(opt->kind->buf_names[b], name);
@@ -360,6 +452,17 @@ int ct_optim_load_state_dict(ct_optim *opt, const ct_state_dict *sd) {
     if (ct_optim_check_state_dict(opt, sd) != 0) return -1;
     int rc = 0;
     CT_SCOPE {
+        /* A parameter whose loaded state has a step and no master takes a new master
+         * from its value at its next step, not the master of the run before. */
+        for (int i = 0; i < ct_state_dict_len(sd); i++) {
+            int idx;
+            char name[64];
+            if (sscanf(ct_state_dict_key(sd, i), "state.%d.%63s", &idx, name) == 2 &&
+                !strcmp(name, "step")) {
+                ct_release(opt->states[idx].master);
+                opt->states[idx].master = NULL;
+            }
+        }
         for (int i = 0; i < ct_state_dict_len(sd) && rc == 0; i++) {
             const char *key = ct_state_dict_key(sd, i);
             ct_tensor *v = ct_state_dict_value(sd, i);
@@ -371,10 +474,20 @@ int ct_optim_load_state_dict(ct_optim *opt, const ct_state_dict *sd) {
                     st->step = (int64_t)ct_item(v); /* checked: an integer in range */
                     continue;
                 }
+                if (!strcmp(name, "master")) {
+                    ct_tensor *t = state_like("ct_optim_load_state_dict", opt, st);
+                    if (!t) {
+                        rc = -1;
+                        break;
+                    }
+                    CT_NO_GRAD { ct_copy_(t, v); } /* checked: float32, the parameter's shape */
+                    ct_release(st->master);
+                    st->master = t;
+                    continue;
+                }
                 for (int b = 0; b < CT_OPTIM_MAX_BUFS && opt->kind->buf_names[b]; b++) {
                     if (strcmp(opt->kind->buf_names[b], name)) continue;
-                    ct_tensor *t = ct_tensor_new("ct_optim_load_state_dict", ct_shape_of(st->param),
-                                                 ct_dtype_of(st->param), ct_device_of(st->param));
+                    ct_tensor *t = state_like("ct_optim_load_state_dict", opt, st);
                     if (!t) {
                         rc = -1;
                         break;
