@@ -14,7 +14,7 @@ BENCH_DEPS := python3-torch
 CLANG      := clang-16
 CLANG_DEPS := clang-16 libclang-rt-16-dev libomp-16-dev
 
-.PHONY: all deps build test test-sanitize test-sanitize-clang test-tsan test-helgrind fuzz demo demo-ddp bench bench-ddp docs install clean
+.PHONY: all deps build test test-sanitize test-sanitize-clang test-tsan test-helgrind fuzz demo demo-amp demo-ddp bench bench-ddp bench-amp docs install clean
 
 all: build
 
@@ -98,6 +98,12 @@ demo: build
 	$(BUILD)/examples/autograd_basics
 	$(BUILD)/examples/fashion_mnist --epochs 3 --out runs/demo-$(shell date +%Y%m%d-%H%M%S) --min-accuracy 0.90
 
+# The main job in mixed precision: the same run with bfloat16 autocast (--amp bf16),
+# runs/demo-amp-<date>-<time>.
+demo-amp: build
+	$(call apt_install,$(DEMO_DEPS))
+	$(BUILD)/examples/fashion_mnist --amp bf16 --epochs 3 --out runs/demo-amp-$(shell date +%Y%m%d-%H%M%S) --min-accuracy 0.90
+
 # The main job data-parallel: the same CNN on 2 processes of 1 thread each (this
 # machine's 2 cores), DDP with a DistributedSampler, batch 32 per process (64 in all),
 # 3 epochs (>= 90% test accuracy); rank 0 prints and saves runs/demo-ddp-<date>-<time>.
@@ -124,6 +130,12 @@ bench: build
 bench-ddp: build
 	$(call apt_install,$(BENCH_DEPS))
 	MPIRUN_FLAGS="$(MPIRUN_FLAGS)" bench/ddp.sh $(BUILD)
+
+# Mixed precision against PyTorch's: the MLP, the demo CNN and an LSTM trained in
+# float32 and under bfloat16 autocast, throughput and peak memory (bench/amp.sh).
+bench-amp: build
+	$(call apt_install,$(BENCH_DEPS))
+	bench/amp.sh $(BUILD)
 
 # The API reference, from the headers' comments and the pages of docs/, in
 # $(BUILD)/docs/html (under the build directory: generated, never committed, removed

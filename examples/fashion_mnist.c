@@ -27,7 +27,13 @@
  * saved on --resume, which needs the world size the run was trained with (config.json
  * records it).  mpirun answers Ctrl-C by sending SIGTERM to every rank a second later
  * (SIGKILL one more second after): the ranks take it, or SIGUSR1 (`kill -USR1` to
- * mpirun, which forwards it), as Ctrl-C, and agree on the batch after which they stop. */
+ * mpirun, which forwards it), as Ctrl-C, and agree on the batch after which they stop.
+ *
+ * --amp bf16 (or f16) trains in mixed precision: the forward and the loss run in an
+ * autocast region (torch.autocast), evaluation too; float16 adds the gradient scaler
+ * (GradScaler: scale(loss), backward, step, update), whose state the checkpoints keep.
+ * bfloat16 has float32's range and needs no scaler.  The mode decides the numbers, so
+ * config.json records it and a resumed run takes it from the checkpoint. */
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
@@ -47,7 +53,7 @@ typedef struct {
     int64_t batch_size, limit, test_limit;
     double lr, min_accuracy;
     uint64_t seed;
-    const char *out, *resume, *data;
+    const char *out, *resume, *data, *amp;
     bool overwrite, ddp;
 } config;
 
@@ -55,7 +61,8 @@ static const char SUMMARY[] =
     "Trains a CNN on Fashion-MNIST with Adam, keeping checkpoints and config.json in --out.\n"
     "Ctrl-C saves the partial epoch (exit status 130); --resume latest continues it.\n"
     "--ddp trains data-parallel under mpirun: mpirun -np 2 -x OMP_NUM_THREADS=1 fashion_mnist --ddp\n"
-    "(--batch-size per process; rank 0 prints and saves; --resume needs the same -np).";
+    "(--batch-size per process; rank 0 prints and saves; --resume needs the same -np).\n"
+    "--amp bf16 trains in mixed precision (autocast); --amp f16 adds the gradient scaler.";
 
 /* The flags whose values decide the numbers a run computes: a resumed run takes them
  * from its checkpoint's config (the others, like --epochs, may change on resume). */
@@ -110,6 +117,34 @@ static bool config_int64(const char *json, const char *key, int64_t *v) {
     if (!config_value(json, key, text, sizeof text)) return false;
     *v = strtoll(text, &end, 10);
     return *end == 0;
+}
+
+/* ---- mixed precision (--amp) ------------------------------------------------------ */
+
+/* Whether mode is one --amp takes. */
+static bool amp_valid(const char *mode) {
+    return !strcmp(mode, "off") || !strcmp(mode, "bf16") || !strcmp(mode, "f16");
+}
+
+static bool amp_on(const char *mode) { return strcmp(mode, "off") != 0; }
+
+/* The autocast dtype of an --amp mode that is on. */
+static ct_dtype amp_dtype(const char *mode) { return strcmp(mode, "f16") ? CT_BF16 : CT_F16; }
+
+/* float16's narrow range needs loss scaling; bfloat16 has float32's. */
+static bool amp_scales(const char *mode) { return !strcmp(mode, "f16"); }
+
+/* The --amp mode a checkpoint's config records ("off" when it records none: runs
+ * without --amp leave their config as it always was). */
+static const char *saved_amp(const char *saved) {
+    char text[16];
+    if (!config_value(saved, "amp", text, sizeof text)) return "off";
+    return !strcmp(text, "\"bf16\"") ? "bf16" : !strcmp(text, "\"f16\"") ? "f16" : "?";
+}
+
+/* The loss scaler an --amp mode trains with (NULL: none). */
+static ct_grad_scaler *make_scaler(const char *mode) {
+    return amp_scales(mode) ? ct_grad_scaler() : NULL;
 }
 
 /* Takes the hyper-parameters the checkpoint fixes from its config, saying which flags
@@ -261,7 +296,7 @@ static ct_dataset *make_dataset(const config *c, bool train, int64_t limit) {
     return ds;
 }
 
-static double evaluate(ct_module *model, ct_loader *test, double *loss_out) {
+static double evaluate(ct_module *model, ct_loader *test, const char *amp, double *loss_out) {
     int64_t correct = 0, seen = 0;
     double loss = 0;
     ct_module_eval(model);
@@ -270,7 +305,10 @@ static double evaluate(ct_module *model, ct_loader *test, double *loss_out) {
         while (true) {
             CT_SCOPE_HERE;
             if (!ct_loader_next(test, &b)) break;
-            ct_tensor *logits = ct_forward(model, b.t[0]);
+            ct_tensor *logits = NULL;
+            CT_AUTOCAST(.dtype = amp_dtype(amp), .enabled = amp_on(amp)) {
+                logits = ct_forward(model, b.t[0]);
+            }
             loss += ct_item(ct_cross_entropy(logits, b.t[1], .reduction = CT_REDUCTION_SUM));
             correct += ct_item_int(ct_sum(ct_eq(ct_argmax(logits, .dims = CT_DIMS(1)), b.t[1])));
             seen += b.size;
@@ -358,7 +396,7 @@ static void interrupted_progress(const char *saved, epoch_progress *ep) {
  * of every rank and the losses averaged over the ranks (the global batch's), and the
  * ranks stop after the same batch. */
 static int train_epoch(ct_module *model, ct_optim *opt, ct_loader *train, int64_t samples,
-                       int epochs, ct_training_state *st, epoch_progress *ep) {
+                       int epochs, const char *amp, ct_training_state *st, epoch_progress *ep) {
     ct_loader_set_epoch(train, (uint64_t)ep->epoch); /* and its sampler's: set_epoch */
     ct_batch b;
     for (int64_t k = 0; k < ep->batches; k++) {
@@ -376,10 +414,19 @@ static int train_epoch(ct_module *model, ct_optim *opt, ct_loader *train, int64_
     while (!interrupted) {
         CT_SCOPE_HERE;
         if (!ct_loader_next(train, &b)) break;
-        ct_tensor *loss = ct_cross_entropy(ct_forward(model, b.t[0]), b.t[1]);
+        ct_tensor *loss = NULL;
+        CT_AUTOCAST(.dtype = amp_dtype(amp), .enabled = amp_on(amp)) {
+            loss = ct_cross_entropy(ct_forward(model, b.t[0]), b.t[1]);
+        }
         ct_zero_grad(opt);
-        ct_backward(loss);
-        ct_step(opt);
+        if (st->scaler) { /* the step is skipped when a gradient overflowed */
+            ct_backward(ct_grad_scaler_scale(st->scaler, loss));
+            ct_grad_scaler_step(st->scaler, opt);
+            ct_grad_scaler_update(st->scaler);
+        } else {
+            ct_backward(loss);
+            ct_step(opt);
+        }
         double l = ct_item(loss);
         if (ct_last_error()) break;
         bool stop = false;
@@ -409,9 +456,41 @@ static int fail(const char *what) {
     return 1;
 }
 
+/* Takes the --amp mode of the checkpoint at path, saying when it overrides the flag,
+ * and makes st's scaler for it: read before loading the checkpoint, which restores the
+ * scaler's state into the scaler it is given.  0, or 1 after saying why not. */
+static int apply_checkpoint_amp(config *c, cli_option *opts, int n_opts, const char *path,
+                                ct_training_state *st) {
+    ct_metadata m = {0};
+    const char *amp = NULL;
+    CT_SCOPE {
+        if (!ct_load_safetensors(path, .metadata = &m)) break;
+        const char *saved = NULL;
+        for (int i = 0; i < m.n; i++)
+            if (!strcmp(m.keys[i], "config")) saved = m.values[i];
+        amp = saved_amp(saved);
+    }
+    ct_metadata_free(&m);
+    if (!amp) return fail("cannot resume");
+    if (!amp_valid(amp)) {
+        fprintf(stderr, "fashion_mnist: the checkpoint's config holds an unknown amp mode\n");
+        return 1;
+    }
+    if (strcmp(amp, c->amp)) {
+        if (cli_find(opts, n_opts, "amp")->given)
+            printf("resume: --amp %s is overridden by the checkpoint's %s\n", c->amp, amp);
+        else
+            printf("resume: --amp %s from the checkpoint\n", amp);
+        c->amp = amp; /* a string literal of saved_amp's */
+        st->scaler = make_scaler(c->amp);
+        if (amp_scales(c->amp) && !st->scaler) return fail("cannot make the gradient scaler");
+    }
+    return 0;
+}
+
 /* --resume: loads the checkpoint into st (every rank reads the file rank 0 saved) and
  * takes the hyper-parameters it fixes.  0, or 1 after saying why not. */
-static int resume_run(const config *c, cli_option *opts, int n_opts, ct_training_state *st,
+static int resume_run(config *c, cli_option *opts, int n_opts, ct_training_state *st,
                       epoch_progress *resumed, char *path, size_t size) {
     snprintf(path, size, "%s/%s", c->out, INTERRUPTED_NAME);
     if (strcmp(c->resume, "latest"))
@@ -420,6 +499,7 @@ static int resume_run(const config *c, cli_option *opts, int n_opts, ct_training
         fprintf(stderr, "fashion_mnist: no checkpoint to resume in %s\n", c->out);
         return 1;
     }
+    if (apply_checkpoint_amp(c, opts, n_opts, path, st) != 0) return 1;
     char *saved = NULL;
     if (ct_checkpoint_load(path, st, &saved) != 0) return fail("cannot resume");
     /* Another world size would split the epochs differently (and --ddp or not draws
@@ -485,10 +565,10 @@ static int run(config *c, cli_option *opts, int n_opts) {
         ct_tensor *params[16];
         int n_params = ct_parameters(net, params, 16);
         ct_optim *opt = ct_adam(params, n_params, .lr = c->lr);
-        ct_training_state st = {.model = net, .optim = opt};
+        ct_training_state st = {.model = net, .optim = opt, .scaler = make_scaler(c->amp)};
         epoch_progress resumed = {0};
         int first_epoch = 1;
-        if (!all_ranks(model != NULL)) {
+        if (!all_ranks(model != NULL && (st.scaler || !amp_scales(c->amp)))) {
             rc = fail("cannot make the data-parallel model");
             break;
         }
@@ -504,6 +584,11 @@ static int run(config *c, cli_option *opts, int n_opts) {
         if (c->ddp) /* the world the numbers depend on (--batch-size is per rank) */
             snprintf(json + strlen(json) - 1, sizeof json - strlen(json) + 1,
                      ", \"world_size\": %d}", world);
+        if (amp_on(c->amp)) /* the mode decides the numbers (off: the config as before) */
+            snprintf(json + strlen(json) - 1, sizeof json - strlen(json) + 1, ", \"amp\": \"%s\"}",
+                     c->amp);
+        if (amp_on(c->amp)) printf("mixed precision: autocast to %s%s\n", c->amp,
+                                   st.scaler ? ", gradient scaler" : "");
         st.config = json;
 
         ct_dataset *train_set = make_dataset(c, true, c->limit);
@@ -549,7 +634,7 @@ static int run(config *c, cli_option *opts, int n_opts) {
         for (int epoch = first_epoch; epoch <= c->epochs && rc == 0; epoch++) {
             epoch_progress ep = {.epoch = epoch};
             if (resumed.epoch == epoch) ep = resumed;
-            int ended = train_epoch(model, opt, train, epoch_samples, c->epochs, &st, &ep);
+            int ended = train_epoch(model, opt, train, epoch_samples, c->epochs, c->amp, &st, &ep);
             if (ended < 0) {
                 rc = fail("training failed");
                 break;
@@ -567,7 +652,7 @@ static int run(config *c, cli_option *opts, int n_opts) {
                 rc = INTERRUPT_EXIT_STATUS;
                 break;
             }
-            double test_loss, acc = evaluate(net, test, &test_loss);
+            double test_loss, acc = evaluate(net, test, c->amp, &test_loss);
             if (ct_last_error()) {
                 rc = fail("evaluation failed");
                 break;
@@ -614,7 +699,8 @@ static int run(config *c, cli_option *opts, int n_opts) {
 
 int main(int argc, char **argv) {
     interrupt_install();
-    config c = {.epochs = 3, .workers = 2, .batch_size = 64, .lr = 1e-3, .out = "runs/fashion_mnist"};
+    config c = {.epochs = 3, .workers = 2, .batch_size = 64, .lr = 1e-3, .out = "runs/fashion_mnist",
+                .amp = "off"};
     cli_option opts[] = {
         CLI_OPT_INT("epochs", &c.epochs, 1, 1000000, "N", "train until this epoch"),
         CLI_OPT_INT64("batch-size", &c.batch_size, 1, 1 << 20, "N", "samples per training batch (per process with --ddp)"),
@@ -629,11 +715,16 @@ int main(int argc, char **argv) {
         CLI_OPT_STRING("resume", &c.resume, "latest|PATH", "continue from --out's latest checkpoint, or from a file"),
         CLI_OPT_STRING("data", &c.data, "DIR", "the dataset's directory (default Debian's /usr/share/datasets/fashion-mnist)"),
         CLI_OPT_FLAG("overwrite", &c.overwrite, "delete an earlier run's checkpoints in --out"),
+        CLI_OPT_STRING("amp", &c.amp, "off|bf16|f16", "mixed precision: autocast to bfloat16, or to float16 with the gradient scaler"),
         CLI_OPT_FLAG("ddp", &c.ddp, "data-parallel over the processes mpirun started (DistributedDataParallel)"),
     };
     const int n_opts = (int)(sizeof opts / sizeof *opts);
     int status;
     if (!cli_parse(argc, argv, SUMMARY, opts, n_opts, &status)) return status;
+    if (!amp_valid(c.amp)) {
+        fprintf(stderr, "%s: --amp takes off, bf16 or f16, not '%s'\n", argv[0], c.amp);
+        return 2;
+    }
     setvbuf(stdout, NULL, _IOLBF, 0); /* result lines appear as they happen in logs too */
     if (c.ddp) {
         if (ct_dist_init() != 0) return fail("--ddp cannot join the process group");
