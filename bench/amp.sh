@@ -14,6 +14,7 @@
 set -eu
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/machine.sh"
 rounds=${ROUNDS:-2}
 threads=${THREADS:-2}
 [ -x "$build/bench/bench_amp" ] || { echo "no $build/bench/bench_amp: build it first" >&2; exit 1; }
@@ -39,8 +40,7 @@ done
 [ -e "$tmp/torch" ] || : >"$tmp/torch"
 
 echo
-echo "$(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores visible; SIMD flags:" \
-    "$(lscpu | sed -n 's/^Flags: *//p' | tr ' ' '\n' | grep -E '^(sse4_2|avx|avx2|fma|f16c|avx512[a-z_0-9]*|amx[a-z_0-9]*)$' | tr '\n' ' ')"
+cpu_summary
 echo "load average (1, 5, 15 min) before: $load_before, after: $(cut -d ' ' -f 1-3 /proc/loadavg) (above the core count, other jobs shared the cores: the rates are low)"
 echo "ctorch $(git -C "$here" describe --always --dirty 2>/dev/null || echo "?") vs" \
     "$(sed -n 's/^# \(PyTorch [^ ]*\).*/\1/p' "$tmp/torch" | head -1), $threads threads each, best of $rounds rounds, $(date -u +%Y-%m-%d)"
