@@ -85,8 +85,6 @@ typedef struct {
     /* 1 when r completed (then freed; *source, if given, is a receive's sender), 0 when
      * still in flight, -1 when it failed (freed). */
     int (*test)(ct_dist_req *r, int *source);
-    /* Ends every process of the job (MPI_Abort). */
-    void (*abort)(int code);
 } ct_dist_engine;
 
 typedef const ct_dist_engine *(*ct_dist_plugin_entry_fn)(void);

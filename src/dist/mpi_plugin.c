@@ -282,7 +282,6 @@ static int test(ct_dist_req *q, int *source) {
     free(q);
     return 1;
 }
-static void plugin_abort(int code) { MPI_Abort(MPI_COMM_WORLD, code); }
 
 static const ct_dist_engine MPI_BACKEND = {
     .abi = CT_DIST_BACKEND_ABI,
@@ -307,7 +306,6 @@ static const ct_dist_engine MPI_BACKEND = {
     .isend = isend,
     .irecv = irecv,
     .test = test,
-    .abort = plugin_abort,
 };
 
 __attribute__((visibility("default"))) const ct_dist_engine *ct_dist_plugin_backend(void) {
