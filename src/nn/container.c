@@ -17,8 +17,17 @@ static ct_tensor *sequential_forward(ct_module *m, ct_tensor *x) {
         ct_retain(x);
         return ct_scope_register(x);
     }
-    for (int i = 0; x && i < m->children.len; i++) x = ct_forward(m->children.items[i].obj, x);
-    return x;
+    /* Each child in a scope of its own: an output the next child has consumed is freed
+     * then (unless backward saved it), not when the caller's scope ends, as Python
+     * frees a Sequential's intermediates. */
+    ct_tensor *cur = ct_retain(x); /* owned */
+    for (int i = 0; cur && i < m->children.len; i++) {
+        ct_tensor *next = NULL;
+        CT_SCOPE { next = ct_retain(ct_forward(m->children.items[i].obj, cur)); }
+        ct_release(cur);
+        cur = next;
+    }
+    return cur ? ct_scope_register(cur) : NULL;
 }
 
 static void param_list_repr(const ct_module *m, char *buf, size_t size);
