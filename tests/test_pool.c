@@ -174,3 +174,22 @@ TEST(pool_errors) {
     CHECK_ERROR(ct_interpolate(ct_zeros(CT_SHAPE(2, 5, 5)), .size = CT_DIMS(3)),
                 "expected a 4D input");
 }
+
+/* Backward reads max pooling's argmax in the narrowest type that holds a plane's
+ * offsets (int16 up to 181x181 planes, int32 above): the same gradient as through
+ * the int64 indices ct_max_pool2d_with_indices hands out. */
+TEST(max_pool_backward_reads_narrowed_indices) {
+    const int64_t sides[] = {20, 181, 182, 200};
+    for (int k = 0; k < 4; k++) {
+        ct_tensor *x = ct_randn(CT_SHAPE(2, 1, sides[k], sides[k]), .requires_grad = true);
+        ct_tensor *x2 = ct_detach(x), *idx = NULL;
+        ct_set_requires_grad(x2, true);
+        ct_tensor *y = ct_max_pool2d(x, .kernel_size = CT_DIMS(3), .stride = CT_DIMS(2));
+        ct_tensor *y2 = ct_max_pool2d_with_indices(x2, &idx, .kernel_size = CT_DIMS(3), .stride = CT_DIMS(2));
+        ct_tensor *g = ct_randn_like(y);
+        CHECK(ct_backward(y, .gradient = g) == 0);
+        CHECK(ct_backward(y2, .gradient = g) == 0);
+        CHECK(idx && ct_dtype_of(idx) == CT_I64);
+        CHECK_TENSOR_CLOSE("gradient", ct_grad(x), ct_grad(x2), .rtol = 0, .atol = 0);
+    }
+}

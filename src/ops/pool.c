@@ -100,6 +100,10 @@ ct_tensor *ct_pool_run(ct_op_id op, ct_pool_geom *g, ct_pool_mode mode, ct_tenso
         }
     }
     ct_tensor *I = out && idx_in ? ct_contiguous_as(ct_ops[op].fn, idx_in, CT_I64) : NULL;
+    if (idx_in && !I) { /* widening saved indices failed (out of memory) */
+        ct_release(out);
+        out = NULL;
+    }
     if (out) {
         ct_pool_job job = {g, mode == CT_POOL_BACKWARD, mode == CT_POOL_GATHER, ct_tensor_data(A),
                            ct_tensor_data(out),
@@ -264,6 +268,18 @@ static void free_windows(ct_pool_geom *g) {
     free((void *)g->ww);
 }
 
+/* Saves max pooling's argmax for backward: when only backward reads it, in the
+ * narrowest integer type that holds a plane's offsets (int16 for planes up to 181x181:
+ * a quarter of PyTorch's int64 indices; the kernels widen them again), else idx. */
+static void save_indices(ct_node *n, ct_tensor *idx, bool private_use, int64_t plane) {
+    ct_trace_mute(); /* storage detail of the node, not an op of the program */
+    ct_dtype dt = plane <= INT16_MAX ? CT_I16 : plane <= INT32_MAX ? CT_I32 : CT_I64;
+    ct_tensor *narrow = private_use && dt != CT_I64 ? ct_to_dtype_new("max_pool2d", idx, dt) : NULL;
+    ct_trace_unmute();
+    ct_node_save(n, SV_INDICES, narrow ? narrow : idx, false);
+    ct_release(narrow);
+}
+
 /* The forward of all four pools; indices returned (registered) when wanted. */
 static ct_tensor *pool(ct_op_id op, const char *name, ct_tensor *x, const pool_params *p,
                        const int64_t *adaptive_out, ct_tensor **indices) {
@@ -300,7 +316,7 @@ static ct_tensor *pool(ct_op_id op, const char *name, ct_tensor *x, const pool_p
     ct_node *n = ct_node_record(op, 1, &x, 1);
     if (n) {
         if (p) save_pool_args(n, p);
-        if (idx) ct_node_save(n, SV_INDICES, idx, false);
+        if (idx) save_indices(n, idx, indices == NULL, g.H * g.W);
         ct_node_set_output(n, out, 0);
         ct_release(n);
     }
