@@ -9,6 +9,8 @@
 #include "core/lifetime.h"
 #include "core/pool.h"
 #include "core/mem.h"
+#include "ops/autocast.h"
+#include "ops/internal.h"
 
 _Atomic bool ct_anomaly_enabled; /* global, as in PyTorch */
 
@@ -172,7 +174,10 @@ void ct_node_save(ct_node *node, int slot, ct_tensor *t, bool is_output) {
         ct_release(s->t->base); /* the alias must not own the output either */
         s->t->base = NULL;
     } else {
-        s->t = ct_retain(t);
+        ct_tensor *leaf = ct_autocast_cast_source(t);
+        s->recast_dtype = leaf ? t->dtype : CT_DTYPE_UNSET;
+        if (leaf) s->version = ct_version_counter(leaf);
+        s->t = leaf ? leaf : ct_retain(t);
     }
 }
 
@@ -184,13 +189,29 @@ void ct_node_release_saved(ct_node *node) {
     for (int i = 0; i < CT_NODE_MAX_SAVED; i++) {
         if (!node->saved[i].t) continue;
         ct_release(node->saved[i].t);
+        ct_release(node->saved[i].recast);
         node->saved[i].t = NULL;
+        node->saved[i].recast = NULL;
         node->released = true;
     }
 }
 
 const char *ct_node_grad_name(const ct_node *n) {
     return n->name ? n->name : ct_ops[n->op].grad_name;
+}
+
+/* The autocast cast s stands for, made again from the tensor saved in its place.
+ * Building a graph (create_graph), a view of a weight is remade by as_strided on it,
+ * so that the cast's history reaches the weight. */
+static ct_tensor *recast(const ct_saved *s) {
+    ct_tensor *from = s->t;
+    if (ct_is_grad_enabled() && from->base && !from->grad_fn) {
+        ct_shape size = ct_shape_of(from), stride = {.ndim = from->ndim};
+        memcpy(stride.d, from->strides, sizeof(int64_t) * (size_t)from->ndim);
+        from = ct_as_strided(from->base, size, stride, from->offset);
+        if (!from) return NULL;
+    }
+    return ct_to_dtype_new("autocast", from, s->recast_dtype);
 }
 
 ct_tensor *ct_node_saved(ct_node *node, int slot) {
@@ -230,7 +251,8 @@ ct_tensor *ct_node_saved(ct_node *node, int slot) {
         a->output_nr = s->output_nr;
         return ct_ret(a);
     }
-    return s->t;
+    if (s->recast_dtype != CT_DTYPE_UNSET && !s->recast) s->recast = recast(s);
+    return s->recast_dtype != CT_DTYPE_UNSET ? s->recast : s->t;
 }
 
 /* ---- public graph inspection -------------------------------------------- */

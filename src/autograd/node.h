@@ -31,6 +31,10 @@ typedef struct {
     unsigned version; /* storage version when saved, see Note [Version counter] */
     bool is_output;   /* t is an output of this node: re-attached on unpack */
     int output_nr;
+    /* Not UNSET: t is the leaf an autocast cast was made of, saved instead of the cast;
+     * unpacking casts it to this dtype again, into recast (owned, kept until release). */
+    ct_dtype recast_dtype;
+    ct_tensor *recast;
 } ct_saved;
 
 typedef struct ct_node_hook ct_node_hook;

@@ -1,6 +1,7 @@
 /* Autocast (ctorch/amp.h): this thread's region state, the cast cache, and the casts
  * an op makes at its entry (ops/autocast.h). */
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/error.h"
 #include "core/mem.h"
@@ -117,11 +118,17 @@ static void remember(ct_tensor *t, ct_tensor *cast) {
     n_cache++;
 }
 
-/* t as dtype dt, a new reference: a weight's cast from the cache when PyTorch would
- * cache it (a float32 leaf requiring grad, cast to the region's dtype). */
+/* A float32 leaf requiring grad: a weight, whose casts PyTorch caches. */
+static bool is_weight(const ct_tensor *t) {
+    return t->dtype == CT_F32 && t->requires_grad && !t->grad_fn && !t->base;
+}
+
+/* t as dtype dt, a new reference: from the cache when t is a weight or a view of one
+ * (the transposed weight a recurrent layer multiplies by at every step), cast to the
+ * region's dtype.  The cache holds t itself, so the view's geometry cannot change. */
 static ct_tensor *cast_to(ct_tensor *t, ct_dtype dt) {
-    bool cacheable = st.cache && dt == st.dtype && t->dtype == CT_F32 && t->requires_grad &&
-                     !t->grad_fn && !t->base;
+    bool cacheable = st.cache && dt == st.dtype &&
+                     (is_weight(t) || (t->grad_fn && t->base && is_weight(t->base)));
     ct_tensor *c = cacheable ? cached(t) : NULL;
     if (c) return c;
     c = ct_to_dtype_new("ct_autocast", t, dt);
@@ -147,9 +154,30 @@ static void cast_all(int n, ct_tensor *const *in, ct_dtype dt, ct_tensor **out) 
         out[i] = eligible(in[i]) && in[i]->dtype != dt ? cast_to(in[i], dt) : NULL;
 }
 
-static void begin_op(void) {
+/* The frame of the autocast op this thread is running (innermost). */
+static _Thread_local ct_autocast_frame *running;
+
+static void begin_op(ct_autocast_frame *f) {
+    f->prev = running;
+    running = f;
     st.excluded++;
     update();
+}
+
+ct_tensor *ct_autocast_cast_source(ct_tensor *t) {
+    for (const ct_autocast_frame *f = running; f; f = f->prev) {
+        ct_tensor *const *casts = f->list ? f->list + f->n : f->casts;
+        for (int i = 0; i < f->n; i++) {
+            ct_tensor *src = f->src[i];
+            if (!casts[i] || src->grad_fn) continue;
+            if (casts[i] == t) return ct_retain(src);
+            /* a view of the cast (F.linear's transposed weight): the same view of the
+             * source, whose layout the cast has */
+            if (t->base == casts[i] && ct_is_contiguous(src) && ct_is_contiguous(casts[i]))
+                return ct_tensor_view_of(src, t->ndim, t->sizes, t->strides, t->offset);
+        }
+    }
+    return NULL;
 }
 
 bool ct_autocast_enter(ct_autocast_frame *f, ct_op_id op, int n, ct_tensor **in) {
@@ -160,10 +188,12 @@ bool ct_autocast_enter(ct_autocast_frame *f, ct_op_id op, int n, ct_tensor **in)
     if (dt == CT_DTYPE_UNSET) return false;
     f->n = n;
     f->list = NULL;
+    memcpy(f->src_args, in, sizeof *in * (size_t)n);
+    f->src = f->src_args;
     cast_all(n, in, dt, f->casts);
     for (int i = 0; i < n; i++)
         if (f->casts[i] || (eligible(in[i]) && in[i]->dtype != dt)) in[i] = f->casts[i];
-    begin_op();
+    begin_op(f);
     return true;
 }
 
@@ -182,12 +212,14 @@ bool ct_autocast_enter_list(ct_autocast_frame *f, ct_op_id op, int n, ct_tensor 
         if (!casts[i] && eligible((*ts)[i]) && (*ts)[i]->dtype != dt) list[i] = NULL;
     f->n = n;
     f->list = list;
+    f->src = *ts;
     *ts = list;
-    begin_op();
+    begin_op(f);
     return true;
 }
 
 void ct_autocast_exit(ct_autocast_frame *f) {
+    running = f->prev;
     st.excluded--;
     update();
     ct_tensor **casts = f->list ? f->list + f->n : f->casts;

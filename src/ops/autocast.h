@@ -35,11 +35,23 @@ extern _Thread_local int ct_autocast_on;
 #define CT_AUTOCAST_MAX_INPUTS 6
 
 /* One op's casts, on its stack. */
-typedef struct {
+typedef struct ct_autocast_frame {
     int n;
     ct_tensor *casts[CT_AUTOCAST_MAX_INPUTS]; /* owned; NULL where the input was kept */
     ct_tensor **list; /* CT_AUTOCAST_LIST: the inputs as the op sees them (owned) */
+    ct_tensor *const *src; /* the inputs as given (borrowed): what each cast was made of */
+    ct_tensor *src_args[CT_AUTOCAST_MAX_INPUTS];
+    struct ct_autocast_frame *prev; /* the frame of the op running when this one began */
 } ct_autocast_frame;
+
+/* When t is an input an autocast op is running on that was cast from a tensor without
+ * history (a weight, the batch, a view of either), or a view of such a cast: that
+ * tensor (or the same view of it), a new reference; else NULL.  Saving it (alive
+ * anyway) instead of the cast for backward keeps a copy of it out of the activations;
+ * the backward casts it again (autograd/node.c).  A view of a weight that has history
+ * (a transposed weight) keeps its cached cast saved: a recurrent layer's steps share
+ * it. */
+ct_tensor *ct_autocast_cast_source(ct_tensor *t);
 
 /* Replaces in[i] (n of them, NULL entries allowed) by its cast where op's policy asks;
  * false (nothing done) when the op keeps its inputs here (its policy, or a backward
