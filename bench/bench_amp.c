@@ -15,6 +15,10 @@
  *                                       batch, the previous step's gradients):
  *                                       ct_max_memory_allocated - ct_memory_allocated,
  *                                       over one step after the timed ones
+ *   amp_<case>_<mode>_act   MB          what the forward and the loss leave allocated
+ *                                       (the activations backward reads, the loss and
+ *                                       the scope's temporaries): the allocated bytes
+ *                                       after the autocast region minus before it
  * CT_BENCH_QUICK=1 runs a few steps only (the smoke test); its figures mean nothing. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,8 +92,19 @@ static void run(const workload *w, bool bf16) {
         ct_reset_peak_memory_stats(CT_CPU);
         CT_SCOPE { train_step(w, m, opt, x, y, bf16); }
         double peak = (double)(ct_max_memory_allocated(CT_CPU) - before) / (1024.0 * 1024.0);
+        double act = 0;
+        CT_SCOPE {
+            before = ct_memory_allocated(CT_CPU);
+            ct_tensor *loss = NULL;
+            CT_AUTOCAST(.dtype = CT_BF16, .enabled = bf16) { loss = w->loss(m, x, y); }
+            act = (double)(ct_memory_allocated(CT_CPU) - before) / (1024.0 * 1024.0);
+            ct_zero_grad(opt);
+            ct_backward(loss);
+            ct_step(opt);
+        }
         printf("amp_%s_%s\tsamples/s\t%.1f\n", w->name, mode, (double)(w->batch * steps) / t);
         printf("amp_%s_%s_peak\tMB\t%.2f\n", w->name, mode, peak);
+        printf("amp_%s_%s_act\tMB\t%.2f\n", w->name, mode, act);
         fflush(stdout);
     }
 }

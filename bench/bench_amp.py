@@ -10,7 +10,8 @@ comes from torch.profiler(profile_memory=True) over one step after the timed one
 running sum of every op's self allocations minus frees, in the order the ops began, at
 its highest (what the step adds above what it starts with, as ctorch's figure).  An
 op's allocations count from its start, so the figure can only err high, by an op's
-temporaries at most.  CT_BENCH_QUICK=1: a few steps only."""
+temporaries at most.  amp_<case>_<mode>_act: what the forward and the loss leave
+allocated (the activations), the net of their ops' allocations and frees.  CT_BENCH_QUICK=1: a few steps only."""
 import os
 import sys
 import time
@@ -52,11 +53,15 @@ CASES = {
 }
 
 
-def train_step(model, opt, x, y, bf16):
+def forward_loss(model, x, y, bf16):
     with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
         out = model(x)
-        loss = (nn.functional.cross_entropy(out, y) if y.dtype == torch.int64
+        return (nn.functional.cross_entropy(out, y) if y.dtype == torch.int64
                 else nn.functional.mse_loss(out, y))
+
+
+def train_step(model, opt, x, y, bf16):
+    loss = forward_loss(model, x, y, bf16)
     opt.zero_grad()
     loss.backward()
     opt.step()
@@ -70,6 +75,18 @@ def step_peak_mb(model, opt, x, y, bf16):
         now += e.self_cpu_memory_usage
         peak = max(peak, now)
     return peak / (1024.0 * 1024.0)
+
+
+def activations_mb(model, opt, x, y, bf16):
+    """What the forward and the loss leave allocated: the net of their ops' self
+    allocations and frees (the activations backward will read, and the loss)."""
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        loss = forward_loss(model, x, y, bf16)
+    net = sum(e.self_cpu_memory_usage for e in prof.events())
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    return net / (1024.0 * 1024.0)
 
 
 def run(name, bf16):
@@ -90,6 +107,7 @@ def run(name, bf16):
     peak = step_peak_mb(model, opt, x, y, bf16)
     print(f"amp_{name}_{mode}\tsamples/s\t{batch * steps / t:.1f}")
     print(f"amp_{name}_{mode}_peak\tMB\t{peak:.2f}")
+    print(f"amp_{name}_{mode}_act\tMB\t{activations_mb(model, opt, x, y, bf16):.2f}")
     sys.stdout.flush()
 
 
