@@ -1112,18 +1112,20 @@ TEST(normalizations_allocate_no_float32_input) {
     }
 }
 
-/* 2x2 max pooling of float16 / bfloat16 rows of every length a vector step can end at
- * (ties, NaNs): each instruction-set path gives the scalar path's bits and indices. */
+/* 2x2 max pooling of float32, float16 and bfloat16 rows of every length a vector step
+ * can end at (ties, NaNs): each instruction-set path gives the scalar path's bits and
+ * indices. */
 TEST(max_pool_pairs_equal_on_every_isa_path) {
-    const int64_t widths[] = {2, 14, 28, 32, 34, 66};
+    const int64_t widths[] = {2, 14, 16, 28, 32, 34, 66};
+    const ct_dtype dts[] = {CT_F32, CT_BF16, CT_F16};
     int saved = ct_cpu_isa_level;
-    for (int d = 0; d < 2; d++)
-        for (int k = 0; k < 6; k++) {
+    for (int d = 0; d < 3; d++)
+        for (int k = 0; k < 7; k++) {
             ct_manual_seed(7 + k);
             /* small integers: many ties; 1 in 8: NaN */
             ct_tensor *r = ct_randint(-3, 5, CT_SHAPE(3, 2, 6, widths[k]), .dtype = CT_F32);
             ct_tensor *x = ct_masked_fill(r, ct_gt_scalar(r, 3.5), NAN);
-            x = ct_to(x, .dtype = DT[d]);
+            x = ct_to(x, .dtype = dts[d]);
             ct_tensor *want_ix = NULL, *want = NULL;
             __atomic_store_n(&ct_cpu_isa_level, CT_ISA_DEFAULT, __ATOMIC_RELAXED);
             want = ct_max_pool2d_with_indices(x, &want_ix, .kernel_size = CT_DIMS(2));
@@ -1134,7 +1136,7 @@ TEST(max_pool_pairs_equal_on_every_isa_path) {
                 CHECK(y && ix);
                 if (!y || !ix) continue;
                 int64_t n = ct_numel(y);
-                CHECK(!memcmp(ct_data_ptr(y), ct_data_ptr(want), 2 * (size_t)n));
+                CHECK(!memcmp(ct_data_ptr(y), ct_data_ptr(want), ct_dtype_size(dts[d]) * (size_t)n));
                 CHECK(!memcmp(ct_data_ptr(ix), ct_data_ptr(want_ix), 8 * (size_t)n));
             }
             __atomic_store_n(&ct_cpu_isa_level, saved, __ATOMIC_RELAXED);

@@ -9,6 +9,7 @@
 #include "kernels/pool.h"
 #include "core/mem.h"
 #include "cpu/kernel_oom.h"
+#include "cpu/pool_pairs.h"
 
 /* Planes in parallel when the work is large enough. */
 #define PLANES_PARALLEL(g, work)                                                         \
@@ -33,107 +34,6 @@ static bool is_pairs(const ct_pool_geom *g) { return pairs_dim(g->wh, g->OH) && 
         best = take_ ? v : best;                                                         \
         bi = take_ ? (i) : bi;                                                           \
     }
-
-/* A target attribute and a run-time check of ct_cpu_isa() (hand-written AVX-512). */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#include <immintrin.h>
-#define HAVE_PAIRS_AVX512 1
-#define AVX512 __attribute__((target("avx512f")))
-/* The lanes where cand replaces best: MAX_STEP on 16 lanes. */
-AVX512 static inline __mmask16 max_take(__m512 cand, __m512 best) {
-    return (_mm512_cmp_ps_mask(cand, best, _CMP_GT_OQ) | _mm512_cmp_ps_mask(cand, cand, _CMP_UNORD_Q)) &
-           _mm512_cmp_ps_mask(best, best, _CMP_ORD_Q);
-}
-/* The argmax of the outputs (mask `out`) from ow: base + 2 * (ow + lane) + off. */
-AVX512 static inline void store_argmax(int64_t *ix, __mmask16 out, __m512i off, int64_t base) {
-    const __m512i lane2 = _mm512_slli_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0), 1);
-    off = _mm512_add_epi32(off, lane2);
-    __m512i b = _mm512_set1_epi64(base);
-    _mm512_mask_storeu_epi64(ix, (__mmask8)out, _mm512_add_epi64(b, _mm512_cvtepi32_epi64(_mm512_castsi512_si256(off))));
-    _mm512_mask_storeu_epi64(ix + 8, (__mmask8)(out >> 8),
-                             _mm512_add_epi64(b, _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(off, 1))));
-}
-/* float32 2x2 windows of one output row, 16 outputs per step (the scalar step of
- * MAX_STEP on lanes), the last step masked; returns OW. */
-AVX512 static int64_t max_pairs_row_avx512(const float *r0, const float *r1, int64_t W, int64_t OW,
-                                           int64_t base, float *y, int64_t *ix) {
-    const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
-    const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
-    for (int64_t ow = 0; ow < OW; ow += 16) {
-        int64_t n = OW - ow < 16 ? OW - ow : 16; /* outputs of this step */
-        __mmask16 lo = (__mmask16)(n >= 8 ? 0xffff : (1u << (2 * n)) - 1);
-        __mmask16 hi = (__mmask16)(n <= 8 ? 0 : (1u << (2 * n - 16)) - 1);
-        __mmask16 out = (__mmask16)((1u << n) - 1);
-        __m512 u0 = _mm512_maskz_loadu_ps(lo, r0 + 2 * ow), u1 = _mm512_maskz_loadu_ps(hi, r0 + 2 * ow + 16);
-        __m512 v0 = _mm512_maskz_loadu_ps(lo, r1 + 2 * ow), v1 = _mm512_maskz_loadu_ps(hi, r1 + 2 * ow + 16);
-        __m512 cand[3] = {_mm512_permutex2var_ps(u0, odd, u1), _mm512_permutex2var_ps(v0, even, v1),
-                          _mm512_permutex2var_ps(v0, odd, v1)};
-        int32_t step[3] = {1, (int32_t)W, (int32_t)W + 1};
-        __m512 best = _mm512_permutex2var_ps(u0, even, u1);
-        __m512i off = _mm512_setzero_si512();
-        for (int k = 0; k < 3; k++) {
-            __mmask16 take = max_take(cand[k], best);
-            best = _mm512_mask_mov_ps(best, take, cand[k]);
-            off = _mm512_mask_mov_epi32(off, take, _mm512_set1_epi32(step[k]));
-        }
-        _mm512_mask_storeu_ps(y + ow, out, best);
-        store_argmax(ix + ow, out, off, base + 2 * ow);
-    }
-    return OW;
-}
-/* float16 / bfloat16 bits (zero-extended in 32-bit lanes) as float: exact. */
-AVX512 static inline __m512 widen16(bool bf16, __m512i bits) {
-    return bf16 ? _mm512_castsi512_ps(_mm512_slli_epi32(bits, 16))
-                : _mm512_cvtph_ps(_mm512_cvtepi32_epi16(bits));
-}
-/* float16 / bfloat16 2x2 windows of one output row, 16 outputs per step: a row's pair
- * (2 ow, 2 ow + 1) is one 32-bit lane.  Compared widened to float; the winner's bits
- * are stored as they are (the max is one of the inputs: nothing to round). */
-AVX512 static int64_t max_pairs_row16_avx512(bool bf16, const uint16_t *r0, const uint16_t *r1, int64_t W,
-                                             int64_t OW, int64_t base, uint16_t *y, int64_t *ix) {
-    const __m512i low = _mm512_set1_epi32(0xffff);
-    for (int64_t ow = 0; ow < OW; ow += 16) {
-        int64_t n = OW - ow < 16 ? OW - ow : 16;
-        __mmask16 out = (__mmask16)((1u << n) - 1);
-        __m512i a = _mm512_maskz_loadu_epi32(out, r0 + 2 * ow), b = _mm512_maskz_loadu_epi32(out, r1 + 2 * ow);
-        __m512i bits[4] = {_mm512_and_si512(a, low), _mm512_srli_epi32(a, 16), _mm512_and_si512(b, low),
-                           _mm512_srli_epi32(b, 16)};
-        int32_t step[4] = {0, 1, (int32_t)W, (int32_t)W + 1};
-        __m512 best = widen16(bf16, bits[0]);
-        __m512i win = bits[0], off = _mm512_setzero_si512();
-        for (int k = 1; k < 4; k++) {
-            __m512 cand = widen16(bf16, bits[k]);
-            __mmask16 take = max_take(cand, best);
-            best = _mm512_mask_mov_ps(best, take, cand);
-            win = _mm512_mask_mov_epi32(win, take, bits[k]);
-            off = _mm512_mask_mov_epi32(off, take, _mm512_set1_epi32(step[k]));
-        }
-        _mm512_mask_cvtepi32_storeu_epi16(y + ow, out, win);
-        store_argmax(ix + ow, out, off, base + 2 * ow);
-    }
-    return OW;
-}
-#endif
-
-/* The first outputs of a 2x2 row done by a vector kernel: with AVX-512 all of them;
- * otherwise none (the scalar loop does the row). */
-static int64_t pairs_row_f32(const float *r0, const float *r1, int64_t W, int64_t OW,
-                             int64_t base, float *y, int64_t *ix) {
-#ifdef HAVE_PAIRS_AVX512
-    if (ct_cpu_isa() == CT_ISA_AVX512) return max_pairs_row_avx512(r0, r1, W, OW, base, y, ix);
-#endif
-    (void)r0, (void)r1, (void)W, (void)OW, (void)base, (void)y, (void)ix;
-    return 0;
-}
-#ifdef HAVE_PAIRS_AVX512
-#define PAIRS_ROW16(T, SFX, IS_BF16)                                                     \
-    static int64_t pairs_row_##SFX(const T *r0, const T *r1, int64_t W, int64_t OW,      \
-                                   int64_t base, T *y, int64_t *ix) {                    \
-        if (ct_cpu_isa() != CT_ISA_AVX512) return 0;                                     \
-        return max_pairs_row16_avx512(IS_BF16, (const uint16_t *)r0, (const uint16_t *)r1, \
-                                      W, OW, base, (uint16_t *)y, ix);                   \
-    }
-#endif
 
 /* The outputs that reach each input index of one dim, [lo[i], hi[i]), where output o
  * reaches inputs [a[o], b[o]) with a and b non-decreasing in o (pooling windows,
@@ -371,21 +271,18 @@ static pool_reach reach_new(const ct_pool_geom *g, reach_kind kind) {
 #define AS_IS(v) (v)
 #define ROUND_F16(v) ct_float_to_half(v)
 #define ROUND_BF16(v) ct_float_to_bf16(v)
-/* rows with no vector kernel (the scalar loop does them) */
-#define NO_PAIRS_ROW(T, SFX)                                                             \
-    static int64_t pairs_row_##SFX(const T *r0, const T *r1, int64_t W, int64_t OW,      \
-                                   int64_t base, T *y, int64_t *ix) {                    \
-        (void)r0, (void)r1, (void)W, (void)OW, (void)base, (void)y, (void)ix;            \
-        return 0;                                                                        \
-    }
-NO_PAIRS_ROW(double, f64)
-#ifdef HAVE_PAIRS_AVX512
-PAIRS_ROW16(ct_half, f16, false)
-PAIRS_ROW16(ct_bf16, bf16, true)
-#else
-NO_PAIRS_ROW(ct_half, f16)
-NO_PAIRS_ROW(ct_bf16, bf16)
-#endif
+/* The first outputs of a 2x2 row that a vector kernel does (cpu/pool_pairs.h); float64
+ * has none (the scalar loop does its rows). */
+static int64_t pairs_row_f64(const double *r0, const double *r1, int64_t W, int64_t OW,
+                             int64_t base, double *y, int64_t *ix) {
+    (void)r0, (void)r1, (void)W, (void)OW, (void)base, (void)y, (void)ix;
+    return 0;
+}
+#define pairs_row_f32 ct_max_pairs_row_f32
+#define pairs_row_f16(r0, r1, W, OW, base, y, ix)                                        \
+    ct_max_pairs_row16(false, (const uint16_t *)(r0), (const uint16_t *)(r1), W, OW, base, (uint16_t *)(y), ix)
+#define pairs_row_bf16(r0, r1, W, OW, base, y, ix)                                       \
+    ct_max_pairs_row16(true, (const uint16_t *)(r0), (const uint16_t *)(r1), W, OW, base, (uint16_t *)(y), ix)
 POOL_KERNELS(float, float, AS_IS, AS_IS, f32)
 POOL_KERNELS(double, double, AS_IS, AS_IS, f64)
 POOL_KERNELS(ct_half, float, CT_LOAD_REDUCED, ROUND_F16, f16)
