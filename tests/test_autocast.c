@@ -408,6 +408,22 @@ TEST(recurrent_layers_train_under_autocast) {
         CHECK(n >= 4);
         for (int k = 0; k < n && k < 16; k++)
             CHECK(ct_grad(p[k]) && ct_dtype_of(ct_grad(p[k])) == CT_F32);
+        /* the same gradients as float32 gives, to bfloat16's precision */
+        ct_tensor *g[16];
+        for (int k = 0; k < n && k < 16; k++) g[k] = ct_clone(ct_grad(p[k]));
+        ct_module_zero_grad(ms[i]);
+        CHECK(ct_forward_multi(ms[i], 1, &x, out, 3) >= 1);
+        CHECK(ct_backward(ct_sum(out[0])) == 0);
+        for (int k = 0; k < n && k < 16; k++)
+            CHECK_TENSOR_CLOSE("gradient", g[k], ct_grad(p[k]), .rtol = 5e-2, .atol = 5e-2);
+    }
+    /* the fused cell keeps its workspace (the activated gates) in the gates' dtype */
+    ct_tensor *gi = ct_randn(CT_SHAPE(3, 32)), *hg = ct_randn(CT_SHAPE(3, 32)), *cx = ct_randn(CT_SHAPE(3, 8));
+    CT_AUTOCAST() {
+        ct_lstm_cell_result r = ct_thnn_fused_lstm_cell(ct_to(gi, .dtype = CT_BF16),
+                                                        ct_to(hg, .dtype = CT_BF16), cx, NULL, NULL);
+        CHECK(r.hy && ct_dtype_of(r.hy) == CT_F32 && ct_dtype_of(r.cy) == CT_F32);
+        CHECK(r.workspace && ct_dtype_of(r.workspace) == CT_BF16);
     }
 }
 

@@ -70,7 +70,9 @@ ct_module *ct_gru_cell_with(int64_t input_size, int64_t hidden_size, ct_cell_opt
  * ThnnFusedLstmCellBackward0, ThnnFusedGruCellBackward0): one time step from the gate
  * pre-activations, saving only the activated gates for backward (the layers above use
  * them).  Pre-activations are (igates + b_ih) + (hgates + b_hh), biases [G*H] or NULL;
- * every tensor is of one floating dtype; the results are all NULL on error. */
+ * every tensor is of one floating dtype; the results are all NULL on error.  Under
+ * autocast the cells promote to the widest input (bfloat16 gates with a float32 state
+ * run in float32) and keep their workspace in the gates' reduced dtype. */
 typedef struct {
     ct_tensor *hy;        /* the new hidden state */
     ct_tensor *cy;        /* the new cell state */

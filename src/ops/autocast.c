@@ -164,6 +164,15 @@ static void begin_op(ct_autocast_frame *f) {
     update();
 }
 
+ct_dtype ct_autocast_narrowest_input(void) {
+    ct_dtype d = CT_DTYPE_UNSET;
+    for (int i = 0; running && i < running->n; i++) {
+        const ct_tensor *t = running->src[i];
+        if (t && (t->dtype == CT_BF16 || t->dtype == CT_F16)) d = t->dtype;
+    }
+    return d;
+}
+
 ct_tensor *ct_autocast_cast_source(ct_tensor *t) {
     for (const ct_autocast_frame *f = running; f; f = f->prev) {
         ct_tensor *const *casts = f->list ? f->list + f->n : f->casts;

@@ -52,6 +52,10 @@ typedef struct ct_autocast_frame {
  * (a transposed weight) keeps its cached cast saved: a recurrent layer's steps share
  * it. */
 ct_tensor *ct_autocast_cast_source(ct_tensor *t);
+/* The reduced dtype (bfloat16, float16) of an input of the autocast op this thread is
+ * running, as given before its casts; UNSET when none is reduced or no autocast op
+ * runs.  A promoted op may keep what only its backward reads in it. */
+ct_dtype ct_autocast_narrowest_input(void);
 
 /* Replaces in[i] (n of them, NULL entries allowed) by its cast where op's policy asks;
  * false (nothing done) when the op keeps its inputs here (its policy, or a backward

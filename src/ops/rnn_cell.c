@@ -98,6 +98,7 @@ typedef struct {
     int64_t cols;
     char **dst;
     ct_tensor **out;
+    ct_dtype dt; /* the output's dtype; UNSET: the op's */
 } make_slot;
 
 static bool run(const cell_kind *k, bool backward, ct_rnn_cell_args *a, ct_dtype dt,
@@ -120,8 +121,9 @@ static bool run(const cell_kind *k, bool backward, ct_rnn_cell_args *a, ct_dtype
     if (ok) fn(backward, a);
     for (int i = 0; i < n_use; i++) ct_release(conv[i]);
     for (int i = 0; i < n_make; i++) {
+        ct_dtype odt = make[i].dt != CT_DTYPE_UNSET ? make[i].dt : dt;
         *make[i].out =
-            ok ? ct_cast_result(k->name, *make[i].out, dt) : (ct_release(*make[i].out), NULL);
+            ok ? ct_cast_result(k->name, *make[i].out, odt) : (ct_release(*make[i].out), NULL);
         ok = ok && *make[i].out;
     }
     return ok;
@@ -134,8 +136,12 @@ static bool forward(const cell_kind *k, ct_tensor *const *in, ct_tensor **out, i
     ct_tensor *ig = in[0];
     ct_rnn_cell_args a = {.B = ig->sizes[0], .H = H};
     use_slot use[5] = {{in[0], &a.ig}, {in[1], &a.hg}, {in[2], &a.x}, {in[3], &a.bi}, {in[4], &a.bh}};
-    make_slot lstm[3] = {{H, &a.hy, &out[0]}, {H, &a.cy, &out[1]}, {4 * H, &a.ws, &out[2]}};
-    make_slot gru[2] = {{H, &a.hy, &out[0]}, {4 * H, &a.ws, &out[1]}};
+    /* Under autocast the cell runs promoted to its float32 state; its workspace (the
+     * activated gates, what backward reads) is kept in the gates' reduced dtype, as
+     * PyTorch's composed cell keeps its gates' activations. */
+    ct_dtype ws = ct_autocast_narrowest_input();
+    make_slot lstm[3] = {{H, &a.hy, &out[0], 0}, {H, &a.cy, &out[1], 0}, {4 * H, &a.ws, &out[2], ws}};
+    make_slot gru[2] = {{H, &a.hy, &out[0], 0}, {4 * H, &a.ws, &out[1], ws}};
     if (!run(k, false, &a, ig->dtype, ig->storage->device, 5, use, n_out, n_out == 3 ? lstm : gru))
         return false;
     ct_node *n = ct_node_record(k->op, 5, in, n_out);
@@ -205,7 +211,7 @@ static bool fused_backward(const cell_kind *k, ct_node *n, ct_tensor **gi, ct_te
     use_slot use[5] = {{ws, &a.ws_in}, {x, &a.x}, {ghy ? ghy : zero, &a.ghy}, {cy, &a.cy_in},
                        {gcy ? gcy : zero, &a.gcy}};
     ct_tensor *gig = NULL, *ghg = NULL, *gx = NULL;
-    make_slot make[3] = {{k->G * a.H, &a.gig, &gig}, {a.H, &a.gx, &gx}, {k->G * a.H, &a.ghg, &ghg}};
+    make_slot make[3] = {{k->G * a.H, &a.gig, &gig, 0}, {a.H, &a.gx, &gx, 0}, {k->G * a.H, &a.ghg, &ghg, 0}};
     if ((!ghy || (lstm && !gcy)) && !zero) return false;
     if (!run(k, true, &a, x->dtype, x->storage->device, lstm ? 5 : 3, use, lstm ? 2 : 3, make))
         return false;
