@@ -272,3 +272,20 @@ bool ob_attr_str(onnx_builder *b, Onnx__NodeProto *node, const char *name, const
     a->has_s = true, a->s.len = strlen(s), a->s.data = (uint8_t *)s;
     return true;
 }
+
+const ct_value *ob_attr(const ct_graph_node *n, const char *name) {
+    for (int i = 0; i < n->schema->n_attrs; i++)
+        if (!strcmp(n->schema->attrs[i].name, name)) return &n->attrs[i];
+    CT_ASSERT(false && "ob_attr: the op's schema has no such attribute");
+    return NULL;
+}
+
+bool ob_assign(onnx_builder *b, const ct_graph_node *n, int k, const char *name) {
+    if (!name) return false;
+    int id = n->outputs[k];
+    if (!b->names[id]) {
+        b->names[id] = (char *)name;
+        return true;
+    }
+    return ob_node(b, "Identity", b->names[id], name) != NULL;
+}

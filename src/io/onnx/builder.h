@@ -83,13 +83,40 @@ int ob_onnx_dtype(ct_dtype dtype);
 bool ob_fail(onnx_builder *b, const ct_graph_node *n, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* An attribute of node n by its schema name (the op's schema must have it). */
+const ct_value *ob_attr(const ct_graph_node *n, const char *name);
+/* dim counted from the front of an ndim-dim tensor. */
+static inline int64_t ob_dim(int64_t dim, int ndim) { return dim < 0 ? dim + ndim : dim; }
+/* Makes name the ONNX name of node output k: the output itself when nothing named
+ * it yet (no node is added), else an Identity copy into its name.  false on failure. */
+bool ob_assign(onnx_builder *b, const ct_graph_node *n, int k, const char *name);
+
 /* ---- the op table (ops.c) ---- */
-/* Adds the ONNX nodes of one traced node; false with an error. */
-typedef bool (*onnx_emit_fn)(onnx_builder *b, const ct_graph_node *n);
-/* The emitter of ctorch op name at opset; NULL when it has none there. */
-onnx_emit_fn onnx_emitter(const char *op, int opset);
-/* True when node i makes nothing of its own: its one consumer folds it in (a
- * weight's transpose read by Gemm with transB=1). */
+/* Adds the ONNX nodes of one traced node; onnx_type is the table row's ONNX op (for
+ * emitters that serve several ops).  false with an error. */
+typedef bool (*onnx_emit_fn)(onnx_builder *b, const ct_graph_node *n, const char *onnx_type);
+/* One row: ctorch's op, the first opset the row applies to, its emitter and ONNX op. */
+typedef struct {
+    const char *op;
+    int since;
+    onnx_emit_fn emit;
+    const char *onnx_type;
+} onnx_op_row;
+/* The row for ctorch op name at opset (the one with the highest `since` <= opset);
+ * NULL when there is none. */
+const onnx_op_row *onnx_op_find(const char *op, int opset);
+/* True when node i makes nothing of its own: its consumers fold it in (a weight's
+ * transpose read by Gemm with transB=1). */
 bool onnx_folded(onnx_builder *b, int i);
+
+/* Emitters of the layers' ops (ops_nn.c, ops_rnn.c), for the table. */
+bool onnx_emit_convolution(onnx_builder *b, const ct_graph_node *n, const char *onnx_type);
+bool onnx_emit_max_pool(onnx_builder *b, const ct_graph_node *n, const char *onnx_type);
+bool onnx_emit_avg_pool(onnx_builder *b, const ct_graph_node *n, const char *onnx_type);
+bool onnx_emit_adaptive_pool(onnx_builder *b, const ct_graph_node *n, const char *onnx_type);
+bool onnx_emit_batch_norm(onnx_builder *b, const ct_graph_node *n, const char *onnx_type);
+bool onnx_emit_layer_norm(onnx_builder *b, const ct_graph_node *n, const char *onnx_type);
+bool onnx_emit_layer_norm_decomposed(onnx_builder *b, const ct_graph_node *n, const char *onnx_type);
+bool onnx_emit_rnn(onnx_builder *b, const ct_graph_node *n, const char *onnx_type);
 
 #endif

@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "core/mem.h"
+#include "ctorch/version.h"
 #include "io/atomic_file.h"
 #include "io/onnx/builder.h"
 
@@ -133,13 +134,13 @@ static bool build(onnx_builder *b, const ct_onnx_export_options *o, Onnx__GraphP
     for (int i = 0; i < nn; i++) {
         const ct_graph_node *n = ct_graph_node_at(g, i);
         if (onnx_folded(b, i)) continue;
-        onnx_emit_fn emit = onnx_emitter(n->schema->name, b->opset);
-        if (!emit) {
+        const onnx_op_row *row = onnx_op_find(n->schema->name, b->opset);
+        if (!row) {
             ct_error("ct_onnx_export: Exporting the operator '%s' to ONNX opset version %d is not supported",
                      n->schema->name, b->opset);
             return false;
         }
-        if (!emit(b, n)) return false;
+        if (!row->emit(b, n, row->onnx_type)) return false;
     }
     gp->n_input = ni, gp->input = ob_alloc(b, (ni + 1) * sizeof *gp->input);
     gp->n_output = no, gp->output = ob_alloc(b, (no + 1) * sizeof *gp->output);
