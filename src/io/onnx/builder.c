@@ -280,11 +280,42 @@ const ct_value *ob_attr(const ct_graph_node *n, const char *name) {
     return NULL;
 }
 
+/* Renames every use of value name `from` to `to` (nodes and value names). */
+static void rename_value(onnx_builder *b, const char *from, char *to) {
+    for (size_t i = 0; i < b->n_nodes; i++) {
+        Onnx__NodeProto *node = b->nodes[i];
+        for (size_t k = 0; k < node->n_input; k++)
+            if (!strcmp(node->input[k], from)) node->input[k] = to;
+        for (size_t k = 0; k < node->n_output; k++)
+            if (!strcmp(node->output[k], from)) node->output[k] = to;
+    }
+    for (int v = 0; v < ct_graph_num_values(b->g); v++)
+        if (b->names[v] && b->names[v] != to && !strcmp(b->names[v], from)) b->names[v] = to;
+}
+
+/* True when name is what a node of the builder writes, and no graph output's name. */
+static bool renamable(onnx_builder *b, const char *name) {
+    for (int i = 0; i < ct_graph_num_outputs(b->g); i++) {
+        const char *out = b->names[ct_graph_output(b->g, i)];
+        if (out && !strcmp(out, name)) return false;
+    }
+    for (size_t i = 0; i < b->n_nodes; i++)
+        for (size_t k = 0; k < b->nodes[i]->n_output; k++)
+            if (!strcmp(b->nodes[i]->output[k], name)) return true;
+    return false;
+}
+
 bool ob_assign(onnx_builder *b, const ct_graph_node *n, int k, const char *name) {
     if (!name) return false;
     int id = n->outputs[k];
     if (!b->names[id]) {
         b->names[id] = (char *)name;
+        return true;
+    }
+    /* A graph output: the node that wrote name writes the output instead (no
+     * Identity, as torch.onnx), unless name is an input, a weight or an output. */
+    if (renamable(b, name)) {
+        rename_value(b, name, b->names[id]);
         return true;
     }
     return ob_node(b, "Identity", b->names[id], name) != NULL;

@@ -236,7 +236,7 @@ int ct_onnx_export_with(ct_module *m, ct_tensor *const *inputs, int n_inputs, co
     CT_SCOPE {
         ct_graph *g = ct_trace(m, inputs, n_inputs, .input_names = o.input_names,
                                .output_names = o.output_names, .dynamic = dyn, .n_dynamic = n_dyn,
-                               .check_trace = true);
+                               .check_trace = false);
         if (g) rc = ct_onnx_export_graph_with(g, path, o);
     }
     if (was_training) ct_module_train(m, true);
