@@ -118,5 +118,7 @@ bool onnx_emit_batch_norm(onnx_builder *b, const ct_graph_node *n, const char *o
 bool onnx_emit_layer_norm(onnx_builder *b, const ct_graph_node *n, const char *onnx_type);
 bool onnx_emit_layer_norm_decomposed(onnx_builder *b, const ct_graph_node *n, const char *onnx_type);
 bool onnx_emit_rnn(onnx_builder *b, const ct_graph_node *n, const char *onnx_type);
+bool onnx_emit_lstm_cell(onnx_builder *b, const ct_graph_node *n, const char *onnx_type);
+bool onnx_emit_gru_cell(onnx_builder *b, const ct_graph_node *n, const char *onnx_type);
 
 #endif

@@ -616,6 +616,8 @@ static const onnx_op_row rows[] = {
     {"layer_norm", 17, onnx_emit_layer_norm, "LayerNormalization"},
     {"lstm", 13, onnx_emit_rnn, "LSTM"},
     {"gru", 13, onnx_emit_rnn, "GRU"},
+    {"thnn_fused_lstm_cell", 13, onnx_emit_lstm_cell, NULL},
+    {"thnn_fused_gru_cell", 13, onnx_emit_gru_cell, NULL},
 };
 
 const onnx_op_row *onnx_op_find(const char *op, int opset) {

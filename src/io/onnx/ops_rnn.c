@@ -169,3 +169,50 @@ bool onnx_emit_rnn(onnx_builder *b, const ct_graph_node *n, const char *type) {
     }
     return true;
 }
+
+/* ---- one time step (LSTMCell, GRUCell, and layers a trace unrolled) ---- */
+
+/* The gates (+ their biases) in chunks of H: for an LSTM (hg NULL) of their sum into
+ * ig, for a GRU of the input and hidden gates apart. */
+static bool cell_chunks(onnx_builder *b, const ct_graph_node *n, int chunks, const char **ig, const char **hg) {
+    const char *x = ob_in(b, n, 0), *h = ob_in(b, n, 1);
+    if (n->n_inputs > 3 && n->inputs[3] >= 0) x = ob_op(b, "Add", x, ob_in(b, n, 3));
+    if (n->n_inputs > 4 && n->inputs[4] >= 0) h = ob_op(b, "Add", h, ob_in(b, n, 4));
+    int64_t hidden = ob_in_value(b, n, 2)->sizes[ob_in_value(b, n, 2)->ndim - 1], sizes[4];
+    for (int g = 0; g < chunks; g++) sizes[g] = hidden;
+    for (int k = 0; k < (hg ? 2 : 1); k++) {
+        const char **out = k ? hg : ig, *src = !hg ? ob_op(b, "Add", x, h) : k ? h : x;
+        for (int g = 0; g < chunks; g++) out[g] = ob_tmp(b, "Split");
+        Onnx__NodeProto *node = ob_node_n(b, "Split", 2, OB_NAMES(src, ob_const_ints(b, sizes, chunks)), chunks, out);
+        if (!ob_attr_int(b, node, "axis", -1)) return false;
+    }
+    return true;
+}
+
+/* _thnn_fused_lstm_cell: i, f, g, o = chunks of the summed gates;
+ * cy = sigmoid(f) cx + sigmoid(i) tanh(g), hy = sigmoid(o) tanh(cy). */
+bool onnx_emit_lstm_cell(onnx_builder *b, const ct_graph_node *n, const char *type) {
+    (void)type;
+    const char *g[4];
+    if (n->n_outputs > 2 && b->uses[n->outputs[2]]) return ob_fail(b, n, "the workspace output is read");
+    if (!cell_chunks(b, n, 4, g, NULL)) return false;
+    const char *cy = ob_op(b, "Add", ob_op(b, "Mul", ob_op(b, "Sigmoid", g[1]), ob_in(b, n, 2)),
+                           ob_op(b, "Mul", ob_op(b, "Sigmoid", g[0]), ob_op(b, "Tanh", g[2])));
+    const char *hy = ob_op(b, "Mul", ob_op(b, "Sigmoid", g[3]), ob_op(b, "Tanh", cy));
+    return ob_assign(b, n, 0, hy) && ob_assign(b, n, 1, cy);
+}
+
+/* _thnn_fused_gru_cell: r, z, n from the input and hidden gates apart;
+ * r = sigmoid(i_r + h_r), z = sigmoid(i_z + h_z), n = tanh(i_n + r h_n),
+ * hy = n + z (hx - n). */
+bool onnx_emit_gru_cell(onnx_builder *b, const ct_graph_node *n, const char *type) {
+    (void)type;
+    const char *ig[3], *hg[3];
+    if (n->n_outputs > 1 && b->uses[n->outputs[1]]) return ob_fail(b, n, "the workspace output is read");
+    if (!cell_chunks(b, n, 3, ig, hg)) return false;
+    const char *r = ob_op(b, "Sigmoid", ob_op(b, "Add", ig[0], hg[0]));
+    const char *z = ob_op(b, "Sigmoid", ob_op(b, "Add", ig[1], hg[1]));
+    const char *nn = ob_op(b, "Tanh", ob_op(b, "Add", ig[2], ob_op(b, "Mul", r, hg[2])));
+    const char *hy = ob_op(b, "Add", nn, ob_op(b, "Mul", z, ob_op(b, "Sub", ob_in(b, n, 2), nn)));
+    return ob_assign(b, n, 0, hy);
+}
