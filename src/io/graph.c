@@ -9,6 +9,7 @@
 #include "io/graph_impl.h"
 
 static void free_value(ct_value *v) {
+    if (v->none) return; /* nothing owned (copy_value) */
     switch (v->kind) {
     case CT_ARG_STR: free((char *)v->s); break;
     case CT_ARG_INT_LIST: free((int64_t *)v->ints.v); break;
@@ -93,7 +94,10 @@ int graph_add_value(ct_graph *g, const char *op, ct_graph_value_kind kind, const
 /* A copy of v owning its list or string; false when out of memory. */
 static bool copy_value(ct_value *d, const ct_value *v) {
     *d = *v;
-    if (v->none) return true;
+    if (v->none) {
+        memset(&d->ints, 0, sizeof d->ints); /* a None list or string points nowhere */
+        return true;
+    }
     switch (v->kind) {
     case CT_ARG_STR: return (d->s = dup_str(v->s)) != NULL || !v->s;
 #define LIST(member, T)                                                                \

@@ -6,13 +6,14 @@
  * values and their lists and strings.  Nothing in a graph borrows from the tracer, the
  * module or a file buffer, so a graph outlives all three.
  *
- * Note [Dynamic dims]: a dim marked dynamic at trace time has a trace-time size S0;
- * an integer attribute (an int, or one entry of an int list) that depends on it is
- * stored with its trace-time value v0 and a slope k: at run time it is
- * v0 + k * (S - S0) for the run's size S.  The tracer finds k by tracing again with
- * that dim one larger (k = v1 - v0), which covers sizes like a view's B * heads as
- * well as B itself; a value depending on the product of two dynamic dims is not
- * affine in either and is not supported. */
+ * Note [Dynamic dims]: a dim marked dynamic at trace time has a trace-time size S0.
+ * The tracer traces again with that dim one larger and compares each integer
+ * attribute (an int, or one entry of an int list): a value v0 that became v1 depends
+ * on the dim.  When it grew in proportion (v1 - v0 == v0 / S0: B, B * heads, S * B)
+ * it scales: at run time it is v0 * S / S0 for the run's size S; otherwise it moves
+ * by the slope k = v1 - v0: v0 + k * (S - S0) (B + 1).  Scaling is applied first, for
+ * each dynamic dim in turn, then the slopes; so products of dynamic dims and offsets
+ * from one work, while a sum of two dynamic dims times a third does not. */
 #ifndef CT_IO_GRAPH_IMPL_H
 #define CT_IO_GRAPH_IMPL_H
 
@@ -24,7 +25,7 @@ typedef struct {
     int attr;  /* the attribute's index in the schema */
     int entry; /* its entry, for an int list; 0 for an int */
     int dyn;   /* the dynamic dim (index into the graph's dyn) */
-    int64_t k; /* the slope */
+    int64_t k; /* the slope; 0: the value scales with the dim */
 } graph_sym;
 
 typedef struct {

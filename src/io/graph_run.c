@@ -58,12 +58,14 @@ static const ct_value *resolve(const graph_node *n, const int64_t *sizes, const 
             a[i].ints.v = p;
             p += a[i].ints.n;
         }
-    for (int s = 0; s < n->n_sym; s++) {
-        const graph_sym *y = &n->sym[s];
-        int64_t delta = y->k * (sizes[y->dyn] - dyn[y->dyn].size);
-        if (a[y->attr].kind == CT_ARG_INT) a[y->attr].i += delta;
-        else ((int64_t *)a[y->attr].ints.v)[y->entry] += delta;
-    }
+    for (int pass = 0; pass < 2; pass++) /* scaling, then slopes (Note [Dynamic dims]) */
+        for (int s = 0; s < n->n_sym; s++) {
+            const graph_sym *y = &n->sym[s];
+            if ((y->k == 0) != (pass == 0)) continue;
+            int64_t *v = a[y->attr].kind == CT_ARG_INT ? &a[y->attr].i : (int64_t *)a[y->attr].ints.v + y->entry;
+            int64_t s0 = dyn[y->dyn].size, s1 = sizes[y->dyn];
+            *v = y->k ? *v + y->k * (s1 - s0) : *v / s0 * s1;
+        }
     return a;
 }
 

@@ -206,7 +206,9 @@ static bool add_slopes(ct_graph *g, const ct_graph *h, int j, const ct_dynamic_d
             for (int e = 0; e < n; e++) {
                 int64_t v0 = x->kind == CT_ARG_INT ? x->i : x->ints.v[e];
                 int64_t v1 = y->kind == CT_ARG_INT ? y->i : y->ints.v[e];
-                if (v1 != v0 && !graph_add_sym(g, i, (graph_sym){k, e, j, v1 - v0})) {
+                int64_t s0 = g->dyn[j].size;
+                bool scales = v0 % s0 == 0 && v1 - v0 == v0 / s0;
+                if (v1 != v0 && !graph_add_sym(g, i, (graph_sym){k, e, j, scales ? 0 : v1 - v0})) {
                     ct_error(OP ": out of memory");
                     return false;
                 }
