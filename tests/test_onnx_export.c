@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "ct_test.h"
-#include "onnx/onnx.pb-c.h"
+#include "onnx/load_model.h"
 
 static const char *model_path(void) {
     static char path[512];
@@ -17,19 +17,7 @@ static const char *model_path(void) {
     return path;
 }
 
-static Onnx__ModelProto *load(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *buf = malloc(n > 0 ? n : 1);
-    bool ok = buf && fread(buf, 1, n, f) == (size_t)n;
-    fclose(f);
-    Onnx__ModelProto *m = ok ? onnx__model_proto__unpack(NULL, n, buf) : NULL;
-    free(buf);
-    return m;
-}
+static Onnx__ModelProto *load(const char *path) { return onnx_test_load(path); }
 
 /* How many nodes of op_type the graph has. */
 static int count_ops(const Onnx__ModelProto *m, const char *op_type) {

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 
 #include "ct_test.h"
-#include "onnx/onnx.pb-c.h"
+#include "onnx/load_model.h"
 
 #define MAX_IO 4
 
@@ -126,16 +126,7 @@ static ct_tensor *read_tensor(const char *path, const ct_tensor *like) {
 
 /* The sorted, distinct op types of an ONNX file, space-separated, into out. */
 static bool op_types(const char *path, char *out, size_t size) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return false;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *buf = malloc(n > 0 ? n : 1);
-    bool ok = buf && fread(buf, 1, n, f) == (size_t)n;
-    fclose(f);
-    Onnx__ModelProto *m = ok ? onnx__model_proto__unpack(NULL, n, buf) : NULL;
-    free(buf);
+    Onnx__ModelProto *m = onnx_test_load(path);
     if (!m) return false;
     const char *types[256];
     int nt = 0;
