@@ -32,17 +32,16 @@ CT_API_BEGIN
 extern "C" {
 #endif
 
-/* The opsets ct_onnx_export writes. */
-#define CT_ONNX_OPSET_MIN 13
-#define CT_ONNX_OPSET_MAX 17
+#define CT_ONNX_OPSET_MIN 13 /* the first opset ct_onnx_export writes */
+#define CT_ONNX_OPSET_MAX 17 /* the last one, and the default */
 
 /* One dim that stays symbolic in the exported model: dim `dim` of the input or
  * output named `name` (torch.onnx.export's dynamic_axes={"input": {0: "batch"}}).
  * label: the dim's name in the model (dim_param); NULL: "<name>_dim<dim>". */
 typedef struct {
-    const char *name;
-    int dim;
-    const char *label;
+    const char *name;  /* an input's or output's name */
+    int dim;           /* its dim */
+    const char *label; /* the dim's name in the model; NULL: "<name>_dim<dim>" */
 } ct_onnx_dynamic_axis;
 
 /* Options of ct_onnx_export and ct_onnx_export_graph. */
@@ -51,7 +50,7 @@ typedef struct {
     const char *const *input_names;   /* NULL: "input_0", "input_1", ... (the graph's own for a graph) */
     const char *const *output_names;  /* NULL: "output_0", ... (the graph's own for a graph) */
     const ct_onnx_dynamic_axis *dynamic_axes; /* dims of inputs and outputs left symbolic */
-    int n_dynamic_axes;
+    int n_dynamic_axes;               /* how many dynamic_axes */
     const char *doc_string;           /* the model's doc_string; NULL: none */
 } ct_onnx_export_options;
 
