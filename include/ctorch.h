@@ -40,5 +40,7 @@
 #include "ctorch/init.h"      /* nn.init */
 #include "ctorch/distributed.h" /* process groups, collectives, DDP (torch.distributed) */
 #include "ctorch/amp.h"        /* autocast (torch.autocast) */
+#include "ctorch/jit.h"        /* traced graphs, .ctm files (torch.jit.trace) */
+#include "ctorch/onnx.h"        /* export to ONNX (torch.onnx.export) */
 
 #endif

@@ -125,6 +125,13 @@ void ct_abort_on_error(const char *message, const char *file, int line);
 void ct_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 #define ct_set_error(...) CT_AT(ct_set_error(__VA_ARGS__))
 
+/* Warnings (PyTorch's warnings.warn): messages about a call that succeeded but may not
+ * do what was meant (ct_trace of a module in train mode, ...).  The handler gets each
+ * one; the default prints "ctorch: warning: <message>" on stderr.  NULL restores it. */
+typedef void (*ct_warning_handler)(const char *message);
+ct_warning_handler ct_set_warning_handler(ct_warning_handler h); /* returns the old one */
+#define ct_set_warning_handler(h) CT_AT(ct_set_warning_handler(h))
+
 /* Call sites: every public function is wrapped by a macro of its name that records
  * __FILE__/__LINE__ of the caller (for error handlers and anomaly mode); a new
  * function gets one too (tests/call_sites/check_wrappers.awk checks the headers).

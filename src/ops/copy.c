@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "autograd/node.h"
+#include "core/warn.h"
 #include "ops/host.h"
 #include "ops/internal.h"
 #include "ops/pointwise.h"
@@ -147,6 +148,7 @@ ct_tensor *ct_detach(ct_tensor *t) {
 
 int ct_copy_to_buffer(const ct_tensor *t, void *dst, ct_dtype dtype, size_t dst_bytes) {
     if (!ct_alive("ct_copy_to_buffer", 1, t)) return -1;
+    ct_note_value_read();
     if (!t) return -1;
     if (!dst) {
         ct_error("ct_copy_to_buffer: dst is NULL");
@@ -201,12 +203,14 @@ static bool item_value(const char *op, const ct_tensor *t, ct_dtype as, void *va
 
 double ct_item(const ct_tensor *t) {
     if (!ct_alive("ct_item", 1, t)) return NAN;
+    ct_note_value_read();
     double v;
     return item_value("ct_item", t, CT_F64, &v) ? v : NAN;
 }
 
 int64_t ct_item_int(const ct_tensor *t) {
     if (!ct_alive("ct_item_int", 1, t)) return 0;
+    ct_note_value_read();
     int64_t v;
     return item_value("ct_item_int", t, CT_I64, &v) ? v : 0;
 }
