@@ -242,3 +242,23 @@ TEST(errors) {
     }
 }
 
+
+TEST(save_load_run_round_trip) {
+    CT_SCOPE {
+        ct_manual_seed(8);
+        ct_module *cnn = ct_test_demo_cnn();
+        ct_module_eval(cnn);
+        ct_tensor *x = ct_randn(CT_SHAPE(2, 1, 28, 28));
+        ct_dynamic_dim batch = {0, 0};
+        ct_graph *g = ct_trace(cnn, &x, 1, .dynamic = &batch, .n_dynamic = 1);
+        const char *path = "/tmp/ct_test_jit_model.ctm";
+        CHECK(ct_graph_save(g, path) == 0);
+        ct_graph *h = ct_graph_load(path);
+        CHECK(h);
+        ct_tensor *y = ct_randn(CT_SHAPE(5, 1, 28, 28));
+        if (h) check_run(cnn, h, &y, 1);
+        CHECK_ERROR(ct_graph_load("/nonexistent.ctm"), "cannot open");
+        CHECK_ERROR(ct_graph_load_buffer("CTMODEL\0\0\0\0\0\0\0\0\0", 16), "the graph");
+        remove(path);
+    }
+}

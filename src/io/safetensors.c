@@ -22,6 +22,8 @@
 #include "core/object.h"
 #include "io/atomic_file.h"
 #include "io/json.h"
+#include "io/read_file.h"
+#include "io/safetensors.h"
 #include "core/mem.h"
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "safetensors data is little-endian");
@@ -91,12 +93,7 @@ static bool text_add_string(text *t, const char *s) {
     return true;
 }
 
-int ct_save_safetensors(const ct_state_dict *sd, const char *path, const ct_metadata *meta) {
-    if (!ct_alive("ct_save_safetensors", 1, sd)) return -1;
-    if (!sd || !path) {
-        ct_error("ct_save_safetensors: state dict and path must be given");
-        return -1;
-    }
+bool ct_safetensors_write(ct_atomic_file *f, const ct_state_dict *sd, const ct_metadata *meta) {
     int n = ct_state_dict_len(sd);
     text h = {0}, crcs = {0};
     bool ok = true;
@@ -120,10 +117,10 @@ int ct_save_safetensors(const ct_state_dict *sd, const char *path, const ct_meta
         ct_tensor *t = ct_state_dict_value(sd, i);
         const char *code = dtype_code(ct_dtype_of(t));
         if (!code) {
-            ct_error("ct_save_safetensors: %s has dtype %s, which safetensors cannot store",
+            ct_error("%s: %s has dtype %s, which safetensors cannot store", f->op,
                      ct_state_dict_key(sd, i), ct_dtype_name(ct_dtype_of(t)));
             free(h.s);
-            return -1;
+            return false;
         }
         uint64_t bytes = (uint64_t)ct_numel(t) * ct_dtype_size(ct_dtype_of(t));
         ok = text_add(&h, i ? "," : "") && text_add_string(&h, ct_state_dict_key(sd, i)) &&
@@ -137,24 +134,30 @@ int ct_save_safetensors(const ct_state_dict *sd, const char *path, const ct_meta
     while (ok && h.len % 8) ok = text_add(&h, " "); /* data stays 8-byte aligned */
     if (!ok) {
         free(h.s);
-        ct_error("ct_save_safetensors: out of memory building the header");
-        return -1;
-    }
-    ct_atomic_file f;
-    if (ct_atomic_open(&f, path, "ct_save_safetensors") != 0) {
-        free(h.s);
-        return -1;
+        ct_error("%s: out of memory building the header", f->op);
+        return false;
     }
     uint64_t hlen = h.len;
-    ok = ct_atomic_write(&f, &hlen, 8) && ct_atomic_write(&f, h.s, h.len);
+    ok = ct_atomic_write(f, &hlen, 8) && ct_atomic_write(f, h.s, h.len);
     free(h.s);
     for (int i = 0; i < n && ok; i++) {
         CT_SCOPE {
             ct_tensor *t = ct_contiguous(ct_to(ct_state_dict_value(sd, i), .device = CT_CPU));
-            ok = t && ct_atomic_write(&f, ct_data_ptr(t), (size_t)ct_numel(t) * ct_dtype_size(ct_dtype_of(t)));
+            ok = t && ct_atomic_write(f, ct_data_ptr(t), (size_t)ct_numel(t) * ct_dtype_size(ct_dtype_of(t)));
         }
     }
-    return ct_atomic_commit(&f, ok);
+    return ok;
+}
+
+int ct_save_safetensors(const ct_state_dict *sd, const char *path, const ct_metadata *meta) {
+    if (!ct_alive("ct_save_safetensors", 1, sd)) return -1;
+    if (!sd || !path) {
+        ct_error("ct_save_safetensors: state dict and path must be given");
+        return -1;
+    }
+    ct_atomic_file f;
+    if (ct_atomic_open(&f, path, "ct_save_safetensors") != 0) return -1;
+    return ct_atomic_commit(&f, ct_safetensors_write(&f, sd, meta));
 }
 
 /* ---- reading ---------------------------------------------------------------------- */
@@ -342,25 +345,10 @@ ct_state_dict *ct_load_safetensors_with(const char *path, ct_load_file_options o
         ct_error("ct_load_safetensors: path is NULL");
         return NULL;
     }
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        ct_error("ct_load_safetensors: cannot open %s: %s", path, strerror(errno));
-        return NULL;
-    }
-    char *data = NULL;
-    long size = -1;
-    if (fseek(f, 0, SEEK_END) == 0) size = ftell(f);
-    if (size >= 0 && fseek(f, 0, SEEK_SET) == 0 && (data = ct_malloc((size_t)size + 1)) &&
-        fread(data, 1, (size_t)size, f) != (size_t)size) {
-        free(data);
-        data = NULL;
-    }
-    fclose(f);
-    if (!data) {
-        ct_error("ct_load_safetensors: cannot read %s", path);
-        return NULL;
-    }
-    ct_state_dict *sd = from_buffer(path, data, (size_t)size, o);
+    size_t size;
+    char *data = (char *)ct_read_file("ct_load_safetensors", path, &size);
+    if (!data) return NULL;
+    ct_state_dict *sd = from_buffer(path, data, size, o);
     free(data);
     return sd;
 }

@@ -255,7 +255,6 @@ static bool check_outputs(ct_graph *g, ct_tensor *const *inputs, int n_in, ct_te
 }
 
 static bool check_args(ct_module *m, ct_tensor *const *inputs, int n, const ct_trace_options *o) {
-    if (!ct_alive(OP, 1, m) || !ct_all_alive(OP, 2, inputs, n)) return false;
     if (!m || (n > 0 && !inputs) || n < 0) {
         ct_error(OP ": %s", !m ? "module is NULL" : "inputs must be given (n >= 0)");
         return false;
@@ -276,6 +275,7 @@ static bool check_args(ct_module *m, ct_tensor *const *inputs, int n, const ct_t
 }
 
 ct_graph *ct_trace_with(ct_module *m, ct_tensor *const *inputs, int n_in, ct_trace_options o) {
+    if (!ct_alive(OP, 1, m) || !ct_all_alive(OP, 2, inputs, n_in)) return NULL;
     if (!check_args(m, inputs, n_in, &o)) return NULL;
     if (ct_module_is_training(m))
         ct_warn(OP ": the module is in train mode: the trace records train-mode behaviour "
