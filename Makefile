@@ -6,7 +6,7 @@ BUILD_CLANG_ASAN ?= build-asan-clang
 BUILD_FUZZ ?= build-fuzz
 FUZZ_SECONDS ?= 60
 JOBS       ?= $(shell nproc)
-DEPS       := gcc binutils make cmake pkg-config libopenblas-dev zlib1g-dev libdnnl-dev dataset-fashion-mnist doxygen \
+DEPS       := gcc binutils make cmake pkg-config libopenblas-dev zlib1g-dev libzip-dev libdnnl-dev dataset-fashion-mnist doxygen \
               openmpi-bin libopenmpi-dev
 DEMO_DEPS  := dataset-fashion-mnist
 BENCH_DEPS := python3-torch
