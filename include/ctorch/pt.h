@@ -15,21 +15,19 @@
  * lands on the CPU unless .map_location says otherwise; tensors that shared a storage
  * in PyTorch share one here.
  *
- *     // torch.save(model.state_dict(), "resnet18.pth") in Python, then in C:
- *     ct_state_dict *sd = ct_load_pt_state_dict("resnet18.pth");
- *     ct_load_state_dict(model, sd);            // or ct_load_state_dict_file(model, path)
- *
- *     // torch.save({"model": ..., "optimizer": ..., "epoch": 3}, "ckpt.pt"):
- *     ct_pt_value *ckpt = ct_load_pt("ckpt.pt");
- *     int64_t epoch = ct_pt_as_int(ct_pt_get(ckpt, "epoch"));
- *     ct_state_dict *weights = ct_pt_state_dict(ct_pt_get(ckpt, "model"));
- *
- *     // back to PyTorch: torch.load("out.pt", weights_only=True)
- *     ct_save_pt(ct_module_state_dict(model), "out.pt");
- *     ct_pt_value *out = ct_pt_dict();
- *     ct_pt_set(out, "model", ct_pt_from_state_dict(ct_module_state_dict(model)));
- *     ct_pt_set(out, "epoch", ct_pt_int(3));
- *     ct_save_pt_value(out, "ckpt.pt");
+ *     ct_module *model = ct_sequential(CT_MODULES(ct_nn_linear(4, 2)));
+ *     // for PyTorch: torch.load("/tmp/ct_pt_doc.pt", weights_only=True) reads it
+ *     ct_save_pt(ct_module_state_dict(model), "/tmp/ct_pt_doc.pt");
+ *     // torch.save(model.state_dict(), path) in Python, a torchvision .pth: the same call
+ *     ct_load_state_dict_file(model, "/tmp/ct_pt_doc.pt");   // or ct_load_pt_state_dict
+ *     // a checkpoint, torch.save({"model": model.state_dict(), "epoch": 3}, path)
+ *     ct_pt_value *ckpt = ct_pt_dict();
+ *     ct_pt_set(ckpt, "model", ct_pt_from_state_dict(ct_module_state_dict(model)));
+ *     ct_pt_set(ckpt, "epoch", ct_pt_int(3));
+ *     ct_save_pt_value(ckpt, "/tmp/ct_pt_doc_ckpt.pt");
+ *     ct_pt_value *back = ct_load_pt("/tmp/ct_pt_doc_ckpt.pt");
+ *     total = (double)ct_pt_as_int(ct_pt_get(back, "epoch"));            // 3
+ *     ct_load_state_dict(model, ct_pt_state_dict(ct_pt_get(back, "model")));
  *
  * Values (ct_pt_value) are reference counted like tensors (ct_release, scopes); a
  * container holds references to its items, and accessors return borrowed pointers.
