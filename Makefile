@@ -6,7 +6,7 @@ BUILD_CLANG_ASAN ?= build-asan-clang
 BUILD_FUZZ ?= build-fuzz
 FUZZ_SECONDS ?= 60
 JOBS       ?= $(shell nproc)
-DEPS       := gcc binutils make cmake pkg-config libopenblas-dev zlib1g-dev libdnnl-dev dataset-fashion-mnist doxygen \
+DEPS       := gcc binutils make cmake pkg-config libopenblas-dev zlib1g-dev libzip-dev libdnnl-dev dataset-fashion-mnist doxygen \
               openmpi-bin libopenmpi-dev libprotobuf-c-dev protobuf-c-compiler python3-onnx
 DEMO_DEPS  := dataset-fashion-mnist
 BENCH_DEPS := python3-torch
@@ -62,7 +62,7 @@ test-sanitize-clang: deps
 # FUZZ_SECONDS seconds, starting from the committed corpus; new inputs go to
 # $(BUILD_FUZZ)/corpus/<name>, crashes to $(BUILD_FUZZ)/crash-<name>-*.  A crash found
 # is added to tests/fuzz/reproducers/<name>/ with its fix, so `make test` replays it.
-FUZZERS := safetensors json idx gz mnist checkpoint state_dict csv
+FUZZERS := safetensors json idx gz mnist checkpoint state_dict csv pt
 fuzz: deps
 	$(call apt_install,$(CLANG_DEPS))
 	cmake -S . -B $(BUILD_FUZZ) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=$(CLANG) -DCTORCH_LIBFUZZER=ON \

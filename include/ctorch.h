@@ -25,6 +25,7 @@
 #include "ctorch/lr_scheduler.h"
 #include "ctorch/grad_scaler.h" /* loss scaling for mixed precision */
 #include "ctorch/serialize.h"
+#include "ctorch/pt.h"         /* PyTorch .pt / .pth files */
 #include "ctorch/rnn.h"
 #include "ctorch/attention.h"
 #include "ctorch/linalg.h"

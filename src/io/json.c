@@ -34,8 +34,7 @@ static bool literal(parser *ps, const char *word) {
     return true;
 }
 
-/* Length of the valid UTF-8 sequence at p (1-4), or 0 when it is not valid. */
-static int utf8_len(const unsigned char *p, const unsigned char *end) {
+int utf8_len(const unsigned char *p, const unsigned char *end) {
     unsigned c = p[0];
     int n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
     if (n == 0 || end - p < n) return 0;

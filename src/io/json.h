@@ -30,6 +30,9 @@ void json_free(json_value *v);
 /* The member named key of an object, or NULL. */
 const json_value *json_get(const json_value *obj, const char *key);
 
+/* Length of the valid UTF-8 sequence at p (1-4; p < end), or 0 when it is not valid
+ * (overlong, a surrogate, beyond U+10FFFF, cut short). */
+int utf8_len(const unsigned char *p, const unsigned char *end);
 /* Appends s as a JSON string literal (quotes and escapes) to buf; returns the new
  * length, or 0 when it does not fit. */
 size_t json_escape(char *buf, size_t size, size_t len, const char *s);

@@ -146,6 +146,31 @@ int main(void) {
         ct_state_dict_set(all, "optim.state.0.step", ct_scalar_tensor(1, .dtype = CT_F64));
         ct_state_dict_set(all, "sched.last_epoch", ct_scalar_tensor(1e300, .dtype = CT_F64));
         put_sd("reproducers/state_dict", "last_epoch_1e300.safetensors", all, NULL);
+
+        /* .pt: ctorch's own files, and some of PyTorch's (tests/fixtures/gen_pt.py) */
+        ct_state_dict *v = ct_state_dict_new();
+        ct_tensor *base = ct_reshape(ct_arange(6, .dtype = CT_F32), CT_SHAPE(2, 3));
+        ct_state_dict_set(v, "base", base);
+        ct_state_dict_set(v, "t", ct_transpose(base, 0, 1));
+        ct_state_dict_set(v, "b", ct_ones(CT_SHAPE(2), .dtype = CT_BOOL));
+        if (ct_save_pt(v, "corpus/pt/views.pt") != 0) exit(1);
+        ct_pt_value *c = ct_pt_dict(), *l = ct_pt_list();
+        ct_pt_append(l, ct_pt_float(0.5));
+        ct_pt_append(l, ct_pt_bytes("\xff", 1));
+        ct_pt_append(l, ct_pt_none());
+        ct_pt_set(c, "list", l);
+        ct_pt_set(c, "epoch", ct_pt_int(1ll << 40));
+        ct_pt_set(c, "w", ct_pt_tensor(ct_ones(CT_SHAPE(3), .dtype = CT_I64)));
+        if (ct_save_pt_value(c, "corpus/pt/tree.pt") != 0) exit(1);
+        const char *torch_files[] = {"sd_model.pt", "parameters.pt", "dtypes_legacy.pt", "views_legacy.pt",
+                                     "dtypes_big_endian.pt", "evil_os_system.pt"};
+        for (size_t i = 0; i < sizeof torch_files / sizeof *torch_files; i++) {
+            char path[256];
+            snprintf(path, sizeof path, "../fixtures/pt/%s", torch_files[i]);
+            unsigned char *b = slurp(path, &n);
+            put("corpus/pt", torch_files[i], b, n);
+            free(b);
+        }
     }
     printf("seeds written\n");
     return 0;
