@@ -1,16 +1,18 @@
 /* ctorch/jit.h — traced graphs (torch.jit.trace): record a module's forward once, run
  * the recording without the module's code, save it with its weights as one .ctm file.
  *
+ *     ct_module *model = ct_sequential(CT_MODULES(ct_nn_linear(4, 8), ct_nn_relu(),
+ *                                                 ct_nn_linear(8, 2)));
  *     ct_module_eval(model);                          // trace what deployment runs
- *     ct_tensor *x = ct_randn(CT_SHAPE(4, 1, 28, 28));
+ *     ct_tensor *in = ct_randn(CT_SHAPE(3, 4));
  *     ct_dynamic_dim batch = {.input = 0, .dim = 0};  // any batch size at run time
- *     ct_graph *g = ct_trace(model, &x, 1, .dynamic = &batch, .n_dynamic = 1);
- *     ct_graph_print(g, stdout);    // %3: float32[4, 32, 28, 28] = convolution(%0, ...)
- *     ct_graph_save(g, "model.ctm");
- *     ...                           // another program, none of the model's code:
- *     ct_graph *h = ct_graph_load("model.ctm");
- *     ct_tensor *y;
- *     ct_graph_run(h, &x1, 1, &y, 1);   // y equals ct_forward(model, x1), bitwise
+ *     ct_graph *g = ct_trace(model, &in, 1, .dynamic = &batch, .n_dynamic = 1);
+ *     ct_graph_print(g, stdout);    // %5: float32[3, 8] = addmm(%2, %0, %4, beta=1, alpha=1)
+ *     ct_graph_save(g, "/tmp/ct_jit_doc.ctm");
+ *     // another program, with none of the model's code:
+ *     ct_graph *h = ct_graph_load("/tmp/ct_jit_doc.ctm");
+ *     ct_tensor *in5 = ct_randn(CT_SHAPE(5, 4)), *y;
+ *     ct_graph_run(h, &in5, 1, &y, 1);   // y equals ct_forward(model, in5), bitwise
  *
  * Ops appear as the record hook of ctorch/ops.h reports them: ct_linear is transpose +
  * addmm (or mm), flatten is view, cross_entropy is log_softmax + nll_loss; an LSTM or
@@ -36,13 +38,18 @@ extern "C" {
  * objects join the innermost CT_SCOPE like every other ctorch object). */
 typedef struct ct_graph ct_graph;
 
-typedef struct { int input, dim; } ct_dynamic_dim;  /* input index, dim marked dynamic */
+/* A dim of an input that the graph must not fix: any size works at run time. */
+typedef struct {
+    int input; /* which input (0-based) */
+    int dim;   /* which of its dims */
+} ct_dynamic_dim;
 
+/* ct_trace's options. */
 typedef struct {
     const char *const *input_names;   /* NULL: "input_0", "input_1", ... */
     const char *const *output_names;  /* NULL: "output_0", ... */
     const ct_dynamic_dim *dynamic;    /* dims the graph must not fix (dynamic batch) */
-    int n_dynamic;
+    int n_dynamic;                    /* how many dynamic holds */
     bool check_trace;                 /* default true: rerun, compare outputs bitwise */
 } ct_trace_options;
 
@@ -66,37 +73,44 @@ typedef enum {
     CT_GRAPH_VALUE,   /* a node's output */
 } ct_graph_value_kind;
 
+/* A value of a graph: an input, a weight, a constant or a node's output. */
 typedef struct {
-    ct_graph_value_kind kind;
+    ct_graph_value_kind kind; /* what the value is */
     const char *name;       /* inputs/outputs: their names; params/buffers: state-dict names */
-    ct_dtype dtype;
-    int ndim;
+    ct_dtype dtype;         /* its dtype */
+    int ndim;               /* its number of dims */
     int64_t sizes[CT_MAX_DIMS];   /* the sizes seen at trace time */
     bool dynamic[CT_MAX_DIMS];    /* true: a dim marked (or derived) dynamic */
     ct_tensor *tensor;      /* PARAM, BUFFER, CONST: the value (borrowed); else NULL */
 } ct_graph_value;
 
+/* A node of a graph: one op call. */
 typedef struct {
     const ct_schema *schema;  /* the op (ctorch/ops.h): name, aten name, attrs' names */
-    int n_inputs;
+    int n_inputs;             /* how many inputs */
     const int *inputs;        /* value ids; -1: an absent optional input */
-    int n_outputs;
+    int n_outputs;            /* how many outputs */
     const int *outputs;       /* value ids */
     const ct_value *attrs;    /* schema->n_attrs values, in schema order */
 } ct_graph_node;
 
+/* The number of values; ids run from 0 to that less one. */
 int ct_graph_num_values(const ct_graph *g);
 #define ct_graph_num_values(g) CT_AT(ct_graph_num_values(g))
+/* The value id (borrowed from g); NULL with an error when id is out of range. */
 const ct_graph_value *ct_graph_value_at(const ct_graph *g, int id);
 #define ct_graph_value_at(g, id) CT_AT(ct_graph_value_at(g, id))
+/* The number of nodes. */
 int ct_graph_num_nodes(const ct_graph *g);
 #define ct_graph_num_nodes(g) CT_AT(ct_graph_num_nodes(g))
 const ct_graph_node *ct_graph_node_at(const ct_graph *g, int i);  /* in execution order */
 #define ct_graph_node_at(g, i) CT_AT(ct_graph_node_at(g, i))
+/* The number of graph inputs. */
 int ct_graph_num_inputs(const ct_graph *g);
 #define ct_graph_num_inputs(g) CT_AT(ct_graph_num_inputs(g))
 int ct_graph_input(const ct_graph *g, int i);    /* value id of input i */
 #define ct_graph_input(g, i) CT_AT(ct_graph_input(g, i))
+/* The number of graph outputs. */
 int ct_graph_num_outputs(const ct_graph *g);
 #define ct_graph_num_outputs(g) CT_AT(ct_graph_num_outputs(g))
 int ct_graph_output(const ct_graph *g, int i);   /* value id of output i */

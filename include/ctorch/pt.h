@@ -60,6 +60,7 @@ typedef enum {
     CT_PT_DICT, /* dict and OrderedDict, in insertion order */
 } ct_pt_kind;
 
+/* v's kind; CT_PT_INVALID for NULL. */
 ct_pt_kind ct_pt_kind_of(const ct_pt_value *v);
 #define ct_pt_kind_of(v) CT_AT(ct_pt_kind_of(v))
 const char *ct_pt_kind_name(ct_pt_kind k); /* Python's names: "int", "dict", "Tensor", ... */
