@@ -75,6 +75,18 @@ TEST(lstm_runs_bitwise) {
         CHECK_INT_EQ(ct_graph_num_outputs(g), 3);
         ct_module *gru = ct_gru(6, 8);
         trace_checked(gru, &x, 1);
+        /* The layer stack is one node (not unrolled steps), and runs at another batch
+         * size and sequence length when those dims are dynamic. */
+        ct_module_eval(m);
+        ct_dynamic_dim dyn[2] = {{0, 0}, {0, 1}};
+        ct_graph *d = ct_trace(m, &x, 1, .dynamic = dyn, .n_dynamic = 2);
+        CHECK(d != NULL);
+        int lstm_nodes = 0;
+        for (int i = 0; d && i < ct_graph_num_nodes(d); i++)
+            lstm_nodes += !strcmp(ct_graph_node_at(d, i)->schema->name, "lstm");
+        CHECK_INT_EQ(lstm_nodes, 1);
+        ct_tensor *x2 = ct_randn(CT_SHAPE(4, 9, 6));
+        if (d) check_run(m, d, &x2, 1);
     }
 }
 

@@ -7,7 +7,7 @@
  *     ct_tensor *in = ct_randn(CT_SHAPE(3, 4));
  *     ct_dynamic_dim batch = {.input = 0, .dim = 0};  // any batch size at run time
  *     ct_graph *g = ct_trace(model, &in, 1, .dynamic = &batch, .n_dynamic = 1);
- *     ct_graph_print(g, stdout);    // %5: float32[3, 8] = addmm(%2, %0, %4, beta=1, alpha=1)
+ *     ct_graph_print(g, stdout);    // %4: float32[3?, 8] = addmm(%3, %0, %2, beta=1, alpha=1)
  *     ct_graph_save(g, "/tmp/ct_jit_doc.ctm");
  *     // another program, with none of the model's code:
  *     ct_graph *h = ct_graph_load("/tmp/ct_jit_doc.ctm");

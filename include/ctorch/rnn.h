@@ -66,6 +66,41 @@ ct_module *ct_gru_cell_with(int64_t input_size, int64_t hidden_size, ct_cell_opt
 #define ct_gru_cell(input_size, hidden_size, ...) \
     CT_AT(ct_gru_cell_with(input_size, hidden_size, CT_CELL_DEFAULTS_(__VA_ARGS__)))
 
+/* ---- the layer stacks as functions (torch.lstm / torch.gru: aten::lstm.input) ---- */
+
+/* What a stack returns: output [T, B, D*H] ([B, T, D*H] batch_first), the final
+ * states h_n (and c_n, LSTM only) [D*L, B, H]. */
+typedef struct {
+    ct_tensor *output; /* every step's last-layer hidden state */
+    ct_tensor *h_n;    /* the final hidden states */
+    ct_tensor *c_n;    /* the final cell states (LSTM; NULL for a GRU) */
+} ct_rnn_stack_result;
+/* A stack's configuration, as the layer module's. */
+typedef struct {
+    bool has_biases;      /* params hold b_ih and b_hh per layer and direction */
+    int64_t num_layers;   /* 0: 1 */
+    double dropout;       /* between layers, when train */
+    bool train;           /* apply dropout */
+    bool bidirectional;   /* D = 2 */
+    bool batch_first;     /* input and output [B, T, F] */
+} ct_rnn_stack_options;
+/* The LSTM / GRU layers' computation on batched input [T, B, F], as one op: what
+ * ct_lstm / ct_gru modules run, and what a trace records (one lstm / gru node).
+ * hx: n_hx initial states [D*L, B, H] (h0, then c0 for the LSTM; missing ones are
+ * zeros); params: PyTorch's flat order, w_ih, w_hh (then b_ih, b_hh) per layer and
+ * direction (l0, l0_reverse, l1, ...).  Gradients flow through the cells it runs.
+ * All NULL with an error on failure. */
+ct_rnn_stack_result ct_lstm_stack_with(ct_tensor *input, int n_hx, ct_tensor *const *hx, int n_params,
+                                       ct_tensor *const *params, ct_rnn_stack_options o);
+ct_rnn_stack_result ct_gru_stack_with(ct_tensor *input, int n_hx, ct_tensor *const *hx, int n_params,
+                                      ct_tensor *const *params, ct_rnn_stack_options o);
+#define ct_lstm_stack(input, n_hx, hx, n_params, params, ...)                          \
+    CT_AT(ct_lstm_stack_with(input, n_hx, hx, n_params, params,                        \
+                             CT_DEFAULTS(ct_rnn_stack_options, .has_biases = true, __VA_ARGS__)))
+#define ct_gru_stack(input, n_hx, hx, n_params, params, ...)                           \
+    CT_AT(ct_gru_stack_with(input, n_hx, hx, n_params, params,                         \
+                            CT_DEFAULTS(ct_rnn_stack_options, .has_biases = true, __VA_ARGS__)))
+
 /* PyTorch's fused cell ops (_thnn_fused_lstm_cell, _thnn_fused_gru_cell; grad_fns
  * ThnnFusedLstmCellBackward0, ThnnFusedGruCellBackward0): one time step from the gate
  * pre-activations, saving only the activated gates for backward (the layers above use
@@ -73,6 +108,7 @@ ct_module *ct_gru_cell_with(int64_t input_size, int64_t hidden_size, ct_cell_opt
  * every tensor is of one floating dtype; the results are all NULL on error.  Under
  * autocast the cells promote to the widest input (bfloat16 gates with a float32 state
  * run in float32) and keep their workspace in the gates' reduced dtype. */
+/* What ct_thnn_fused_lstm_cell returns. */
 typedef struct {
     ct_tensor *hy;        /* the new hidden state */
     ct_tensor *cy;        /* the new cell state */

@@ -262,6 +262,29 @@ static int run_thnn_fused_gru_cell(ARGS) {
     return r.hy ? 0 : -1;
 }
 
+/* lstm / gru (input, hx..., params...; has_biases, num_layers, dropout, train,
+ * bidirectional, batch_first): hx are what is left after the parameters the
+ * attributes count. */
+static int run_rnn_stack(ARGS, bool lstm) {
+    ct_rnn_stack_options o = {.has_biases = a[0].b, .num_layers = a[1].i, .dropout = a[2].f, .train = a[3].b,
+                              .bidirectional = a[4].b, .batch_first = a[5].b};
+    int64_t per = o.has_biases ? 4 : 2, n_params = (o.bidirectional ? 2 : 1) * o.num_layers * per;
+    if (o.num_layers < 1 || o.num_layers > 32 || n_params > n_in - 1) {
+        ct_error("%s: %d inputs do not hold the parameters of %lld layers", lstm ? "lstm" : "gru", n_in,
+                 (long long)o.num_layers);
+        return -1;
+    }
+    int n_hx = n_in - 1 - (int)n_params;
+    ct_rnn_stack_result r = lstm ? ct_lstm_stack_with(in[0], n_hx, in + 1, (int)n_params, in + 1 + n_hx, o)
+                                 : ct_gru_stack_with(in[0], n_hx, in + 1, (int)n_params, in + 1 + n_hx, o);
+    out[0] = r.output;
+    out[1] = r.h_n;
+    if (n_out > 2) out[2] = r.c_n;
+    return r.output ? 0 : -1;
+}
+static int run_lstm(ARGS) { return run_rnn_stack(in, n_in, a, out, n_out, true); }
+static int run_gru(ARGS) { return run_rnn_stack(in, n_in, a, out, n_out, false); }
+
 /* The table: op name -> runner. */
 static const struct {
     const char *op;
@@ -283,7 +306,7 @@ static const struct {
     ROW(addmm) ROW(baddbmm)
     ROW(convolution) ROW(dropout) ROW(max_pool2d) ROW(avg_pool2d) ROW(adaptive_avg_pool2d)
     ROW(adaptive_max_pool2d) ROW(batch_norm) ROW(layer_norm) ROW(group_norm)
-    ROW(thnn_fused_lstm_cell) ROW(thnn_fused_gru_cell)
+    ROW(thnn_fused_lstm_cell) ROW(thnn_fused_gru_cell) ROW(lstm) ROW(gru)
 #undef ROW
 };
 

@@ -72,3 +72,43 @@ TEST(grad_fused_cells_chained) {
     ct_tensor *g[] = {gc_rand(CT_SHAPE(2, 6)), gc_rand(CT_SHAPE(2, 6)), gc_rand(CT_SHAPE(2, 2))};
     GRADGRADCHECK("thnn_fused_gru_cell", f_gru_chain, 3, g, NULL);
 }
+
+/* The layer stacks as one op (ct_lstm_stack, ct_gru_stack): the cells above, run over
+ * layers, directions and steps; gradients reach the input, the initial states and
+ * every parameter.  x: input, h0[, c0], params; c: {lstm, layers, bidirectional}. */
+static ct_tensor *f_stack(ct_tensor *const *x, void *c) {
+    const int *k = c;
+    int n_hx = k[0] ? 2 : 1, n_params = k[1] * (k[2] ? 2 : 1) * 4;
+    ct_rnn_stack_options o = {.has_biases = true, .num_layers = k[1], .bidirectional = k[2]};
+    ct_rnn_stack_result r = k[0] ? ct_lstm_stack_with(x[0], n_hx, x + 1, n_params, x + 1 + n_hx, o)
+                                 : ct_gru_stack_with(x[0], n_hx, x + 1, n_params, x + 1 + n_hx, o);
+    if (!r.output) return NULL;
+    ct_tensor *parts[3] = {ct_flatten(r.output, 0, -1), ct_flatten(r.h_n, 0, -1), r.c_n ? ct_flatten(r.c_n, 0, -1) : NULL};
+    return ct_cat(k[0] ? 3 : 2, parts, 0);
+}
+
+static void stack_case(const char *op, bool lstm, int layers, bool bidirectional) {
+    const int64_t T = 3, B = 2, F = 2, H = 2, G = lstm ? 4 : 3, D = bidirectional ? 2 : 1;
+    ct_tensor *in[3 + 4 * 2 * 2];
+    int n = 0;
+    in[n++] = gc_rand(CT_SHAPE(T, B, F));
+    for (int k = 0; k < (lstm ? 2 : 1); k++) in[n++] = gc_rand(CT_SHAPE(D * layers, B, H));
+    for (int l = 0; l < layers; l++)
+        for (int d = 0; d < D; d++) {
+            in[n++] = gc_rand(CT_SHAPE(G * H, l ? D * H : F));
+            in[n++] = gc_rand(CT_SHAPE(G * H, H));
+            in[n++] = gc_rand(CT_SHAPE(G * H));
+            in[n++] = gc_rand(CT_SHAPE(G * H));
+        }
+    int ctx[3] = {lstm, layers, bidirectional};
+    GRADCHECK(op, f_stack, n, in, ctx);
+}
+
+TEST(grad_lstm_stack) {
+    stack_case("lstm", true, 1, true);
+    stack_case("lstm", true, 2, false);
+}
+TEST(grad_gru_stack) {
+    stack_case("gru", false, 1, true);
+    stack_case("gru", false, 2, false);
+}
