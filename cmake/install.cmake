@@ -6,6 +6,7 @@ set(CT_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/ctorch)
 install(TARGETS ctorch ctorch_static EXPORT ctorchTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(TARGETS ctorch_run RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # The MPI plugin beside the library, where ct_dist_init looks for it (not a target
 # users link: it is loaded).
 if(CTORCH_HAVE_MPI_PLUGIN)
