@@ -62,7 +62,7 @@ test-sanitize-clang: deps
 # FUZZ_SECONDS seconds, starting from the committed corpus; new inputs go to
 # $(BUILD_FUZZ)/corpus/<name>, crashes to $(BUILD_FUZZ)/crash-<name>-*.  A crash found
 # is added to tests/fuzz/reproducers/<name>/ with its fix, so `make test` replays it.
-FUZZERS := safetensors json idx gz mnist checkpoint state_dict csv pt
+FUZZERS := safetensors json idx gz mnist checkpoint state_dict csv pt ctm
 fuzz: deps
 	$(call apt_install,$(CLANG_DEPS))
 	cmake -S . -B $(BUILD_FUZZ) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=$(CLANG) -DCTORCH_LIBFUZZER=ON \

@@ -1,6 +1,7 @@
 /* Traced graphs (ctorch/jit.h): ct_trace of the demo models and the standard layers
  * gives a graph whose run equals the module's forward bit for bit; the printer, dynamic
  * dims, the warnings and the errors. */
+#define _GNU_SOURCE /* memmem */
 #include <stdlib.h>
 #include <string.h>
 
@@ -271,6 +272,61 @@ TEST(save_load_run_round_trip) {
         if (h) check_run(cnn, h, &y, 1);
         CHECK_ERROR(ct_graph_load("/nonexistent.ctm"), "cannot open");
         CHECK_ERROR(ct_graph_load_buffer("CTMODEL\0\0\0\0\0\0\0\0\0", 16), "the graph");
+        remove(path);
+    }
+}
+
+/* The whole file at path into a buffer the caller frees. */
+static char *slurp(const char *path, size_t *size) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *data = malloc((size_t)n + 1);
+    if (data && fread(data, 1, (size_t)n, f) != (size_t)n) {
+        free(data);
+        data = NULL;
+    }
+    fclose(f);
+    *size = (size_t)n;
+    return data;
+}
+
+/* A saved file edited in place (same lengths, so the header stays right): the bytes
+ * of first occurrence of from become to; then loaded from memory. */
+static ct_graph *load_edited(const char *data, size_t size, const char *from, const char *to) {
+    char *copy = malloc(size);
+    memcpy(copy, data, size);
+    char *at = memmem(copy, size, from, strlen(from));
+    CHECK(at != NULL);
+    if (at) memcpy(at, to, strlen(to));
+    ct_graph *g = ct_graph_load_buffer(copy, size);
+    free(copy);
+    return g;
+}
+
+TEST(versions_unknown_ops_and_damaged_files_are_errors) {
+    CT_SCOPE {
+        ct_manual_seed(9);
+        ct_module *m = ct_sequential(CT_MODULES(ct_nn_linear(4, 3), ct_nn_relu()));
+        ct_module_eval(m);
+        ct_tensor *x = ct_randn(CT_SHAPE(2, 4));
+        const char *path = "/tmp/ct_test_jit_versions.ctm";
+        CHECK(ct_graph_save(ct_trace(m, &x, 1), path) == 0);
+        size_t size = 0;
+        char *data = slurp(path, &size);
+        CHECK(data != NULL);
+        if (!data) break;
+        CHECK(ct_graph_load_buffer(data, size) != NULL);
+        CHECK_ERROR(load_edited(data, size, "\"version\":1", "\"version\":7"),
+                    "format version 7 is newer than this ctorch reads");
+        CHECK_ERROR(load_edited(data, size, "\"op\":\"relu\"", "\"op\":\"rel0\""), "unknown op 'rel0'");
+        CHECK_ERROR(load_edited(data, size, "CTMODEL", "CTMODEX"), "");
+        CHECK_ERROR(ct_graph_load_buffer(data, size - 10), "");
+        /* A weight whose declared shape disagrees with the blob's tensor. */
+        CHECK_ERROR(load_edited(data, size, "\"shape\":[3,4]", "\"shape\":[4,3]"), "");
+        free(data);
         remove(path);
     }
 }

@@ -32,6 +32,7 @@
 #include "io/pt_format.h"
 #include "core/error.h"
 #include "core/mem.h"
+#include "io/read_file.h"
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "storages are read as little-endian");
 
@@ -586,20 +587,11 @@ ct_pt_value *ct_load_pt_with(const char *path, ct_pt_load_options o) {
         zip_error_fini(&ze);
         return finish(&L, src ? load_zip(&L, src) : NULL, o);
     }
-    char *data = NULL;
-    long size = -1;
-    if (fseek(f, 0, SEEK_END) == 0) size = ftell(f);
-    if (size >= 0 && fseek(f, 0, SEEK_SET) == 0 && (data = ct_malloc((size_t)size + 1)) &&
-        fread(data, 1, (size_t)size, f) != (size_t)size) {
-        free(data);
-        data = NULL;
-    }
     fclose(f);
-    if (!data) {
-        pk_error(where, "cannot read the file");
-        return NULL;
-    }
-    ct_pt_value *v = from_memory(where, data, (size_t)size, o);
+    size_t size = 0;
+    unsigned char *data = ct_read_file(where, path, &size);
+    if (!data) return NULL;
+    ct_pt_value *v = from_memory(where, (const char *)data, size, o);
     free(data);
     return v;
 }
