@@ -51,8 +51,6 @@ TEST(state_dict_of_a_small_model) {
     /* strict loading: a module with other keys */
     ct_module *other = ct_sequential(CT_MODULES(ct_nn_linear(8, 3)));
     CHECK_ERROR(ct_load_state_dict_file(other, FIX "sd_model.pt"), "Unexpected key(s)");
-    ct_release(m);
-    ct_release(other);
 }
 
 TEST(checkpoint_dict) {
@@ -262,6 +260,4 @@ TEST(load_state_dict_file_reads_safetensors_too) {
     check_filled("from safetensors", ct_state_dict_get(ct_module_state_dict(n), "0.weight"), 0.01, -0.05, 1e-7);
     remove(path);
     rmdir(dir);
-    ct_release(m);
-    ct_release(n);
 }

@@ -109,8 +109,8 @@ static const char *add_init(onnx_builder *b, const char *name, int dtype, const 
     char *nm = ob_strdup(b, name);
     if (!t || !d || !data || !nm) return NULL;
     onnx__tensor_proto__init(t);
-    memcpy(d, dims, ndim * sizeof *d);
-    memcpy(data, bytes, nbytes);
+    if (ndim) memcpy(d, dims, ndim * sizeof *d); /* a 0-d tensor has no dims array */
+    if (nbytes) memcpy(data, bytes, nbytes);
     t->n_dims = ndim, t->dims = d;
     t->has_data_type = true, t->data_type = dtype;
     t->name = nm;
