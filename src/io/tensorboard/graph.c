@@ -14,7 +14,7 @@
 #include "core/error.h"
 #include "core/mem.h"
 #include "core/object.h"
-#include "graph.pb-c.h"
+#include "tensorboard/graph.pb-c.h"
 #include "io/tensorboard/writer.h"
 
 /* The messages of one GraphDef; everything is freed by free_graph. */

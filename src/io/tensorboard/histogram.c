@@ -13,9 +13,9 @@
 #include "core/error.h"
 #include "core/mem.h"
 #include "core/object.h"
-#include "histogram.pb-c.h"
+#include "tensorboard/histogram.pb-c.h"
 #include "io/tensorboard/writer.h"
-#include "summary.pb-c.h"
+#include "tensorboard/summary.pb-c.h"
 
 #define TB_MAX_EDGES 2048
 

@@ -6,9 +6,9 @@
 
 #include "core/error.h"
 #include "core/mem.h"
-#include "hparams_plugin_data.pb-c.h"
+#include "tensorboard/hparams_plugin_data.pb-c.h"
 #include "io/tensorboard/writer.h"
-#include "summary.pb-c.h"
+#include "tensorboard/summary.pb-c.h"
 
 /* Writes one summary: tag, metadata {plugin "hparams", content data (version 0)}. */
 static int write_plugin_summary(ct_summary_writer *w, const char *op, const char *tag,

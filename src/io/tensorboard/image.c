@@ -13,7 +13,7 @@
 #include "core/object.h"
 #include "io/tensorboard/png.h"
 #include "io/tensorboard/writer.h"
-#include "summary.pb-c.h"
+#include "tensorboard/summary.pb-c.h"
 
 /* The tensor's values in C order as uint8 (scaled as above); NULL with an error. */
 static uint8_t *values_u8(const char *op, ct_tensor *t, int64_t n) {

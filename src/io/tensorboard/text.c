@@ -4,8 +4,8 @@
 #include "core/error.h"
 #include "core/mem.h"
 #include "io/tensorboard/writer.h"
-#include "summary.pb-c.h"
-#include "text_plugin_data.pb-c.h"
+#include "tensorboard/summary.pb-c.h"
+#include "tensorboard/text_plugin_data.pb-c.h"
 
 int ct_tb_add_text_with(ct_summary_writer *w, const char *tag, const char *text, int64_t step,
                      ct_tb_options o) {

@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "ctorch/tensorboard.h"
-#include "event.pb-c.h"
+#include "tensorboard/event.pb-c.h"
 
 #define TB_BUFFER_MAX (4u << 20) /* bytes of records that make an add write them out */
 
