@@ -13,8 +13,6 @@
  *     ct_tb_add_image(w, "sample", img, 2);
  *     ct_tb_add_text(w, "notes", "lr *0.1*", 0);
  *     ct_summary_writer_close(w);                        // flushes, frees
- *     ct_release(weights);
- *     ct_release(img);
  *
  * The file is TensorBoard's TFRecord framing of Event protobufs (each record: its
  * length as uint64 little-endian, the masked CRC-32C of those 8 bytes, the Event, the
@@ -131,8 +129,9 @@ int ct_tb_add_text_with(ct_summary_writer *w, const char *tag, const char *text,
 #define ct_tb_add_text(w, tag, text, step, ...) \
     CT_AT(ct_tb_add_text_with(w, tag, text, step, CT_OPTIONS(ct_tb_options, __VA_ARGS__)))
 
-/* One hyperparameter of ct_tb_add_hparams: a number, a string or a bool. */
+/* Which value a ct_tb_hparam holds. */
 typedef enum { CT_TB_HPARAM_NUMBER, CT_TB_HPARAM_STRING, CT_TB_HPARAM_BOOL } ct_tb_hparam_kind;
+/* One hyperparameter of ct_tb_add_hparams: a number, a string or a bool. */
 typedef struct {
     const char *name;    /* the hyperparameter's name */
     ct_tb_hparam_kind kind; /* which of the values below it is */
@@ -140,9 +139,12 @@ typedef struct {
     const char *string;  /* CT_TB_HPARAM_STRING */
     bool boolean;        /* CT_TB_HPARAM_BOOL */
 } ct_tb_hparam;
-/* Initializers of ct_tb_hparam entries: {CT_TB_HPARAM_NUM("lr", 0.1), CT_TB_HPARAM_STR("opt", "sgd")}. */
+/* Initializers of ct_tb_hparam entries: {CT_TB_HPARAM_NUM("lr", 0.1), CT_TB_HPARAM_STR("opt", "sgd")}.
+ * A bool is written as a bool (PyTorch's add_hparams turns Python's True into 1.0). */
 #define CT_TB_HPARAM_NUM(name, v) {(name), CT_TB_HPARAM_NUMBER, (v), NULL, false}
+/* A string hyperparameter (see CT_TB_HPARAM_NUM). */
 #define CT_TB_HPARAM_STR(name, v) {(name), CT_TB_HPARAM_STRING, 0, (v), false}
+/* A bool hyperparameter (see CT_TB_HPARAM_NUM). */
 #define CT_TB_HPARAM_BOOL(name, v) {(name), CT_TB_HPARAM_BOOL, 0, NULL, (v)}
 
 /* Options of ct_tb_add_hparams. */
