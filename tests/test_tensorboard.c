@@ -354,7 +354,6 @@ static void write_all(const char *dir) {
         ct_graph *g = ct_trace(net, &in, 1);
         CHECK(g != NULL);
         CHECK_INT_EQ(ct_tb_add_graph(w, g), 0);
-        ct_release(net);
     }
     CHECK_INT_EQ(ct_summary_writer_close(w), 0);
 }
