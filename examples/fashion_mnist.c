@@ -46,6 +46,7 @@
 #include "common/cli_options.h"
 #include "common/interrupt.h"
 #include "common/progress.h"
+#include "common/tensorboard_log.h"
 #include "ctorch.h"
 
 typedef struct {
@@ -53,7 +54,8 @@ typedef struct {
     int64_t batch_size, limit, test_limit;
     double lr, min_accuracy;
     uint64_t seed;
-    const char *out, *resume, *data, *amp;
+    const char *out, *resume, *data, *amp, *tensorboard;
+    int profile;
     bool overwrite, ddp;
 } config;
 
@@ -89,6 +91,7 @@ static void config_json(const cli_option *opts, int n, char *json, size_t size) 
         "\"dataset\": \"Fashion-MNIST\"");
     for (int i = 0; i < n && len < size; i++) {
         if (opts[i].kind == CLI_FLAG || opts[i].kind == CLI_STRING) continue;
+        if (!strcmp(opts[i].name, "profile")) continue; /* watching decides no number */
         char key[64], value[64];
         json_key(key, sizeof key, opts[i].name);
         cli_format_value(&opts[i], value, sizeof value);
@@ -281,8 +284,11 @@ static ct_module *make_model(void) {
 
 /* Fashion-MNIST as floats normalised with the training set's mean and std (NULL with
  * ct_last_error() when the files cannot be read). */
+#define DATA_MEAN 0.2860 /* the training images' mean and std */
+#define DATA_STD 0.3530
+
 static ct_dataset *make_dataset(const config *c, bool train, int64_t limit) {
-    const double mean = 0.2860, std = 0.3530;
+    const double mean = DATA_MEAN, std = DATA_STD;
     ct_transform *tf =
         ct_tf_compose(2, (ct_transform *[]){ct_tf_to_float(), ct_tf_normalize(1, &mean, &std)});
     ct_dataset *ds = ct_fashion_mnist(.root = c->data, .train = train, .transform = tf);
@@ -296,7 +302,14 @@ static ct_dataset *make_dataset(const config *c, bool train, int64_t limit) {
     return ds;
 }
 
-static double evaluate(ct_module *model, ct_loader *test, const char *amp, double *loss_out) {
+/* Misclassified test images kept for TensorBoard (--tensorboard): buf NULL when off. */
+typedef struct {
+    ct_tensor *buf;
+    int64_t count;
+} misclassified;
+
+static double evaluate(ct_module *model, ct_loader *test, const char *amp, double *loss_out,
+                       misclassified *mis) {
     int64_t correct = 0, seen = 0;
     double loss = 0;
     ct_module_eval(model);
@@ -310,6 +323,7 @@ static double evaluate(ct_module *model, ct_loader *test, const char *amp, doubl
                 logits = ct_forward(model, b.t[0]);
             }
             loss += ct_item(ct_cross_entropy(logits, b.t[1], .reduction = CT_REDUCTION_SUM));
+            if (mis->buf) tb_collect_misclassified(mis->buf, &mis->count, b.t[0], logits, b.t[1]);
             correct += ct_item_int(ct_sum(ct_eq(ct_argmax(logits, .dims = CT_DIMS(1)), b.t[1])));
             seen += b.size;
         }
@@ -333,6 +347,7 @@ typedef struct {
     int epoch;
     int64_t batches, samples, loss_n;
     double loss_sum;
+    int64_t correct, seen; /* with --tensorboard: the batches this process trained now */
 } epoch_progress;
 
 typedef struct {
@@ -396,7 +411,8 @@ static void interrupted_progress(const char *saved, epoch_progress *ep) {
  * of every rank and the losses averaged over the ranks (the global batch's), and the
  * ranks stop after the same batch. */
 static int train_epoch(ct_module *model, ct_optim *opt, ct_loader *train, int64_t samples,
-                       int epochs, const char *amp, ct_training_state *st, epoch_progress *ep) {
+                       int epochs, const char *amp, ct_training_state *st, epoch_progress *ep,
+                       bool count_correct) {
     ct_loader_set_epoch(train, (uint64_t)ep->epoch); /* and its sampler's: set_epoch */
     ct_batch b;
     for (int64_t k = 0; k < ep->batches; k++) {
@@ -414,9 +430,14 @@ static int train_epoch(ct_module *model, ct_optim *opt, ct_loader *train, int64_
     while (!interrupted) {
         CT_SCOPE_HERE;
         if (!ct_loader_next(train, &b)) break;
-        ct_tensor *loss = NULL;
+        ct_tensor *loss = NULL, *logits = NULL;
         CT_AUTOCAST(.dtype = amp_dtype(amp), .enabled = amp_on(amp)) {
-            loss = ct_cross_entropy(ct_forward(model, b.t[0]), b.t[1]);
+            logits = ct_forward(model, b.t[0]);
+            loss = ct_cross_entropy(logits, b.t[1]);
+        }
+        if (count_correct) {
+            ep->correct += ct_item_int(ct_sum(ct_eq(ct_argmax(logits, .dims = CT_DIMS(1)), b.t[1])));
+            ep->seen += b.size;
         }
         ct_zero_grad(opt);
         if (st->scaler) { /* the step is skipped when a gradient overflowed */
@@ -558,6 +579,7 @@ static int run(config *c, cli_option *opts, int n_opts) {
     int rc = 0;
     char json[1536], path[4200];
     run_files rf = {.c = c, .json = json};
+    ct_summary_writer *tb = NULL; /* --tensorboard, on rank 0 */
     CT_SCOPE { /* everything below is freed when the run ends */
         ct_module *model = make_model();
         if (c->ddp) model = ct_ddp(model); /* rank 0's initial weights on every rank */
@@ -630,11 +652,19 @@ static int run(config *c, cli_option *opts, int n_opts) {
         if (c->resume && (strcmp(c->resume, "latest") || ct_checkpoint_best_metric(c->out, &best) != 0))
             best = st.metric;
         int64_t trained = 0, n_batches = ct_loader_len(train);
+        if (c->tensorboard && main_rank) {
+            tb = ct_summary_writer(c->tensorboard);
+            if (!tb) {
+                rc = fail("cannot open the TensorBoard log");
+                break;
+            }
+            printf("TensorBoard: logging to %s (tensorboard --logdir %s)\n", c->tensorboard, c->tensorboard);
+        }
         int epochs_done = 0;
         for (int epoch = first_epoch; epoch <= c->epochs && rc == 0; epoch++) {
             epoch_progress ep = {.epoch = epoch};
             if (resumed.epoch == epoch) ep = resumed;
-            int ended = train_epoch(model, opt, train, epoch_samples, c->epochs, c->amp, &st, &ep);
+            int ended = train_epoch(model, opt, train, epoch_samples, c->epochs, c->amp, &st, &ep, tb != NULL);
             if (ended < 0) {
                 rc = fail("training failed");
                 break;
@@ -652,10 +682,21 @@ static int run(config *c, cli_option *opts, int n_opts) {
                 rc = INTERRUPT_EXIT_STATUS;
                 break;
             }
-            double test_loss, acc = evaluate(net, test, c->amp, &test_loss);
+            misclassified mis = {.buf = tb ? ct_zeros(CT_SHAPE(32, 1, 28, 28)) : NULL};
+            double test_loss, acc = evaluate(net, test, c->amp, &test_loss, &mis);
             if (ct_last_error()) {
                 rc = fail("evaluation failed");
                 break;
+            }
+            if (tb) {
+                epoch_metrics m = {ep.loss_sum / (double)ep.loss_n, ep.seen ? (double)ep.correct / (double)ep.seen : 0,
+                                   test_loss, acc, ct_optim_get_lr(opt, 0)};
+                if (tb_log_epoch(tb, epoch, &m, net) != 0 ||
+                    tb_log_misclassified(tb, epoch, mis.buf, mis.count, DATA_MEAN, DATA_STD) != 0 ||
+                    ct_summary_writer_flush(tb) != 0) {
+                    rc = fail("cannot write the TensorBoard log");
+                    break;
+                }
             }
             printf("epoch %d: train loss %.4f, test loss %.4f, test accuracy %.2f%%\n", epoch,
                    ep.loss_sum / (double)ep.loss_n, test_loss, 100 * acc);
@@ -681,6 +722,8 @@ static int run(config *c, cli_option *opts, int n_opts) {
                 rc = INTERRUPT_EXIT_STATUS;
             }
         }
+        if (tb && ct_summary_writer_close(tb) != 0 && rc == 0) rc = fail("cannot close the TensorBoard log");
+        tb = NULL;
         if (rc) break;
         double t = progress_clock() - t_start;
         printf("done: %d epochs, best test accuracy %.2f%%, %.1f s, %.0f samples/s; checkpoints in "
@@ -692,6 +735,7 @@ static int run(config *c, cli_option *opts, int n_opts) {
             rc = 1;
         }
     }
+    if (tb) ct_summary_writer_close(tb); /* a run that failed keeps what it logged */
     /* A failed first run leaves nothing. */
     if (main_rank && !rf.saved_before && !out_existed) rmdir(c->out);
     return rc;
@@ -717,6 +761,7 @@ int main(int argc, char **argv) {
         CLI_OPT_FLAG("overwrite", &c.overwrite, "delete an earlier run's checkpoints in --out"),
         CLI_OPT_STRING("amp", &c.amp, "off|bf16|f16", "mixed precision: autocast to bfloat16, or to float16 with the gradient scaler"),
         CLI_OPT_FLAG("ddp", &c.ddp, "data-parallel over the processes mpirun started (DistributedDataParallel)"),
+        CLI_OPT_STRING("tensorboard", &c.tensorboard, "DIR", "log losses, accuracies, lr, histograms and misclassified images for TensorBoard"),
     };
     const int n_opts = (int)(sizeof opts / sizeof *opts);
     int status;
