@@ -4,6 +4,7 @@
 #include "ctorch/memory.h"
 #include "core/allocator.h"
 #include "core/backend.h"
+#include "core/prof.h"
 
 typedef struct {
     atomic_llong now, peak;
@@ -20,6 +21,8 @@ static alloc_stats *stats_for(ct_device d) {
 void ct_alloc_stats_add(ct_device d, int64_t delta) {
     alloc_stats *s = stats_for(d);
     if (!s) return;
+    if (delta > 0) ct_prof_alloc_bytes += delta; /* the profiler's thread counters */
+    else ct_prof_freed_bytes -= delta;
     long long now = atomic_fetch_add_explicit(&s->now, delta, memory_order_relaxed) + delta;
     long long peak = atomic_load_explicit(&s->peak, memory_order_relaxed);
     while (now > peak && !atomic_compare_exchange_weak(&s->peak, &peak, now)) {
