@@ -193,9 +193,17 @@ int ct_profiler_export_chrome_trace(ct_profiler *p, const char *path);
 /* An on_trace_ready that writes each recording into the directory ctx (a const char *
  * path, made if missing) as <host>_<pid>.<milliseconds>.pt.trace.json, the names
  * torch.profiler.tensorboard_trace_handler gives, so TensorBoard's profiler plugin
- * finds them:
- *     .on_trace_ready = ct_tensorboard_trace_handler, .on_trace_ready_ctx = "log/prof"
- * A failure to write sets the error. */
+ * finds them.  A failure to write sets the error.  Two traces of two steps each:
+ *
+ *     ct_profiler *p = ct_profiler_start(.schedule = {.wait = 1, .active = 2, .repeat = 2},
+ *                                        .on_trace_ready = ct_tensorboard_trace_handler,
+ *                                        .on_trace_ready_ctx = "/tmp/ctorch_doc_profile");
+ *     for (int step = 0; step < 8; step++) {
+ *         ct_relu(x);
+ *         ct_profiler_step(p);
+ *     }
+ *     ct_profiler_stop(p);
+ */
 void ct_tensorboard_trace_handler(ct_profiler *prof, void *ctx);
 #define ct_tensorboard_trace_handler(prof, ctx) CT_AT(ct_tensorboard_trace_handler(prof, ctx))
 
