@@ -87,8 +87,8 @@ ct_profiler *ct_profiler_start(ct_profiler_options o);
 int ct_profiler_stop(ct_profiler *p);
 #define ct_profiler_stop(p) CT_AT(ct_profiler_stop(p))
 /* Ends a step of p's schedule (torch.profiler.profile.step()): may end an active
- * window (the trace is ready: on_trace_ready runs) or start one.  0, or -1 with an
- * error. */
+ * window (the trace is ready: on_trace_ready runs) or start one; with a schedule each
+ * recorded step is a range "ProfilerStep#N".  0, or -1 with an error. */
 int ct_profiler_step(ct_profiler *p);
 #define ct_profiler_step(p) CT_AT(ct_profiler_step(p))
 

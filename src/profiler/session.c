@@ -179,7 +179,7 @@ int(ct_profiler_step)(ct_profiler *p) {
         p->window_start_ns = ct_prof_now_ns();
     }
     atomic_store(&ct_prof_recording, records(p->action));
-    if (records(p->action)) open_step_range(p);
+    if (has_schedule(&p->o.schedule) && records(p->action)) open_step_range(p);
     return 0;
 }
 
