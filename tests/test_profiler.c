@@ -351,6 +351,13 @@ TEST(test_loader_workers_have_their_own_threads) {
         worker_ranges += !strcmp(ev[i].name, "make sample");
     }
     CHECK_INT_EQ(worker_muls, 8);
+    /* Per thread, times only grow: ops with the same parent follow each other. */
+    for (int i = 0; i < n; i++)
+        for (int k = i + 1; k < n; k++) {
+            if (ev[k].tid != ev[i].tid || ev[k].parent != ev[i].parent) continue;
+            CHECK(ev[k].start_us >= ev[i].start_us + ev[i].dur_us - 1e-3);
+            break;
+        }
     CHECK_INT_EQ(worker_ranges, 8);
     CHECK_INT_EQ(count_named(ev, n, "stack", NULL), 4); /* collate, in the workers too */
     char path[] = "/tmp/ct_profiler_workers_XXXXXX";

@@ -23,12 +23,18 @@ static _Thread_local bool tls_shapes, tls_stack;
 static pthread_key_t exit_key;
 static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
 
-void prof_thread_release(prof_thread *t) {
-    if (!t || atomic_fetch_sub(&t->refs, 1) != 1) return;
+/* Frees the strings of the thread's finished events and forgets them. */
+static void drop_events(prof_thread *t) {
     for (int i = 0; i < t->n; i++) {
         if (t->ev[i].owns_name) free((char *)t->ev[i].name);
         free(t->ev[i].shapes);
     }
+    t->n = 0;
+}
+
+void prof_thread_release(prof_thread *t) {
+    if (!t || atomic_fetch_sub(&t->refs, 1) != 1) return;
+    drop_events(t);
     free(t->ev);
     pthread_mutex_destroy(&t->mu);
     free(t);
@@ -235,11 +241,7 @@ void prof_clear_threads(ct_profiler *p) {
     pthread_mutex_lock(&p->mu);
     for (prof_thread *t = p->threads; t; t = t->next) {
         pthread_mutex_lock(&t->mu);
-        for (int i = 0; i < t->n; i++) {
-            if (t->ev[i].owns_name) free((char *)t->ev[i].name);
-            free(t->ev[i].shapes);
-        }
-        t->n = 0;
+        drop_events(t);
         pthread_mutex_unlock(&t->mu);
     }
     pthread_mutex_unlock(&p->mu);
