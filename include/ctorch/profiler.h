@@ -21,7 +21,7 @@
  * ops and the forward op that made it carry the same sequence number.
  * ct_record_function ranges (torch.profiler.record_function) nest.  Ops run by
  * DataLoader worker threads while a profiler is active are recorded on the workers'
- * own tracks (thread ids).
+ * own tracks (thread ids); other threads a program starts itself are not recorded.
  *
  * How an op is timed: it runs from the thread's last boundary to the moment it
  * reports its outputs, where boundaries are each ctorch call made by user code, each

@@ -70,7 +70,12 @@ void prof_collect(ct_profiler *p) {
         tids[k] = t->tid;
         memcpy(labels[k], t->label, sizeof labels[k]);
         id_base[k] = ids;
-        ids += t->next_id;
+        int span = 0; /* this thread's range ids (its own counter is not ours to read) */
+        for (int i = 0; i < t->n; i++) {
+            if (t->ev[i].id >= span) span = t->ev[i].id + 1;
+            if (t->ev[i].parent >= span) span = t->ev[i].parent + 1;
+        }
+        ids += span;
         if (n + t->n > cap) {
             int c = cap ? cap : 1024;
             while (c < n + t->n) c *= 2;
