@@ -221,6 +221,7 @@ TEST(test_chrome_trace_is_valid_and_nested) {
     CT_PROFILE(prof, .record_shapes = true, .with_stack = true, .profile_memory = true) {
         ct_record_function("outer") {
             ct_record_function("inner \"quoted\"") { ct_sum(ct_mul(w, w)); }
+            ct_record_function("not UTF-8: \xff\xfe") { ct_relu(w); }
             ct_backward(ct_sum(ct_relu(w)));
         }
     }
@@ -264,6 +265,7 @@ TEST(test_chrome_trace_is_valid_and_nested) {
         const char *name = json_get(e, "name")->string;
         if (!strcmp(name, "outer")) outer = e;
         if (!strcmp(name, "inner \"quoted\"")) inner = e;
+        if (!strncmp(name, "not UTF-8", 9)) CHECK_STR_EQ(name, "not UTF-8: ??");
         complete++;
     }
     CHECK_INT_EQ(complete, n);

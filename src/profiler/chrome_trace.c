@@ -17,11 +17,27 @@
 #include "core/mem.h"
 #include "io/json.h"
 
-/* s as a JSON string. */
+/* s as a JSON string; bytes that are not UTF-8 (a range's name is the user's) become
+ * '?', so that the file stays JSON. */
 static void put_string(FILE *f, const char *s) {
-    size_t size = 6 * strlen(s) + 3;
-    char small[256], *buf = size <= sizeof small ? small : ct_malloc(size);
-    if (buf && json_escape(buf, size, 0, s)) fputs(buf, f);
+    size_t n = strlen(s), size = 6 * n + 3;
+    char small[256], *buf = 2 * size <= sizeof small ? small : ct_malloc(2 * size);
+    if (!buf) {
+        fputs("\"\"", f);
+        return;
+    }
+    char *text = buf + size;
+    const unsigned char *p = (const unsigned char *)s, *end = p + n;
+    size_t len = 0;
+    while (p < end) {
+        int l = utf8_len(p, end);
+        if (l) memcpy(text + len, p, (size_t)l);
+        else text[len] = '?';
+        len += l ? (size_t)l : 1;
+        p += l ? l : 1;
+    }
+    text[len] = 0;
+    if (json_escape(buf, size, 0, text)) fputs(buf, f);
     else fputs("\"\"", f);
     if (buf != small) free(buf);
 }
