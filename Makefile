@@ -7,7 +7,8 @@ BUILD_FUZZ ?= build-fuzz
 FUZZ_SECONDS ?= 60
 JOBS       ?= $(shell nproc)
 DEPS       := gcc binutils make cmake pkg-config libopenblas-dev zlib1g-dev libzip-dev libdnnl-dev dataset-fashion-mnist doxygen \
-              openmpi-bin libopenmpi-dev libprotobuf-c-dev protobuf-c-compiler python3-onnx
+              openmpi-bin libopenmpi-dev libprotobuf-c-dev protobuf-c-compiler python3-onnx \
+              libpng-dev libprotobuf-dev protobuf-compiler python3-protobuf python3-numpy
 DEMO_DEPS  := dataset-fashion-mnist
 BENCH_DEPS := python3-torch
 # clang 16: the first Debian clang with _Float16 on x86-64; its libFuzzer and OpenMP.

@@ -44,5 +44,6 @@
 #include "ctorch/amp.h"        /* autocast (torch.autocast) */
 #include "ctorch/jit.h"        /* traced graphs, .ctm files (torch.jit.trace) */
 #include "ctorch/onnx.h"        /* export to ONNX (torch.onnx.export) */
+#include "ctorch/tensorboard.h" /* TensorBoard event files (SummaryWriter) */
 
 #endif

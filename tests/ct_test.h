@@ -19,6 +19,8 @@ void ct_test_fail(const char *file, int line, const char *fmt, ...)
 double *ct_test_values(const ct_tensor *t);
 /* Largest |a - b| over all elements, NAN when shapes differ or on error. */
 double ct_test_max_diff(const ct_tensor *a, const ct_tensor *b);
+/* a and b have the same dtype and shape and hold the same bytes, element by element. */
+bool ct_test_same_bits(ct_tensor *a, ct_tensor *b);
 /* Keeps leak checking off for a test that keeps objects on purpose (caches). */
 void ct_test_allow_leaks(void);
 /* The model of examples/fashion_mnist.c (the demo CNN), freshly initialised. */

@@ -7,15 +7,6 @@
 
 #include "ct_test.h"
 
-/* a and b hold the same bits (same dtype and shape). */
-static bool same_bits(ct_tensor *a, ct_tensor *b) {
-    if (!a || !b || ct_dtype_of(a) != ct_dtype_of(b) || ct_ndim(a) != ct_ndim(b)) return false;
-    for (int d = 0; d < ct_ndim(a); d++)
-        if (ct_size(a, d) != ct_size(b, d)) return false;
-    ct_tensor *x = ct_contiguous(a), *y = ct_contiguous(b);
-    return !memcmp(ct_data_ptr(x), ct_data_ptr(y), (size_t)ct_numel(x) * ct_dtype_size(ct_dtype_of(x)));
-}
-
 /* The graph run on inputs gives the module's outputs, bitwise. */
 static void check_run(ct_module *m, ct_graph *g, ct_tensor *const *in, int n) {
     ct_tensor *want[8], *got[8];
@@ -25,7 +16,7 @@ static void check_run(ct_module *m, ct_graph *g, ct_tensor *const *in, int n) {
     if (ng < 0) fprintf(stderr, "ct_graph_run: %s\n", ct_last_error());
     CHECK(nw >= 1);
     CHECK_INT_EQ(ng, nw);
-    for (int i = 0; i < nw && i < ng; i++) CHECK(same_bits(got[i], want[i]));
+    for (int i = 0; i < nw && i < ng; i++) CHECK(ct_test_same_bits(got[i], want[i]));
 }
 
 static ct_graph *trace_checked(ct_module *m, ct_tensor *const *in, int n) {
@@ -322,10 +313,11 @@ TEST(versions_unknown_ops_and_damaged_files_are_errors) {
         CHECK_ERROR(load_edited(data, size, "\"version\":1", "\"version\":7"),
                     "format version 7 is newer than this ctorch reads");
         CHECK_ERROR(load_edited(data, size, "\"op\":\"relu\"", "\"op\":\"rel0\""), "unknown op 'rel0'");
-        CHECK_ERROR(load_edited(data, size, "CTMODEL", "CTMODEX"), "");
-        CHECK_ERROR(ct_graph_load_buffer(data, size - 10), "");
+        CHECK_ERROR(load_edited(data, size, "CTMODEL", "CTMODEX"), "not a .ctm file (no \"CTMODEL\" magic)");
+        CHECK_ERROR(ct_graph_load_buffer(data, size - 10), "lies beyond the end of the file");
         /* A weight whose declared shape disagrees with the blob's tensor. */
-        CHECK_ERROR(load_edited(data, size, "\"shape\":[3,4]", "\"shape\":[4,3]"), "");
+        CHECK_ERROR(load_edited(data, size, "\"shape\":[3,4]", "\"shape\":[4,3]"),
+                    "tensor '0.weight' is not of the dtype and shape the graph declares");
         free(data);
         remove(path);
     }

@@ -24,9 +24,12 @@ extern "C" {
 /* The activation of nn.RNN and nn.RNNCell: nonlinearity='tanh' or 'relu'. */
 typedef enum { CT_RNN_TANH = 0, CT_RNN_RELU = 1 } ct_rnn_nonlinearity;
 
+/* The most layers a recurrent stack may have (num_layers). */
+#define CT_RNN_MAX_LAYERS 32
+
 /* Options of ct_rnn, ct_lstm and ct_gru. */
 typedef struct {
-    int64_t num_layers;  /* 0: PyTorch's default 1 */
+    int64_t num_layers;  /* 0: PyTorch's default 1; at most CT_RNN_MAX_LAYERS */
     bool bias;           /* default true (set by the macro) */
     bool batch_first;    /* input and output [B, T, F] instead of [T, B, F] */
     double dropout;      /* between layers, in training mode */

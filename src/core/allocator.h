@@ -7,7 +7,11 @@
 
 #include "ctorch/base.h"
 
-/* Adds delta bytes to the device's bytes in use (and its peak). */
-void ct_alloc_stats_add(ct_device d, int64_t delta);
+/* A storage of `bytes` allocated on (given back to) the device: its bytes and
+ * storages in use, their peaks and totals. */
+void ct_alloc_stats_alloc(ct_device d, int64_t bytes);
+void ct_alloc_stats_free(ct_device d, int64_t bytes);
+/* Adds delta bytes to what the device's cache holds (for the reserved peak). */
+void ct_alloc_stats_cached(ct_device d, int64_t delta);
 
 #endif

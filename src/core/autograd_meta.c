@@ -30,3 +30,5 @@ void ct_autograd_release_meta(ct_tensor *t) {
     const ct_autograd_interface *iface = ct_autograd_interface_get();
     if (iface) iface->release_meta(t);
 }
+
+_Thread_local int ct_trace_backward_depth;

@@ -23,6 +23,10 @@
 
 typedef struct ct_autograd_meta ct_autograd_meta; /* defined by autograd */
 
+/* > 0 while the autograd engine runs a node on this thread (the engine counts it; the
+ * record hook and the memory history read it). */
+extern _Thread_local int ct_trace_backward_depth;
+
 typedef struct {
     const char *name;
     /* Frees t->autograd_meta (and sets it NULL), undoing what it registered elsewhere

@@ -9,7 +9,7 @@
  * (record_function, a backward node, a loader batch).  So `ct_relu(ct_matmul(a, b))`
  * times matmul from the matmul call and relu from matmul's end; user code between
  * ctorch calls is never counted, and an op inside a range starts after the range.
- * Bytes allocated and freed are thread counters (ct_alloc_stats_add) read at the same
+ * Bytes allocated and freed are thread counters (ct_alloc_stats_alloc, ct_alloc_stats_free) read at the same
  * points.  With no profiler, each of those places pays one predictable branch on
  * ct_prof_on. */
 #ifndef CT_CORE_PROF_H
@@ -30,7 +30,7 @@ typedef struct {
 extern _Thread_local bool ct_prof_on;
 /* The last boundary of this thread. */
 extern _Thread_local ct_prof_mark ct_prof_last;
-/* Bytes of tensor storage this thread allocated and freed (ct_alloc_stats_add). */
+/* Bytes of tensor storage this thread allocated and freed (ct_alloc_stats_alloc, ct_alloc_stats_free). */
 extern _Thread_local int64_t ct_prof_alloc_bytes, ct_prof_freed_bytes;
 
 int64_t ct_prof_now_ns(void); /* CLOCK_MONOTONIC in nanoseconds */

@@ -6,6 +6,7 @@
 #include "core/allocator.h"
 #include "core/backend.h"
 #include "core/lifetime.h"
+#include "core/memory_history.h"
 #include "core/pool.h"
 #include "core/tensor_impl.h"
 #include "core/mem.h"
@@ -26,11 +27,12 @@ static bool storage_pooled(const ct_storage *s) {
 
 static void storage_destroy(ct_object *o) {
     ct_storage *s = (ct_storage *)o;
+    if (__builtin_expect(s->record != NULL, 0)) ct_memory_history_remove(s->record);
     if (s->external) {
         if (s->free_fn) s->free_fn(s->data, s->free_ctx);
         ct_lifetime_free(s);
     } else if (s->inline_data) {
-        ct_alloc_stats_add(s->device, -(int64_t)s->nbytes);
+        ct_alloc_stats_free(s->device, (int64_t)s->nbytes);
         /* held in the quarantine in the debug mode: a stale data pointer's read is
          * then an ASan report (core/lifetime.h) */
         if (__builtin_expect(ct_lifetime_debug, 0)) ct_lifetime_poison(s->data, s->nbytes);
@@ -40,7 +42,7 @@ static void storage_destroy(ct_object *o) {
             ct_lifetime_free(s);
     } else {
         const ct_backend *b = ct_backend_for_type(s->device.type);
-        if (!b->no_memory) ct_alloc_stats_add(s->device, -(int64_t)s->nbytes);
+        if (!b->no_memory) ct_alloc_stats_free(s->device, (int64_t)s->nbytes);
         b->free(s->device, s->data, s->nbytes);
         ct_lifetime_free(s);
     }
@@ -85,7 +87,12 @@ static ct_storage *storage_new(const char *op, size_t nbytes, ct_device device) 
     s->external = false;
     s->free_fn = NULL;
     s->free_ctx = NULL;
-    if (!b->no_memory) ct_alloc_stats_add(device, (int64_t)nbytes);
+    s->record = NULL;
+    if (!b->no_memory) {
+        ct_alloc_stats_alloc(device, (int64_t)nbytes);
+        if (__builtin_expect(atomic_load_explicit(&ct_memory_history_on, memory_order_relaxed), 0))
+            s->record = ct_memory_history_add(op, (int64_t)nbytes, device);
+    }
     return s;
 }
 
@@ -199,6 +206,8 @@ ct_tensor *ct_tensor_new_dims(const char *op, int ndim, const int64_t *sizes, ct
         return NULL;
     }
     t->dtype = dtype;
+    if (__builtin_expect(t->storage->record != NULL, 0))
+        ct_memory_history_describe(t->storage->record, dtype, ndim, sizes);
     return t;
 }
 
@@ -244,6 +253,7 @@ ct_tensor *ct_blob_new(void *data, ct_dtype dtype, ct_shape shape, const int64_t
     s->inline_data = false;
     s->free_fn = free_fn;
     s->free_ctx = ctx;
+    s->record = NULL;
     t->storage = s;
     t->dtype = dtype;
     /* Span of memory the view reaches, for bounds reasoning and statistics. */

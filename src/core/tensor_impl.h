@@ -23,6 +23,7 @@ typedef struct ct_storage {
     bool inline_data;                       /* data follows this header in one block */
     void (*free_fn)(void *data, void *ctx); /* runs for external memory, if set */
     void *free_ctx;
+    struct ct_alloc_record *record; /* where it was made, while recording (core/memory_history.h) */
 } ct_storage;
 
 struct ct_tensor {

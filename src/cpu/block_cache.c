@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "core/allocator.h"
 #include "core/lifetime.h"
 #include "cpu/block_cache.h"
 #include "core/mem.h"
@@ -42,6 +43,7 @@ static void *take_cached(int c, size_t rounded) {
     if (p) {
         cache.head[c] = *(void **)p;
         cache.held -= rounded;
+        ct_alloc_stats_cached(CT_CPU, -(int64_t)rounded);
     }
     pthread_mutex_unlock(&cache.lock);
     return p;
@@ -74,6 +76,7 @@ void ct_block_free(void *p, size_t size) {
             *(void **)p = cache.head[c];
             cache.head[c] = p;
             cache.held += rounded;
+            ct_alloc_stats_cached(CT_CPU, (int64_t)rounded);
         }
         pthread_mutex_unlock(&cache.lock);
         if (keep) return;
@@ -94,6 +97,7 @@ void ct_block_cache_trim(size_t keep) {
             void *p = cache.head[c];
             cache.head[c] = *(void **)p;
             cache.held -= rounded;
+            ct_alloc_stats_cached(CT_CPU, -(int64_t)rounded);
             free(p);
         }
     }

@@ -269,7 +269,7 @@ static int run_rnn_stack(ARGS, bool lstm) {
     ct_rnn_stack_options o = {.has_biases = a[0].b, .num_layers = a[1].i, .dropout = a[2].f, .train = a[3].b,
                               .bidirectional = a[4].b, .batch_first = a[5].b};
     int64_t per = o.has_biases ? 4 : 2, n_params = (o.bidirectional ? 2 : 1) * o.num_layers * per;
-    if (o.num_layers < 1 || o.num_layers > 32 || n_params > n_in - 1) {
+    if (o.num_layers < 1 || o.num_layers > CT_RNN_MAX_LAYERS || n_params > n_in - 1) {
         ct_error("%s: %d inputs do not hold the parameters of %lld layers", lstm ? "lstm" : "gru", n_in,
                  (long long)o.num_layers);
         return -1;

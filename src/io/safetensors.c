@@ -8,7 +8,6 @@
  * text); ctorch verifies it on load, so a flipped data byte is an error, and loads
  * files without it as before.  The key is not shown in the metadata a load returns. */
 #include <errno.h>
-#include <stdarg.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +24,7 @@
 #include "io/read_file.h"
 #include "io/safetensors.h"
 #include "core/mem.h"
+#include "core/strbuf.h"
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "safetensors data is little-endian");
 
@@ -53,32 +53,7 @@ static ct_dtype dtype_of_code(const char *code) {
 
 /* ---- writing -------------------------------------------------------------------- */
 
-typedef struct {
-    char *s;
-    size_t len, cap;
-} text;
-
-static bool text_add(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static bool text_add(text *t, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (t->len + (size_t)n + 1 > t->cap) {
-        size_t cap = (t->len + (size_t)n + 1) * 2;
-        char *s = ct_realloc(t->s, cap);
-        if (!s) return false;
-        t->s = s;
-        t->cap = cap;
-    }
-    va_start(ap, fmt);
-    vsnprintf(t->s + t->len, t->cap - t->len, fmt, ap);
-    va_end(ap);
-    t->len += (size_t)n;
-    return true;
-}
-
-static bool text_add_string(text *t, const char *s) {
+static bool text_add_string(ct_strbuf *t, const char *s) {
     size_t need = strlen(s) * 6 + 3;
     if (t->len + need > t->cap) {
         size_t cap = (t->len + need) * 2;
@@ -95,23 +70,23 @@ static bool text_add_string(text *t, const char *s) {
 
 bool ct_safetensors_write(ct_atomic_file *f, const ct_state_dict *sd, const ct_metadata *meta) {
     int n = ct_state_dict_len(sd);
-    text h = {0}, crcs = {0};
+    ct_strbuf h = {0}, crcs = {0};
     bool ok = true;
     for (int i = 0; i < n && ok; i++) {
         CT_SCOPE {
             ct_tensor *t = ct_contiguous(ct_to(ct_state_dict_value(sd, i), .device = CT_CPU));
-            ok = t && text_add(&crcs, "%s%08lx", i ? " " : "",
+            ok = t && ct_strbuf_put(&crcs, "%s%08lx", i ? " " : "",
                                crc32_z(0, ct_data_ptr(t), (size_t)ct_numel(t) * ct_dtype_size(ct_dtype_of(t))));
         }
     }
-    ok = ok && text_add(&h, "{\"__metadata__\":{") && text_add_string(&h, CRC_KEY) &&
-         text_add(&h, ":") && text_add_string(&h, crcs.s ? crcs.s : "");
+    ok = ok && ct_strbuf_put(&h, "{\"__metadata__\":{") && text_add_string(&h, CRC_KEY) &&
+         ct_strbuf_put(&h, ":") && text_add_string(&h, crcs.s ? crcs.s : "");
     free(crcs.s);
     for (int i = 0; meta && i < meta->n && ok; i++)
         if (strcmp(meta->keys[i], CRC_KEY)) /* always ours (Note [Tensor checksums]) */
-            ok = text_add(&h, ",") && text_add_string(&h, meta->keys[i]) && text_add(&h, ":") &&
+            ok = ct_strbuf_put(&h, ",") && text_add_string(&h, meta->keys[i]) && ct_strbuf_put(&h, ":") &&
                  text_add_string(&h, meta->values[i]);
-    ok = ok && text_add(&h, "}%s", n ? "," : "");
+    ok = ok && ct_strbuf_put(&h, "}%s", n ? "," : "");
     uint64_t offset = 0;
     for (int i = 0; i < n && ok; i++) {
         ct_tensor *t = ct_state_dict_value(sd, i);
@@ -123,15 +98,15 @@ bool ct_safetensors_write(ct_atomic_file *f, const ct_state_dict *sd, const ct_m
             return false;
         }
         uint64_t bytes = (uint64_t)ct_numel(t) * ct_dtype_size(ct_dtype_of(t));
-        ok = text_add(&h, i ? "," : "") && text_add_string(&h, ct_state_dict_key(sd, i)) &&
-             text_add(&h, ":{\"dtype\":\"%s\",\"shape\":[", code);
-        for (int d = 0; d < ct_ndim(t) && ok; d++) ok = text_add(&h, d ? ",%lld" : "%lld", (long long)ct_size(t, d));
-        ok = ok && text_add(&h, "],\"data_offsets\":[%llu,%llu]}", (unsigned long long)offset,
+        ok = ct_strbuf_put(&h, i ? "," : "") && text_add_string(&h, ct_state_dict_key(sd, i)) &&
+             ct_strbuf_put(&h, ":{\"dtype\":\"%s\",\"shape\":[", code);
+        for (int d = 0; d < ct_ndim(t) && ok; d++) ok = ct_strbuf_put(&h, d ? ",%lld" : "%lld", (long long)ct_size(t, d));
+        ok = ok && ct_strbuf_put(&h, "],\"data_offsets\":[%llu,%llu]}", (unsigned long long)offset,
                             (unsigned long long)(offset + bytes));
         offset += bytes;
     }
-    ok = ok && text_add(&h, "}");
-    while (ok && h.len % 8) ok = text_add(&h, " "); /* data stays 8-byte aligned */
+    ok = ok && ct_strbuf_put(&h, "}");
+    while (ok && h.len % 8) ok = ct_strbuf_put(&h, " "); /* data stays 8-byte aligned */
     if (!ok) {
         free(h.s);
         ct_error("%s: out of memory building the header", f->op);

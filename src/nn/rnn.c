@@ -99,7 +99,7 @@ static int rnn_forward(ct_module *m, int n_in, ct_tensor *const *in, ct_tensor *
             if (!ct_rnn_run(&c, xb, init, s->weights, outs)) total = -1;
         } else {
             /* PyTorch's flat parameter order: the weights without absent biases. */
-            ct_tensor *params[4 * 64];
+            ct_tensor *params[4 * 2 * CT_RNN_MAX_LAYERS];
             int n_params = 0;
             for (int i = 0; i < s->n_weights; i++)
                 if (s->weights[i]) params[n_params++] = s->weights[i];
@@ -155,8 +155,9 @@ static ct_module *rnn_new(ct_rnn_kind kind, int64_t input_size, int64_t hidden_s
     const char *op = kind == CT_RNN_KIND_LSTM ? "ct_lstm" : kind == CT_RNN_KIND_GRU ? "ct_gru" : "ct_rnn";
     if (!check_sizes(op, input_size, hidden_size) || !check_dtype(op, o.dtype)) return NULL;
     if (o.num_layers == 0) o.num_layers = 1;
-    if (o.num_layers < 1 || o.num_layers > 32) {
-        ct_error("%s: num_layers must be between 1 and 32 (got %lld)", op, (long long)o.num_layers);
+    if (o.num_layers < 1 || o.num_layers > CT_RNN_MAX_LAYERS) {
+        ct_error("%s: num_layers must be between 1 and %d (got %lld)", op, CT_RNN_MAX_LAYERS,
+                 (long long)o.num_layers);
         return NULL;
     }
     if (!(o.dropout >= 0 && o.dropout <= 1)) {

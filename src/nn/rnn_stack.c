@@ -12,8 +12,6 @@
 #include "nn/rnn_impl.h"
 #include "ops/trace.h"
 
-enum { MAX_LAYERS = 32 };
-
 static const int gate_count[] = {1, 4, 3};
 
 ct_tensor *ct_rnn_cell_step(ct_rnn_kind kind, ct_rnn_nonlinearity act, ct_tensor *gi, ct_tensor *h,
@@ -83,7 +81,7 @@ bool ct_rnn_run(const ct_rnn_config *c, ct_tensor *x, ct_tensor *const init[2], 
         ct_tensor *state[2];
         for (int k = 0; k < n_states; k++)
             state[k] = init[k] ? init[k] : ct_zeros(CT_SHAPE(D * L, B, H), .dtype = ct_dtype_of(x), .device = ct_device_of(x));
-        ct_tensor *h_n[2 * MAX_LAYERS], *c_n[2 * MAX_LAYERS];
+        ct_tensor *h_n[2 * CT_RNN_MAX_LAYERS], *c_n[2 * CT_RNN_MAX_LAYERS];
         ct_tensor *layer_in = seq;
         for (int64_t l = 0; l < L && ok; l++) {
             ct_tensor *dir_out[2];
@@ -127,8 +125,8 @@ static bool check_stack(const char *op, ct_rnn_kind kind, ct_tensor *x, int n_hx
         ct_error("%s: input must be a 3-D floating tensor (batched; unsqueeze an unbatched sequence)", op);
         return false;
     }
-    if (L < 1 || L > MAX_LAYERS) {
-        ct_error("%s: num_layers must be between 1 and %d (got %lld)", op, MAX_LAYERS, (long long)o.num_layers);
+    if (L < 1 || L > CT_RNN_MAX_LAYERS) {
+        ct_error("%s: num_layers must be between 1 and %d (got %lld)", op, CT_RNN_MAX_LAYERS, (long long)o.num_layers);
         return false;
     }
     if (!(o.dropout >= 0 && o.dropout <= 1)) {
@@ -181,7 +179,7 @@ static ct_rnn_stack_result run_stack(ct_op_id op_id, ct_rnn_kind kind, ct_tensor
     const char *op = kind == CT_RNN_KIND_LSTM ? "ct_lstm_stack" : "ct_gru_stack";
     ct_rnn_stack_result r = {0};
     ct_rnn_config c;
-    ct_tensor *weights[4 * 2 * MAX_LAYERS];
+    ct_tensor *weights[4 * 2 * CT_RNN_MAX_LAYERS];
     if (!check_stack(op, kind, x, n_hx, hx, n_params, params, o, &c, weights)) return r;
     ct_tensor *init[2] = {n_hx > 0 ? hx[0] : NULL, n_hx > 1 ? hx[1] : NULL}, *outs[3] = {0};
     ct_trace_mute(); /* the stack reports itself, not its cells */
@@ -189,7 +187,7 @@ static ct_rnn_stack_result run_stack(ct_op_id op_id, ct_rnn_kind kind, ct_tensor
     ct_trace_unmute();
     if (!ok) return r;
     if (ct_trace_active) {
-        ct_tensor *in[1 + 2 + 4 * 2 * MAX_LAYERS];
+        ct_tensor *in[1 + 2 + 4 * 2 * CT_RNN_MAX_LAYERS];
         int n_in = 1 + n_hx + n_params;
         in[0] = x;
         for (int k = 0; k < n_hx; k++) in[1 + k] = hx[k];

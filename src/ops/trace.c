@@ -8,7 +8,6 @@
 #define MAX_HOOKS 8
 
 _Thread_local int ct_trace_active; /* n_hooks, or 0 while muted */
-_Thread_local int ct_trace_backward_depth;
 static _Thread_local struct { ct_trace_fn fn; void *ctx; } hooks[MAX_HOOKS];
 static _Thread_local int n_hooks, muted;
 

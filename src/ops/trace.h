@@ -16,13 +16,12 @@
 #include <string.h>
 
 #include "ctorch/ops.h"
+#include "core/autograd_meta.h" /* ct_trace_backward_depth */
 #include "ops/attrs.h"
 #include "ops/op_table.h"
 
 /* Hooks on this thread's stack; 0 when there are none or reporting is muted. */
 extern _Thread_local int ct_trace_active;
-/* > 0 while the autograd engine runs a node on this thread. */
-extern _Thread_local int ct_trace_backward_depth;
 
 /* Between these, this thread's op calls are not reported: a composite op (one made of
  * other ops) mutes its inner ops and reports itself once.  They nest. */

@@ -171,6 +171,23 @@ int main(void) {
             put("corpus/pt", torch_files[i], b, n);
             free(b);
         }
+
+        /* .ctm: traced models, small enough that the harness runs them */
+        ct_manual_seed(5);
+        ct_module *mlp = ct_sequential(CT_MODULES(ct_nn_linear(4, 6), ct_nn_relu(), ct_nn_linear(6, 3)));
+        ct_module *lstm = ct_lstm(3, 4, .num_layers = 2, .batch_first = true);
+        ct_module *cnn = ct_sequential(CT_MODULES(ct_nn_conv2d(1, 2, CT_DIMS(3)), ct_nn_batch_norm2d(2), ct_nn_relu(),
+                                                  ct_nn_max_pool2d(CT_DIMS(2)), ct_nn_flatten(), ct_nn_linear(8, 2)));
+        struct { const char *name; ct_module *m; ct_shape in; } traced[] = {
+            {"corpus/ctm/mlp.ctm", mlp, CT_SHAPE(2, 4)},
+            {"corpus/ctm/lstm.ctm", lstm, CT_SHAPE(2, 5, 3)},
+            {"corpus/ctm/cnn.ctm", cnn, CT_SHAPE(2, 1, 6, 6)},
+        };
+        for (size_t i = 0; i < sizeof traced / sizeof *traced; i++) {
+            ct_module_eval(traced[i].m);
+            ct_tensor *x = ct_randn(traced[i].in);
+            if (ct_graph_save(ct_trace(traced[i].m, &x, 1), traced[i].name) != 0) exit(1);
+        }
     }
     printf("seeds written\n");
     return 0;

@@ -2,21 +2,16 @@
  *
  *     make_ctm make DIR      traces a small MLP; writes DIR/model.ctm, DIR/x.safetensors
  *                            (its input, named as the graph's input) and DIR/want.safetensors
- *                            (ct_forward's output, named as the graph's output)
+ *                            (ct_forward's output, named as the graph's output); for the
+ *                            error cases DIR/unnamed.safetensors (two tensors, neither
+ *                            named as the input) and DIR/wide.safetensors (the input, 9
+ *                            features instead of 8)
  *     make_ctm compare A B   exit 0 when the safetensors files A and B hold the same
  *                            names, dtypes, shapes and bytes; 1 otherwise */
 #include <stdio.h>
 #include <string.h>
 
-#include <ctorch.h>
-
-static bool same_bits(ct_tensor *a, ct_tensor *b) {
-    if (!a || !b || ct_dtype_of(a) != ct_dtype_of(b) || ct_ndim(a) != ct_ndim(b)) return false;
-    for (int d = 0; d < ct_ndim(a); d++)
-        if (ct_size(a, d) != ct_size(b, d)) return false;
-    ct_tensor *x = ct_contiguous(a), *y = ct_contiguous(b);
-    return !memcmp(ct_data_ptr(x), ct_data_ptr(y), (size_t)ct_numel(x) * ct_dtype_size(ct_dtype_of(x)));
-}
+#include "../ct_test.h"
 
 static int make(const char *dir) {
     char path[4096];
@@ -40,6 +35,15 @@ static int make(const char *dir) {
         if (ct_save_safetensors(in, path, NULL) != 0) break;
         snprintf(path, sizeof path, "%s/want.safetensors", dir);
         if (ct_save_safetensors(want, path, NULL) != 0) break;
+        ct_state_dict *unnamed = ct_keep(ct_state_dict_new()), *wide = ct_keep(ct_state_dict_new());
+        if (ct_state_dict_set(unnamed, "a", x) != 0 || ct_state_dict_set(unnamed, "b", x) != 0 ||
+            ct_state_dict_set(wide, ct_graph_value_at(g, ct_graph_input(g, 0))->name,
+                              ct_randn(CT_SHAPE(5, 9))) != 0)
+            break;
+        snprintf(path, sizeof path, "%s/unnamed.safetensors", dir);
+        if (ct_save_safetensors(unnamed, path, NULL) != 0) break;
+        snprintf(path, sizeof path, "%s/wide.safetensors", dir);
+        if (ct_save_safetensors(wide, path, NULL) != 0) break;
         rc = 0;
     }
     if (rc) fprintf(stderr, "make_ctm: %s\n", ct_last_error() ? ct_last_error() : "failed");
@@ -62,7 +66,7 @@ static int compare(const char *a_path, const char *b_path) {
         rc = 0;
         for (int i = 0; i < ct_state_dict_len(a); i++) {
             const char *k = ct_state_dict_key(a, i);
-            if (!same_bits(ct_state_dict_value(a, i), ct_state_dict_get(b, k))) {
+            if (!ct_test_same_bits(ct_state_dict_value(a, i), ct_state_dict_get(b, k))) {
                 fprintf(stderr, "make_ctm: '%s' differs between %s and %s\n", k, a_path, b_path);
                 rc = 1;
             }
