@@ -33,6 +33,7 @@
 #include "ctorch/random.h"
 #include "ctorch/index.h"
 #include "ctorch/ops.h"         /* op schemas and the record hook */
+#include "ctorch/profiler.h"    /* torch.profiler: op events, tables, Chrome traces */
 #include "ctorch/function.h"   /* custom autograd functions */
 #include "ctorch/checkpoint.h" /* gradient checkpointing */
 #include "ctorch/loss.h"       /* loss functions and modules */

@@ -17,6 +17,7 @@
 #include "ops/internal.h"
 #include "ops/trace.h"
 #include "core/mem.h"
+#include "core/prof.h"
 
 typedef struct {
     ct_node **items;
@@ -370,6 +371,7 @@ static int run_backward(int n_roots, ct_tensor *const *roots, ct_tensor *const *
         ct_node *node = heap_pop(&ready);
         bool ok = true, ran = false;
         ct_trace_backward_depth++; /* the ops run for a node are reported as backward */
+        ct_prof_range_begin(ct_node_grad_name(node), (int64_t)node->seq, node->file, node->line);
         CT_SCOPE {
             ok = ct_node_run_pre_hooks(node);
             if (ok && cap) capture(node, cap);
@@ -381,6 +383,7 @@ static int run_backward(int n_roots, ct_tensor *const *roots, ct_tensor *const *
                 ran = true;
             }
         }
+        ct_prof_range_end();
         ct_trace_backward_depth--;
         if (!ok) rc = -1;
         if (!keep_graph && ran) ct_node_release_saved(node);

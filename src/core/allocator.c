@@ -6,6 +6,7 @@
 #include "ctorch/memory.h"
 #include "core/allocator.h"
 #include "core/backend.h"
+#include "core/prof.h"
 
 #define MAX_INDEX 16 /* device indices counted */
 
@@ -108,12 +109,14 @@ void ct_alloc_stats_alloc(ct_device d, int64_t bytes) {
     raise_to(&s->largest, bytes);
     raise_to(&s->reserved_peak, now + atomic_load_explicit(&s->cached, memory_order_relaxed));
     count(d, offsetof(counts, allocs), 0);
+    ct_prof_alloc_bytes += bytes; /* the profiler's thread counter (core/prof.h) */
 }
 
 void ct_alloc_stats_free(ct_device d, int64_t bytes) {
     if (!valid(d)) return;
     atomic_fetch_sub_explicit(&stats[d.type][d.index].now, bytes, memory_order_relaxed);
     count(d, offsetof(counts, frees), bytes);
+    ct_prof_freed_bytes += bytes; /* the profiler's thread counter (core/prof.h) */
 }
 
 void ct_alloc_stats_cached(ct_device d, int64_t delta) {

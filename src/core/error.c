@@ -6,6 +6,7 @@
 
 #include "ctorch/base.h"
 #include "core/error.h"
+#include "core/prof.h"
 
 static _Thread_local char message[2048];
 static _Thread_local int pending;
@@ -17,6 +18,7 @@ static _Atomic(ct_error_handler) handler;
 void ct__site(const char *file, int line) {
     site_file = file;
     site_line = line;
+    if (__builtin_expect(ct_prof_on, 0)) ct_prof_boundary(); /* a user call starts (core/prof.h) */
 }
 
 void ct_current_site(const char **file, int *line) {

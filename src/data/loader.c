@@ -26,6 +26,7 @@
 #include "core/lifetime.h"
 #include "data/data_impl.h"
 #include "core/mem.h"
+#include "core/prof.h"
 
 typedef struct {
     bool ready;
@@ -146,6 +147,7 @@ static void *worker_main(void *arg) {
 
         ct_batch batch;
         char *err = NULL;
+        ct_prof_thread_sync("loader worker", w->id); /* joins a profiler (core/prof.h) */
         if (load_batch(l, b, &batch, &err) != 0 && !err) err = ct_strdup("ct_loader_next: out of memory");
 
         pthread_mutex_lock(&l->mu);
