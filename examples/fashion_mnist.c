@@ -410,9 +410,46 @@ static void interrupted_progress(const char *saved, epoch_progress *ep) {
  * before it, -1 on an error (ct_last_error()).  Data-parallel, ep counts the samples
  * of every rank and the losses averaged over the ranks (the global batch's), and the
  * ranks stop after the same batch. */
+/* ---- watching the run (--tensorboard, --profile) ---------------------------------- */
+
+#define PROFILE_SKIP 5 /* --profile: steps left alone first (caches, allocations warm up) */
+
+/* What watches the training steps. */
+typedef struct {
+    bool count_correct;  /* --tensorboard: train accuracy */
+    ct_profiler *prof;   /* --profile: stepped after every batch; NULL when off or done */
+    const char *out;     /* where the profile goes (--out/profile) */
+    bool profile_ready;  /* the trace is written: the profiler can stop */
+} watchers;
+
+/* --profile's on_trace_ready: the Chrome trace and the key_averages table in
+ * --out/profile, and the table on stdout. */
+static void write_profile(ct_profiler *prof, void *ctx) {
+    watchers *w = ctx;
+    char dir[4000], path[4100];
+    snprintf(dir, sizeof dir, "%s/profile", w->out);
+    w->profile_ready = true;
+    char *table = ct_profiler_table(prof, .sort_by = "self_cpu_time_total", .row_limit = 20);
+    snprintf(path, sizeof path, "%s/trace.json", dir);
+    if (!table || mkdir_p(dir) != 0 || ct_profiler_export_chrome_trace(prof, path) != 0) {
+        fprintf(stderr, "fashion_mnist: cannot write the profile in %s: %s\n", dir,
+                ct_last_error() ? ct_last_error() : strerror(errno));
+        ct_clear_error();
+        free(table);
+        return;
+    }
+    snprintf(path, sizeof path, "%s/key_averages.txt", dir);
+    FILE *f = fopen(path, "w");
+    if (!f || fputs(table, f) < 0 || fclose(f) != 0)
+        fprintf(stderr, "fashion_mnist: cannot write %s: %s\n", path, strerror(errno));
+    printf("profile of the training steps after the first %d: %s/trace.json (open it in Perfetto or "
+           "chrome://tracing) and %s/key_averages.txt\n%s", PROFILE_SKIP + 1, dir, dir, table);
+    free(table);
+}
+
 static int train_epoch(ct_module *model, ct_optim *opt, ct_loader *train, int64_t samples,
                        int epochs, const char *amp, ct_training_state *st, epoch_progress *ep,
-                       bool count_correct) {
+                       watchers *watch) {
     ct_loader_set_epoch(train, (uint64_t)ep->epoch); /* and its sampler's: set_epoch */
     ct_batch b;
     for (int64_t k = 0; k < ep->batches; k++) {
@@ -435,7 +472,7 @@ static int train_epoch(ct_module *model, ct_optim *opt, ct_loader *train, int64_
             logits = ct_forward(model, b.t[0]);
             loss = ct_cross_entropy(logits, b.t[1]);
         }
-        if (count_correct) {
+        if (watch->count_correct) {
             ep->correct += ct_item_int(ct_sum(ct_eq(ct_argmax(logits, .dims = CT_DIMS(1)), b.t[1])));
             ep->seen += b.size;
         }
@@ -456,6 +493,13 @@ static int train_epoch(ct_module *model, ct_optim *opt, ct_loader *train, int64_
             if (sum_over_ranks(v, 2) != 0) break;
             l = v[0] / world;
             stop = v[1] > 0;
+        }
+        if (watch->prof) {
+            ct_profiler_step(watch->prof);
+            if (watch->profile_ready) { /* the one window is recorded: stop paying for it */
+                ct_profiler_stop(watch->prof);
+                watch->prof = NULL;
+            }
         }
         st->step++;
         ep->batches++;
@@ -660,11 +704,22 @@ static int run(config *c, cli_option *opts, int n_opts) {
             }
             printf("TensorBoard: logging to %s (tensorboard --logdir %s)\n", c->tensorboard, c->tensorboard);
         }
+        watchers watch = {.count_correct = tb != NULL, .out = c->out};
+        if (c->profile > 0 && main_rank) {
+            watch.prof = ct_profiler_start(.record_shapes = true, .profile_memory = true, .with_stack = true,
+                                           .schedule = {.skip_first = PROFILE_SKIP, .warmup = 1,
+                                                        .active = c->profile, .repeat = 1},
+                                           .on_trace_ready = write_profile, .on_trace_ready_ctx = &watch);
+            if (!watch.prof) {
+                rc = fail("cannot start the profiler");
+                break;
+            }
+        }
         int epochs_done = 0;
         for (int epoch = first_epoch; epoch <= c->epochs && rc == 0; epoch++) {
             epoch_progress ep = {.epoch = epoch};
             if (resumed.epoch == epoch) ep = resumed;
-            int ended = train_epoch(model, opt, train, epoch_samples, c->epochs, c->amp, &st, &ep, tb != NULL);
+            int ended = train_epoch(model, opt, train, epoch_samples, c->epochs, c->amp, &st, &ep, &watch);
             if (ended < 0) {
                 rc = fail("training failed");
                 break;
@@ -722,6 +777,10 @@ static int run(config *c, cli_option *opts, int n_opts) {
                 rc = INTERRUPT_EXIT_STATUS;
             }
         }
+        if (watch.prof) { /* the run ended before the window did: what it recorded */
+            ct_profiler_stop(watch.prof);
+            watch.prof = NULL;
+        }
         if (tb && ct_summary_writer_close(tb) != 0 && rc == 0) rc = fail("cannot close the TensorBoard log");
         tb = NULL;
         if (rc) break;
@@ -762,6 +821,7 @@ int main(int argc, char **argv) {
         CLI_OPT_STRING("amp", &c.amp, "off|bf16|f16", "mixed precision: autocast to bfloat16, or to float16 with the gradient scaler"),
         CLI_OPT_FLAG("ddp", &c.ddp, "data-parallel over the processes mpirun started (DistributedDataParallel)"),
         CLI_OPT_STRING("tensorboard", &c.tensorboard, "DIR", "log losses, accuracies, lr, histograms and misclassified images for TensorBoard"),
+        CLI_OPT_INT("profile", &c.profile, 0, 1000000, "N", "profile N training steps after 5: a Chrome trace and the op table in --out/profile"),
     };
     const int n_opts = (int)(sizeof opts / sizeof *opts);
     int status;
