@@ -7,12 +7,7 @@
 # Usage: amp.sh DIR_OF_THE_EXAMPLES
 . "$(dirname "$0")/lib.sh"
 F=$1/fashion_mnist
-[ -e /usr/share/datasets/fashion-mnist/train-labels-idx1-ubyte.gz ] || {
-    echo "skipped: no Fashion-MNIST (apt-get install dataset-fashion-mnist)"
-    exit 77
-}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+needs_fashion_mnist
 ARGS="--limit 256 --batch-size 32 --test-limit 128 --workers 2"
 
 "$F" $ARGS --amp f16 --epochs 2 --out "$T/whole" >"$T/whole.log" 2>&1 ||

@@ -9,12 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 F=$1/fashion_mnist
 shift
-[ -e /usr/share/datasets/fashion-mnist/train-labels-idx1-ubyte.gz ] || {
-    echo "skipped: no Fashion-MNIST (apt-get install dataset-fashion-mnist)"
-    exit 77
-}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+needs_fashion_mnist
 MPI="$* -x OMP_NUM_THREADS=1 -x CTORCH_DIST_PLUGIN"
 # 64 batches per process and epoch: the signal comes well inside epoch 1.
 ARGS="--ddp --limit 4096 --batch-size 32 --test-limit 256 --workers 1"

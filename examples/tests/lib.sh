@@ -24,3 +24,14 @@ expect() {
 contains() {
     grep -qF -- "$2" "$1" || fail "$1 lacks '$2'; it holds: $(cat "$1")"
 }
+
+# needs_fashion_mnist: exits 77 (skipped) without Debian's Fashion-MNIST; else makes
+# the scratch directory $T, removed at exit.
+needs_fashion_mnist() {
+    [ -e /usr/share/datasets/fashion-mnist/train-labels-idx1-ubyte.gz ] || {
+        echo "skipped: no Fashion-MNIST (apt-get install dataset-fashion-mnist)"
+        exit 77
+    }
+    T=$(mktemp -d)
+    trap 'rm -rf "$T"' EXIT
+}

@@ -6,12 +6,7 @@
 # Usage: profile.sh DIR_OF_THE_EXAMPLES
 . "$(dirname "$0")/lib.sh"
 F=$1/fashion_mnist
-[ -e /usr/share/datasets/fashion-mnist/train-labels-idx1-ubyte.gz ] || {
-    echo "skipped: no Fashion-MNIST (apt-get install dataset-fashion-mnist)"
-    exit 77
-}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+needs_fashion_mnist
 "$F" --epochs 1 --limit 640 --test-limit 128 --workers 2 --out "$T/run" --profile 2 >"$T/log" 2>&1 ||
     fail "the run failed: $(cat "$T/log")"
 contains "$T/log" "profile of the training steps after the first 6: $T/run/profile/trace.json"

@@ -7,12 +7,7 @@
 # Usage: tensorboard.sh DIR_OF_THE_EXAMPLES PROTO_DIR
 . "$(dirname "$0")/lib.sh"
 F=$1/fashion_mnist PROTO=$2
-[ -e /usr/share/datasets/fashion-mnist/train-labels-idx1-ubyte.gz ] || {
-    echo "skipped: no Fashion-MNIST (apt-get install dataset-fashion-mnist)"
-    exit 77
-}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+needs_fashion_mnist
 "$F" --epochs 1 --limit 512 --test-limit 256 --workers 2 --out "$T/ck" --tensorboard "$T/tb" >"$T/log" 2>&1 ||
     fail "the run failed: $(cat "$T/log")"
 contains "$T/log" "TensorBoard: logging to $T/tb"
