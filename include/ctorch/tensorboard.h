@@ -44,7 +44,7 @@ typedef struct ct_summary_writer ct_summary_writer;
 
 /* Options of ct_summary_writer (SummaryWriter's keyword arguments). */
 typedef struct {
-    double flush_secs;           /* write the buffer at the first add this long after the last write; 0: 120 */
+    double flush_secs;           /* write the buffer at the first add this long after the last write; 0: 5 (PyTorch: 120) */
     const char *filename_suffix; /* appended to the file's name; NULL: none */
     const char *comment;         /* with no log_dir: appended to the default name */
 } ct_summary_writer_options;
