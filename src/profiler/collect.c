@@ -121,7 +121,7 @@ void prof_collect(ct_profiler *p) {
         free(id_base);
         return;
     }
-    qsort(it, (size_t)n, sizeof *it, by_time);
+    if (n) qsort(it, (size_t)n, sizeof *it, by_time); /* it is NULL when there are none */
     for (int i = 0; i < ids; i++) index_of_id[i] = -1;
     int n_strings = 0;
     for (int i = 0; i < n; i++) {
