@@ -12,6 +12,7 @@
 #include "autograd/node.h"
 #include "core/error.h"
 #include "core/mem.h"
+#include "core/strbuf.h"
 #include "core/tensor_impl.h"
 #include "ops/trace.h"
 
@@ -130,33 +131,17 @@ static const prof_open *open_node(const prof_thread *t) {
 
 /* "[[64, 784], [10, 784], []]": each input's sizes, then [] for each attribute. */
 static char *shapes_of(const ct_op_call *call) {
-    size_t cap = 64, len = 0;
-    char *s = ct_malloc(cap);
-    if (!s) return NULL;
+    ct_strbuf b = {0};
     int items = call->n_inputs + call->schema->n_attrs;
-    s[len++] = '[';
+    ct_strbuf_put(&b, "[");
     for (int i = 0; i < items; i++) {
         const ct_tensor *x = i < call->n_inputs ? call->inputs[i] : NULL;
-        int nd = x ? x->ndim : 0;
-        size_t need = len + 8 + (size_t)nd * 22;
-        if (need > cap) {
-            while (cap < need) cap *= 2;
-            char *g = ct_realloc(s, cap);
-            if (!g) {
-                free(s);
-                return NULL;
-            }
-            s = g;
-        }
-        if (i) len += (size_t)sprintf(s + len, ", ");
-        s[len++] = '[';
-        for (int d = 0; d < nd; d++)
-            len += (size_t)sprintf(s + len, d ? ", %lld" : "%lld", (long long)x->sizes[d]);
-        s[len++] = ']';
+        ct_strbuf_put(&b, i ? ", [" : "[");
+        for (int d = 0; x && d < x->ndim; d++) ct_strbuf_put(&b, d ? ", %lld" : "%lld", (long long)x->sizes[d]);
+        ct_strbuf_put(&b, "]");
     }
-    s[len++] = ']';
-    s[len] = 0;
-    return s;
+    ct_strbuf_put(&b, "]");
+    return b.s; /* NULL when memory was short */
 }
 
 static void hook(const ct_op_call *call, void *ctx) {
